@@ -1,0 +1,47 @@
+# lit configuration for kloop's FileCheck tests.
+#
+# Features (REQUIRES: lines):
+#   nvcc   the CUDA SDK (headers and nvcc) is installed at config.cuda_path
+#   cupti  CUPTI headers and library are present (the injection library was built)
+#   gpu    an NVIDIA GPU answers `nvidia-smi -L` (never on CI; set on the GPU machine)
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "kloop"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".cu", ".cpp", ".test", ".json", ".yaml"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kloop_obj_root, "test")
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.kloop_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+for var in ("HOME", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_HOME"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%kloop_src", config.kloop_src_root))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%cuda_path", config.cuda_path))
+config.substitutions.append(("%kloop_lib", config.kloop_lib_dir))
+# Flags that let a test parse CUDA with only the mock header in test/Inputs/cuda.h.
+config.substitutions.append(
+    ("%mockcuda", "-nocudainc -nocudalib --cuda-gpu-arch=sm_90 -I" + os.path.join(config.test_source_root, "Inputs")))
+
+nvcc = os.path.join(config.cuda_path, "bin", "nvcc")
+if os.path.exists(nvcc) and os.path.exists(os.path.join(config.cuda_path, "include", "cuda_runtime.h")):
+    config.available_features.add("nvcc")
+if os.path.exists(os.path.join(config.cuda_path, "include", "cupti.h")) and os.path.exists(
+        os.path.join(config.kloop_lib_dir, "libkloop-cupti.so")):
+    config.available_features.add("cupti")
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:
+            config.available_features.add("gpu")
+    except Exception:
+        pass
+if os.environ.get("KLOOP_SLOW_TESTS"):
+    config.available_features.add("slow")
