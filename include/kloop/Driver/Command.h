@@ -1,0 +1,59 @@
+//===- kloop/Driver/Command.h - Subcommand registry for the kloop tool ---===//
+///
+/// \file
+/// Each `kloop <subcommand>` lives in one file under lib/Driver/ that declares an
+/// llvm::cl::SubCommand, its options (with `llvm::cl::sub(TheSubCommand)`), and a
+/// static CommandRegistration. tools/kloop/kloop.cpp parses the command line and
+/// runs the registered function whose subcommand was selected.
+///
+/// Only this layer prints to the terminal and chooses exit codes; the component
+/// libraries return llvm::Expected / llvm::Error (DESIGN.md "Conventions").
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_DRIVER_COMMAND_H
+#define KLOOP_DRIVER_COMMAND_H
+
+#include "llvm/Support/CommandLine.h"
+#include <string>
+#include <vector>
+
+namespace kloop {
+
+/// What the dispatcher hands a subcommand besides its llvm::cl options.
+struct CommandContext {
+  /// Arguments after a literal `--` on the command line (compiler arguments, as
+  /// with clang-tidy). Empty when there was no `--`.
+  std::vector<std::string> ExtraArgs;
+  /// True when `--` appeared, even with nothing after it.
+  bool HasDoubleDash = false;
+  /// argv[0] as the user typed it; used to locate sibling files (libkloop-cupti.so).
+  std::string Argv0;
+};
+
+/// A subcommand's entry point. Returns the process exit code:
+/// 0 success, 1 a reported failure (bad input, refused edit, failed build, ...),
+/// 2 usage error.
+using CommandFn = int (*)(const CommandContext &);
+
+/// Registers \p Fn to run when \p Sub is selected. Construct one as a static
+/// object in the subcommand's source file.
+struct CommandRegistration {
+  CommandRegistration(llvm::cl::SubCommand &Sub, CommandFn Fn);
+};
+
+/// One registry entry.
+struct RegisteredCommand {
+  llvm::cl::SubCommand *Sub;
+  CommandFn Fn;
+};
+
+/// All registered subcommands, in registration order.
+std::vector<RegisteredCommand> &registeredCommands();
+
+/// Entry point of the `kloop` executable (the ClangTidyMain pattern): splits
+/// argv at `--`, parses options and runs the selected subcommand.
+int kloopMain(int Argc, const char **Argv);
+
+} // namespace kloop
+
+#endif

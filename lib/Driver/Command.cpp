@@ -1,0 +1,50 @@
+//===- Command.cpp - Subcommand registry and kloop's main -----------------===//
+#include "kloop/Driver/Command.h"
+
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstring>
+
+using namespace llvm;
+
+namespace kloop {
+
+std::vector<RegisteredCommand> &registeredCommands() {
+  static std::vector<RegisteredCommand> Commands;
+  return Commands;
+}
+
+CommandRegistration::CommandRegistration(cl::SubCommand &Sub, CommandFn Fn) {
+  registeredCommands().push_back({&Sub, Fn});
+}
+
+static void printVersion(raw_ostream &OS) { OS << "kloop 0.1.0 (LLVM/Clang 22)\n"; }
+
+int kloopMain(int Argc, const char **Argv) {
+  InitLLVM X(Argc, Argv);
+  CommandContext Ctx;
+  Ctx.Argv0 = Argv[0];
+  int Cut = Argc;
+  for (int I = 1; I < Argc; ++I)
+    if (std::strcmp(Argv[I], "--") == 0) {
+      Cut = I;
+      Ctx.HasDoubleDash = true;
+      for (int J = I + 1; J < Argc; ++J)
+        Ctx.ExtraArgs.push_back(Argv[J]);
+      break;
+    }
+  cl::SetVersionPrinter(printVersion);
+  if (!cl::ParseCommandLineOptions(
+          Cut, Argv,
+          "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n\n"
+          "  kloop extract FILES... [-- ARGS] | -p BUILD_DIR   kernel inventory as JSON\n",
+          &errs()))
+    return 2;
+  for (const RegisteredCommand &C : registeredCommands())
+    if (*C.Sub)
+      return C.Fn(Ctx);
+  errs() << "kloop: error: no subcommand given; run `kloop --help` for the list\n";
+  return 2;
+}
+
+} // namespace kloop
