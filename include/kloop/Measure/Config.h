@@ -1,0 +1,176 @@
+//===- kloop/Measure/Config.h - The workload description (.kloop.yaml) ---===//
+///
+/// \file
+/// The workload description a user writes next to their CUDA sources: how to
+/// build and run the workload, which kernels are targets, the shapes to run,
+/// the tolerance of each output, and which seeds and shapes are held out for
+/// final acceptance. The schema is documented field by field in
+/// docs/kloop-yaml.md; it is read with llvm::yaml (YAMLTraits).
+///
+/// Every error names the file, the line and column llvm::yaml reports, and
+/// the field, e.g.
+///   `w/.kloop.yaml:7:3: error: build.timeout_s: expected a non-negative integer, got '-5'`.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_MEASURE_CONFIG_H
+#define KLOOP_MEASURE_CONFIG_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace measure {
+
+/// How an output is compared against the baseline's (kloopVerify applies it).
+enum class ToleranceKind {
+  Abs,   ///< |cand - base| <= value
+  Rel,   ///< |cand - base| <= value * |base|
+  Ulp,   ///< distance in units in the last place <= value
+  Exact, ///< bitwise equality; value must be 0 or absent
+};
+
+/// Spelling of \p K as in the YAML: "abs", "rel", "ulp", "exact".
+llvm::StringRef toString(ToleranceKind K);
+
+/// One output tolerance (`outputs[i].tolerance`).
+struct Tolerance {
+  ToleranceKind Kind = ToleranceKind::Exact;
+  /// Non-negative; unitless for abs/rel (in the output's own units for abs),
+  /// a count of ULPs for ulp, 0 for exact.
+  double Value = 0;
+};
+
+/// An output buffer of a target kernel (`outputs[i]`).
+struct OutputSpec {
+  /// Kernel name, matched like `targets` (substring of the demangled name).
+  std::string Kernel;
+  /// Zero-based index of the pointer parameter holding the output.
+  unsigned Arg = 0;
+  /// Element type: one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64.
+  std::string DType;
+  Tolerance Tol;
+};
+
+/// Cache-residency policy between timed launches (`l2`). DESIGN: a figure
+/// above the measured copy ceiling is a measurement error, usually L2 reuse.
+enum class L2Policy {
+  Rotate, ///< the workload rotates its buffers itself
+  Flush,  ///< kloop must flush L2 between timed launches
+  None,   ///< nothing is done: timings may include L2 hits
+};
+
+/// Spelling of \p P as in the YAML: "rotate", "flush", "none".
+llvm::StringRef toString(L2Policy P);
+
+/// One shape/variant of the workload (`shapes[i]`).
+struct ShapeSpec {
+  /// Unique among the shapes; used by `--shape` and in reports.
+  std::string Name;
+  /// Placeholder values for run.command, e.g. {n: "16777216"} makes `{n}` expand.
+  std::map<std::string, std::string> Args;
+  /// DRAM bytes moved per launch of the target kernel, when declared.
+  std::optional<uint64_t> Bytes;
+  /// Floating-point operations per launch of the target kernel, when declared.
+  std::optional<uint64_t> Flops;
+  /// Used only for final acceptance, never during search.
+  bool HeldOut = false;
+};
+
+/// A command with its limits (`build` and `run`).
+struct CommandSpec {
+  /// Shell command (run by /bin/sh -c) with `{placeholder}`s; see expandCommand.
+  std::string Command;
+  /// Working directory, relative to the source directory unless absolute.
+  /// Placeholders {build_dir} and {source_dir} are expanded. Default ".".
+  std::string Cwd = ".";
+  /// Extra environment variables, added to (and overriding) kloop's own.
+  std::map<std::string, std::string> Env;
+  /// Wall-clock limit in seconds (build default 600, run default 120).
+  unsigned TimeoutS = 0;
+};
+
+/// The whole workload description.
+struct WorkloadConfig {
+  /// Absolute path of the file it was read from ("<memory>" for strings).
+  std::string Path;
+  /// Directory of the file: the default source directory.
+  std::string Dir;
+
+  unsigned Version = 1;
+  std::string Name;
+  /// Files kloop may edit, relative to the source directory.
+  std::vector<std::string> Sources;
+  /// Files whose content must not change (hashed before/after).
+  std::vector<std::string> Protected;
+  CommandSpec Build;
+  CommandSpec Run;
+  /// Target kernel names: substrings of demangled kernel names.
+  std::vector<std::string> Targets;
+  /// Timed launches per run of the workload (the `{iters}` placeholder). Default 20.
+  unsigned Iters = 20;
+  /// Search seeds are 0..Seeds-1. Default 1.
+  unsigned Seeds = 1;
+  /// Held-out seeds are Seeds..Seeds+HeldOutSeeds-1, used only for acceptance. Default 0.
+  unsigned HeldOutSeeds = 0;
+  L2Policy L2 = L2Policy::None;
+  std::vector<ShapeSpec> Shapes;
+  std::vector<OutputSpec> Outputs;
+
+  /// The shape named \p Name, or nullptr.
+  const ShapeSpec *findShape(llvm::StringRef Name) const;
+  /// Search seeds followed by held-out seeds when \p IncludeHeldOut.
+  std::vector<unsigned> seedList(bool IncludeHeldOut) const;
+  /// True when \p DemangledName contains one of Targets.
+  bool isTarget(llvm::StringRef DemangledName) const;
+};
+
+/// Parses and validates YAML text \p Text. \p Path names the file in errors
+/// and its directory becomes WorkloadConfig::Dir (made absolute).
+/// Errors (llvm::StringError, all reported at once is not attempted: the first
+/// one stops parsing): YAML syntax; unknown keys; missing name, build.command,
+/// run.command, shapes[].name; version other than 1; duplicate shape names;
+/// tolerance kind not in abs|rel|ulp|exact; negative or non-numeric numbers;
+/// l2 not in rotate|flush|none; unknown dtype; placeholders in run.command
+/// that some shape does not define; placeholders in build.command other than
+/// {build_dir} {source_dir}.
+llvm::Expected<WorkloadConfig> parseConfig(llvm::StringRef Text, llvm::StringRef Path);
+
+/// Reads \p Path and calls parseConfig. Error when the file cannot be read.
+llvm::Expected<WorkloadConfig> loadConfig(llvm::StringRef Path);
+
+/// Values for placeholders. Entries without a value are unavailable: using
+/// them is an error naming the field.
+struct PlaceholderValues {
+  std::optional<std::string> BuildDir;
+  std::optional<std::string> SourceDir;
+  std::optional<unsigned> Seed;
+  std::optional<unsigned> Iters;
+  /// Shape arguments, by placeholder name.
+  std::map<std::string, std::string> Args;
+};
+
+/// Expands `{name}` placeholders in \p Template. Each value becomes exactly one
+/// shell word: values with characters outside [A-Za-z0-9_./:=+,@%-] are single-
+/// quoted. `{{` and `}}` are literal braces; `${VAR}` and `{a,b}` are left for
+/// the shell. \p Field (e.g. "run.command") names the template in errors.
+/// Error: an unknown or unavailable placeholder, or an unterminated `{`.
+llvm::Expected<std::string> expandCommand(llvm::StringRef Template,
+                                          const PlaceholderValues &Values,
+                                          llvm::StringRef Field);
+
+/// Names of the placeholders used in \p Template, in order of first use
+/// (same lexical rules as expandCommand).
+std::vector<std::string> placeholdersIn(llvm::StringRef Template);
+
+/// Quotes \p S for /bin/sh when needed (see expandCommand).
+std::string shellQuote(llvm::StringRef S);
+
+} // namespace measure
+} // namespace kloop
+
+#endif

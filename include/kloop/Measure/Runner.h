@@ -1,0 +1,134 @@
+//===- kloop/Measure/Runner.h - One isolated run of a workload ------------===//
+///
+/// \file
+/// Runs one build or workload invocation as a child process with a timeout,
+/// its output captured to files, optionally under the kloop-cupti injection
+/// library, and classifies what happened. A crash, hang, non-zero exit or a
+/// missing/corrupt profile is a RunResult, never a failure of kloop (issue 4,
+/// item 7).
+///
+/// Mechanism: the command string is run by `/bin/sh -c` (after `cd` into the
+/// working directory) through llvm::sys::ExecuteNoWait, polled with
+/// llvm::sys::Wait. When `setsid` is installed the shell leads its own process
+/// group, so a timeout kills the whole group (the workload and anything it
+/// started), not just the shell. The shell always waits for the command and
+/// records its status in a file, so a workload killed by signal N is seen with
+/// the shell's status 128+N and reported as crashed by signal N.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_MEASURE_RUNNER_H
+#define KLOOP_MEASURE_RUNNER_H
+
+#include "kloop/Measure/Profile.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace measure {
+
+/// Environment given to libkloop-cupti.so (the variables are listed in
+/// docs/measure.md).
+struct InjectionSettings {
+  /// Absolute path of libkloop-cupti.so (CUDA_INJECTION64_PATH).
+  std::string LibraryPath;
+  /// Substrings of demangled kernel names whose outputs are captured
+  /// (KLOOP_CUPTI_TARGETS, comma-joined). Empty: no capture.
+  std::vector<std::string> Targets;
+  /// Dump captured buffers next to the profile (KLOOP_CUPTI_DUMP=1).
+  bool Dump = false;
+  /// Poison output buffers before target launches: "" (off), "nan" or
+  /// "sentinel" (KLOOP_CUPTI_POISON).
+  std::string Poison;
+  /// Further KLOOP_CUPTI_* variables, passed verbatim.
+  std::map<std::string, std::string> Extra;
+};
+
+/// One invocation to run.
+struct RunRequest {
+  /// Shell command, placeholders already expanded (see expandCommand).
+  std::string Command;
+  /// Working directory (absolute, must exist).
+  std::string Cwd;
+  /// Variables added to kloop's own environment (overriding it).
+  std::map<std::string, std::string> Env;
+  /// Wall-clock limit in seconds; must be > 0.
+  unsigned TimeoutS = 60;
+  /// Existing or creatable directory receiving <Label>.stdout, <Label>.stderr
+  /// and, with injection, the profile <Label>.json (KLOOP_CUPTI_OUT).
+  std::string OutDir;
+  /// File stem for this run, e.g. "base-n16M-s0-r3". Letters, digits, '-',
+  /// '_' and '.' only.
+  std::string Label;
+  /// When set, the run is injected and a profile is expected.
+  std::optional<InjectionSettings> Inject;
+};
+
+/// How a run ended. Ordered roughly by how far the run got.
+enum class RunStatus {
+  Ok,             ///< exit 0 and, when injected, a valid profile
+  FailedToStart,  ///< the shell could not be started / cwd missing
+  TimedOut,       ///< killed after TimeoutS seconds
+  Crashed,        ///< killed by a signal (Signal says which)
+  ExitedNonZero,  ///< exited with ExitCode != 0
+  MissingProfile, ///< exit 0 but no profile file was written
+  CorruptProfile, ///< exit 0 but the profile could not be parsed
+};
+
+/// Short name: "ok", "failed to start", "timed out", "crashed",
+/// "exited non-zero", "missing profile", "corrupt profile".
+llvm::StringRef toString(RunStatus S);
+
+/// What happened to one run.
+struct RunResult {
+  RunStatus Status = RunStatus::FailedToStart;
+  /// Exit status of the command (valid for Ok, ExitedNonZero and the profile
+  /// statuses).
+  int ExitCode = 0;
+  /// Signal number for Crashed, else 0.
+  int Signal = 0;
+  /// Wall-clock duration of the child, seconds.
+  double WallSeconds = 0;
+  /// Paths of the captured output and of the expected profile ("" without
+  /// injection).
+  std::string StdoutPath, StderrPath, ProfilePath;
+  /// Last lines of stderr (at most 20 lines / 4 KiB), for error messages.
+  std::string StderrTail;
+  /// Human-readable detail, e.g. "killed by signal 11 (SIGSEGV)" or the
+  /// profile parser's error.
+  std::string Detail;
+  /// The parsed profile, for Ok runs with injection.
+  std::optional<Profile> Prof;
+
+  bool ok() const { return Status == RunStatus::Ok; }
+  /// One line: "<status>: <detail>" for reports.
+  std::string describe() const;
+};
+
+/// Runs \p R and waits for it (at most R.TimeoutS seconds).
+/// Errors (kloop-side, not the workload's): OutDir cannot be created, Label
+/// is invalid, TimeoutS is 0, or an output file cannot be opened.
+llvm::Expected<RunResult> runIsolated(const RunRequest &R);
+
+/// Finds libkloop-cupti.so: $KLOOP_CUPTI_LIB if set (must exist), else
+/// <dir of the kloop executable>/../lib/libkloop-cupti.so, where \p Argv0 and
+/// \p MainAddr are passed to llvm::sys::fs::getMainExecutable.
+/// Error naming every place looked at when it is not found.
+llvm::Expected<std::string> findCuptiLibrary(const char *Argv0, void *MainAddr);
+
+/// The last \p MaxLines lines (and at most \p MaxBytes bytes) of file \p Path;
+/// "" when unreadable.
+std::string tailOfFile(llvm::StringRef Path, size_t MaxLines = 20, size_t MaxBytes = 4096);
+
+/// True when \p Text (a workload's stderr) says there is no usable CUDA
+/// device: "no CUDA-capable device", "cudaErrorNoDevice",
+/// "CUDA_ERROR_NO_DEVICE", "CUDA driver version is insufficient".
+bool saysNoCudaDevice(llvm::StringRef Text);
+
+} // namespace measure
+} // namespace kloop
+
+#endif

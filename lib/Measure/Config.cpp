@@ -1,0 +1,660 @@
+//===- Config.cpp - Reading and validating .kloop.yaml ---------------------===//
+//
+// The YAML is read into "raw" structs whose numbers and enumerations are kept
+// as strings, so that validate() (which llvm::yaml calls with the mapping's
+// location) can report a bad value with the field's name rather than the
+// generic "invalid number".
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Measure/Config.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLTraits.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cmath>
+#include <set>
+
+using namespace llvm;
+
+namespace kloop {
+namespace measure {
+
+StringRef toString(ToleranceKind K) {
+  switch (K) {
+  case ToleranceKind::Abs:
+    return "abs";
+  case ToleranceKind::Rel:
+    return "rel";
+  case ToleranceKind::Ulp:
+    return "ulp";
+  case ToleranceKind::Exact:
+    return "exact";
+  }
+  return "exact";
+}
+
+StringRef toString(L2Policy P) {
+  switch (P) {
+  case L2Policy::Rotate:
+    return "rotate";
+  case L2Policy::Flush:
+    return "flush";
+  case L2Policy::None:
+    return "none";
+  }
+  return "none";
+}
+
+const ShapeSpec *WorkloadConfig::findShape(StringRef N) const {
+  for (const ShapeSpec &S : Shapes)
+    if (S.Name == N)
+      return &S;
+  return nullptr;
+}
+
+std::vector<unsigned> WorkloadConfig::seedList(bool IncludeHeldOut) const {
+  std::vector<unsigned> R;
+  for (unsigned I = 0; I < Seeds; ++I)
+    R.push_back(I);
+  if (IncludeHeldOut)
+    for (unsigned I = 0; I < HeldOutSeeds; ++I)
+      R.push_back(Seeds + I);
+  return R;
+}
+
+bool WorkloadConfig::isTarget(StringRef DemangledName) const {
+  return any_of(Targets, [&](const std::string &T) { return DemangledName.contains(T); });
+}
+
+//===----------------------------------------------------------------------===//
+// Placeholders
+//===----------------------------------------------------------------------===//
+
+static bool isIdentStart(char C) { return isAlpha(C) || C == '_'; }
+static bool isIdentChar(char C) { return isAlnum(C) || C == '_'; }
+
+namespace {
+/// One lexical piece of a command template.
+struct Piece {
+  bool IsPlaceholder;
+  StringRef Text; // literal text or placeholder name
+};
+} // namespace
+
+/// Splits a template into literal text and `{name}` placeholders. `{{`/`}}`
+/// become literal braces; `${...}` and braces not around an identifier are
+/// literal. Returns an error message for an unterminated placeholder.
+static std::string lexTemplate(StringRef T, std::vector<Piece> &Out, std::string &Storage) {
+  Storage.clear();
+  Storage.reserve(T.size());
+  // Literal pieces point into Storage, which is not reallocated after reserve.
+  size_t LitStart = 0;
+  auto FlushLit = [&] {
+    if (Storage.size() > LitStart)
+      Out.push_back({false, StringRef(Storage.data() + LitStart, Storage.size() - LitStart)});
+    LitStart = Storage.size();
+  };
+  for (size_t I = 0; I < T.size(); ++I) {
+    char C = T[I];
+    if ((C == '{' || C == '}') && I + 1 < T.size() && T[I + 1] == C) {
+      Storage.push_back(C);
+      ++I;
+      continue;
+    }
+    if (C == '{' && (I == 0 || T[I - 1] != '$') && I + 1 < T.size() && isIdentStart(T[I + 1])) {
+      size_t J = I + 1;
+      while (J < T.size() && isIdentChar(T[J]))
+        ++J;
+      if (J >= T.size())
+        return ("unterminated placeholder '" + T.substr(I) + "'").str();
+      if (T[J] == '}') {
+        FlushLit();
+        Out.push_back({true, T.slice(I + 1, J)});
+        I = J;
+        continue;
+      }
+    }
+    Storage.push_back(C);
+  }
+  FlushLit();
+  return "";
+}
+
+std::vector<std::string> placeholdersIn(StringRef Template) {
+  std::vector<Piece> Pieces;
+  std::string Storage;
+  lexTemplate(Template, Pieces, Storage);
+  std::vector<std::string> R;
+  for (const Piece &P : Pieces)
+    if (P.IsPlaceholder && !is_contained(R, P.Text.str()))
+      R.push_back(P.Text.str());
+  return R;
+}
+
+std::string shellQuote(StringRef S) {
+  bool Safe = !S.empty() && all_of(S, [](char C) {
+    return isAlnum(C) || StringRef("_./:=+,@%-").contains(C);
+  });
+  if (Safe)
+    return S.str();
+  std::string R = "'";
+  for (char C : S) {
+    if (C == '\'')
+      R += "'\\''";
+    else
+      R += C;
+  }
+  R += "'";
+  return R;
+}
+
+Expected<std::string> expandCommand(StringRef Template, const PlaceholderValues &V, StringRef Field) {
+  std::vector<Piece> Pieces;
+  std::string Storage;
+  std::string LexErr = lexTemplate(Template, Pieces, Storage);
+  if (!LexErr.empty())
+    return createStringError(inconvertibleErrorCode(), "%s: %s", Field.str().c_str(), LexErr.c_str());
+  std::string Out;
+  for (const Piece &P : Pieces) {
+    if (!P.IsPlaceholder) {
+      Out += P.Text;
+      continue;
+    }
+    std::optional<std::string> Val;
+    bool Known = true;
+    if (P.Text == "build_dir")
+      Val = V.BuildDir;
+    else if (P.Text == "source_dir")
+      Val = V.SourceDir;
+    else if (P.Text == "seed") {
+      if (V.Seed)
+        Val = std::to_string(*V.Seed);
+    } else if (P.Text == "iters") {
+      if (V.Iters)
+        Val = std::to_string(*V.Iters);
+    } else if (auto It = V.Args.find(P.Text.str()); It != V.Args.end())
+      Val = It->second;
+    else
+      Known = false;
+    if (!Known) {
+      std::string Avail = "build_dir, source_dir, seed, iters";
+      for (const auto &KV : V.Args)
+        Avail += ", " + KV.first;
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: unknown placeholder '{%s}' (known: %s; write '{{' for a literal brace)",
+                               Field.str().c_str(), P.Text.str().c_str(), Avail.c_str());
+    }
+    if (!Val)
+      return createStringError(inconvertibleErrorCode(), "%s: placeholder '{%s}' is not available here",
+                               Field.str().c_str(), P.Text.str().c_str());
+    Out += shellQuote(*Val);
+  }
+  return Out;
+}
+
+//===----------------------------------------------------------------------===//
+// Raw YAML structs
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+using OptStr = std::optional<std::string>;
+
+/// Parses a non-negative integer field; on failure returns a message naming it.
+std::string parseUInt(const OptStr &S, StringRef Field, uint64_t Max, uint64_t &Out) {
+  if (!S)
+    return "";
+  StringRef T = StringRef(*S).trim();
+  uint64_t V;
+  if (T.getAsInteger(10, V))
+    return (Field + ": expected a non-negative integer, got '" + *S + "'").str();
+  if (V > Max)
+    return (Field + ": " + *S + " is out of range (at most " + Twine(Max) + ")").str();
+  Out = V;
+  return "";
+}
+
+std::string parseBool(const OptStr &S, StringRef Field, bool &Out) {
+  if (!S)
+    return "";
+  std::string L = StringRef(*S).trim().lower();
+  if (L == "true" || L == "yes" || L == "on")
+    Out = true;
+  else if (L == "false" || L == "no" || L == "off")
+    Out = false;
+  else
+    return (Field + ": expected true or false, got '" + *S + "'").str();
+  return "";
+}
+
+/// True when validate() should not run: an error was already reported, or the
+/// mapping has keys outside \p Known, which llvm::yaml reports at the key's own
+/// line:col when the mapping ends ("unknown key 'x'").
+bool skipValidation(llvm::yaml::IO &IO, std::initializer_list<StringRef> Known) {
+  if (IO.error())
+    return true;
+  for (StringRef K : IO.keys())
+    if (!is_contained(Known, K))
+      return true;
+  return false;
+}
+
+struct RawTolerance {
+  OptStr Kind, Value;
+  Tolerance Out;
+};
+
+struct RawOutput {
+  std::string Kernel;
+  OptStr Arg;
+  std::string DType;
+  std::optional<RawTolerance> Tol;
+  OutputSpec Out;
+};
+
+struct RawShape {
+  std::string Name;
+  std::map<std::string, std::string> Args;
+  OptStr Bytes, Flops, HeldOut;
+  ShapeSpec Out;
+};
+
+struct RawCommand {
+  std::string Command;
+  OptStr Cwd;
+  std::map<std::string, std::string> Env;
+  OptStr Timeout;
+  CommandSpec Out;
+};
+struct RawBuild : RawCommand {};
+struct RawRun : RawCommand {};
+
+struct RawConfig {
+  OptStr Version;
+  std::string Name;
+  std::vector<std::string> Sources, Protected, Targets;
+  std::optional<RawBuild> Build;
+  std::optional<RawRun> Run;
+  OptStr Iters, Seeds, HeldOutSeeds, L2;
+  std::optional<std::vector<RawShape>> Shapes;
+  std::vector<RawOutput> Outputs;
+  WorkloadConfig Out;
+};
+
+/// State shared by the validators of one document.
+struct ParseContext {
+  std::set<std::string> ShapeNames;
+  unsigned ShapeIndex = 0;
+  unsigned OutputIndex = 0;
+};
+
+std::string validateCommand(RawCommand &C, StringRef Section, unsigned DefaultTimeout) {
+  if (StringRef(C.Command).trim().empty())
+    return (Section + ".command: missing or empty (the shell command to " +
+            (Section == "build" ? "build" : "run") + " the workload)")
+        .str();
+  C.Out.Command = C.Command;
+  if (C.Cwd) {
+    if (C.Cwd->empty())
+      return (Section + ".cwd: must not be empty (use \".\")").str();
+    C.Out.Cwd = *C.Cwd;
+  }
+  C.Out.Env = C.Env;
+  for (const auto &KV : C.Env)
+    if (KV.first.empty() || !isIdentStart(KV.first[0]) || !all_of(KV.first, isIdentChar))
+      return (Section + ".env: '" + KV.first + "' is not a valid environment variable name").str();
+  uint64_t T = DefaultTimeout;
+  std::string E = parseUInt(C.Timeout, (Section + ".timeout_s").str(), 7 * 24 * 3600, T);
+  if (!E.empty())
+    return E;
+  if (T == 0)
+    return (Section + ".timeout_s: must be positive").str();
+  C.Out.TimeoutS = static_cast<unsigned>(T);
+  return "";
+}
+
+} // namespace
+} // namespace measure
+} // namespace kloop
+
+using namespace kloop::measure;
+
+LLVM_YAML_IS_STRING_MAP(std::string)
+LLVM_YAML_IS_SEQUENCE_VECTOR(kloop::measure::RawShape)
+LLVM_YAML_IS_SEQUENCE_VECTOR(kloop::measure::RawOutput)
+
+namespace llvm {
+namespace yaml {
+
+template <> struct MappingTraits<RawTolerance> {
+  static void mapping(IO &IO, RawTolerance &T) {
+    IO.mapOptional("kind", T.Kind);
+    IO.mapOptional("value", T.Value);
+  }
+  static std::string validate(IO &IO, RawTolerance &T) {
+    if (skipValidation(IO, {"kind", "value"}))
+      return "";
+    if (!T.Kind)
+      return "tolerance.kind: missing (one of abs|rel|ulp|exact)";
+    StringRef K = StringRef(*T.Kind).trim();
+    if (K == "abs")
+      T.Out.Kind = ToleranceKind::Abs;
+    else if (K == "rel")
+      T.Out.Kind = ToleranceKind::Rel;
+    else if (K == "ulp")
+      T.Out.Kind = ToleranceKind::Ulp;
+    else if (K == "exact")
+      T.Out.Kind = ToleranceKind::Exact;
+    else
+      return "tolerance.kind: '" + *T.Kind + "' is not one of abs|rel|ulp|exact";
+    if (!T.Value) {
+      if (T.Out.Kind != ToleranceKind::Exact)
+        return ("tolerance.value: missing (required for kind " + K + ")").str();
+      return "";
+    }
+    double V;
+    if (StringRef(*T.Value).trim().getAsDouble(V) || !std::isfinite(V))
+      return "tolerance.value: expected a number, got '" + *T.Value + "'";
+    if (V < 0)
+      return "tolerance.value: must not be negative, got '" + *T.Value + "'";
+    if (T.Out.Kind == ToleranceKind::Exact && V != 0)
+      return "tolerance.value: must be 0 or absent for kind exact";
+    if (T.Out.Kind == ToleranceKind::Ulp && V != std::floor(V))
+      return "tolerance.value: must be a whole number of ULPs for kind ulp, got '" + *T.Value + "'";
+    T.Out.Value = V;
+    return "";
+  }
+};
+
+template <> struct MappingTraits<RawOutput> {
+  static void mapping(IO &IO, RawOutput &O) {
+    IO.mapOptional("kernel", O.Kernel);
+    IO.mapOptional("arg", O.Arg);
+    IO.mapOptional("dtype", O.DType);
+    IO.mapOptional("tolerance", O.Tol);
+  }
+  static std::string validate(IO &IO, RawOutput &O) {
+    if (skipValidation(IO, {"kernel", "arg", "dtype", "tolerance"}))
+      return "";
+    auto *Ctx = static_cast<ParseContext *>(IO.getContext());
+    std::string Where = "outputs[" + std::to_string(Ctx->OutputIndex++) + "]";
+    if (O.Kernel.empty())
+      return Where + ".kernel: missing (the target kernel whose argument is an output)";
+    if (!O.Arg)
+      return Where + ".arg: missing (zero-based index of the output pointer parameter)";
+    uint64_t A = 0;
+    std::string E = parseUInt(O.Arg, Where + ".arg", 255, A);
+    if (!E.empty())
+      return E;
+    static const char *DTypes[] = {"f16", "bf16", "f32", "f64", "i8",  "i16",
+                                   "i32", "i64",  "u8",  "u16", "u32", "u64"};
+    if (O.DType.empty())
+      return Where + ".dtype: missing (one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64)";
+    if (!is_contained(DTypes, StringRef(O.DType)))
+      return Where + ".dtype: '" + O.DType + "' is not one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64";
+    O.Out.Kernel = O.Kernel;
+    O.Out.Arg = static_cast<unsigned>(A);
+    O.Out.DType = O.DType;
+    if (O.Tol)
+      O.Out.Tol = O.Tol->Out;
+    return "";
+  }
+};
+
+template <> struct MappingTraits<RawShape> {
+  static void mapping(IO &IO, RawShape &S) {
+    IO.mapOptional("name", S.Name);
+    IO.mapOptional("args", S.Args);
+    IO.mapOptional("bytes", S.Bytes);
+    IO.mapOptional("flops", S.Flops);
+    IO.mapOptional("held_out", S.HeldOut);
+  }
+  static std::string validate(IO &IO, RawShape &S) {
+    if (skipValidation(IO, {"name", "args", "bytes", "flops", "held_out"}))
+      return "";
+    auto *Ctx = static_cast<ParseContext *>(IO.getContext());
+    std::string Where = "shapes[" + std::to_string(Ctx->ShapeIndex++) + "]";
+    if (StringRef(S.Name).trim().empty())
+      return Where + ".name: missing (every shape needs a unique name)";
+    if (!all_of(S.Name, [](char C) { return isAlnum(C) || StringRef("_.-").contains(C); }))
+      return Where + ".name: '" + S.Name + "' may contain only letters, digits, '_', '.' and '-'";
+    if (!Ctx->ShapeNames.insert(S.Name).second)
+      return Where + ".name: duplicate shape name '" + S.Name + "'";
+    Where = "shapes[" + S.Name + "]";
+    for (const auto &KV : S.Args) {
+      if (KV.first.empty() || !isIdentStart(KV.first[0]) || !all_of(KV.first, isIdentChar))
+        return Where + ".args: '" + KV.first + "' is not a valid placeholder name";
+      if (is_contained({"build_dir", "source_dir", "seed", "iters"}, KV.first))
+        return Where + ".args: '" + KV.first + "' is reserved for kloop's own placeholder";
+    }
+    S.Out.Name = S.Name;
+    S.Out.Args = S.Args;
+    uint64_t V = 0;
+    if (S.Bytes) {
+      std::string E = parseUInt(S.Bytes, Where + ".bytes", UINT64_MAX, V);
+      if (!E.empty())
+        return E;
+      S.Out.Bytes = V;
+    }
+    if (S.Flops) {
+      std::string E = parseUInt(S.Flops, Where + ".flops", UINT64_MAX, V);
+      if (!E.empty())
+        return E;
+      S.Out.Flops = V;
+    }
+    return kloop::measure::parseBool(S.HeldOut, Where + ".held_out", S.Out.HeldOut);
+  }
+};
+
+template <> struct MappingTraits<RawBuild> {
+  static void mapping(IO &IO, RawBuild &C) {
+    IO.mapOptional("command", C.Command);
+    IO.mapOptional("cwd", C.Cwd);
+    IO.mapOptional("env", C.Env);
+    IO.mapOptional("timeout_s", C.Timeout);
+  }
+  static std::string validate(IO &IO, RawBuild &C) {
+    if (skipValidation(IO, {"command", "cwd", "env", "timeout_s"}))
+      return "";
+    return validateCommand(C, "build", 600);
+  }
+};
+
+template <> struct MappingTraits<RawRun> {
+  static void mapping(IO &IO, RawRun &C) {
+    IO.mapOptional("command", C.Command);
+    IO.mapOptional("cwd", C.Cwd);
+    IO.mapOptional("env", C.Env);
+    IO.mapOptional("timeout_s", C.Timeout);
+  }
+  static std::string validate(IO &IO, RawRun &C) {
+    if (skipValidation(IO, {"command", "cwd", "env", "timeout_s"}))
+      return "";
+    return validateCommand(C, "run", 120);
+  }
+};
+
+template <> struct MappingTraits<RawConfig> {
+  static void mapping(IO &IO, RawConfig &C) {
+    IO.mapOptional("version", C.Version);
+    IO.mapOptional("name", C.Name);
+    IO.mapOptional("sources", C.Sources);
+    IO.mapOptional("protected", C.Protected);
+    IO.mapOptional("build", C.Build);
+    IO.mapOptional("run", C.Run);
+    IO.mapOptional("targets", C.Targets);
+    IO.mapOptional("iters", C.Iters);
+    IO.mapOptional("seeds", C.Seeds);
+    IO.mapOptional("held_out_seeds", C.HeldOutSeeds);
+    IO.mapOptional("l2", C.L2);
+    IO.mapOptional("shapes", C.Shapes);
+    IO.mapOptional("outputs", C.Outputs);
+  }
+  static std::string validate(IO &IO, RawConfig &C);
+};
+
+} // namespace yaml
+} // namespace llvm
+
+std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
+  if (skipValidation(IO, {"version", "name", "sources", "protected", "build", "run", "targets", "iters", "seeds",
+                          "held_out_seeds", "l2", "shapes", "outputs"}))
+    return "";
+  WorkloadConfig &W = C.Out;
+  uint64_t V = 1;
+  std::string E = parseUInt(C.Version, "version", UINT32_MAX, V);
+  if (!E.empty())
+    return E;
+  if (V != 1)
+    return "version: " + std::to_string(V) + " is not supported (this kloop reads version 1)";
+  if (StringRef(C.Name).trim().empty())
+    return "name: missing (a short name for the workload)";
+  W.Name = C.Name;
+  if (!C.Build)
+    return "build: missing (build.command is required)";
+  if (!C.Run)
+    return "run: missing (run.command is required)";
+  W.Build = C.Build->Out;
+  W.Run = C.Run->Out;
+  for (const auto &[Field, List] : {std::pair<const char *, std::vector<std::string> *>{"sources", &C.Sources},
+                                    {"protected", &C.Protected}})
+    for (const std::string &F : *List)
+      if (F.empty() || sys::path::is_absolute(F) || StringRef(F).starts_with("..") )
+        return std::string(Field) + ": '" + F + "' must be a path relative to the source directory";
+  W.Sources = C.Sources;
+  W.Protected = C.Protected;
+  if (C.Targets.empty())
+    return "targets: missing or empty (names of the kernels to measure)";
+  for (const std::string &T : C.Targets)
+    if (StringRef(T).trim().empty())
+      return "targets: empty kernel name";
+  W.Targets = C.Targets;
+  V = 20;
+  if (!(E = parseUInt(C.Iters, "iters", 1u << 30, V)).empty())
+    return E;
+  if (V == 0)
+    return "iters: must be at least 1";
+  W.Iters = static_cast<unsigned>(V);
+  V = 1;
+  if (!(E = parseUInt(C.Seeds, "seeds", 1u << 20, V)).empty())
+    return E;
+  if (V == 0)
+    return "seeds: must be at least 1";
+  W.Seeds = static_cast<unsigned>(V);
+  V = 0;
+  if (!(E = parseUInt(C.HeldOutSeeds, "held_out_seeds", 1u << 20, V)).empty())
+    return E;
+  W.HeldOutSeeds = static_cast<unsigned>(V);
+  if (C.L2) {
+    StringRef L = StringRef(*C.L2).trim();
+    if (L == "rotate")
+      W.L2 = L2Policy::Rotate;
+    else if (L == "flush")
+      W.L2 = L2Policy::Flush;
+    else if (L == "none")
+      W.L2 = L2Policy::None;
+    else
+      return "l2: '" + *C.L2 + "' is not one of rotate|flush|none";
+  }
+  if (!C.Shapes) {
+    ShapeSpec Default;
+    Default.Name = "default";
+    W.Shapes.push_back(Default);
+  } else {
+    if (C.Shapes->empty())
+      return "shapes: empty list (omit the key for a single shape without arguments)";
+    for (RawShape &S : *C.Shapes)
+      W.Shapes.push_back(S.Out);
+  }
+  for (RawOutput &O : C.Outputs) {
+    if (!W.isTarget(O.Kernel))
+      return "outputs: kernel '" + O.Kernel + "' contains none of the targets, so its outputs are never captured";
+    W.Outputs.push_back(O.Out);
+  }
+  // Placeholders: build may use only the directories; run may use every
+  // shape's arguments, so each shape must define all that run.command uses.
+  for (const std::string &P : placeholdersIn(W.Build.Command))
+    if (P != "build_dir" && P != "source_dir")
+      return "build.command: placeholder '{" + P + "}' is not available when building (only {build_dir} {source_dir})";
+  for (const std::string &P : placeholdersIn(W.Build.Cwd))
+    if (P != "build_dir" && P != "source_dir")
+      return "build.cwd: placeholder '{" + P + "}' is not available (only {build_dir} {source_dir})";
+  for (const std::string &P : placeholdersIn(W.Run.Cwd))
+    if (P != "build_dir" && P != "source_dir")
+      return "run.cwd: placeholder '{" + P + "}' is not available (only {build_dir} {source_dir})";
+  for (const std::string &P : placeholdersIn(W.Run.Command)) {
+    if (is_contained({"build_dir", "source_dir", "seed", "iters"}, P))
+      continue;
+    for (const ShapeSpec &S : W.Shapes)
+      if (!S.Args.count(P))
+        return "run.command: unknown placeholder '{" + P + "}': shape '" + S.Name +
+               "' has no such key in args (kloop's own: build_dir source_dir seed iters)";
+  }
+  if (all_of(W.Shapes, [](const ShapeSpec &S) { return S.HeldOut; }))
+    return "shapes: every shape is held_out; at least one must be used for search";
+  return "";
+}
+
+namespace kloop {
+namespace measure {
+
+namespace {
+struct DiagCollector {
+  std::string Text;
+  static void handle(const SMDiagnostic &D, void *Ctx) {
+    auto *Self = static_cast<DiagCollector *>(Ctx);
+    raw_string_ostream OS(Self->Text);
+    D.print(nullptr, OS, /*ShowColors=*/false);
+  }
+};
+} // namespace
+
+Expected<WorkloadConfig> parseConfig(StringRef Text, StringRef Path) {
+  SmallString<256> Abs(Path);
+  if (Path != "<memory>")
+    sys::fs::make_absolute(Abs);
+  if (Text.trim().empty())
+    return createStringError(inconvertibleErrorCode(), "%s: error: the workload description is empty",
+                             Path.str().c_str());
+  ParseContext Ctx;
+  DiagCollector Diags;
+  RawConfig Raw;
+  MemoryBufferRef Buf(Text, Path);
+  yaml::Input In(Buf, &Ctx, &DiagCollector::handle, &Diags);
+  In >> Raw;
+  if (In.error()) {
+    std::string Msg = StringRef(Diags.Text).rtrim().str();
+    if (Msg.empty())
+      Msg = (Path + ": error: " + In.error().message()).str();
+    return createStringError(inconvertibleErrorCode(), Msg);
+  }
+  WorkloadConfig W = std::move(Raw.Out);
+  if (W.Name.empty())
+    // The document was not a mapping llvm::yaml could read (e.g. a bare scalar).
+    return createStringError(inconvertibleErrorCode(),
+                             "%s: error: expected a mapping with version, name, build, run, targets...",
+                             Path.str().c_str());
+  W.Path = Abs.str().str();
+  SmallString<256> Dir(Abs);
+  sys::path::remove_filename(Dir);
+  if (Dir.empty())
+    sys::fs::current_path(Dir);
+  W.Dir = Dir.str().str();
+  return W;
+}
+
+Expected<WorkloadConfig> loadConfig(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/true);
+  if (!Buf)
+    return createStringError(Buf.getError(), "%s: error: cannot read the workload description: %s",
+                             Path.str().c_str(), Buf.getError().message().c_str());
+  return parseConfig((*Buf)->getBuffer(), Path);
+}
+
+} // namespace measure
+} // namespace kloop

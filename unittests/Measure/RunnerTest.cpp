@@ -1,0 +1,245 @@
+//===- RunnerTest.cpp - Isolated runs of fake workloads -------------------===//
+#include "kloop/Measure/Runner.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+#include "gtest/gtest.h"
+#include <cstdlib>
+#include <unistd.h>
+
+using namespace kloop::measure;
+using namespace llvm;
+
+namespace {
+
+const char *FakeProfile = R"J({"schema": "kloop-cupti/1",
+ "device": {"name": "Fake GPU", "cc": "9.0", "l2_bytes": 1024},
+ "launches": [
+  {"seq": 0, "kernel": "_Z5saxpyifPKfPf", "name": "saxpy(int, float, float const*, float*)", "grid": [1,1,1],
+   "block": [32,1,1], "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1,
+   "start_ns": 1000, "end_ns": 1500, "duration_ns": 500},
+  {"seq": 1, "kernel": "_Z5saxpyifPKfPf", "name": "saxpy(int, float, float const*, float*)", "grid": [1,1,1],
+   "block": [32,1,1], "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1,
+   "start_ns": 3000, "end_ns": 3600, "duration_ns": 600}],
+ "env_samples": [{"t_ns": 0, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 1,
+                  "throttle_reasons": 1},
+                 {"t_ns": 2000, "sm_clock_mhz": 1500, "mem_clock_mhz": 3201, "temp_c": 80, "power_mw": 1,
+                  "throttle_reasons": 64}],
+ "nvml": true, "captures": [], "overhead": {"wall_ns_in_callbacks": 42}})J";
+
+class RunnerTest : public ::testing::Test {
+protected:
+  SmallString<128> Dir;
+  void SetUp() override {
+    ASSERT_FALSE(sys::fs::createUniqueDirectory("kloop-runner-test", Dir));
+    writeFile("profile.json", FakeProfile);
+  }
+  void TearDown() override { sys::fs::remove_directories(Dir); }
+  std::string path(StringRef Name) {
+    SmallString<128> P(Dir);
+    sys::path::append(P, Name);
+    return P.str().str();
+  }
+  void writeFile(StringRef Name, StringRef Text) {
+    std::error_code EC;
+    raw_fd_ostream OS(path(Name), EC);
+    ASSERT_FALSE(EC);
+    OS << Text;
+  }
+  std::string readFile(StringRef Path) {
+    auto B = MemoryBuffer::getFile(Path);
+    return B ? (*B)->getBuffer().str() : "<unreadable>";
+  }
+  RunRequest request(StringRef Command, bool Inject = true) {
+    RunRequest R;
+    R.Command = Command.str();
+    R.Cwd = Dir.str().str();
+    R.TimeoutS = 20;
+    R.OutDir = path("runs");
+    R.Label = "r0";
+    if (Inject) {
+      InjectionSettings I;
+      I.LibraryPath = "/nonexistent/libkloop-cupti.so";
+      I.Targets = {"saxpy", "daxpy"};
+      I.Dump = true;
+      I.Poison = "nan";
+      R.Inject = I;
+    }
+    return R;
+  }
+};
+
+TEST_F(RunnerTest, OkRunParsesTheProfileAndSeesTheInjectionEnvironment) {
+  RunRequest R = request("cp profile.json \"$KLOOP_CUPTI_OUT\" && echo "
+                         "\"$CUDA_INJECTION64_PATH|$KLOOP_CUPTI_TARGETS|$KLOOP_CUPTI_DUMP|$KLOOP_CUPTI_POISON|$FOO\"");
+  R.Env["FOO"] = "bar";
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::Ok) << Res->describe();
+  EXPECT_EQ(Res->ExitCode, 0);
+  ASSERT_TRUE(Res->Prof.has_value());
+  EXPECT_EQ(Res->Prof->DeviceName, "Fake GPU");
+  ASSERT_EQ(Res->Prof->Launches.size(), 2u);
+  EXPECT_EQ(Res->Prof->Launches[1].DurationNs, 600u);
+  EXPECT_EQ(Res->Prof->OverheadNs, 42u);
+  EXPECT_EQ(readFile(Res->StdoutPath), "/nonexistent/libkloop-cupti.so|saxpy,daxpy|1|nan|bar\n");
+  EXPECT_TRUE(StringRef(Res->ProfilePath).ends_with("runs/r0.json"));
+}
+
+TEST_F(RunnerTest, RunsInTheWorkingDirectory) {
+  RunRequest R = request("pwd", /*Inject=*/false);
+  R.Cwd = path("sub dir");
+  ASSERT_FALSE(sys::fs::create_directories(R.Cwd));
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::Ok) << Res->describe();
+  SmallString<128> Real;
+  sys::fs::real_path(R.Cwd, Real);
+  EXPECT_EQ(StringRef(readFile(Res->StdoutPath)).rtrim(), Real.str());
+}
+
+TEST_F(RunnerTest, NonZeroExitIsRecordedWithStderr) {
+  auto Res = runIsolated(request("echo 'bad input' >&2; exit 3"));
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::ExitedNonZero);
+  EXPECT_EQ(Res->ExitCode, 3);
+  EXPECT_EQ(Res->StderrTail, "bad input");
+  EXPECT_EQ(Res->describe(), "exited non-zero: exit code 3");
+}
+
+TEST_F(RunnerTest, SignalIsRecordedAsCrash) {
+  auto Res = runIsolated(request("sh -c 'kill -SEGV $$'"));
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::Crashed) << Res->describe();
+  EXPECT_EQ(Res->Signal, 11);
+  EXPECT_NE(Res->Detail.find("SIGSEGV"), std::string::npos) << Res->Detail;
+}
+
+TEST_F(RunnerTest, HangIsKilledAtTheTimeoutWithItsChildren) {
+  // A background child would create the marker 1.5 s after the timeout kill
+  // unless it is killed with the workload's process group.
+  RunRequest R = request("(sleep 2; touch survived) & sleep 30", /*Inject=*/false);
+  R.TimeoutS = 1;
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::TimedOut) << Res->describe();
+  EXPECT_LT(Res->WallSeconds, 5.0);
+  EXPECT_GE(Res->WallSeconds, 1.0);
+  if (sys::findProgramByName("setsid")) {
+    ::sleep(2);
+    EXPECT_FALSE(sys::fs::exists(path("survived"))) << "a child of the timed-out workload survived";
+  }
+}
+
+TEST_F(RunnerTest, MissingProfileIsRecorded) {
+  auto Res = runIsolated(request("true"));
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::MissingProfile);
+  EXPECT_NE(Res->Detail.find("wrote no profile"), std::string::npos);
+}
+
+TEST_F(RunnerTest, StaleProfileFromAnEarlierRunIsNotReused) {
+  ASSERT_EQ(runIsolated(request("cp profile.json \"$KLOOP_CUPTI_OUT\""))->Status, RunStatus::Ok);
+  auto Res = runIsolated(request("true"));
+  ASSERT_TRUE(bool(Res));
+  EXPECT_EQ(Res->Status, RunStatus::MissingProfile);
+}
+
+TEST_F(RunnerTest, CorruptProfileIsRecorded) {
+  auto Res = runIsolated(request("echo '{\"schema\": \"kloop-cupti/1\", \"launches\": [' > \"$KLOOP_CUPTI_OUT\""));
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::CorruptProfile);
+  EXPECT_NE(Res->Detail.find("not valid JSON"), std::string::npos) << Res->Detail;
+}
+
+TEST_F(RunnerTest, MissingWorkingDirectoryFailsToStart) {
+  RunRequest R = request("true");
+  R.Cwd = path("nope");
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res));
+  EXPECT_EQ(Res->Status, RunStatus::FailedToStart);
+  EXPECT_NE(Res->Detail.find("does not exist"), std::string::npos);
+}
+
+TEST_F(RunnerTest, UnknownCommandExits127) {
+  auto Res = runIsolated(request("/nonexistent/workload --n 1", /*Inject=*/false));
+  ASSERT_TRUE(bool(Res));
+  EXPECT_EQ(Res->Status, RunStatus::ExitedNonZero);
+  EXPECT_EQ(Res->ExitCode, 127);
+}
+
+TEST_F(RunnerTest, BadRequestsAreKloopErrors) {
+  RunRequest R = request("true");
+  R.Label = "a/b";
+  EXPECT_FALSE(bool(runIsolated(R)));
+  consumeError(runIsolated(R).takeError());
+  R = request("true");
+  R.TimeoutS = 0;
+  auto E = runIsolated(R);
+  ASSERT_FALSE(bool(E));
+  EXPECT_NE(toString(E.takeError()).find("timeout must be positive"), std::string::npos);
+}
+
+TEST(ProfileTest, ThrottleFlagFollowsTheGoverningSample) {
+  auto P = parseProfile(FakeProfile, "p.json");
+  ASSERT_TRUE(bool(P)) << toString(P.takeError());
+  EXPECT_TRUE(P->Nvml);
+  ASSERT_EQ(P->EnvSamples.size(), 2u);
+  // Launch 0 starts at 1000 ns, governed by the t=0 sample (idle only: benign).
+  EXPECT_FALSE(launchThrottled(*P, P->Launches[0]));
+  // Launch 1 starts at 3000 ns, governed by the t=2000 sample (HW thermal 0x40).
+  EXPECT_TRUE(launchThrottled(*P, P->Launches[1]));
+  Profile Empty;
+  EXPECT_FALSE(launchThrottled(Empty, P->Launches[1]));
+}
+
+TEST(ProfileTest, RejectsBadProfiles) {
+  struct {
+    const char *Text, *Expect;
+  } Cases[] = {
+      {"nope", "not valid JSON"},
+      {"[]", "top level is not an object"},
+      {R"({"schema": "other/2", "launches": []})", "\"schema\" is not \"kloop-cupti/1\""},
+      {R"({"schema": "kloop-cupti/1"})", "\"launches\" is missing"},
+      {R"({"schema": "kloop-cupti/1", "launches": [{"name": "k"}]})", "launches[0]: missing \"kernel\""},
+      {R"({"schema": "kloop-cupti/1", "launches": [{"kernel": "k", "start_ns": 5}]})",
+       "launches[0]: missing \"end_ns\""},
+      {R"({"schema": "kloop-cupti/1", "launches": [{"kernel": "k", "start_ns": 5, "end_ns": 4}]})",
+       "end_ns is before start_ns"},
+      {R"({"schema": "kloop-cupti/1", "launches": [{"kernel": "k", "start_ns": -5, "end_ns": 4}]})",
+       "\"start_ns\" is not a non-negative integer"},
+  };
+  for (auto &C : Cases) {
+    auto P = parseProfile(C.Text, "p.json");
+    ASSERT_FALSE(bool(P)) << C.Text;
+    std::string E = toString(P.takeError());
+    EXPECT_NE(E.find("p.json: corrupt profile"), std::string::npos) << E;
+    EXPECT_NE(E.find(C.Expect), std::string::npos) << E;
+  }
+}
+
+TEST(RunnerHelpers, FindsCuptiLibraryFromTheEnvironment) {
+  SmallString<128> F;
+  ASSERT_FALSE(sys::fs::createTemporaryFile("libkloop-cupti", "so", F));
+  ::setenv("KLOOP_CUPTI_LIB", F.c_str(), 1);
+  auto L = findCuptiLibrary("kloop", nullptr);
+  ASSERT_TRUE(bool(L)) << toString(L.takeError());
+  EXPECT_EQ(*L, F.str());
+  ::setenv("KLOOP_CUPTI_LIB", "/nonexistent/libkloop-cupti.so", 1);
+  auto Bad = findCuptiLibrary("kloop", nullptr);
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_NE(toString(Bad.takeError()).find("not a file"), std::string::npos);
+  ::unsetenv("KLOOP_CUPTI_LIB");
+  sys::fs::remove(F);
+}
+
+TEST(RunnerHelpers, RecognisesMissingCudaDevice) {
+  EXPECT_TRUE(saysNoCudaDevice("CUDA error: no CUDA-capable device is detected"));
+  EXPECT_TRUE(saysNoCudaDevice("error 100 cudaErrorNoDevice"));
+  EXPECT_FALSE(saysNoCudaDevice("illegal memory access was encountered"));
+}
+
+} // namespace
