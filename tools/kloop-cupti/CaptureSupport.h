@@ -1,0 +1,122 @@
+//===- CaptureSupport.h - host-only helpers of libkloop-cupti -------------===//
+//
+// Everything libkloop-cupti.so decides without a GPU: the FNV-1a hash of captured bytes, which kernel
+// parameters are pointers (from the demangled signature), the parsing of the KLOOP_CUPTI_* variables and
+// the map of live device allocations. Kept free of CUDA headers so it is unit-tested on CI machines.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_TOOLS_KLOOP_CUPTI_CAPTURESUPPORT_H
+#define KLOOP_TOOLS_KLOOP_CUPTI_CAPTURESUPPORT_H
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace cupti {
+
+/// Offset basis of 64-bit FNV-1a (Fowler/Noll/Vo, http://www.isthe.com/chongo/tech/comp/fnv/).
+constexpr uint64_t Fnv1a64Offset = 0xcbf29ce484222325ULL;
+/// Prime of 64-bit FNV-1a (same source).
+constexpr uint64_t Fnv1a64Prime = 0x100000001b3ULL;
+
+/// Continues a 64-bit FNV-1a hash over \p Size bytes at \p Data, starting from \p Hash (pass the result of
+/// a previous call to hash a buffer in pieces; Fnv1a64Offset for a fresh hash).
+uint64_t fnv1a64(const void *Data, size_t Size, uint64_t Hash = Fnv1a64Offset);
+
+/// Formats \p Value as exactly 16 lower-case hexadecimal digits (the "hash" field of a capture).
+std::string hex16(uint64_t Value);
+
+/// Formats a device address as "0x" followed by lower-case hex digits, no padding (the "ptr" field).
+std::string hexPointer(uint64_t Value);
+
+/// Demangles an Itanium C++ symbol with the C++ runtime's demangler; returns \p Mangled unchanged when it
+/// is not a mangled name (extern "C" kernels) or demangling fails.
+std::string demangle(const std::string &Mangled);
+
+/// One parameter of a kernel as read from its demangled signature.
+struct SignatureParam {
+  /// The parameter's type as the demangler prints it, trimmed (e.g. "float const*").
+  std::string Type;
+  /// True when the type is a data pointer (ends in '*' after dropping cv/restrict qualifiers). Function
+  /// pointers and references are not data pointers.
+  bool IsPointer = false;
+};
+
+/// Reads the parameter list of a demangled function name such as
+/// "void scale<128>(float*, float const*, int)" or "saxpy(int, float, float const*, float*)".
+/// Returns std::nullopt when \p Demangled has no parameter list (an extern "C" kernel's plain name) or the
+/// parentheses do not balance. A kernel without parameters gives an empty vector.
+std::optional<std::vector<SignatureParam>> parseSignature(const std::string &Demangled);
+
+/// Splits \p Text at commas, trims blanks around each item and drops empty items ("a, ,b" -> {a, b}).
+std::vector<std::string> splitList(const std::string &Text);
+
+/// True when any of \p Targets is a substring of \p DemangledName (KLOOP_CUPTI_TARGETS semantics:
+/// an empty list matches nothing).
+bool matchesTarget(const std::vector<std::string> &Targets, const std::string &DemangledName);
+
+/// One entry of KLOOP_CUPTI_POISON_ARGS: "N" (parameter N of every target kernel) or "SUBSTR:N"
+/// (parameter N of target kernels whose demangled name contains SUBSTR). N counts parameters from 0.
+struct PoisonArg {
+  /// Empty for "N": applies to every target kernel.
+  std::string KernelSubstring;
+  /// Zero-based parameter index.
+  unsigned Arg = 0;
+};
+
+/// Parses KLOOP_CUPTI_POISON_ARGS (comma-separated PoisonArg entries). On a malformed entry returns
+/// std::nullopt and sets \p Error to a message naming the entry and the reason.
+std::optional<std::vector<PoisonArg>> parsePoisonArgs(const std::string &Text, std::string &Error);
+
+/// True when \p Spec names parameter \p Arg of the kernel called \p DemangledName.
+bool shouldPoison(const std::vector<PoisonArg> &Spec, const std::string &DemangledName, unsigned Arg);
+
+/// The byte written over poisoned buffers for KLOOP_CUPTI_POISON: "nan" -> 0xFF (every f32/f64 made of
+/// 0xFF bytes is a NaN), "sentinel" -> 0xA5. Returns std::nullopt for any other value; "" and "none"
+/// mean "no poisoning" and also return std::nullopt with \p Error left empty.
+std::optional<uint8_t> parsePoisonMode(const std::string &Text, std::string &Error);
+
+/// Expands "%p" in KLOOP_CUPTI_OUT to \p Pid (so that several processes sharing one environment each
+/// write their own file); "%%" gives a literal '%'.
+std::string expandOutputPath(const std::string &Pattern, long Pid);
+
+/// File name (no directory) of a dump: "<basename of the JSON>.k<seq>.a<arg>.bin", for example
+/// "run.json.k3.a1.bin" for JSON "/tmp/run.json", launch 3, parameter 1.
+std::string dumpFileName(const std::string &JsonPath, uint64_t Seq, unsigned Arg);
+
+/// Directory part of \p Path ("." when it has none).
+std::string directoryOf(const std::string &Path);
+
+/// Parses an unsigned decimal integer; std::nullopt on empty input, junk or overflow.
+std::optional<uint64_t> parseUnsigned(const std::string &Text);
+
+/// Live device allocations, keyed by base address: base -> size in bytes. Not thread safe (the caller
+/// holds its lock).
+class AllocationMap {
+public:
+  /// A live allocation: [Base, Base + Size).
+  struct Range {
+    uint64_t Base = 0;
+    uint64_t Size = 0;
+  };
+  /// Records an allocation; a later allocation at the same base replaces the earlier one. Size 0 is ignored.
+  void insert(uint64_t Base, uint64_t Size);
+  /// Forgets the allocation starting at \p Base; returns false when none starts there.
+  bool erase(uint64_t Base);
+  /// The allocation containing \p Address (Base <= Address < Base + Size), if any.
+  std::optional<Range> find(uint64_t Address) const;
+  /// Number of live allocations.
+  size_t size() const { return Live.size(); }
+
+private:
+  std::map<uint64_t, uint64_t> Live;
+};
+
+} // namespace cupti
+} // namespace kloop
+
+#endif // KLOOP_TOOLS_KLOOP_CUPTI_CAPTURESUPPORT_H

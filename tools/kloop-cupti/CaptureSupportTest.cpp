@@ -1,0 +1,176 @@
+//===- CaptureSupportTest.cpp - unit tests of libkloop-cupti's helpers ----===//
+#include "CaptureSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace kloop::cupti;
+
+TEST(Fnv1a64, KnownVectors) {
+  // Reference values of 64-bit FNV-1a from the FNV test suite (http://www.isthe.com/chongo/src/fnv/test_fnv.c).
+  EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ULL);
+  EXPECT_EQ(fnv1a64("a", 1), 0xaf63dc4c8601ec8cULL);
+  EXPECT_EQ(fnv1a64("foobar", 6), 0x85944171f73967e8ULL);
+}
+
+TEST(Fnv1a64, PiecewiseEqualsWhole) {
+  const char *Text = "the quick brown fox";
+  size_t N = std::strlen(Text);
+  uint64_t Whole = fnv1a64(Text, N);
+  uint64_t Piece = fnv1a64(Text + 7, N - 7, fnv1a64(Text, 7));
+  EXPECT_EQ(Whole, Piece);
+}
+
+TEST(Format, Hex) {
+  EXPECT_EQ(hex16(0xaf63dc4c8601ec8cULL), "af63dc4c8601ec8c");
+  EXPECT_EQ(hex16(1), "0000000000000001");
+  EXPECT_EQ(hexPointer(0x7f0000001000ULL), "0x7f0000001000");
+}
+
+TEST(Demangle, CxxAndC) {
+  EXPECT_EQ(demangle("_Z5saxpyifPKfPf"), "saxpy(int, float, float const*, float*)");
+  EXPECT_EQ(demangle("plain_c_kernel"), "plain_c_kernel");
+  EXPECT_EQ(demangle("_Znot_a_valid_name"), "_Znot_a_valid_name");
+}
+
+TEST(Signature, PointersAndScalars) {
+  auto Sig = parseSignature("saxpy(int, float, float const*, float*)");
+  ASSERT_TRUE(Sig.has_value());
+  ASSERT_EQ(Sig->size(), 4u);
+  EXPECT_FALSE((*Sig)[0].IsPointer);
+  EXPECT_FALSE((*Sig)[1].IsPointer);
+  EXPECT_TRUE((*Sig)[2].IsPointer);
+  EXPECT_TRUE((*Sig)[3].IsPointer);
+  EXPECT_EQ((*Sig)[2].Type, "float const*");
+}
+
+TEST(Signature, TemplatesQualifiersAndFunctionPointers) {
+  auto Sig = parseSignature(
+      "void scale<128, Pair<int, float> >(float* restrict, Pair<int, float>, void (*)(int, int), double* const)");
+  ASSERT_TRUE(Sig.has_value());
+  ASSERT_EQ(Sig->size(), 4u);
+  EXPECT_TRUE((*Sig)[0].IsPointer);
+  EXPECT_FALSE((*Sig)[1].IsPointer);
+  EXPECT_EQ((*Sig)[1].Type, "Pair<int, float>");
+  EXPECT_FALSE((*Sig)[2].IsPointer); // a function pointer is not a data buffer
+  EXPECT_TRUE((*Sig)[3].IsPointer);
+}
+
+TEST(Signature, FromRealMangledNames) {
+  auto Sig = parseSignature(demangle("_Z6kernelILi4EEvPfPKfi")); // void kernel<4>(float*, float const*, int)
+  ASSERT_TRUE(Sig.has_value());
+  ASSERT_EQ(Sig->size(), 3u);
+  EXPECT_TRUE((*Sig)[0].IsPointer);
+  EXPECT_TRUE((*Sig)[1].IsPointer);
+  EXPECT_FALSE((*Sig)[2].IsPointer);
+  auto Anon = parseSignature(demangle("_ZN12_GLOBAL__N_13fooEPi")); // (anonymous namespace)::foo(int*)
+  ASSERT_TRUE(Anon.has_value());
+  ASSERT_EQ(Anon->size(), 1u);
+  EXPECT_TRUE((*Anon)[0].IsPointer);
+}
+
+TEST(Signature, NoParametersAndNoSignature) {
+  auto Empty = parseSignature("k()");
+  ASSERT_TRUE(Empty.has_value());
+  EXPECT_TRUE(Empty->empty());
+  EXPECT_FALSE(parseSignature("plain_c_kernel").has_value());
+  EXPECT_FALSE(parseSignature("broken(int, float*").has_value());
+  EXPECT_FALSE(parseSignature("k(int,, float*)").has_value());
+}
+
+TEST(Lists, SplitAndTargets) {
+  EXPECT_EQ(splitList(" a, ,b ,c"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_TRUE(splitList("").empty());
+  std::vector<std::string> T = splitList("saxpy,gemm");
+  EXPECT_TRUE(matchesTarget(T, "saxpy(int, float, float const*, float*)"));
+  EXPECT_TRUE(matchesTarget(T, "void gemm_tiled<16>(float*)"));
+  EXPECT_FALSE(matchesTarget(T, "reduce(float*)"));
+  EXPECT_FALSE(matchesTarget({}, "saxpy(int)"));
+}
+
+TEST(Poison, ArgsParsing) {
+  std::string Err;
+  auto Spec = parsePoisonArgs("1, saxpy:3", Err);
+  ASSERT_TRUE(Spec.has_value()) << Err;
+  ASSERT_EQ(Spec->size(), 2u);
+  EXPECT_TRUE(shouldPoison(*Spec, "gemm(float*, float*)", 1));
+  EXPECT_FALSE(shouldPoison(*Spec, "gemm(float*, float*, int, float*)", 3));
+  EXPECT_TRUE(shouldPoison(*Spec, "saxpy(int, float, float const*, float*)", 3));
+  EXPECT_FALSE(shouldPoison(*Spec, "saxpy(int, float, float const*, float*)", 2));
+  auto None = parsePoisonArgs("", Err);
+  ASSERT_TRUE(None.has_value());
+  EXPECT_TRUE(None->empty());
+}
+
+TEST(Poison, ArgsErrorsNameTheEntry) {
+  std::string Err;
+  EXPECT_FALSE(parsePoisonArgs("1,x", Err).has_value());
+  EXPECT_NE(Err.find("'x'"), std::string::npos) << Err;
+  Err.clear();
+  EXPECT_FALSE(parsePoisonArgs(":2", Err).has_value());
+  EXPECT_NE(Err.find("empty kernel name"), std::string::npos) << Err;
+  Err.clear();
+  EXPECT_FALSE(parsePoisonArgs("k:-1", Err).has_value());
+  EXPECT_NE(Err.find("k:-1"), std::string::npos) << Err;
+}
+
+TEST(Poison, Mode) {
+  std::string Err;
+  EXPECT_EQ(parsePoisonMode("nan", Err), std::optional<uint8_t>(0xFF));
+  EXPECT_EQ(parsePoisonMode("sentinel", Err), std::optional<uint8_t>(0xA5));
+  EXPECT_FALSE(parsePoisonMode("", Err).has_value());
+  EXPECT_FALSE(parsePoisonMode("none", Err).has_value());
+  EXPECT_TRUE(Err.empty());
+  EXPECT_FALSE(parsePoisonMode("zeros", Err).has_value());
+  EXPECT_NE(Err.find("zeros"), std::string::npos);
+  // 0xFF bytes are a NaN in both float widths.
+  float F;
+  double D;
+  std::memset(&F, 0xFF, sizeof(F));
+  std::memset(&D, 0xFF, sizeof(D));
+  EXPECT_NE(F, F);
+  EXPECT_NE(D, D);
+}
+
+TEST(Paths, OutputAndDumps) {
+  EXPECT_EQ(expandOutputPath("/tmp/run.%p.json", 42), "/tmp/run.42.json");
+  EXPECT_EQ(expandOutputPath("/tmp/100%%.json", 42), "/tmp/100%.json");
+  EXPECT_EQ(expandOutputPath("/tmp/a%", 42), "/tmp/a%");
+  EXPECT_EQ(dumpFileName("/tmp/x/run.json", 3, 1), "run.json.k3.a1.bin");
+  EXPECT_EQ(dumpFileName("run.json", 0, 0), "run.json.k0.a0.bin");
+  EXPECT_EQ(directoryOf("/tmp/x/run.json"), "/tmp/x");
+  EXPECT_EQ(directoryOf("run.json"), ".");
+  EXPECT_EQ(directoryOf("/run.json"), "/");
+}
+
+TEST(Numbers, ParseUnsigned) {
+  EXPECT_EQ(parseUnsigned("1000"), std::optional<uint64_t>(1000));
+  EXPECT_EQ(parseUnsigned(" 7 "), std::optional<uint64_t>(7));
+  EXPECT_FALSE(parseUnsigned("").has_value());
+  EXPECT_FALSE(parseUnsigned("1e3").has_value());
+  EXPECT_FALSE(parseUnsigned("-1").has_value());
+  EXPECT_FALSE(parseUnsigned("99999999999999999999999").has_value());
+}
+
+TEST(Allocations, FindInsertErase) {
+  AllocationMap M;
+  M.insert(0x1000, 0x100);
+  M.insert(0x2000, 0x10);
+  M.insert(0x3000, 0); // ignored
+  EXPECT_EQ(M.size(), 2u);
+  auto R = M.find(0x10ff);
+  ASSERT_TRUE(R.has_value());
+  EXPECT_EQ(R->Base, 0x1000u);
+  EXPECT_EQ(R->Size, 0x100u);
+  EXPECT_FALSE(M.find(0x1100).has_value()); // one past the end
+  EXPECT_FALSE(M.find(0xfff).has_value());
+  EXPECT_TRUE(M.find(0x2000).has_value());
+  EXPECT_FALSE(M.find(0x3000).has_value());
+  EXPECT_TRUE(M.erase(0x1000));
+  EXPECT_FALSE(M.erase(0x1000));
+  EXPECT_FALSE(M.find(0x1010).has_value());
+  M.insert(0x2000, 0x40); // re-allocation at the same base replaces the size
+  ASSERT_TRUE(M.find(0x203f).has_value());
+  EXPECT_EQ(M.find(0x203f)->Size, 0x40u);
+}

@@ -1,0 +1,187 @@
+//===- NvmlSampler.cpp - NVML clock/temperature/power sampler -------------===//
+#include "NvmlSampler.h"
+
+#include <chrono>
+#include <dlfcn.h>
+
+namespace kloop {
+namespace cupti {
+namespace {
+
+// The subset of nvml.h that the sampler uses, declared from the NVML API reference
+// (https://docs.nvidia.com/deploy/nvml-api/): every function returns nvmlReturn_t, NVML_SUCCESS == 0;
+// nvmlDevice_t is an opaque pointer; the enum constants are the documented values.
+using nvmlReturn_t = int;
+using nvmlDevice_t = struct nvmlDevice_st *;
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+constexpr int NVML_CLOCK_SM = 1;         // nvmlClockType_t
+constexpr int NVML_CLOCK_MEM = 2;        // nvmlClockType_t
+constexpr int NVML_TEMPERATURE_GPU = 0;  // nvmlTemperatureSensors_t
+
+using InitFn = nvmlReturn_t (*)();
+using ShutdownFn = nvmlReturn_t (*)();
+using ByPciFn = nvmlReturn_t (*)(const char *, nvmlDevice_t *);
+using ClockFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned *);
+using TempFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned *);
+using PowerFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *);
+using ReasonsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
+using ErrorStringFn = const char *(*)(nvmlReturn_t);
+
+struct Nvml {
+  void *Handle = nullptr;
+  InitFn Init = nullptr;
+  ShutdownFn Shutdown = nullptr;
+  ByPciFn ByPci = nullptr;
+  ClockFn Clock = nullptr;
+  TempFn Temp = nullptr;
+  PowerFn Power = nullptr;
+  ReasonsFn Reasons = nullptr;
+  ErrorStringFn ErrorString = nullptr;
+  nvmlDevice_t Device = nullptr;
+
+  std::string describe(nvmlReturn_t R) const {
+    const char *S = ErrorString ? ErrorString(R) : nullptr;
+    return S ? std::string(S) : "NVML error " + std::to_string(R);
+  }
+};
+
+Nvml TheNvml; // Only touched by start() before the thread exists and by the sampling thread.
+
+template <typename T> T sym(void *H, const char *Name) { return reinterpret_cast<T>(dlsym(H, Name)); }
+
+} // namespace
+
+bool NvmlSampler::start(const std::string &PciBusId, uint64_t PeriodUs, std::function<uint64_t()> ClockFnArg,
+                        std::string &Error) {
+  if (Active.load())
+    return true;
+  Nvml &N = TheNvml;
+  N.Handle = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!N.Handle) {
+    const char *E = dlerror();
+    Error = std::string("cannot load libnvidia-ml.so.1: ") + (E ? E : "unknown dlopen error");
+    return false;
+  }
+  N.Init = sym<InitFn>(N.Handle, "nvmlInit_v2");
+  N.Shutdown = sym<ShutdownFn>(N.Handle, "nvmlShutdown");
+  N.ByPci = sym<ByPciFn>(N.Handle, "nvmlDeviceGetHandleByPciBusId_v2");
+  N.Clock = sym<ClockFn>(N.Handle, "nvmlDeviceGetClockInfo");
+  N.Temp = sym<TempFn>(N.Handle, "nvmlDeviceGetTemperature");
+  N.Power = sym<PowerFn>(N.Handle, "nvmlDeviceGetPowerUsage");
+  N.Reasons = sym<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (!N.Reasons)
+    N.Reasons = sym<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  N.ErrorString = sym<ErrorStringFn>(N.Handle, "nvmlErrorString");
+  if (!N.Init || !N.Shutdown || !N.ByPci || !N.Clock || !N.Temp || !N.Power || !N.Reasons) {
+    Error = "libnvidia-ml.so.1 lacks one of nvmlInit_v2, nvmlShutdown, nvmlDeviceGetHandleByPciBusId_v2, "
+            "nvmlDeviceGetClockInfo, nvmlDeviceGetTemperature, nvmlDeviceGetPowerUsage, "
+            "nvmlDeviceGetCurrentClocks{Event,Throttle}Reasons";
+    dlclose(N.Handle);
+    N = Nvml();
+    return false;
+  }
+  nvmlReturn_t R = N.Init();
+  if (R != NVML_SUCCESS) {
+    Error = "nvmlInit_v2 failed: " + N.describe(R);
+    dlclose(N.Handle);
+    N = Nvml();
+    return false;
+  }
+  R = N.ByPci(PciBusId.c_str(), &N.Device);
+  if (R != NVML_SUCCESS) {
+    Error = "nvmlDeviceGetHandleByPciBusId_v2(" + PciBusId + ") failed: " + N.describe(R);
+    N.Shutdown();
+    dlclose(N.Handle);
+    N = Nvml();
+    return false;
+  }
+  Clock = std::move(ClockFnArg);
+  Active.store(true);
+  StopRequested.store(false);
+  sampleOnce();
+  if (PeriodUs > 0)
+    Thread = std::thread([this, PeriodUs] { run(PeriodUs); });
+  return true;
+}
+
+void NvmlSampler::sampleOnce() {
+  Nvml &N = TheNvml;
+  EnvSample S;
+  S.TimeNs = Clock ? Clock() : 0;
+  unsigned V = 0;
+  unsigned Failed = 0;
+  std::vector<std::string> NewErrors;
+  auto Check = [&](nvmlReturn_t R, unsigned Bit, const char *What) {
+    if (R == NVML_SUCCESS)
+      return true;
+    Failed |= Bit;
+    if (!(FailedMask & Bit))
+      NewErrors.push_back(std::string(What) + " failed: " + N.describe(R));
+    return false;
+  };
+  if (Check(N.Clock(N.Device, NVML_CLOCK_SM, &V), 1, "nvmlDeviceGetClockInfo(SM)"))
+    S.SmClockMHz = V;
+  if (Check(N.Clock(N.Device, NVML_CLOCK_MEM, &V), 2, "nvmlDeviceGetClockInfo(MEM)"))
+    S.MemClockMHz = V;
+  if (Check(N.Temp(N.Device, NVML_TEMPERATURE_GPU, &V), 4, "nvmlDeviceGetTemperature"))
+    S.TempC = V;
+  if (Check(N.Power(N.Device, &V), 8, "nvmlDeviceGetPowerUsage"))
+    S.PowerMw = V;
+  unsigned long long Reasons = 0;
+  if (Check(N.Reasons(N.Device, &Reasons), 16, "nvmlDeviceGetCurrentClocksEventReasons"))
+    S.ThrottleReasons = static_cast<int64_t>(Reasons);
+  std::lock_guard<std::mutex> Lock(Mutex);
+  FailedMask |= Failed;
+  for (std::string &E : NewErrors)
+    Errors.push_back(std::move(E));
+  Samples.push_back(S);
+}
+
+void NvmlSampler::run(uint64_t PeriodUs) {
+  auto Next = std::chrono::steady_clock::now();
+  while (!StopRequested.load()) {
+    Next += std::chrono::microseconds(PeriodUs);
+    {
+      std::unique_lock<std::mutex> Lock(Mutex);
+      Wake.wait_until(Lock, Next, [this] { return StopRequested.load(); });
+    }
+    if (StopRequested.load())
+      break;
+    sampleOnce();
+    // After a stall (a descheduled thread), resume the period from now instead of bursting.
+    auto Now = std::chrono::steady_clock::now();
+    if (Now > Next + std::chrono::microseconds(PeriodUs))
+      Next = Now;
+  }
+}
+
+void NvmlSampler::stop() {
+  if (!Active.load())
+    return;
+  {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    StopRequested.store(true);
+  }
+  Wake.notify_all();
+  if (Thread.joinable())
+    Thread.join();
+  sampleOnce();
+  Active.store(false);
+  Nvml &N = TheNvml;
+  N.Shutdown();
+  // libnvidia-ml stays mapped: unloading a driver library at process exit gains nothing.
+  N.Device = nullptr;
+}
+
+std::vector<EnvSample> NvmlSampler::samples() const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return Samples;
+}
+
+std::vector<std::string> NvmlSampler::errors() const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return Errors;
+}
+
+} // namespace cupti
+} // namespace kloop
