@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# GPU self-test of libkloop-cupti.so: builds the test programs of test/Cupti/Inputs with nvcc, runs them with
+# and without CUDA_INJECTION64_PATH, and checks the JSON (launches, NVML samples, capture hashes against
+# host-computed FNV-1a, poisoning, dumps, unchanged program output, injection overhead on a 50 us kernel).
+# Needs only bash, nvcc, python3 and a GPU: no LLVM, no lit. Exits 1 on any failure.
+#
+# usage: tools/kloop-cupti/gpu-selftest.sh [path/to/libkloop-cupti.so]   (default: build/lib/libkloop-cupti.so)
+# env:   CUDA_HOME (default /usr/local/cuda), KLOOP_CUDA_ARCH (default sm_90),
+#        KLOOP_SELFTEST_DIR (work directory; default a fresh mktemp -d), OUT (if set, JSONs are copied there),
+#        KLOOP_MAX_OVERHEAD_PCT (default 2: the issue's bound on a 50 us kernel).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+lib=$(realpath "${1:-$root/build/lib/libkloop-cupti.so}")
+cuda=${CUDA_HOME:-/usr/local/cuda}
+arch=${KLOOP_CUDA_ARCH:-sm_90}
+max_pct=${KLOOP_MAX_OVERHEAD_PCT:-2}
+inputs=$root/test/Cupti/Inputs
+work=${KLOOP_SELFTEST_DIR:-$(mktemp -d)}
+mkdir -p "$work"
+failures=0
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+[ -f "$lib" ] || { echo "FAIL: no library at $lib"; exit 1; }
+nvidia-smi -L >/dev/null 2>&1 || { echo "FAIL: no GPU (nvidia-smi -L)"; exit 1; }
+echo "library: $lib"
+echo "work dir: $work"
+nm -D --defined-only "$lib" | grep -q ' T InitializeInjection$' && pass "exports InitializeInjection" \
+  || fail "InitializeInjection not exported"
+
+"$cuda/bin/nvcc" -O2 -arch="$arch" -o "$work/capture_app" "$inputs/capture_app.cu" -lcuda || { echo "FAIL: nvcc capture_app"; exit 1; }
+"$cuda/bin/nvcc" -O2 -arch="$arch" -o "$work/overhead_app" "$inputs/overhead_app.cu" || { echo "FAIL: nvcc overhead_app"; exit 1; }
+
+targets="saxpy,c_scale,half_writer"
+inject() { # inject OUT_JSON [VAR=VALUE...] -- ARGS...
+  local out=$1; shift
+  local vars=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
+  shift
+  env CUDA_INJECTION64_PATH="$lib" KLOOP_CUPTI_OUT="$out" ${vars[@]+"${vars[@]}"} "$@"
+}
+check() { # check NAME checker-args...
+  local name=$1; shift
+  if python3 "$inputs/check_capture.py" "$@" > "$work/$name.check" 2>&1; then pass "$name"; else fail "$name"; cat "$work/$name.check"; fi
+}
+
+# 1. Reference output without injection.
+"$work/capture_app" > "$work/plain.txt" || fail "capture_app without injection"
+grep -q "y fnv=.* bad=0" "$work/plain.txt" && grep -q "z fnv=.* bad=0" "$work/plain.txt" && grep -q "w fnv=.* nan=0" "$work/plain.txt" \
+  && pass "capture_app computes the expected values" || { fail "capture_app output"; cat "$work/plain.txt"; }
+
+# 2. Captures with dumps: output unchanged, hashes match the host-computed values, dumps hash to the same.
+mkdir -p "$work/dumps"
+inject "$work/dumps/run.json" KLOOP_CUPTI_TARGETS=$targets KLOOP_CUPTI_DUMP=1 -- "$work/capture_app" > "$work/injected.txt" \
+  || fail "capture_app with injection exited non-zero"
+cmp -s "$work/plain.txt" "$work/injected.txt" && pass "program output unchanged under injection (captures on)" \
+  || { fail "program output changed under injection"; diff "$work/plain.txt" "$work/injected.txt"; }
+check captures --mode plain --dumps "$work/dumps/run.json"
+
+# 3. No KLOOP_CUPTI_OUT: the library stays passive and writes nothing.
+mkdir -p "$work/passive"
+(cd "$work/passive" && env CUDA_INJECTION64_PATH="$lib" "$work/capture_app" > "$work/passive.txt") || fail "passive run"
+cmp -s "$work/plain.txt" "$work/passive.txt" && [ -z "$(ls -A "$work/passive")" ] && pass "passive without KLOOP_CUPTI_OUT" \
+  || fail "passive run changed output or wrote files"
+
+# 4. Poisoning catches the kernel that writes only half its output (NaN and sentinel patterns).
+inject "$work/nan.json" KLOOP_CUPTI_TARGETS=$targets KLOOP_CUPTI_POISON=nan KLOOP_CUPTI_POISON_ARGS=half_writer:0 -- \
+  "$work/capture_app" > "$work/nan.txt" || fail "poisoned run exited non-zero"
+grep -q "w fnv=.* nan=2048" "$work/nan.txt" && pass "NaN poison visible in the unwritten half" || { fail "NaN poison"; cat "$work/nan.txt"; }
+check poison-nan --mode nan "$work/nan.json"
+inject "$work/sentinel.json" KLOOP_CUPTI_TARGETS=$targets KLOOP_CUPTI_POISON=sentinel KLOOP_CUPTI_POISON_ARGS=half_writer:0 -- \
+  "$work/capture_app" > /dev/null || fail "sentinel run exited non-zero"
+check poison-sentinel --mode sentinel "$work/sentinel.json"
+
+# 5. cudaDeviceReset before exit: records flushed at context destruction are still written.
+inject "$work/reset.json" KLOOP_CUPTI_TARGETS=$targets -- "$work/capture_app" --reset > "$work/reset.txt" || fail "--reset run"
+check reset --mode plain "$work/reset.json"
+
+# 6. Timing-only run (no targets): launches recorded, nothing captured, no warning.
+inject "$work/timing.json" -- "$work/capture_app" > /dev/null || fail "timing run"
+python3 - "$work/timing.json" <<'EOF' && pass "timing-only run: 5 launches, no captures" || fail "timing-only run"
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = len(d["launches"]) == 5 and d["captures"] == [] and d["errors"] == [] and d["warnings"] == []
+if not ok:
+    print(json.dumps({k: d[k] for k in ("launches", "captures", "errors", "warnings")}, indent=1)[:4000])
+sys.exit(0 if ok else 1)
+EOF
+
+# 7. Overhead on a ~50 us kernel: 5 alternating pairs of 1000-launch batches, median per-launch time.
+plain_t=(); inj_t=()
+for i in 1 2 3 4 5; do
+  plain_t+=("$("$work/overhead_app" 1000 | sed -n 's/per_launch_us=//p')")
+  inj_t+=("$(inject "$work/overhead.json" -- "$work/overhead_app" 1000 | sed -n 's/per_launch_us=//p')")
+done
+python3 - "$max_pct" "$work/overhead.json" "${plain_t[*]}" "${inj_t[*]}" <<'EOF' && pass "injection overhead within bound" || fail "injection overhead"
+import json, statistics, sys
+bound, path = float(sys.argv[1]), sys.argv[2]
+plain = [float(v) for v in sys.argv[3].split()]
+inj = [float(v) for v in sys.argv[4].split()]
+mp, mi = statistics.median(plain), statistics.median(inj)
+d = json.load(open(path))
+launches = len(d["launches"])
+cb = d["overhead"]["wall_ns_in_callbacks"]
+durations = sorted(l["duration_ns"] for l in d["launches"])
+print("overhead: plain %.3f us/launch, injected %.3f us/launch, +%.2f%% (bound %.1f%%)" % (mp, mi, 100 * (mi / mp - 1), bound))
+print("overhead: CUPTI median kernel duration %.3f us over %d launches; %.0f ns in callbacks per launch" % (
+    durations[len(durations) // 2] / 1000.0, launches, cb / max(launches, 1)))
+print("overhead: samples plain %s injected %s" % (plain, inj))
+sys.exit(0 if mi <= mp * (1 + bound / 100) else 1)
+EOF
+
+if [ -n "${OUT:-}" ]; then
+  cp "$work/dumps/run.json" "$OUT/captures.json" 2>/dev/null
+  cp "$work/nan.json" "$work/timing.json" "$work/overhead.json" "$OUT/" 2>/dev/null
+fi
+if [ "$failures" -ne 0 ]; then
+  echo "gpu-selftest: $failures failure(s)"
+  exit 1
+fi
+echo "gpu-selftest: all checks passed"
