@@ -169,6 +169,9 @@ struct State {
   NvmlSampler Sampler;
   std::string NvmlError;
   std::atomic<bool> Finished{false};
+  /// Process that initialised us: a fork()ed child (without exec) inherits the atexit handler but must
+  /// not overwrite its parent's file.
+  long Pid = 0;
 };
 
 /// Never destroyed: CUPTI may call back from its own threads while static destructors run.
@@ -1135,7 +1138,7 @@ void writeOutput() {
 }
 
 void onExit() {
-  if (!G || G->Finished.exchange(true))
+  if (!G || G->Finished.exchange(true) || static_cast<long>(getpid()) != G->Pid)
     return;
   try {
     if (G->Subscriber)
@@ -1176,6 +1179,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     return 1;
   try {
     G = new State;
+    G->Pid = static_cast<long>(getpid());
     std::vector<std::string> Errors;
     G->Cfg = readConfig(Errors);
     if (G->Cfg.OutPath.empty())

@@ -38,7 +38,7 @@ inject() { # inject OUT_JSON [VAR=VALUE...] -- ARGS...
   local vars=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do vars+=("$1"); shift; done
   shift
-  env CUDA_INJECTION64_PATH="$lib" KLOOP_CUPTI_OUT="$out" ${vars[@]+"${vars[@]}"} "$@"
+  timeout 120 env CUDA_INJECTION64_PATH="$lib" KLOOP_CUPTI_OUT="$out" ${vars[@]+"${vars[@]}"} "$@"
 }
 check() { # check NAME checker-args...
   local name=$1; shift
@@ -46,7 +46,7 @@ check() { # check NAME checker-args...
 }
 
 # 1. Reference output without injection.
-"$work/capture_app" > "$work/plain.txt" || fail "capture_app without injection"
+timeout 120 "$work/capture_app" > "$work/plain.txt" || fail "capture_app without injection"
 grep -q "y fnv=.* bad=0" "$work/plain.txt" && grep -q "z fnv=.* bad=0" "$work/plain.txt" && grep -q "w fnv=.* nan=0" "$work/plain.txt" \
   && pass "capture_app computes the expected values" || { fail "capture_app output"; cat "$work/plain.txt"; }
 
@@ -60,7 +60,7 @@ check captures --mode plain --dumps "$work/dumps/run.json"
 
 # 3. No KLOOP_CUPTI_OUT: the library stays passive and writes nothing.
 mkdir -p "$work/passive"
-(cd "$work/passive" && env CUDA_INJECTION64_PATH="$lib" "$work/capture_app" > "$work/passive.txt") || fail "passive run"
+(cd "$work/passive" && timeout 120 env CUDA_INJECTION64_PATH="$lib" "$work/capture_app" > "$work/passive.txt") || fail "passive run"
 cmp -s "$work/plain.txt" "$work/passive.txt" && [ -z "$(ls -A "$work/passive")" ] && pass "passive without KLOOP_CUPTI_OUT" \
   || fail "passive run changed output or wrote files"
 
@@ -91,7 +91,7 @@ EOF
 # 7. Overhead on a ~50 us kernel: 5 alternating pairs of 1000-launch batches, median per-launch time.
 plain_t=(); inj_t=()
 for i in 1 2 3 4 5; do
-  plain_t+=("$("$work/overhead_app" 1000 | sed -n 's/per_launch_us=//p')")
+  plain_t+=("$(timeout 120 "$work/overhead_app" 1000 | sed -n 's/per_launch_us=//p')")
   inj_t+=("$(inject "$work/overhead.json" -- "$work/overhead_app" 1000 | sed -n 's/per_launch_us=//p')")
 done
 python3 - "$max_pct" "$work/overhead.json" "${plain_t[*]}" "${inj_t[*]}" <<'EOF' && pass "injection overhead within bound" || fail "injection overhead"
