@@ -25,6 +25,12 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 [ -f "$lib" ] || { echo "FAIL: no library at $lib"; exit 1; }
 nvidia-smi -L >/dev/null 2>&1 || { echo "FAIL: no GPU (nvidia-smi -L)"; exit 1; }
 echo "library: $lib"
+# The driver dlopens the library: an unresolved libcupti would make it skip injection silently.
+if ldd "$lib" | grep -q "not found"; then
+  cupti=$(find "$cuda/" /usr/lib /usr/local -name 'libcupti.so.*' 2>/dev/null | head -1)
+  [ -n "$cupti" ] && export LD_LIBRARY_PATH="$(dirname "$cupti")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  ldd "$lib" | grep -q "not found" && { echo "FAIL: unresolved dependencies:"; ldd "$lib"; exit 1; }
+fi
 echo "work dir: $work"
 nm -D --defined-only "$lib" | grep -q ' T InitializeInjection$' && pass "exports InitializeInjection" \
   || fail "InitializeInjection not exported"
