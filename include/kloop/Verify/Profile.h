@@ -1,0 +1,140 @@
+//===- kloop/Verify/Profile.h - The JSON written by libkloop-cupti.so ------===//
+///
+/// \file
+/// Structs for the profile/capture file written by libkloop-cupti.so (one per
+/// process, named by env KLOOP_CUPTI_OUT; schema "kloop-cupti/1", described in
+/// docs/verify.md) and the reader that validates it.
+///
+/// Required members: "schema" (== "kloop-cupti/1"), "launches" and
+/// "captures" (arrays). Optional: "device", "env_samples" (default empty),
+/// "nvml" (default false), "overhead". In a launch, "seq", "kernel", "grid",
+/// "block", "start_ns", "end_ns" and "duration_ns" are required; in a capture,
+/// "seq", "kernel", "kernel_ordinal", "arg", "bytes" and "hash" are required.
+/// Every other member may be absent; a member that is present must have the
+/// documented type, or reading fails.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_VERIFY_PROFILE_H
+#define KLOOP_VERIFY_PROFILE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace verify {
+
+/// Schema tag this reader accepts.
+inline constexpr const char *ProfileSchema = "kloop-cupti/1";
+
+/// The GPU the profile was taken on ("device").
+struct DeviceInfo {
+  /// e.g. "NVIDIA H200".
+  std::string Name;
+  /// Compute capability, e.g. "9.0".
+  std::string ComputeCapability;
+  /// L2 cache size in bytes.
+  uint64_t L2Bytes = 0;
+};
+
+/// One kernel launch recorded by the CUPTI Activity API ("launches[]").
+struct LaunchRecord {
+  /// Global launch order in the process.
+  uint64_t Seq = 0;
+  /// Mangled kernel name.
+  std::string Kernel;
+  /// Demangled name ("" when absent).
+  std::string Name;
+  /// Grid and block dimensions (x, y, z).
+  std::array<uint64_t, 3> Grid{}, Block{};
+  /// Registers per thread.
+  uint64_t Registers = 0;
+  /// Static and dynamic shared memory per block, bytes.
+  uint64_t StaticSmem = 0, DynamicSmem = 0;
+  /// CUDA stream and context ids as reported by CUPTI.
+  uint64_t Stream = 0, Context = 0;
+  /// GPU timestamps (ns) and duration (ns, end - start).
+  uint64_t StartNs = 0, EndNs = 0, DurationNs = 0;
+};
+
+/// One NVML sample ("env_samples[]").
+struct EnvSample {
+  /// Time of the sample, ns, on the profile's clock.
+  uint64_t TimeNs = 0;
+  /// SM and memory clocks, MHz.
+  uint64_t SmClockMHz = 0, MemClockMHz = 0;
+  /// GPU temperature, degrees Celsius.
+  int64_t TempC = 0;
+  /// Board power, mW.
+  uint64_t PowerMw = 0;
+  /// NVML clocks-event (throttle) reason bit mask; 0 = none.
+  uint64_t ThrottleReasons = 0;
+};
+
+/// The bytes of one pointer argument after one target launch ("captures[]").
+struct CaptureRecord {
+  /// Global launch order of the launch captured.
+  uint64_t Seq = 0;
+  /// Mangled kernel name; demangled name ("" when absent).
+  std::string Kernel, Name;
+  /// Launch count of this kernel before this launch (0, 1, 2, ...).
+  uint64_t KernelOrdinal = 0;
+  /// Index of the kernel argument captured.
+  uint64_t Arg = 0;
+  /// Device address (informational; 0 when absent).
+  uint64_t Ptr = 0;
+  /// Size of the captured buffer, bytes.
+  uint64_t Bytes = 0;
+  /// FNV-1a 64 of the bytes.
+  uint64_t Hash = 0;
+  /// Path of the raw dump, resolved against the JSON's directory; empty when
+  /// the file had "dump": null or no "dump".
+  std::string DumpPath;
+  /// The buffer was poisoned (0xFF or 0xA5 bytes) before the launch.
+  bool Poisoned = false;
+};
+
+/// A whole profile file.
+struct Profile {
+  /// Path the profile was read from ("<memory>" for parseProfile without one).
+  std::string Path;
+  DeviceInfo Device;
+  std::vector<LaunchRecord> Launches;
+  std::vector<EnvSample> EnvSamples;
+  /// True when NVML was available and env_samples is meaningful.
+  bool Nvml = false;
+  std::vector<CaptureRecord> Captures;
+  /// Wall time spent inside the injection library's callbacks, ns.
+  uint64_t OverheadWallNs = 0;
+};
+
+/// Parses the text of a profile. \p Path names the file in error messages and
+/// is the base for relative dump paths.
+/// Errors: invalid JSON; wrong schema; a missing required member or a member
+/// of the wrong type, as "<path>: launches[3].duration_ns: expected a
+/// non-negative integer"; a hash that is not 16 hex digits; two captures with
+/// the same (kernel, kernel_ordinal, arg).
+llvm::Expected<Profile> parseProfile(llvm::StringRef Text,
+                                     llvm::StringRef Path);
+
+/// Reads and parses the file at \p Path. Errors: the file cannot be read,
+/// or any error of parseProfile().
+llvm::Expected<Profile> readProfile(llvm::StringRef Path);
+
+/// FNV-1a 64-bit hash (offset basis 0xcbf29ce484222325, prime
+/// 0x100000001b3; Fowler, Noll, Vo), as computed by libkloop-cupti.so.
+uint64_t fnv1a64(llvm::ArrayRef<uint8_t> Bytes);
+
+/// Reads the dump of \p C. Errors: the capture has no dump, the file cannot be
+/// read, its size differs from C.Bytes, or its FNV-1a 64 differs from C.Hash
+/// (a corrupt or stale dump), each naming the file.
+llvm::Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C);
+
+} // namespace verify
+} // namespace kloop
+
+#endif

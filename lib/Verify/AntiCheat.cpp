@@ -1,0 +1,235 @@
+//===- AntiCheat.cpp - Checks against planted cheats ----------------------===//
+#include "kloop/Verify/AntiCheat.h"
+#include "Elements.h"
+#include "KeyNames.h"
+#include "kloop/Verify/Compare.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <cassert>
+#include <map>
+#include <set>
+#include <tuple>
+
+using namespace llvm;
+
+namespace kloop {
+namespace verify {
+
+StringRef findingKindName(FindingKind K) {
+  switch (K) {
+  case FindingKind::UnwrittenOutput:
+    return "unwritten-output";
+  case FindingKind::NewNaN:
+    return "new-nan";
+  case FindingKind::MissingCapture:
+    return "missing-capture";
+  case FindingKind::ExtraCapture:
+    return "extra-capture";
+  case FindingKind::LaunchCountChanged:
+    return "launch-count-changed";
+  case FindingKind::NewKernel:
+    return "new-kernel";
+  case FindingKind::SizeChanged:
+    return "size-changed";
+  case FindingKind::OtherArgumentChanged:
+    return "other-argument-changed";
+  }
+  return "unknown";
+}
+
+bool isPoisonElement(ArrayRef<uint8_t> E) {
+  if (E.empty())
+    return false;
+  uint8_t First = E.front();
+  if (First != PoisonNaNByte && First != PoisonSentinelByte)
+    return false;
+  for (uint8_t B : E)
+    if (B != First)
+      return false;
+  return true;
+}
+
+uint64_t countLeftPoison(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline,
+                         size_t ElementSize) {
+  assert(ElementSize > 0);
+  assert((Baseline.empty() || Baseline.size() == Candidate.size()) &&
+         "buffer sizes differ");
+  uint64_t N = Candidate.size() / ElementSize, Count = 0;
+  for (uint64_t I = 0; I < N; ++I) {
+    ArrayRef<uint8_t> C = Candidate.slice(I * ElementSize, ElementSize);
+    if (!isPoisonElement(C))
+      continue;
+    if (!Baseline.empty() &&
+        isPoisonElement(Baseline.slice(I * ElementSize, ElementSize)))
+      continue; // the baseline leaves it unwritten too, or it is a real value
+    ++Count;
+  }
+  return Count;
+}
+
+bool hashIsAllPoison(uint64_t Hash, uint64_t Size) {
+  for (uint8_t P : {PoisonNaNByte, PoisonSentinelByte}) {
+    uint64_t H = 0xcbf29ce484222325ULL;
+    for (uint64_t I = 0; I < Size; ++I) {
+      H ^= P;
+      H *= 0x100000001b3ULL;
+    }
+    if (H == Hash)
+      return true;
+  }
+  return false;
+}
+
+uint64_t countNewNaNs(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline,
+                      DType Type, bool SkipPoison) {
+  if (!detail::isFloat(Type))
+    return 0;
+  assert(Baseline.size() == Candidate.size() && "buffer sizes differ");
+  size_t ES = dtypeSize(Type);
+  uint64_t N = Candidate.size() / ES, Count = 0;
+  for (uint64_t I = 0; I < N; ++I) {
+    if (!std::isnan(detail::valueAt(Candidate.data(), I, Type)) ||
+        std::isnan(detail::valueAt(Baseline.data(), I, Type)))
+      continue;
+    if (SkipPoison && isPoisonElement(Candidate.slice(I * ES, ES)))
+      continue;
+    ++Count;
+  }
+  return Count;
+}
+
+std::vector<Finding> checkLaunchCounts(const Profile &Baseline,
+                                       const Profile &Candidate,
+                                       ArrayRef<std::string> TargetKernels) {
+  detail::KeyNamer Keys(Baseline, Candidate);
+  // Key -> (count, a mangled name, a demangled name) per side.
+  struct Count {
+    uint64_t N = 0;
+    std::string Mangled, Demangled;
+  };
+  auto Tally = [&](const Profile &P) {
+    std::map<std::string, Count> M;
+    for (const LaunchRecord &L : P.Launches) {
+      Count &C = M[Keys.key(L.Kernel, L.Name)];
+      ++C.N;
+      C.Mangled = L.Kernel;
+      C.Demangled = L.Name;
+    }
+    return M;
+  };
+  auto B = Tally(Baseline), C = Tally(Candidate);
+  std::vector<Finding> Out;
+  for (const auto &[Key, BC] : B) {
+    bool Target = false;
+    for (const std::string &T : TargetKernels)
+      Target |= kernelMatches(T, BC.Mangled, BC.Demangled);
+    if (!Target)
+      continue;
+    auto It = C.find(Key);
+    uint64_t CN = It == C.end() ? 0 : It->second.N;
+    if (CN == BC.N)
+      continue;
+    Finding F;
+    F.Kind = FindingKind::LaunchCountChanged;
+    F.Kernel = Key;
+    F.Message =
+        formatv("target kernel {0} launched {1} times in the candidate but {2} "
+                "times in the baseline (work moved elsewhere or results "
+                "reused between launches?)",
+                Key, CN, BC.N)
+            .str();
+    Out.push_back(std::move(F));
+  }
+  for (const auto &[Key, CC] : C) {
+    if (B.count(Key))
+      continue;
+    Finding F;
+    F.Kind = FindingKind::NewKernel;
+    F.Kernel = Key;
+    F.Message = formatv("the candidate launches kernel {0} ({1} times) that "
+                        "the baseline never launched: work outside the target "
+                        "kernels is neither verified nor compared",
+                        Key, CC.N)
+                    .str();
+    Out.push_back(std::move(F));
+  }
+  return Out;
+}
+
+namespace {
+
+using LaunchKey = std::tuple<std::string, uint64_t>; // key name, ordinal
+
+std::map<LaunchKey, uint64_t> hashesOf(const Profile &P,
+                                       const detail::KeyNamer &Keys,
+                                       const OutputSpec &S) {
+  std::map<LaunchKey, uint64_t> M;
+  for (const CaptureRecord &C : P.Captures)
+    if (C.Arg == S.Arg && kernelMatches(S.Kernel, C.Kernel, C.Name))
+      M[{Keys.key(C.Kernel, C.Name), C.KernelOrdinal}] = C.Hash;
+  return M;
+}
+
+} // namespace
+
+Expected<std::vector<OutputDeterminism>>
+checkDeterminism(const Profile &RunA, const Profile &RunB,
+                 ArrayRef<OutputSpec> Outputs) {
+  detail::KeyNamer Keys(RunA, RunB);
+  std::vector<OutputDeterminism> Out;
+  for (const OutputSpec &S : Outputs) {
+    OutputDeterminism D;
+    D.Output = formatv("{0} arg {1}", S.Kernel, S.Arg).str();
+    auto A = hashesOf(RunA, Keys, S), B = hashesOf(RunB, Keys, S);
+    if (A.empty())
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("determinism check: output {0} has no capture in {1}",
+                  D.Output, RunA.Path));
+    D.Launches = A.size();
+    for (const auto &[K, H] : A) {
+      auto It = B.find(K);
+      if (It == B.end() || It->second != H)
+        ++D.DifferingLaunches;
+    }
+    for (const auto &[K, H] : B)
+      if (!A.count(K))
+        ++D.DifferingLaunches;
+    D.Deterministic = D.DifferingLaunches == 0;
+    Out.push_back(std::move(D));
+  }
+  return Out;
+}
+
+std::vector<DeterminismComparison>
+compareDeterminism(ArrayRef<OutputDeterminism> Baseline,
+                   ArrayRef<OutputDeterminism> Candidate) {
+  std::vector<DeterminismComparison> Out;
+  for (const OutputDeterminism &B : Baseline) {
+    DeterminismComparison D;
+    D.Output = B.Output;
+    D.BaselineDeterministic = B.Deterministic;
+    const OutputDeterminism *C = nullptr;
+    for (const OutputDeterminism &X : Candidate)
+      if (X.Output == B.Output)
+        C = &X;
+    D.CandidateDeterministic = C && C->Deterministic;
+    D.Regressed = D.BaselineDeterministic && !D.CandidateDeterministic;
+    std::string CandText =
+        !C ? "candidate not checked"
+        : C->Deterministic
+            ? "candidate too"
+            : formatv("candidate not ({0} of {1} launches differ)",
+                      C->DifferingLaunches, C->Launches)
+                  .str();
+    D.Message = formatv("{0}: baseline {1}, {2}", B.Output,
+                        B.Deterministic ? "bitwise deterministic"
+                                        : "not bitwise deterministic",
+                        CandText)
+                    .str();
+    Out.push_back(std::move(D));
+  }
+  return Out;
+}
+
+} // namespace verify
+} // namespace kloop

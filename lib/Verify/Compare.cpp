@@ -1,0 +1,452 @@
+//===- Compare.cpp - Candidate outputs against the baseline ---------------===//
+#include "kloop/Verify/Compare.h"
+#include "Elements.h"
+#include "KeyNames.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <tuple>
+
+using namespace llvm;
+
+namespace kloop {
+namespace verify {
+
+StringRef dtypeName(DType T) {
+  switch (T) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::F16:
+    return "f16";
+  case DType::I32:
+    return "i32";
+  case DType::U8:
+    return "u8";
+  }
+  return "u8";
+}
+
+Expected<DType> parseDType(StringRef Name) {
+  if (Name == "bytes")
+    return DType::U8;
+  for (DType T : {DType::F32, DType::F64, DType::F16, DType::I32, DType::U8})
+    if (Name == dtypeName(T))
+      return T;
+  return createStringError(
+      inconvertibleErrorCode(),
+      formatv("unknown dtype '{0}' (expected f32, f64, f16, i32, u8 or bytes)",
+              Name));
+}
+
+size_t dtypeSize(DType T) {
+  switch (T) {
+  case DType::F32:
+  case DType::I32:
+    return 4;
+  case DType::F64:
+    return 8;
+  case DType::F16:
+    return 2;
+  case DType::U8:
+    return 1;
+  }
+  return 1;
+}
+
+StringRef toleranceKindName(ToleranceKind K) {
+  switch (K) {
+  case ToleranceKind::Abs:
+    return "abs";
+  case ToleranceKind::Rel:
+    return "rel";
+  case ToleranceKind::Ulp:
+    return "ulp";
+  case ToleranceKind::Exact:
+    return "exact";
+  }
+  return "exact";
+}
+
+Expected<ToleranceKind> parseToleranceKind(StringRef Name) {
+  for (ToleranceKind K : {ToleranceKind::Abs, ToleranceKind::Rel,
+                          ToleranceKind::Ulp, ToleranceKind::Exact})
+    if (Name == toleranceKindName(K))
+      return K;
+  return createStringError(
+      inconvertibleErrorCode(),
+      formatv("unknown tolerance kind '{0}' (expected abs, rel, ulp or exact)",
+              Name));
+}
+
+std::string kernelBaseName(StringRef D) {
+  // Find the parameter list: the first '(' outside template arguments.
+  int Depth = 0;
+  size_t Paren = StringRef::npos;
+  for (size_t I = 0; I < D.size(); ++I) {
+    char C = D[I];
+    if (C == '<')
+      ++Depth;
+    else if (C == '>' && Depth > 0)
+      --Depth;
+    else if (C == '(' && Depth == 0) {
+      Paren = I;
+      break;
+    }
+  }
+  if (Paren == StringRef::npos || Paren == 0)
+    return D.str();
+  StringRef Head = D.substr(0, Paren).rtrim();
+  // Strip trailing template arguments.
+  if (Head.ends_with(">")) {
+    int Dep = 0;
+    for (size_t I = Head.size(); I-- > 0;) {
+      if (Head[I] == '>')
+        ++Dep;
+      else if (Head[I] == '<' && --Dep == 0) {
+        Head = Head.substr(0, I).rtrim();
+        break;
+      }
+    }
+  }
+  // Drop qualifiers and the return type.
+  size_t Colon = Head.rfind("::");
+  if (Colon != StringRef::npos)
+    Head = Head.substr(Colon + 2);
+  size_t Space = Head.find_last_of(" *&");
+  if (Space != StringRef::npos)
+    Head = Head.substr(Space + 1);
+  return Head.empty() ? D.str() : Head.str();
+}
+
+bool kernelMatches(StringRef Spec, StringRef Mangled, StringRef Demangled) {
+  if (Spec.empty())
+    return false;
+  if (Spec == Mangled || Spec == Demangled)
+    return true;
+  if (!Demangled.empty() && Spec == kernelBaseName(Demangled))
+    return true;
+  return false;
+}
+
+Expected<BufferComparison> compareBuffers(ArrayRef<uint8_t> B,
+                                          ArrayRef<uint8_t> C, DType T,
+                                          Tolerance Tol,
+                                          bool CandidatePoisoned) {
+  size_t ES = dtypeSize(T);
+  if (B.size() != C.size())
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("buffer sizes differ: baseline {0} bytes, candidate {1} bytes",
+                B.size(), C.size()));
+  if (B.size() % ES)
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("buffer of {0} bytes is not a whole number of {1} elements",
+                B.size(), dtypeName(T)));
+  BufferComparison R;
+  R.Elements = B.size() / ES;
+  bool Float = detail::isFloat(T);
+  for (uint64_t I = 0; I < R.Elements; ++I) {
+    double BV = detail::valueAt(B.data(), I, T);
+    double CV = detail::valueAt(C.data(), I, T);
+    bool BitEqual = std::memcmp(B.data() + I * ES, C.data() + I * ES, ES) == 0;
+    // Error statistics over pairs of finite values.
+    uint64_t Ulp = 0;
+    if (std::isfinite(BV) && std::isfinite(CV) && BV != CV) {
+      double Abs = std::fabs(CV - BV);
+      double Rel = Abs / std::max(std::fabs(BV), std::fabs(CV));
+      R.MaxAbsError = std::max(R.MaxAbsError, Abs);
+      R.MaxRelError = std::max(R.MaxRelError, Rel);
+      if (Float) {
+        uint64_t OB = detail::orderedBits(B.data(), I, T);
+        uint64_t OC = detail::orderedBits(C.data(), I, T);
+        Ulp = OB > OC ? OB - OC : OC - OB;
+      } else {
+        Ulp = static_cast<uint64_t>(Abs);
+      }
+      R.MaxUlpError = std::max(R.MaxUlpError, Ulp);
+    }
+    bool Ok = false;
+    if (Tol.Kind == ToleranceKind::Exact || BitEqual) {
+      Ok = BitEqual;
+    } else if (std::isnan(BV) || std::isnan(CV)) {
+      Ok = std::isnan(BV) && std::isnan(CV);
+    } else if (BV == CV) {
+      Ok = true; // includes +0/-0 and equal infinities
+    } else if (!std::isfinite(BV) || !std::isfinite(CV)) {
+      Ok = false;
+    } else {
+      double Abs = std::fabs(CV - BV);
+      switch (Tol.Kind) {
+      case ToleranceKind::Abs:
+        Ok = Abs <= Tol.Value;
+        break;
+      case ToleranceKind::Rel:
+        Ok = Abs <= Tol.Value * std::max(std::fabs(BV), std::fabs(CV));
+        break;
+      case ToleranceKind::Ulp:
+        Ok = static_cast<double>(Ulp) <= Tol.Value;
+        break;
+      case ToleranceKind::Exact:
+        Ok = BitEqual;
+        break;
+      }
+    }
+    if (!Ok) {
+      if (!R.FirstMismatch) {
+        R.FirstMismatch = I;
+        R.FirstBaseline = BV;
+        R.FirstCandidate = CV;
+      }
+      ++R.Mismatched;
+    }
+  }
+  if (CandidatePoisoned)
+    R.Poison = countLeftPoison(C, B, ES);
+  R.NewNaNs = countNewNaNs(C, B, T, CandidatePoisoned);
+  return R;
+}
+
+namespace {
+
+std::string launchName(const std::string &Kernel, uint64_t Ordinal,
+                       uint64_t Arg) {
+  return formatv("{0} #{1} arg {2}", Kernel, Ordinal, Arg).str();
+}
+
+/// printf-style %g (formatv has no shortest-form style for doubles).
+std::string num(double V, int Precision = 6) {
+  char Buf[64];
+  snprintf(Buf, sizeof Buf, "%.*g", Precision, V);
+  return Buf;
+}
+
+std::string toleranceText(const Tolerance &T) {
+  if (T.Kind == ToleranceKind::Exact)
+    return "exact";
+  return (toleranceKindName(T.Kind) + " " + num(T.Value)).str();
+}
+
+using Key = std::tuple<std::string, uint64_t, uint64_t>; // name, ordinal, arg
+
+} // namespace
+
+Expected<CompareReport> compareProfiles(const Profile &Baseline,
+                                        const Profile &Candidate,
+                                        ArrayRef<OutputSpec> Outputs,
+                                        ArrayRef<std::string> TargetKernels) {
+  if (Outputs.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "compare: no outputs declared; nothing would be "
+                             "verified");
+  detail::KeyNamer Keys(Baseline, Candidate);
+  auto keyOf = [&](const CaptureRecord &C) {
+    return Key{Keys.key(C.Kernel, C.Name), C.KernelOrdinal, C.Arg};
+  };
+  std::map<Key, const CaptureRecord *> CandIndex;
+  for (const CaptureRecord &C : Candidate.Captures)
+    CandIndex[keyOf(C)] = &C;
+
+  CompareReport R;
+  std::vector<std::string> Problems;
+  auto addFinding = [&](FindingKind K, const Key &At, std::string Msg,
+                        bool Fatal = true) {
+    Finding F;
+    F.Kind = K;
+    F.Fatal = Fatal;
+    F.Kernel = std::get<0>(At);
+    F.KernelOrdinal = std::get<1>(At);
+    F.Arg = std::get<2>(At);
+    F.Message = std::move(Msg);
+    if (Fatal)
+      Problems.push_back(F.Message);
+    R.Findings.push_back(std::move(F));
+  };
+
+  auto specFor = [&](const CaptureRecord &C) -> const OutputSpec * {
+    for (const OutputSpec &S : Outputs)
+      if (S.Arg == C.Arg && kernelMatches(S.Kernel, C.Kernel, C.Name))
+        return &S;
+    return nullptr;
+  };
+
+  std::vector<bool> SpecSeen(Outputs.size(), false);
+  uint64_t ByDumps = 0;
+  for (const CaptureRecord &BC : Baseline.Captures) {
+    const OutputSpec *S = specFor(BC);
+    Key K = keyOf(BC);
+    std::string Where = launchName(std::get<0>(K), BC.KernelOrdinal, BC.Arg);
+    auto It = CandIndex.find(K);
+    if (!S) {
+      // Not a checked output: inputs and workspaces. A bitwise difference is
+      // worth a note, not a refusal.
+      if (It != CandIndex.end() && It->second->Hash != BC.Hash)
+        addFinding(FindingKind::OtherArgumentChanged, K,
+                   Where + ": argument is not a declared output but its "
+                           "bytes differ from the baseline's",
+                   /*Fatal=*/false);
+      continue;
+    }
+    SpecSeen[S - Outputs.data()] = true;
+    LaunchComparison L;
+    L.Kernel = std::get<0>(K);
+    L.KernelOrdinal = BC.KernelOrdinal;
+    L.Arg = BC.Arg;
+    L.BaselineSeq = BC.Seq;
+    if (It == CandIndex.end()) {
+      L.Method = CompareMethod::Missing;
+      L.Message = Where + ": capture missing in the candidate (kernel "
+                          "launched fewer times, or the output not passed)";
+      addFinding(FindingKind::MissingCapture, K, L.Message);
+      ++R.Mismatched;
+      R.Launches.push_back(std::move(L));
+      continue;
+    }
+    const CaptureRecord &CC = *It->second;
+    L.CandidateSeq = CC.Seq;
+    if (CC.Bytes != BC.Bytes) {
+      L.Method = CompareMethod::Hashes;
+      L.Message = formatv("{0}: buffer size changed from {1} to {2} bytes",
+                          Where, BC.Bytes, CC.Bytes)
+                      .str();
+      addFinding(FindingKind::SizeChanged, K, L.Message);
+    } else if (!BC.DumpPath.empty() && !CC.DumpPath.empty()) {
+      auto BB = readDump(BC);
+      if (!BB)
+        return BB.takeError();
+      auto CB = readDump(CC);
+      if (!CB)
+        return CB.takeError();
+      auto St = compareBuffers(*BB, *CB, S->Type, S->Tol, CC.Poisoned);
+      if (!St)
+        return createStringError(inconvertibleErrorCode(),
+                                 Where + ": " + toString(St.takeError()));
+      L.Method = CompareMethod::Dumps;
+      ++ByDumps;
+      L.Matched = St->Mismatched == 0;
+      if (L.Matched)
+        L.Message = formatv("{0}: {1} {2} elements within {3} (max abs error "
+                            "{4}, max rel error {5}, max ulp {6})",
+                            Where, St->Elements, dtypeName(S->Type),
+                            toleranceText(S->Tol), num(St->MaxAbsError, 3),
+                            num(St->MaxRelError, 3), St->MaxUlpError)
+                        .str();
+      else
+        L.Message =
+            formatv("{0}: {1} of {2} {3} elements outside {4} (max abs error "
+                    "{5}, max rel error {6}, max ulp {7}; first at [{8}]: "
+                    "baseline {9} vs candidate {10})",
+                    Where, St->Mismatched, St->Elements, dtypeName(S->Type),
+                    toleranceText(S->Tol), num(St->MaxAbsError, 3),
+                    num(St->MaxRelError, 3), St->MaxUlpError,
+                    *St->FirstMismatch, num(St->FirstBaseline, 9),
+                    num(St->FirstCandidate, 9))
+                .str();
+      if (St->Poison)
+        addFinding(FindingKind::UnwrittenOutput, K,
+                   formatv("{0}: output not fully written: {1} of {2} "
+                           "elements still poison",
+                           Where, St->Poison, St->Elements)
+                       .str());
+      if (St->NewNaNs)
+        addFinding(FindingKind::NewNaN, K,
+                   formatv("{0}: {1} of {2} elements are NaN where the "
+                           "baseline has a number",
+                           Where, St->NewNaNs, St->Elements)
+                       .str());
+      L.Stats = *St;
+    } else {
+      L.Method = CompareMethod::Hashes;
+      L.Matched = CC.Hash == BC.Hash;
+      if (L.Matched)
+        L.Message = Where + ": bitwise equal (hashes match)";
+      else if (S->Tol.Kind == ToleranceKind::Exact)
+        L.Message = Where + ": bitwise different (hashes differ)";
+      else
+        L.Message = Where + ": hashes differ and a dump is missing: without "
+                            "dumps only a bitwise (exact) comparison is "
+                            "possible, so the " +
+                    toleranceText(S->Tol) +
+                    " tolerance cannot be applied (rerun with "
+                    "KLOOP_CUPTI_DUMP=1)";
+      uint64_t Elements = CC.Bytes / dtypeSize(S->Type);
+      if (!L.Matched && CC.Poisoned && CC.Bytes > 0 &&
+          hashIsAllPoison(CC.Hash, CC.Bytes) &&
+          !hashIsAllPoison(BC.Hash, BC.Bytes))
+        addFinding(FindingKind::UnwrittenOutput, K,
+                   formatv("{0}: output not fully written: {1} of {1} "
+                           "elements still poison (seen from the hash)",
+                           Where, Elements)
+                       .str());
+    }
+    if (L.Matched)
+      ++R.Matched;
+    else {
+      ++R.Mismatched;
+      Problems.push_back(L.Message);
+    }
+    R.Launches.push_back(std::move(L));
+  }
+
+  for (size_t I = 0; I < Outputs.size(); ++I)
+    if (!SpecSeen[I])
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("compare: output {0} arg {1} has no capture in the baseline "
+                  "{2}; the check would be vacuous (is the kernel a target in "
+                  "KLOOP_CUPTI_TARGETS?)",
+                  Outputs[I].Kernel, Outputs[I].Arg, Baseline.Path));
+
+  // Candidate captures of checked outputs that the baseline does not have.
+  std::map<Key, bool> BaseKeys;
+  for (const CaptureRecord &BC : Baseline.Captures)
+    BaseKeys[keyOf(BC)] = true;
+  for (const CaptureRecord &CC : Candidate.Captures) {
+    Key K = keyOf(CC);
+    if (specFor(CC) && !BaseKeys.count(K))
+      addFinding(FindingKind::ExtraCapture, K,
+                 launchName(std::get<0>(K), CC.KernelOrdinal, CC.Arg) +
+                     ": captured in the candidate but not in the baseline "
+                     "(kernel launched more times)");
+  }
+
+  std::vector<std::string> Targets(TargetKernels.begin(), TargetKernels.end());
+  if (Targets.empty())
+    for (const OutputSpec &S : Outputs)
+      Targets.push_back(S.Kernel);
+  for (Finding &F : checkLaunchCounts(Baseline, Candidate, Targets)) {
+    Problems.push_back(F.Message);
+    R.Findings.push_back(std::move(F));
+  }
+
+  R.Passed = Problems.empty();
+  if (R.Passed)
+    R.Explanation = formatv("outputs match: {0} launch captures of {1} "
+                            "output(s) ({2} compared element-wise from dumps, "
+                            "{3} by hash)",
+                            R.Matched, Outputs.size(), ByDumps,
+                            R.Matched - ByDumps)
+                        .str();
+  else {
+    // Deduplicate while keeping order; cap the list so the text stays
+    // readable.
+    std::vector<std::string> Uniq;
+    for (const std::string &P : Problems)
+      if (std::find(Uniq.begin(), Uniq.end(), P) == Uniq.end())
+        Uniq.push_back(P);
+    size_t Shown = std::min<size_t>(Uniq.size(), 5);
+    std::string Text = join(Uniq.begin(), Uniq.begin() + Shown, "; ");
+    if (Uniq.size() > Shown)
+      Text += formatv("; and {0} more", Uniq.size() - Shown).str();
+    R.Explanation = formatv("outputs differ: {0}", Text).str();
+  }
+  return R;
+}
+
+} // namespace verify
+} // namespace kloop

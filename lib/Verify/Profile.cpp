@@ -1,0 +1,374 @@
+//===- Profile.cpp - Read the JSON written by libkloop-cupti.so -----------===//
+#include "kloop/Verify/Profile.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include <map>
+#include <nlohmann/json.hpp>
+#include <tuple>
+
+using namespace llvm;
+using nlohmann::json;
+
+namespace kloop {
+namespace verify {
+
+uint64_t fnv1a64(ArrayRef<uint8_t> Bytes) {
+  uint64_t H = 0xcbf29ce484222325ULL;
+  for (uint8_t B : Bytes) {
+    H ^= B;
+    H *= 0x100000001b3ULL;
+  }
+  return H;
+}
+
+namespace {
+
+/// Reads members of one JSON document, prefixing errors with the file name.
+class Reader {
+public:
+  explicit Reader(StringRef File) : File(File.str()) {}
+
+  Error error(const std::string &Field, const Twine &What) const {
+    return createStringError(inconvertibleErrorCode(),
+                             File + ": " + Field + ": " + What);
+  }
+
+  static std::string child(const std::string &Path, StringRef Key) {
+    return Path.empty() ? Key.str() : Path + "." + Key.str();
+  }
+
+  /// Member Key of object J; nullptr when absent and !Required.
+  Expected<const json *> get(const json &J, StringRef Key,
+                             const std::string &Path, bool Required) const {
+    if (!J.is_object())
+      return error(Path.empty() ? "<root>" : Path, "expected an object");
+    auto It = J.find(Key.str());
+    if (It == J.end()) {
+      if (Required)
+        return error(child(Path, Key), "missing");
+      return nullptr;
+    }
+    return &*It;
+  }
+
+  Error u64(const json &J, StringRef Key, const std::string &Path,
+            uint64_t &Out, bool Required = true) const {
+    auto M = get(J, Key, Path, Required);
+    if (!M)
+      return M.takeError();
+    if (!*M)
+      return Error::success();
+    if (!(*M)->is_number_unsigned())
+      return error(child(Path, Key), "expected a non-negative integer");
+    Out = (*M)->get<uint64_t>();
+    return Error::success();
+  }
+
+  Error i64(const json &J, StringRef Key, const std::string &Path,
+            int64_t &Out, bool Required = true) const {
+    auto M = get(J, Key, Path, Required);
+    if (!M)
+      return M.takeError();
+    if (!*M)
+      return Error::success();
+    if (!(*M)->is_number_integer())
+      return error(child(Path, Key), "expected an integer");
+    Out = (*M)->get<int64_t>();
+    return Error::success();
+  }
+
+  Error str(const json &J, StringRef Key, const std::string &Path,
+            std::string &Out, bool Required = true) const {
+    auto M = get(J, Key, Path, Required);
+    if (!M)
+      return M.takeError();
+    if (!*M)
+      return Error::success();
+    if (!(*M)->is_string())
+      return error(child(Path, Key), "expected a string");
+    Out = (*M)->get<std::string>();
+    return Error::success();
+  }
+
+  Error boolean(const json &J, StringRef Key, const std::string &Path,
+                bool &Out, bool Required = true) const {
+    auto M = get(J, Key, Path, Required);
+    if (!M)
+      return M.takeError();
+    if (!*M)
+      return Error::success();
+    if (!(*M)->is_boolean())
+      return error(child(Path, Key), "expected true or false");
+    Out = (*M)->get<bool>();
+    return Error::success();
+  }
+
+  Error dim3(const json &J, StringRef Key, const std::string &Path,
+             std::array<uint64_t, 3> &Out) const {
+    auto M = get(J, Key, Path, /*Required=*/true);
+    if (!M)
+      return M.takeError();
+    const json &A = **M;
+    if (!A.is_array() || A.size() != 3)
+      return error(child(Path, Key),
+                   "expected an array of 3 non-negative integers");
+    for (size_t I = 0; I < 3; ++I) {
+      if (!A[I].is_number_unsigned())
+        return error(child(Path, Key),
+                     "expected an array of 3 non-negative integers");
+      Out[I] = A[I].get<uint64_t>();
+    }
+    return Error::success();
+  }
+
+  /// Member Key as an array (required) or empty when optional and absent.
+  Expected<const json *> array(const json &J, StringRef Key,
+                               const std::string &Path, bool Required) const {
+    auto M = get(J, Key, Path, Required);
+    if (!M)
+      return M.takeError();
+    if (*M && !(*M)->is_array())
+      return error(child(Path, Key), "expected an array");
+    return *M;
+  }
+
+  std::string File;
+};
+
+/// Parses "0x..." or plain hex.
+bool parseHex(StringRef S, uint64_t &Out) {
+  S.consume_front("0x") || S.consume_front("0X");
+  if (S.empty() || S.size() > 16)
+    return false;
+  return !S.getAsInteger(16, Out);
+}
+
+Error parseLaunch(const Reader &R, const json &J, const std::string &P,
+                  LaunchRecord &L) {
+  if (Error E = R.u64(J, "seq", P, L.Seq))
+    return E;
+  if (Error E = R.str(J, "kernel", P, L.Kernel))
+    return E;
+  if (Error E = R.str(J, "name", P, L.Name, false))
+    return E;
+  if (Error E = R.dim3(J, "grid", P, L.Grid))
+    return E;
+  if (Error E = R.dim3(J, "block", P, L.Block))
+    return E;
+  if (Error E = R.u64(J, "registers", P, L.Registers, false))
+    return E;
+  if (Error E = R.u64(J, "static_smem", P, L.StaticSmem, false))
+    return E;
+  if (Error E = R.u64(J, "dynamic_smem", P, L.DynamicSmem, false))
+    return E;
+  if (Error E = R.u64(J, "stream", P, L.Stream, false))
+    return E;
+  if (Error E = R.u64(J, "context", P, L.Context, false))
+    return E;
+  if (Error E = R.u64(J, "start_ns", P, L.StartNs))
+    return E;
+  if (Error E = R.u64(J, "end_ns", P, L.EndNs))
+    return E;
+  if (Error E = R.u64(J, "duration_ns", P, L.DurationNs))
+    return E;
+  return Error::success();
+}
+
+Error parseEnv(const Reader &R, const json &J, const std::string &P,
+               EnvSample &S) {
+  if (Error E = R.u64(J, "t_ns", P, S.TimeNs))
+    return E;
+  if (Error E = R.u64(J, "sm_clock_mhz", P, S.SmClockMHz, false))
+    return E;
+  if (Error E = R.u64(J, "mem_clock_mhz", P, S.MemClockMHz, false))
+    return E;
+  if (Error E = R.i64(J, "temp_c", P, S.TempC, false))
+    return E;
+  if (Error E = R.u64(J, "power_mw", P, S.PowerMw, false))
+    return E;
+  if (Error E = R.u64(J, "throttle_reasons", P, S.ThrottleReasons, false))
+    return E;
+  return Error::success();
+}
+
+Error parseCapture(const Reader &R, const json &J, const std::string &P,
+                   StringRef BaseDir, CaptureRecord &C) {
+  if (Error E = R.u64(J, "seq", P, C.Seq))
+    return E;
+  if (Error E = R.str(J, "kernel", P, C.Kernel))
+    return E;
+  if (Error E = R.str(J, "name", P, C.Name, false))
+    return E;
+  if (Error E = R.u64(J, "kernel_ordinal", P, C.KernelOrdinal))
+    return E;
+  if (Error E = R.u64(J, "arg", P, C.Arg))
+    return E;
+  std::string Ptr;
+  if (Error E = R.str(J, "ptr", P, Ptr, false))
+    return E;
+  if (!Ptr.empty() && !parseHex(Ptr, C.Ptr))
+    return R.error(Reader::child(P, "ptr"),
+                   "expected a hexadecimal address like \"0x7f00\", found \"" +
+                       Ptr + "\"");
+  if (Error E = R.u64(J, "bytes", P, C.Bytes))
+    return E;
+  std::string Hash;
+  if (Error E = R.str(J, "hash", P, Hash))
+    return E;
+  if (Hash.size() != 16 || !all_of(Hash, isHexDigit) || !parseHex(Hash, C.Hash))
+    return R.error(Reader::child(P, "hash"),
+                   "expected 16 hex digits (FNV-1a 64), found \"" + Hash +
+                       "\"");
+  auto Dump = R.get(J, "dump", P, false);
+  if (!Dump)
+    return Dump.takeError();
+  if (*Dump && !(*Dump)->is_null()) {
+    if (!(*Dump)->is_string())
+      return R.error(Reader::child(P, "dump"), "expected a string or null");
+    std::string Rel = (*Dump)->get<std::string>();
+    if (Rel.empty())
+      return R.error(Reader::child(P, "dump"), "empty file name");
+    if (sys::path::is_absolute(Rel)) {
+      C.DumpPath = Rel;
+    } else {
+      SmallString<256> Full(BaseDir);
+      sys::path::append(Full, Rel);
+      C.DumpPath = std::string(Full);
+    }
+  }
+  if (Error E = R.boolean(J, "poisoned", P, C.Poisoned, false))
+    return E;
+  return Error::success();
+}
+
+} // namespace
+
+Expected<Profile> parseProfile(StringRef Text, StringRef Path) {
+  std::string File = Path.empty() ? "<memory>" : Path.str();
+  Reader R(File);
+  json J = json::parse(Text.begin(), Text.end(), nullptr,
+                       /*allow_exceptions=*/false);
+  if (J.is_discarded())
+    return createStringError(inconvertibleErrorCode(),
+                             File + ": not valid JSON");
+  Profile Out;
+  Out.Path = File;
+  std::string Schema;
+  if (Error E = R.str(J, "schema", "", Schema))
+    return E;
+  if (Schema != ProfileSchema)
+    return R.error("schema", formatv("expected \"{0}\", found \"{1}\"",
+                                     ProfileSchema, Schema));
+
+  auto Device = R.get(J, "device", "", false);
+  if (!Device)
+    return Device.takeError();
+  if (*Device) {
+    if (Error E = R.str(**Device, "name", "device", Out.Device.Name, false))
+      return E;
+    if (Error E = R.str(**Device, "cc", "device",
+                        Out.Device.ComputeCapability, false))
+      return E;
+    if (Error E =
+            R.u64(**Device, "l2_bytes", "device", Out.Device.L2Bytes, false))
+      return E;
+  }
+
+  auto Launches = R.array(J, "launches", "", true);
+  if (!Launches)
+    return Launches.takeError();
+  for (size_t I = 0; I < (*Launches)->size(); ++I) {
+    LaunchRecord L;
+    if (Error E = parseLaunch(R, (**Launches)[I],
+                              formatv("launches[{0}]", I).str(), L))
+      return E;
+    Out.Launches.push_back(std::move(L));
+  }
+
+  auto Env = R.array(J, "env_samples", "", false);
+  if (!Env)
+    return Env.takeError();
+  if (*Env)
+    for (size_t I = 0; I < (*Env)->size(); ++I) {
+      EnvSample S;
+      if (Error E =
+              parseEnv(R, (**Env)[I], formatv("env_samples[{0}]", I).str(), S))
+        return E;
+      Out.EnvSamples.push_back(S);
+    }
+  if (Error E = R.boolean(J, "nvml", "", Out.Nvml, false))
+    return E;
+
+  SmallString<256> BaseDir(sys::path::parent_path(File));
+  if (BaseDir.empty())
+    BaseDir = ".";
+  auto Caps = R.array(J, "captures", "", true);
+  if (!Caps)
+    return Caps.takeError();
+  std::map<std::tuple<std::string, uint64_t, uint64_t>, size_t> Seen;
+  for (size_t I = 0; I < (*Caps)->size(); ++I) {
+    CaptureRecord C;
+    std::string P = formatv("captures[{0}]", I).str();
+    if (Error E = parseCapture(R, (**Caps)[I], P, BaseDir, C))
+      return E;
+    auto Key = std::make_tuple(C.Kernel, C.KernelOrdinal, C.Arg);
+    auto [It, New] = Seen.emplace(Key, I);
+    if (!New)
+      return R.error(P, formatv("duplicate capture of kernel {0} ordinal {1} "
+                                "arg {2} (also captures[{3}])",
+                                C.Kernel, C.KernelOrdinal, C.Arg, It->second));
+    Out.Captures.push_back(std::move(C));
+  }
+
+  auto Overhead = R.get(J, "overhead", "", false);
+  if (!Overhead)
+    return Overhead.takeError();
+  if (*Overhead)
+    if (Error E = R.u64(**Overhead, "wall_ns_in_callbacks", "overhead",
+                        Out.OverheadWallNs, false))
+      return E;
+  return Out;
+}
+
+Expected<Profile> readProfile(StringRef Path) {
+  auto Buf = MemoryBuffer::getFile(Path, /*IsText=*/true);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read profile %s: %s",
+                             Path.str().c_str(),
+                             Buf.getError().message().c_str());
+  return parseProfile((*Buf)->getBuffer(), Path);
+}
+
+Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C) {
+  if (C.DumpPath.empty())
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("capture of {0} ordinal {1} arg {2} has no dump", C.Kernel,
+                C.KernelOrdinal, C.Arg));
+  auto Buf = MemoryBuffer::getFile(C.DumpPath, /*IsText=*/false,
+                                   /*RequiresNullTerminator=*/false);
+  if (!Buf)
+    return createStringError(Buf.getError(), "cannot read dump %s: %s",
+                             C.DumpPath.c_str(),
+                             Buf.getError().message().c_str());
+  StringRef Data = (*Buf)->getBuffer();
+  if (Data.size() != C.Bytes)
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("dump {0} has {1} bytes but the capture records {2}",
+                C.DumpPath, Data.size(), C.Bytes));
+  std::vector<uint8_t> Bytes(Data.bytes_begin(), Data.bytes_end());
+  uint64_t H = fnv1a64(Bytes);
+  if (H != C.Hash)
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("dump {0} hashes to {1:x16} but the capture records {2:x16} "
+                "(corrupt or stale dump)",
+                C.DumpPath, H, C.Hash));
+  return Bytes;
+}
+
+} // namespace verify
+} // namespace kloop

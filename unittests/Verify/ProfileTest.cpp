@@ -1,0 +1,193 @@
+//===- ProfileTest.cpp - Tests of the kloop-cupti/1 reader ----------------===//
+#include "kloop/Verify/Profile.h"
+#include "TestProfiles.h"
+#include "gtest/gtest.h"
+
+using namespace kloop::verify;
+using namespace kloop::verify::test;
+using nlohmann::json;
+
+namespace {
+
+bool contains(const std::string &Hay, const std::string &Needle) {
+  return Hay.find(Needle) != std::string::npos;
+}
+
+/// Parses J (as text) and returns the error message ("" on success).
+std::string parseError(const json &J) {
+  auto P = parseProfile(J.dump(), "/tmp/run/out.json");
+  if (P)
+    return "";
+  return llvm::toString(P.takeError());
+}
+
+TEST(Profile, FNV1a64KnownVectors) {
+  // Reference values of the FNV-1a 64-bit hash.
+  EXPECT_EQ(fnv1a64({}), 0xcbf29ce484222325ULL);
+  const uint8_t A[] = {'a'};
+  EXPECT_EQ(fnv1a64(A), 0xaf63dc4c8601ec8cULL);
+  const uint8_t Foobar[] = {'f', 'o', 'o', 'b', 'a', 'r'};
+  EXPECT_EQ(fnv1a64(Foobar), 0x85944171f73967e8ULL);
+}
+
+TEST(Profile, ReadsEveryField) {
+  TempDir D;
+  ProfileBuilder B(D, "base");
+  B.launch("_Z4initPf", "init(float*)", 500);
+  B.capture("_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 0, 3,
+            bytesOf(std::vector<float>{1, 2, 3}));
+  B.J["nvml"] = true;
+  B.J["env_samples"].push_back({{"t_ns", 5},
+                                {"sm_clock_mhz", 1980},
+                                {"mem_clock_mhz", 3201},
+                                {"temp_c", 40},
+                                {"power_mw", 120000},
+                                {"throttle_reasons", 4}});
+  Profile P = B.read();
+  EXPECT_EQ(P.Device.Name, "NVIDIA H200");
+  EXPECT_EQ(P.Device.ComputeCapability, "9.0");
+  EXPECT_EQ(P.Device.L2Bytes, 62914560u);
+  ASSERT_EQ(P.Launches.size(), 2u);
+  EXPECT_EQ(P.Launches[0].Kernel, "_Z4initPf");
+  EXPECT_EQ(P.Launches[0].DurationNs, 500u);
+  EXPECT_EQ(P.Launches[1].Grid[0], 64u);
+  EXPECT_EQ(P.Launches[1].Block[0], 256u);
+  EXPECT_EQ(P.Launches[1].Stream, 7u);
+  ASSERT_EQ(P.EnvSamples.size(), 1u);
+  EXPECT_TRUE(P.Nvml);
+  EXPECT_EQ(P.EnvSamples[0].SmClockMHz, 1980u);
+  EXPECT_EQ(P.EnvSamples[0].ThrottleReasons, 4u);
+  EXPECT_EQ(P.OverheadWallNs, 1234u);
+  ASSERT_EQ(P.Captures.size(), 1u);
+  const CaptureRecord &C = P.Captures[0];
+  EXPECT_EQ(C.Seq, 1u);
+  EXPECT_EQ(C.Arg, 3u);
+  EXPECT_EQ(C.Bytes, 12u);
+  EXPECT_EQ(C.Ptr, 0x7f0000001000ULL);
+  EXPECT_TRUE(C.Poisoned);
+  EXPECT_EQ(C.DumpPath, D.file("base.json.k1.a3.bin"));
+  auto Bytes = readDump(C);
+  ASSERT_TRUE(static_cast<bool>(Bytes)) << llvm::toString(Bytes.takeError());
+  EXPECT_EQ(*Bytes, bytesOf(std::vector<float>{1, 2, 3}));
+}
+
+TEST(Profile, OptionalMembersMayBeAbsent) {
+  json J = {{"schema", "kloop-cupti/1"},
+            {"launches", json::array()},
+            {"captures",
+             {{{"seq", 0},
+               {"kernel", "k"},
+               {"kernel_ordinal", 0},
+               {"arg", 0},
+               {"bytes", 4},
+               {"hash", "0123456789abcdef"},
+               {"dump", nullptr}}}}};
+  auto P = parseProfile(J.dump(), "x.json");
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  EXPECT_FALSE(P->Nvml);
+  EXPECT_TRUE(P->EnvSamples.empty());
+  EXPECT_TRUE(P->Captures[0].DumpPath.empty());
+  EXPECT_FALSE(P->Captures[0].Poisoned);
+  EXPECT_EQ(P->Captures[0].Hash, 0x0123456789abcdefULL);
+}
+
+TEST(Profile, MalformedFilesNameTheFileAndField) {
+  TempDir D;
+  ProfileBuilder B(D, "m");
+  B.capture("_Z1kPf", "k(float*)", 0, 0, bytesOf(std::vector<float>{1}));
+  const json Good = B.J;
+  EXPECT_EQ(parseError(Good), "");
+
+  EXPECT_EQ(parseError(json::array()),
+            "/tmp/run/out.json: <root>: expected an object")
+      << "an array is not a profile";
+  {
+    auto P = parseProfile("{\"schema\": \"kloop-cupti/1\", ", "/tmp/t.json");
+    ASSERT_FALSE(static_cast<bool>(P));
+    EXPECT_EQ(llvm::toString(P.takeError()), "/tmp/t.json: not valid JSON");
+  }
+  json J = Good;
+  J["schema"] = "kloop-cupti/2";
+  EXPECT_TRUE(contains(parseError(J), "/tmp/run/out.json: schema: expected "
+                                      "\"kloop-cupti/1\", found "
+                                      "\"kloop-cupti/2\""));
+  J = Good;
+  J.erase("launches");
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: launches: missing");
+  J = Good;
+  J["launches"][0]["duration_ns"] = -5;
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: launches[0].duration_ns: "
+                           "expected a non-negative integer");
+  J = Good;
+  J["launches"][0]["grid"] = {1, 2};
+  EXPECT_TRUE(contains(parseError(J), "launches[0].grid: expected an array of "
+                                      "3"));
+  J = Good;
+  J["captures"][0]["hash"] = "xyz";
+  EXPECT_TRUE(contains(parseError(J), "captures[0].hash: expected 16 hex "
+                                      "digits"));
+  J = Good;
+  J["captures"][0]["dump"] = 7;
+  EXPECT_TRUE(
+      contains(parseError(J), "captures[0].dump: expected a string or null"));
+  J = Good;
+  J["captures"][0]["ptr"] = "nowhere";
+  EXPECT_TRUE(contains(parseError(J), "captures[0].ptr: expected a "
+                                      "hexadecimal address"));
+  J = Good;
+  J["captures"][0].erase("kernel_ordinal");
+  EXPECT_EQ(parseError(J),
+            "/tmp/run/out.json: captures[0].kernel_ordinal: missing");
+  J = Good;
+  J["captures"].push_back(J["captures"][0]);
+  EXPECT_TRUE(contains(parseError(J), "captures[1]: duplicate capture of "
+                                      "kernel _Z1kPf ordinal 0 arg 0"));
+  J = Good;
+  J["nvml"] = "yes";
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: nvml: expected true or false");
+  J = Good;
+  J["env_samples"] = {{{"sm_clock_mhz", 1}}};
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: env_samples[0].t_ns: missing");
+}
+
+TEST(Profile, UnreadableFile) {
+  TempDir D;
+  auto P = readProfile(D.file("absent.json"));
+  ASSERT_FALSE(static_cast<bool>(P));
+  std::string Msg = llvm::toString(P.takeError());
+  EXPECT_TRUE(contains(Msg, "cannot read profile"));
+  EXPECT_TRUE(contains(Msg, "absent.json"));
+}
+
+TEST(Profile, CorruptOrMissingDumpsAreErrors) {
+  TempDir D;
+  ProfileBuilder B(D, "c");
+  B.capture("_Z1kPf", "k(float*)", 0, 0, bytesOf(std::vector<float>{1, 2}));
+  B.capture("_Z1kPf", "k(float*)", 1, 0, bytesOf(std::vector<float>{3, 4}));
+  B.capture("_Z1kPf", "k(float*)", 2, 0, bytesOf(std::vector<float>{5, 6}));
+  B.capture("_Z1kPf", "k(float*)", 3, 0, bytesOf(std::vector<float>{7}),
+            /*Dump=*/false);
+  Profile P = B.read();
+  // Same size, other bytes: the recorded hash no longer matches.
+  D.write("c.json.k0.a0.bin",
+          llvm::StringRef("\0\0\0\0\0\0\0\0", 8));
+  auto E1 = readDump(P.Captures[0]);
+  ASSERT_FALSE(static_cast<bool>(E1));
+  std::string M1 = llvm::toString(E1.takeError());
+  EXPECT_TRUE(contains(M1, "c.json.k0.a0.bin hashes to"));
+  EXPECT_TRUE(contains(M1, "corrupt or stale dump"));
+  D.write("c.json.k1.a0.bin", "abc");
+  auto E2 = readDump(P.Captures[1]);
+  ASSERT_FALSE(static_cast<bool>(E2));
+  EXPECT_TRUE(contains(llvm::toString(E2.takeError()),
+                       "has 3 bytes but the capture records 8"));
+  llvm::sys::fs::remove(D.file("c.json.k2.a0.bin"));
+  auto E3 = readDump(P.Captures[2]);
+  ASSERT_FALSE(static_cast<bool>(E3));
+  EXPECT_TRUE(contains(llvm::toString(E3.takeError()), "cannot read dump"));
+  auto E4 = readDump(P.Captures[3]);
+  ASSERT_FALSE(static_cast<bool>(E4));
+  EXPECT_TRUE(contains(llvm::toString(E4.takeError()), "has no dump"));
+}
+
+} // namespace
