@@ -51,7 +51,7 @@ struct OutputSpec {
   std::string Kernel;
   /// Zero-based index of the pointer parameter holding the output.
   unsigned Arg = 0;
-  /// Element type: one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64.
+  /// Element type: one of f16 f32 f64 i32 u8 bytes (what kloopVerify compares).
   std::string DType;
   Tolerance Tol;
 };
@@ -162,6 +162,12 @@ struct PlaceholderValues {
 llvm::Expected<std::string> expandCommand(llvm::StringRef Template,
                                           const PlaceholderValues &Values,
                                           llvm::StringRef Field);
+
+/// Like expandCommand but inserts values verbatim (no shell quoting): for
+/// paths such as run.cwd that are used as paths, not shell words.
+llvm::Expected<std::string> expandPath(llvm::StringRef Template,
+                                       const PlaceholderValues &Values,
+                                       llvm::StringRef Field);
 
 /// Names of the placeholders used in \p Template, in order of first use
 /// (same lexical rules as expandCommand).

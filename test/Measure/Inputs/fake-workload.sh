@@ -1,0 +1,35 @@
+#!/bin/sh
+# Stands in for a CUDA workload run under libkloop-cupti.so (no GPU needed):
+#   fake-workload.sh MODE ITERS SEED
+# ok: writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT with one warm-up launch of
+#     saxpy (50 us), then ITERS launches of 1000, 1010, ... ns, one launch of a
+#     non-target kernel, and an NVML sample reporting a power cap (throttle 0x4)
+#     from the start of the last saxpy launch on.
+# Other modes fail the way real workloads do.
+mode=$1; iters=${2:-12}; seed=${3:-0}
+case $mode in
+  exit3) echo "fake: bad argument --n" >&2; exit 3 ;;
+  segv) echo "fake: about to dereference garbage" >&2; kill -SEGV $$ ;;
+  hang) sleep 60; exit 0 ;;
+  noprofile) echo "fake: ran but CUDA was never initialised"; exit 0 ;;
+  nodevice) echo "CUDA error: no CUDA-capable device is detected" >&2; exit 1 ;;
+  corrupt) echo '{"schema": "kloop-cupti/1", "launches": [' > "$KLOOP_CUPTI_OUT"; exit 0 ;;
+  ok) ;;
+  *) echo "fake: unknown mode $mode" >&2; exit 2 ;;
+esac
+echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
+{
+  printf '{"schema": "kloop-cupti/1", "device": {"name": "Fake GPU", "cc": "9.0", "l2_bytes": 1048576},\n "launches": ['
+  i=0
+  total=$((iters + 1))
+  while [ $i -lt $total ]; do
+    if [ $i -eq 0 ]; then d=50000; else d=$((1000 + 10 * (i - 1))); fi
+    start=$((i * 100000)); end=$((start + d))
+    printf '\n  {"seq": %d, "kernel": "_Z5saxpyifPKfPf", "name": "saxpy(int, float, float const*, float*)", "grid": [4096,1,1], "block": [256,1,1], "registers": 16, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1, "start_ns": %d, "end_ns": %d, "duration_ns": %d},' $i $start $end $d
+    i=$((i + 1))
+  done
+  start=$((total * 100000))
+  printf '\n  {"seq": %d, "kernel": "_Z4initPf", "name": "init(float*)", "grid": [1,1,1], "block": [32,1,1], "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1, "start_ns": %d, "end_ns": %d, "duration_ns": 777}' $total $start $((start + 777))
+  printf '],\n "env_samples": [{"t_ns": 0, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 300000, "throttle_reasons": 0},\n  {"t_ns": %d, "sm_clock_mhz": 1700, "mem_clock_mhz": 3201, "temp_c": 60, "power_mw": 700000, "throttle_reasons": 4}],\n' $((iters * 100000))
+  printf ' "nvml": true, "captures": [], "overhead": {"wall_ns_in_callbacks": 5000}}\n'
+} > "$KLOOP_CUPTI_OUT"
