@@ -1,0 +1,77 @@
+//===- kloop/Propose/CommandProposer.h - Proposals from any executable ----===//
+///
+/// \file
+/// Runs an executable (a coding agent, a script, a search tool), writes the
+/// prompt context JSON to its stdin, closes stdin, and reads one proposal
+/// (a JSON object, optionally in one ```json fence) from its stdout.
+///
+/// The process runs in its own process group; on timeout the whole group is
+/// sent SIGKILL, so helpers it spawned die with it. A command may report what
+/// it used in a top-level "provenance" object of its reply (keys: model, seed,
+/// temperature, tokens_in, tokens_out, cost_usd); those fill Provenance, and
+/// the object stays in the reply.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_PROPOSE_COMMANDPROPOSER_H
+#define KLOOP_PROPOSE_COMMANDPROPOSER_H
+
+#include "kloop/Propose/Proposer.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kloop {
+
+/// How to run the command.
+struct CommandConfig {
+  /// argv; Argv[0] is looked up in PATH when it has no '/'.
+  std::vector<std::string> Argv;
+  /// Wall-clock limit; the process group is killed when it passes.
+  std::chrono::milliseconds Timeout{600000};
+  /// Working directory of the command; "" = kloop's.
+  std::string WorkingDir;
+  /// Stdout beyond this many bytes is an error (the command is killed).
+  size_t MaxOutputBytes = 16u << 20;
+};
+
+/// Result of running a process to completion (exposed for tests and for other
+/// components that run helper commands).
+struct CommandResult {
+  int ExitCode = -1;      ///< exit status; -1 if killed by a signal
+  int Signal = 0;         ///< terminating signal, 0 if it exited
+  bool TimedOut = false;  ///< killed because the timeout passed
+  bool OutputTooLarge = false; ///< killed because stdout exceeded the limit
+  std::string Stdout, Stderr;
+  int64_t WallMs = 0;
+};
+
+/// Runs \p C.Argv with \p Input on stdin, capturing stdout and stderr (stderr
+/// keeps at most its last 64 KiB). Errors only when the process cannot be
+/// started (naming the command and errno's message); exit status, signals and
+/// timeouts are reported in the result. A command that ignores its stdin does
+/// not disturb kloop (no SIGPIPE).
+llvm::Expected<CommandResult> runCommand(const CommandConfig &C, llvm::StringRef Input);
+
+/// The proposer. Reads no particular context keys: the whole context is the input.
+class CommandProposer : public Proposer {
+public:
+  /// Error if \p C.Argv is empty or the timeout is not positive.
+  static llvm::Expected<std::unique_ptr<CommandProposer>> create(CommandConfig C);
+
+  /// Errors name the command and the reason: it could not start, timed out,
+  /// was killed by a signal, exited non-zero (each with the last 2000 bytes of
+  /// stderr), wrote too much, or wrote no JSON object (ReplyNotJSONError).
+  llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
+  /// "command".
+  llvm::StringRef kind() const override { return "command"; }
+
+private:
+  explicit CommandProposer(CommandConfig C) : Config(std::move(C)) {}
+  CommandConfig Config;
+};
+
+} // namespace kloop
+
+#endif

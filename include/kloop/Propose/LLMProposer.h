@@ -1,0 +1,138 @@
+//===- kloop/Propose/LLMProposer.h - Proposals from an LLM over HTTP ------===//
+///
+/// \file
+/// Asks a language model for a proposal over HTTP (libcurl), through either
+///  - an OpenAI-compatible Chat Completions API (OpenAI, vLLM, llama.cpp
+///    server, Ollama): POST {base}/v1/chat/completions, or {base}/chat/completions
+///    when the base URL already ends in /v1; `Authorization: Bearer KEY`;
+///  - the Anthropic Messages API: POST {base}/v1/messages (same /v1 rule);
+///    headers `x-api-key: KEY` and `anthropic-version`.
+///
+/// Structured output (LLMConfig::Structured): with JsonSchema the answer schema
+/// is sent as OpenAI `response_format: {type: json_schema}` or as an Anthropic
+/// tool `submit_proposal` whose `input_schema` is the schema (tool_choice
+/// forces it); JsonObject sends `response_format: {type: json_object}`
+/// (Anthropic: as None); None relies on the prompt's instructions alone. Use
+/// JsonObject or None for servers that reject json_schema.
+///
+/// Retries (docs/proposers.md): HTTP 429 and 5xx, and transport failures
+/// other than the total timeout (connection refused/reset, truncated body),
+/// are retried up to MaxAttempts requests in all. The wait before retry n
+/// (n = 1, 2, ...) is the server's Retry-After (delta-seconds or HTTP-date)
+/// when present, else min(BackoffMax, BackoffInitial * 2^(n-1)) scaled by a
+/// uniform random factor in [0.5, 1] ("equal jitter"). A Retry-After longer
+/// than BackoffMax is not shortened: the proposer gives up at once with an
+/// error saying so. A request that exceeds TotalTimeout is not retried (the
+/// server may still be generating, and billing, the first answer).
+///
+/// The API key is sent only in the auth header. It is never logged, never in
+/// Provenance, and removed ("[redacted]") from every error message, including
+/// server replies quoted in errors.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_PROPOSE_LLMPROPOSER_H
+#define KLOOP_PROPOSE_LLMPROPOSER_H
+
+#include "kloop/Propose/Prompt.h"
+#include "kloop/Propose/Proposer.h"
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <random>
+
+namespace kloop {
+
+/// Which wire protocol the server speaks.
+enum class LLMApi { OpenAI, Anthropic };
+
+/// How the answer's JSON shape is requested (see the file comment).
+enum class StructuredOutput { JsonSchema, JsonObject, None };
+
+/// "openai" / "anthropic".
+llvm::StringRef llmApiName(LLMApi A);
+/// Parses "openai" or "anthropic" (case-insensitive); error naming \p S otherwise.
+llvm::Expected<LLMApi> parseLLMApi(llvm::StringRef S);
+/// Parses "json_schema", "json_object" or "none"; error naming \p S otherwise.
+llvm::Expected<StructuredOutput> parseStructuredOutput(llvm::StringRef S);
+
+/// Everything an LLMProposer needs besides the prompt template and schema.
+struct LLMConfig {
+  LLMApi Api = LLMApi::OpenAI;
+  /// http(s)://host[:port][/path]; "/v1" at the end is optional.
+  std::string BaseURL;
+  /// Model ID sent in the request.
+  std::string Model;
+  /// Secret; empty = send no auth header (local servers).
+  std::string APIKey;
+  StructuredOutput Structured = StructuredOutput::JsonSchema;
+  /// OpenAI json_schema "strict" flag (needs a schema OpenAI's strict mode accepts).
+  bool StrictSchema = false;
+  /// Sampling temperature; not sent when unset.
+  std::optional<double> Temperature;
+  /// Sampling seed (OpenAI-compatible only; Anthropic has none); not sent when unset.
+  std::optional<int64_t> Seed;
+  /// Upper bound on completion tokens (`max_tokens`).
+  int64_t MaxTokens = 8192;
+  /// Limit on establishing the TCP/TLS connection.
+  std::chrono::milliseconds ConnectTimeout{10000};
+  /// Limit on one whole request, connection to last byte.
+  std::chrono::milliseconds TotalTimeout{300000};
+  /// Requests in all, first included (>= 1).
+  unsigned MaxAttempts = 4;
+  /// First back-off wait (before jitter).
+  std::chrono::milliseconds BackoffInitial{1000};
+  /// Cap on any wait, Retry-After included (see the file comment).
+  std::chrono::milliseconds BackoffMax{60000};
+  /// `anthropic-version` header value.
+  std::string AnthropicVersion = "2023-06-01";
+  /// Prices in USD per million tokens, to compute the cost when the API does
+  /// not report one; cost stays unknown when unset.
+  std::optional<double> USDPerMTokIn, USDPerMTokOut;
+};
+
+/// Fills the fields of \p C that are still empty from the environment:
+/// BaseURL from KLOOP_LLM_BASE_URL, Model from KLOOP_LLM_MODEL, APIKey from
+/// KLOOP_LLM_API_KEY; KLOOP_LLM_API (openai|anthropic) sets Api when
+/// \p ApiFromConfig is false. Values already in \p C win. Error if
+/// KLOOP_LLM_API holds another value.
+llvm::Expected<LLMConfig> applyLLMEnvironment(LLMConfig C, bool ApiFromConfig = false);
+
+/// Parses an HTTP Retry-After value: delta-seconds ("120") or an HTTP-date
+/// ("Wed, 21 Oct 2015 07:28:00 GMT", via curl_getdate) relative to \p NowUnix
+/// (seconds since the epoch). A date in the past is 0. std::nullopt if unparseable.
+std::optional<std::chrono::milliseconds> parseRetryAfter(llvm::StringRef Value,
+                                                         int64_t NowUnix);
+
+/// The URL a request goes to: see the file comment for the /v1 rule.
+std::string llmEndpointURL(const LLMConfig &C);
+
+/// The proposer. Context keys are the template's placeholders (render()
+/// rejects missing and unknown ones), except `answer_schema`, which the
+/// proposer fills with the schema when the template uses it.
+class LLMProposer : public Proposer {
+public:
+  /// Checks \p C (base URL http:// or https://, model set, MaxAttempts >= 1,
+  /// positive timeouts) and that \p Schema is an object; errors name the field.
+  static llvm::Expected<std::unique_ptr<LLMProposer>>
+  create(LLMConfig C, PromptTemplate Template, nlohmann::json Schema);
+
+  llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
+  /// "llm-openai" or "llm-anthropic".
+  llvm::StringRef kind() const override;
+
+  /// The HTTP request body propose() would send for \p Prompt (for tests and
+  /// `--dry-run`); holds no key (keys travel in headers).
+  nlohmann::json requestBody(const RenderedPrompt &Prompt) const;
+
+private:
+  LLMProposer(LLMConfig C, PromptTemplate T, nlohmann::json S);
+  LLMConfig Config;
+  PromptTemplate Template;
+  nlohmann::json Schema;
+  std::mt19937_64 Rng;
+};
+
+} // namespace kloop
+
+#endif

@@ -1,0 +1,122 @@
+//===- kloop/Propose/Proposer.h - Where proposals come from ---------------===//
+///
+/// \file
+/// A Proposer turns a prompt context (JSON: annotated kernel source, ptxas
+/// report, measured profile, history of earlier attempts) into one proposal:
+/// a JSON object `{"edits": [...], "rationale": "...", ...}` in the edit
+/// language. Proposers only obtain and parse the reply; validating it against
+/// the edit schema is the caller's job (kloopEdit), so that a reply that
+/// violates the schema can be journaled and its refusal reason fed back.
+///
+/// Implementations: LLMProposer (LLMProposer.h, HTTP), CommandProposer
+/// (CommandProposer.h, any executable). See docs/proposers.md.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_PROPOSE_PROPOSER_H
+#define KLOOP_PROPOSE_PROPOSER_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace kloop {
+
+/// Where a proposal came from and what it cost. Never holds an API key.
+struct Provenance {
+  /// "llm-openai", "llm-anthropic", "command" or "builtin".
+  std::string ProposerKind;
+  /// Model ID as the server reported it (else as configured); for a command,
+  /// the model it reported in its reply's "provenance" object, else "".
+  std::string Model;
+  /// Content hash of the prompt template (promptContentVersion, 12 hex
+  /// digits); "" when no template was used (command proposer).
+  std::string PromptVersion;
+  /// Sampling seed sent to the model, if one was sent.
+  std::optional<int64_t> Seed;
+  /// Sampling temperature sent to the model, if one was sent.
+  std::optional<double> Temperature;
+  /// Prompt tokens as reported by the usage fields of the reply that was
+  /// used (failed attempts report none); none if the API did not report them.
+  std::optional<int64_t> TokensIn;
+  /// Completion tokens, as TokensIn.
+  std::optional<int64_t> TokensOut;
+  /// Cost in USD: the API's own figure when it reports one (usage.cost),
+  /// else tokens times the configured prices; none when neither is known.
+  std::optional<double> CostUSD;
+  /// Wall time of propose(), retries and back-off waits included, in ms.
+  int64_t WallMs = 0;
+  /// HTTP requests sent (LLM) or 1 (command).
+  int64_t Attempts = 0;
+};
+
+/// Provenance as JSON with snake_case keys (proposer, model, prompt_version,
+/// seed, temperature, tokens_in, tokens_out, cost_usd, wall_ms, attempts);
+/// absent optionals are JSON null.
+nlohmann::json toJSON(const Provenance &P);
+
+/// A proposer's answer, parsed but not validated.
+struct ProposalReply {
+  /// The reply text exactly as received (for the LLM: the message content, or
+  /// the tool input serialized; for a command: its stdout).
+  std::string RawText;
+  /// RawText parsed: always a JSON object. Not checked against the edit schema.
+  nlohmann::json Proposal;
+  /// Provenance of this reply.
+  Provenance Prov;
+};
+
+/// The error returned when a proposer got a reply but it is not a JSON
+/// object. It carries the raw text and the provenance (tokens were spent), so
+/// the caller can journal the reply; its message quotes the first 200
+/// characters. Use llvm::handleErrors to get at it.
+class ReplyNotJSONError : public llvm::ErrorInfo<ReplyNotJSONError> {
+public:
+  static char ID;
+  ReplyNotJSONError(std::string Source, std::string Reason, std::string RawText,
+                    Provenance Prov)
+      : Source(std::move(Source)), Reason(std::move(Reason)),
+        RawText(std::move(RawText)), Prov(std::move(Prov)) {}
+  /// "<Source>: reply is not a JSON object (<Reason>): \"<first 200 chars>\"".
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  /// Who replied, e.g. "LLM at http://host/v1/chat/completions" or "command './agent.sh'".
+  std::string Source;
+  /// What is wrong: the JSON parser's message, or "a JSON array, not an object".
+  std::string Reason;
+  /// The full reply text.
+  std::string RawText;
+  /// Provenance of the failed reply.
+  Provenance Prov;
+};
+
+/// Parses a proposer's reply text into a JSON object. Accepts the text as is
+/// (surrounding whitespace ignored) or wrapped in one Markdown code fence
+/// (```json ... ``` or ``` ... ```) spanning the whole text; nothing more
+/// lenient (no prose around the JSON, no trailing commas, no comments).
+/// Returns ReplyNotJSONError (with \p Source and \p Prov) otherwise.
+llvm::Expected<nlohmann::json> parseProposalText(llvm::StringRef Text,
+                                                 llvm::StringRef Source,
+                                                 const Provenance &Prov);
+
+/// The interface every proposer implements.
+class Proposer {
+public:
+  virtual ~Proposer();
+  /// Asks for one proposal given \p Context (a JSON object; each proposer
+  /// documents the keys it reads). Errors name the proposer and the reason:
+  /// transport failures, HTTP errors, timeouts, a non-zero exit, a reply that
+  /// is not JSON (ReplyNotJSONError).
+  virtual llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) = 0;
+  /// Provenance::ProposerKind of this proposer's replies.
+  virtual llvm::StringRef kind() const = 0;
+};
+
+} // namespace kloop
+
+#endif

@@ -1,0 +1,350 @@
+//===- LLMProposer.cpp - Proposals from an LLM over HTTP ------------------===//
+#include "kloop/Propose/LLMProposer.h"
+#include "Http.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <curl/curl.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <thread>
+
+using namespace llvm;
+using json = nlohmann::json;
+using std::chrono::milliseconds;
+
+namespace kloop {
+
+StringRef llmApiName(LLMApi A) { return A == LLMApi::OpenAI ? "openai" : "anthropic"; }
+
+Expected<LLMApi> parseLLMApi(StringRef S) {
+  if (S.equals_insensitive("openai"))
+    return LLMApi::OpenAI;
+  if (S.equals_insensitive("anthropic"))
+    return LLMApi::Anthropic;
+  return createStringError("unknown LLM API '" + S + "' (expected openai or anthropic)");
+}
+
+Expected<StructuredOutput> parseStructuredOutput(StringRef S) {
+  if (S == "json_schema")
+    return StructuredOutput::JsonSchema;
+  if (S == "json_object")
+    return StructuredOutput::JsonObject;
+  if (S == "none")
+    return StructuredOutput::None;
+  return createStringError("unknown structured-output mode '" + S +
+                           "' (expected json_schema, json_object or none)");
+}
+
+static std::optional<std::string> env(const char *Name) {
+  const char *V = std::getenv(Name);
+  if (!V || !*V)
+    return std::nullopt;
+  return std::string(V);
+}
+
+Expected<LLMConfig> applyLLMEnvironment(LLMConfig C, bool ApiFromConfig) {
+  if (C.BaseURL.empty())
+    C.BaseURL = env("KLOOP_LLM_BASE_URL").value_or("");
+  if (C.Model.empty())
+    C.Model = env("KLOOP_LLM_MODEL").value_or("");
+  if (C.APIKey.empty())
+    C.APIKey = env("KLOOP_LLM_API_KEY").value_or("");
+  if (std::optional<std::string> A = env("KLOOP_LLM_API")) {
+    Expected<LLMApi> Api = parseLLMApi(*A);
+    if (!Api)
+      return createStringError("KLOOP_LLM_API: " + toString(Api.takeError()));
+    if (!ApiFromConfig)
+      C.Api = *Api;
+  }
+  return C;
+}
+
+std::optional<milliseconds> parseRetryAfter(StringRef Value, int64_t NowUnix) {
+  Value = Value.trim();
+  if (Value.empty())
+    return std::nullopt;
+  if (llvm::all_of(Value, isDigit)) {
+    uint64_t Seconds;
+    if (Value.getAsInteger(10, Seconds) || Seconds > 10u * 365 * 24 * 3600)
+      return std::nullopt;
+    return milliseconds(Seconds * 1000);
+  }
+  time_t Now = static_cast<time_t>(NowUnix);
+  time_t When = curl_getdate(Value.str().c_str(), &Now);
+  if (When == static_cast<time_t>(-1))
+    return std::nullopt;
+  return milliseconds(When > Now ? static_cast<int64_t>(When - Now) * 1000 : 0);
+}
+
+std::string llmEndpointURL(const LLMConfig &C) {
+  StringRef B = C.BaseURL;
+  while (B.ends_with("/"))
+    B = B.drop_back();
+  std::string URL = B.str();
+  if (!B.ends_with("/v1"))
+    URL += "/v1";
+  return URL + (C.Api == LLMApi::OpenAI ? "/chat/completions" : "/messages");
+}
+
+LLMProposer::LLMProposer(LLMConfig C, PromptTemplate T, json S)
+    : Config(std::move(C)), Template(std::move(T)), Schema(std::move(S)),
+      Rng(std::random_device{}()) {}
+
+Expected<std::unique_ptr<LLMProposer>> LLMProposer::create(LLMConfig C, PromptTemplate T,
+                                                           json Schema) {
+  StringRef URL = C.BaseURL;
+  if (!URL.starts_with("http://") && !URL.starts_with("https://"))
+    return createStringError("LLM proposer: base URL '" + URL +
+                             "' must start with http:// or https:// (set it in the "
+                             "config or KLOOP_LLM_BASE_URL)");
+  if (C.Model.empty())
+    return createStringError("LLM proposer: no model given (set it in the config or "
+                             "KLOOP_LLM_MODEL)");
+  if (C.MaxAttempts < 1)
+    return createStringError("LLM proposer: max attempts must be at least 1");
+  if (C.ConnectTimeout.count() <= 0 || C.TotalTimeout.count() <= 0)
+    return createStringError("LLM proposer: timeouts must be positive");
+  if (C.BackoffInitial.count() < 0 || C.BackoffMax.count() < 0)
+    return createStringError("LLM proposer: back-off times must not be negative");
+  if (C.MaxTokens < 1)
+    return createStringError("LLM proposer: max tokens must be at least 1");
+  if (!Schema.is_object())
+    return createStringError("LLM proposer: the answer schema must be a JSON object");
+  return std::unique_ptr<LLMProposer>(
+      new LLMProposer(std::move(C), std::move(T), std::move(Schema)));
+}
+
+StringRef LLMProposer::kind() const {
+  return Config.Api == LLMApi::OpenAI ? "llm-openai" : "llm-anthropic";
+}
+
+static const char ToolName[] = "submit_proposal";
+
+json LLMProposer::requestBody(const RenderedPrompt &P) const {
+  json B = {{"model", Config.Model}, {"max_tokens", Config.MaxTokens}};
+  if (Config.Temperature)
+    B["temperature"] = *Config.Temperature;
+  if (Config.Api == LLMApi::OpenAI) {
+    json Msgs = json::array();
+    if (!P.System.empty())
+      Msgs.push_back({{"role", "system"}, {"content", P.System}});
+    Msgs.push_back({{"role", "user"}, {"content", P.User}});
+    B["messages"] = std::move(Msgs);
+    if (Config.Seed)
+      B["seed"] = *Config.Seed;
+    if (Config.Structured == StructuredOutput::JsonSchema)
+      B["response_format"] = {{"type", "json_schema"},
+                              {"json_schema",
+                               {{"name", "kloop_proposal"},
+                                {"strict", Config.StrictSchema},
+                                {"schema", Schema}}}};
+    else if (Config.Structured == StructuredOutput::JsonObject)
+      B["response_format"] = {{"type", "json_object"}};
+    return B;
+  }
+  if (!P.System.empty())
+    B["system"] = P.System;
+  B["messages"] = json::array({{{"role", "user"}, {"content", P.User}}});
+  if (Config.Structured == StructuredOutput::JsonSchema) {
+    B["tools"] = json::array({{{"name", ToolName},
+                               {"description", "Submit one kloop proposal: typed edits "
+                                               "anchored to inventory IDs, and a rationale."},
+                               {"input_schema", Schema}}});
+    B["tool_choice"] = {{"type", "tool"}, {"name", ToolName}};
+  }
+  return B;
+}
+
+/// \p S with every occurrence of \p Secret replaced by "[redacted]".
+static std::string redact(std::string S, StringRef Secret) {
+  if (Secret.empty())
+    return S;
+  for (size_t At = S.find(Secret.data(), 0, Secret.size()); At != std::string::npos;
+       At = S.find(Secret.data(), At, Secret.size()))
+    S.replace(At, Secret.size(), "[redacted]");
+  return S;
+}
+
+/// The first \p N bytes of \p S, escaped and quoted, for error messages.
+static std::string quoteHead(StringRef S, size_t N = 200) {
+  std::string Out;
+  raw_string_ostream OS(Out);
+  OS << '"';
+  OS.write_escaped(S.take_front(N));
+  OS << '"';
+  if (S.size() > N)
+    OS << " (" << S.size() << " bytes in all)";
+  return Out;
+}
+
+static std::optional<int64_t> intField(const json &Obj, const char *Key) {
+  if (Obj.is_object() && Obj.contains(Key) && Obj[Key].is_number_integer())
+    return Obj[Key].get<int64_t>();
+  return std::nullopt;
+}
+
+Expected<ProposalReply> LLMProposer::propose(const json &Context) {
+  auto Start = std::chrono::steady_clock::now();
+  auto ElapsedMs = [&] {
+    return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - Start)
+        .count();
+  };
+  const std::string &Key = Config.APIKey;
+  Provenance Prov;
+  Prov.ProposerKind = kind().str();
+  Prov.Model = Config.Model;
+  Prov.PromptVersion = Template.version();
+  Prov.Temperature = Config.Temperature;
+  if (Config.Api == LLMApi::OpenAI)
+    Prov.Seed = Config.Seed;
+  std::string URL = llmEndpointURL(Config);
+  std::string Source = redact("LLM at " + URL, Key);
+  auto Fail = [&](const Twine &Msg) -> Error {
+    return createStringError(redact(Source + ": " + Msg.str(), Key));
+  };
+
+  json Ctx = Context;
+  if (Template.hasPlaceholder("answer_schema")) {
+    if (Ctx.is_object() && Ctx.contains("answer_schema"))
+      return Fail("the context must not set 'answer_schema'; the proposer fills it");
+    if (Ctx.is_object())
+      Ctx["answer_schema"] = Schema.dump(2);
+  }
+  Expected<RenderedPrompt> Prompt = Template.render(Ctx);
+  if (!Prompt)
+    return Prompt.takeError();
+
+  http::Request Req;
+  Req.URL = URL;
+  Req.Body = requestBody(*Prompt).dump();
+  Req.ConnectTimeoutMs = static_cast<long>(Config.ConnectTimeout.count());
+  Req.TotalTimeoutMs = static_cast<long>(Config.TotalTimeout.count());
+  Req.Headers = {"Content-Type: application/json", "Accept: application/json",
+                 "Expect:"};
+  if (Config.Api == LLMApi::OpenAI) {
+    if (!Key.empty())
+      Req.Headers.push_back("Authorization: Bearer " + Key);
+  } else {
+    if (!Key.empty())
+      Req.Headers.push_back("x-api-key: " + Key);
+    Req.Headers.push_back("anthropic-version: " + Config.AnthropicVersion);
+  }
+
+  http::Response Resp;
+  for (unsigned Attempt = 1;; ++Attempt) {
+    Prov.Attempts = Attempt;
+    std::variant<http::Response, http::TransportFailure> R = http::post(Req);
+    std::optional<milliseconds> Wait;
+    std::string Problem;
+    if (auto *F = std::get_if<http::TransportFailure>(&R)) {
+      if (F->TimedOut)
+        return Fail("no complete reply within the total timeout of " +
+                    Twine(Config.TotalTimeout.count()) + " ms (" + F->Reason +
+                    "); not retried, attempt " + Twine(Attempt));
+      Problem = "transport error: " + F->Reason;
+    } else {
+      Resp = std::move(std::get<http::Response>(R));
+      if (Resp.Status >= 200 && Resp.Status < 300)
+        break;
+      Problem = "HTTP " + std::to_string(Resp.Status) + ": " + quoteHead(Resp.Body);
+      if (Resp.Status != 429 && Resp.Status < 500)
+        return Fail(Problem);
+      if (Resp.RetryAfter) {
+        std::optional<milliseconds> RA =
+            parseRetryAfter(*Resp.RetryAfter, static_cast<int64_t>(std::time(nullptr)));
+        if (RA && *RA > Config.BackoffMax)
+          return Fail(Problem + "; the server asks to retry after " +
+                      Twine(RA->count()) + " ms, more than the cap of " +
+                      Twine(Config.BackoffMax.count()) + " ms: giving up after attempt " +
+                      Twine(Attempt));
+        Wait = RA;
+      }
+    }
+    if (Attempt >= Config.MaxAttempts)
+      return Fail(Problem + " (gave up after " + Twine(Attempt) + " attempt" +
+                  (Attempt == 1 ? "" : "s") + ")");
+    if (!Wait) {
+      double Base = std::min<double>(static_cast<double>(Config.BackoffMax.count()),
+                                     Config.BackoffInitial.count() *
+                                         std::ldexp(1.0, static_cast<int>(Attempt) - 1));
+      std::uniform_real_distribution<double> Jitter(0.5, 1.0);
+      Wait = milliseconds(std::llround(Base * Jitter(Rng)));
+    }
+    std::this_thread::sleep_for(*Wait);
+  }
+
+  json Body = json::parse(Resp.Body, nullptr, /*allow_exceptions=*/false);
+  if (Body.is_discarded() || !Body.is_object())
+    return Fail("HTTP " + Twine(Resp.Status) + " reply body is not a JSON object: " +
+                quoteHead(Resp.Body));
+  if (Body.contains("model") && Body["model"].is_string())
+    Prov.Model = Body["model"].get<std::string>();
+  const json &Usage = Body.contains("usage") ? Body["usage"] : json();
+  std::string Text, CutOff;
+  if (Config.Api == LLMApi::OpenAI) {
+    Prov.TokensIn = intField(Usage, "prompt_tokens");
+    Prov.TokensOut = intField(Usage, "completion_tokens");
+    const json *Msg = nullptr;
+    if (Body.contains("choices") && Body["choices"].is_array() && !Body["choices"].empty() &&
+        Body["choices"][0].is_object() && Body["choices"][0].contains("message"))
+      Msg = &Body["choices"][0]["message"];
+    if (!Msg || !Msg->is_object())
+      return Fail("reply has no choices[0].message: " + quoteHead(Resp.Body));
+    if (Msg->contains("refusal") && (*Msg)["refusal"].is_string())
+      return Fail("the model refused: " + quoteHead((*Msg)["refusal"].get<std::string>()));
+    if (!Msg->contains("content") || !(*Msg)["content"].is_string())
+      return Fail("reply has no text in choices[0].message.content: " +
+                  quoteHead(Resp.Body));
+    Text = (*Msg)["content"].get<std::string>();
+    const json &Choice = Body["choices"][0];
+    if (Choice.contains("finish_reason") && Choice["finish_reason"] == "length")
+      CutOff = "finish_reason=length";
+  } else {
+    Prov.TokensIn = intField(Usage, "input_tokens");
+    Prov.TokensOut = intField(Usage, "output_tokens");
+    if (!Body.contains("content") || !Body["content"].is_array())
+      return Fail("reply has no content[] array: " + quoteHead(Resp.Body));
+    bool Tool = false;
+    for (const json &Block : Body["content"])
+      if (Block.is_object() && Block.value("type", "") == "tool_use" &&
+          Block.contains("input")) {
+        Text = Block["input"].dump();
+        Tool = true;
+        break;
+      }
+    if (!Tool)
+      for (const json &Block : Body["content"])
+        if (Block.is_object() && Block.value("type", "") == "text" &&
+            Block.contains("text") && Block["text"].is_string())
+          Text += Block["text"].get<std::string>();
+    if (Body.contains("stop_reason") && Body["stop_reason"] == "max_tokens")
+      CutOff = "stop_reason=max_tokens";
+  }
+  if (Usage.is_object() && Usage.contains("cost") && Usage["cost"].is_number())
+    Prov.CostUSD = Usage["cost"].get<double>();
+  else if (Config.USDPerMTokIn && Config.USDPerMTokOut && Prov.TokensIn && Prov.TokensOut)
+    Prov.CostUSD = (*Prov.TokensIn * *Config.USDPerMTokIn +
+                    *Prov.TokensOut * *Config.USDPerMTokOut) /
+                   1e6;
+  Prov.WallMs = ElapsedMs();
+
+  Expected<json> Parsed = parseProposalText(Text, Source, Prov);
+  if (!Parsed)
+    return handleErrors(Parsed.takeError(), [&](std::unique_ptr<ReplyNotJSONError> E) {
+      if (!CutOff.empty())
+        E->Reason += "; the reply was cut off (" + CutOff + ")";
+      E->RawText = redact(std::move(E->RawText), Key);
+      return Error(std::move(E));
+    });
+  ProposalReply Reply;
+  Reply.RawText = std::move(Text);
+  Reply.Proposal = std::move(*Parsed);
+  Reply.Prov = std::move(Prov);
+  return Reply;
+}
+
+} // namespace kloop

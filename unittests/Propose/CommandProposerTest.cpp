@@ -1,0 +1,194 @@
+//===- CommandProposerTest.cpp - Proposals from an executable -------------===//
+#include "kloop/Propose/CommandProposer.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include "gtest/gtest.h"
+
+#include <chrono>
+#include <fstream>
+#include <signal.h>
+
+using namespace kloop;
+using namespace llvm;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::unique_ptr<CommandProposer> make(std::vector<std::string> Argv,
+                                      int TimeoutMs = 5000) {
+  CommandConfig C;
+  C.Argv = std::move(Argv);
+  C.Timeout = std::chrono::milliseconds(TimeoutMs);
+  Expected<std::unique_ptr<CommandProposer>> P = CommandProposer::create(C);
+  EXPECT_TRUE(bool(P)) << toString(P.takeError());
+  return P ? std::move(*P) : nullptr;
+}
+
+std::string failure(Expected<ProposalReply> R) {
+  if (R) {
+    ADD_FAILURE() << "expected an error, got " << R->RawText;
+    return "";
+  }
+  return toString(R.takeError());
+}
+
+const json Context = {{"kernel_name", "reduce"}, {"history", json::array()}};
+
+TEST(CommandProposer, ReadsTheContextAndReturnsTheProposalWithProvenance) {
+  // The command derives its answer from its stdin, proving it got the context.
+  auto P = make({"python3", "-c",
+                 "import sys, json\n"
+                 "c = json.load(sys.stdin)\n"
+                 "print(json.dumps({'rationale': 'r', 'edits': [{'kind': 'set_unroll',"
+                 " 'target': c['kernel_name'] + '/loop#1', 'factor': 2}],"
+                 " 'provenance': {'model': 'agent-x', 'tokens_in': 5, 'tokens_out': 6,"
+                 " 'cost_usd': 0.5, 'temperature': 0.7, 'seed': 9}}))\n"});
+  ASSERT_TRUE(P);
+  EXPECT_EQ(P->kind(), "command");
+  Expected<ProposalReply> R = P->propose(Context);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Proposal["edits"][0]["target"], "reduce/loop#1");
+  EXPECT_EQ(R->Prov.ProposerKind, "command");
+  EXPECT_EQ(R->Prov.Model, "agent-x");
+  EXPECT_EQ(R->Prov.TokensIn, std::optional<int64_t>(5));
+  EXPECT_EQ(R->Prov.TokensOut, std::optional<int64_t>(6));
+  EXPECT_EQ(R->Prov.CostUSD, std::optional<double>(0.5));
+  EXPECT_EQ(R->Prov.Temperature, std::optional<double>(0.7));
+  EXPECT_EQ(R->Prov.Seed, std::optional<int64_t>(9));
+  EXPECT_EQ(R->Prov.Attempts, 1);
+  EXPECT_EQ(R->Prov.PromptVersion, "");
+  EXPECT_NE(R->RawText.find("agent-x"), std::string::npos);
+}
+
+TEST(CommandProposer, AcceptsAFencedReplyAndACommandThatIgnoresStdin) {
+  // 4 MiB of context to a command that never reads it: no SIGPIPE, no hang.
+  json Big = {{"kernel_source", std::string(4u << 20, 'x')}};
+  auto P = make({"/bin/sh", "-c",
+                 "printf '```json\\n{\"edits\": [], \"rationale\": \"none\"}\\n```\\n'"});
+  ASSERT_TRUE(P);
+  Expected<ProposalReply> R = P->propose(Big);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->Proposal["rationale"], "none");
+  EXPECT_FALSE(R->Prov.TokensIn.has_value());
+}
+
+TEST(CommandProposer, NonZeroExitNamesTheCommandAndShowsStderr) {
+  auto P = make({"/bin/sh", "-c", "cat >/dev/null; echo 'agent: model quota exhausted' >&2; exit 3"});
+  ASSERT_TRUE(P);
+  std::string Msg = failure(P->propose(Context));
+  EXPECT_NE(Msg.find("command '/bin/sh -c cat >/dev/null;"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("exited with status 3"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("stderr: \"agent: model quota exhausted\""), std::string::npos) << Msg;
+}
+
+TEST(CommandProposer, StderrTailIsBounded) {
+  auto P = make({"/bin/sh", "-c",
+                 "i=0; while [ $i -lt 400 ]; do echo \"line $i of noise\" >&2; "
+                 "i=$((i+1)); done; echo LAST >&2; exit 1"});
+  ASSERT_TRUE(P);
+  std::string Msg = failure(P->propose(Context));
+  EXPECT_NE(Msg.find("LAST"), std::string::npos);
+  EXPECT_EQ(Msg.find("line 0 of noise"), std::string::npos);
+  EXPECT_LT(Msg.size(), 2400u);
+}
+
+TEST(CommandProposer, TimeoutKillsTheWholeProcessGroup) {
+  SmallString<128> PidFile;
+  ASSERT_FALSE(sys::fs::createTemporaryFile("kloop-cmd", "pid", PidFile));
+  auto P = make({"/bin/sh", "-c", "sleep 30 & echo $! > " + std::string(PidFile) + "; wait"},
+                300);
+  ASSERT_TRUE(P);
+  auto T0 = Clock::now();
+  std::string Msg = failure(P->propose(Context));
+  double Secs = std::chrono::duration<double>(Clock::now() - T0).count();
+  EXPECT_NE(Msg.find("timed out after 300 ms and was killed"), std::string::npos) << Msg;
+  EXPECT_LT(Secs, 3.0);
+  std::ifstream In(PidFile.c_str());
+  int Grandchild = 0;
+  In >> Grandchild;
+  ASSERT_GT(Grandchild, 0);
+  // The background sleep was in the group: it is gone (or a zombie awaiting init).
+  bool Alive = false;
+  for (int I = 0; I < 100; ++I) {
+    std::ifstream Stat("/proc/" + std::to_string(Grandchild) + "/stat");
+    std::string Pid, Comm, State;
+    Alive = bool(Stat >> Pid >> Comm >> State) && State != "Z";
+    if (!Alive)
+      break;
+    usleep(10000);
+  }
+  EXPECT_FALSE(Alive) << "the sleep " << Grandchild << " survived the timeout";
+  sys::fs::remove(PidFile);
+}
+
+TEST(CommandProposer, NonJSONOutputIsATypedError) {
+  auto P = make({"/bin/sh", "-c", "cat >/dev/null; echo 'I think you should unroll the loop.'"});
+  ASSERT_TRUE(P);
+  Expected<ProposalReply> R = P->propose(Context);
+  ASSERT_FALSE(bool(R));
+  bool Typed = false;
+  handleAllErrors(R.takeError(), [&](const ReplyNotJSONError &E) {
+    Typed = true;
+    EXPECT_EQ(E.RawText, "I think you should unroll the loop.\n");
+    EXPECT_EQ(E.Prov.ProposerKind, "command");
+    std::string Msg = E.message();
+    EXPECT_NE(Msg.find("command '/bin/sh -c"), std::string::npos) << Msg;
+    EXPECT_NE(Msg.find("\"I think you should unroll the loop.\\n\""), std::string::npos)
+        << Msg;
+  });
+  EXPECT_TRUE(Typed);
+}
+
+TEST(CommandProposer, MissingExecutableSignalAndFloodAreErrors) {
+  auto Missing = make({"/nonexistent/kloop-agent", "--flag"});
+  ASSERT_TRUE(Missing);
+  std::string M = failure(Missing->propose(Context));
+  EXPECT_NE(M.find("command '/nonexistent/kloop-agent --flag': cannot run"), std::string::npos)
+      << M;
+  EXPECT_NE(M.find("No such file or directory"), std::string::npos) << M;
+
+  auto Killed = make({"/bin/sh", "-c", "kill -KILL $$"});
+  ASSERT_TRUE(Killed);
+  std::string K = failure(Killed->propose(Context));
+  EXPECT_NE(K.find("killed by signal 9"), std::string::npos) << K;
+
+  CommandConfig C;
+  C.Argv = {"yes"};
+  C.MaxOutputBytes = 1000;
+  C.Timeout = std::chrono::milliseconds(5000);
+  auto Flood = CommandProposer::create(C);
+  ASSERT_TRUE(bool(Flood));
+  std::string F = failure((*Flood)->propose(Context));
+  EXPECT_NE(F.find("wrote more than 1000 bytes to stdout"), std::string::npos) << F;
+}
+
+TEST(CommandProposer, CreateRejectsAnEmptyCommand) {
+  Expected<std::unique_ptr<CommandProposer>> P = CommandProposer::create(CommandConfig());
+  ASSERT_FALSE(bool(P));
+  EXPECT_NE(toString(P.takeError()).find("no command given"), std::string::npos);
+  CommandConfig C;
+  C.Argv = {"true"};
+  C.Timeout = std::chrono::milliseconds(0);
+  P = CommandProposer::create(C);
+  ASSERT_FALSE(bool(P));
+  EXPECT_NE(toString(P.takeError()).find("timeout must be positive"), std::string::npos);
+}
+
+TEST(RunCommand, ReportsExitStatusAndOutputs) {
+  CommandConfig C;
+  C.Argv = {"/bin/sh", "-c", "cat; echo err >&2; exit 4"};
+  C.Timeout = std::chrono::milliseconds(5000);
+  Expected<CommandResult> R = runCommand(C, "hello");
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->ExitCode, 4);
+  EXPECT_EQ(R->Signal, 0);
+  EXPECT_FALSE(R->TimedOut);
+  EXPECT_EQ(R->Stdout, "hello");
+  EXPECT_EQ(R->Stderr, "err\n");
+}
+
+} // namespace

@@ -1,0 +1,233 @@
+//===- PromptTest.cpp - Prompt templates, versions and reply parsing ------===//
+#include "kloop/Propose/Prompt.h"
+#include "kloop/Propose/Proposer.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include "gtest/gtest.h"
+#include <cstdlib>
+
+using namespace kloop;
+using namespace llvm;
+using json = nlohmann::json;
+
+namespace {
+
+std::string srcRoot() {
+  if (const char *E = std::getenv("KLOOP_SRC_ROOT"))
+    return E;
+  return KLOOP_TEST_SRC_ROOT;
+}
+
+std::string errorText(Error E) { return toString(std::move(E)); }
+
+template <typename T> std::string errorOf(Expected<T> V) {
+  if (V)
+    return "<no error>";
+  return toString(V.takeError());
+}
+
+TEST(PromptVersion, IsTheFirst12HexDigitsOfSHA256) {
+  // SHA-256("abc") = ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad
+  EXPECT_EQ(promptContentVersion("abc"), "ba7816bf8f01");
+  EXPECT_EQ(promptContentVersion(""), "e3b0c44298fc");
+  EXPECT_NE(promptContentVersion("Hello {{x}}"), promptContentVersion("Hello {{x}} "));
+}
+
+TEST(PromptTemplate, ListsPlaceholdersAndRejectsMalformedOnes) {
+  Expected<PromptTemplate> T = PromptTemplate::parse("a {{x}} b {{y_2}} c {{x}}", "t.md");
+  ASSERT_TRUE(bool(T)) << errorText(T.takeError());
+  EXPECT_EQ(T->placeholders(), (std::vector<std::string>{"x", "y_2"}));
+  EXPECT_EQ(T->version(), promptContentVersion("a {{x}} b {{y_2}} c {{x}}"));
+  EXPECT_TRUE(T->hasPlaceholder("y_2"));
+  EXPECT_FALSE(T->hasPlaceholder("z"));
+
+  std::string E = errorOf(PromptTemplate::parse("line one\nsee {{ x }}", "bad.md"));
+  EXPECT_NE(E.find("'bad.md'"), std::string::npos) << E;
+  EXPECT_NE(E.find("malformed placeholder at line 2"), std::string::npos) << E;
+  EXPECT_NE(errorOf(PromptTemplate::parse("{{}}", "e.md")).find("malformed"),
+            std::string::npos);
+  EXPECT_NE(errorOf(PromptTemplate::parse("{{1x}}", "e.md")).find("malformed"),
+            std::string::npos);
+  EXPECT_NE(errorOf(PromptTemplate::parse("{{x", "e.md")).find("malformed"),
+            std::string::npos);
+  EXPECT_NE(errorOf(PromptTemplate::parse("<!-- kloop:user -->\nu\n<!-- kloop:system -->\ns",
+                                          "m.md"))
+                .find("before the system marker"),
+            std::string::npos);
+  EXPECT_NE(errorOf(PromptTemplate::parse("<!-- kloop:system -->\ns", "m.md"))
+                .find("needs a user section"),
+            std::string::npos);
+}
+
+TEST(PromptTemplate, RendersOnePassAndFailsOnMissingOrUnknownValues) {
+  Expected<PromptTemplate> T = PromptTemplate::parse(
+      "note for maintainers\n<!-- kloop:system -->\nYou are {{role}}.\n"
+      "<!-- kloop:user -->\nCode:\n{{code}}\nData: {{data}}\n",
+      "t.md");
+  ASSERT_TRUE(bool(T)) << errorText(T.takeError());
+  Expected<RenderedPrompt> R =
+      T->render(std::map<std::string, std::string>{{"role", "an engineer"},
+                                                    {"code", "int a[] = {{1}};"},
+                                                    {"data", "x"}});
+  ASSERT_TRUE(bool(R)) << errorText(R.takeError());
+  EXPECT_EQ(R->System, "You are an engineer.");
+  EXPECT_EQ(R->User, "Code:\nint a[] = {{1}};\nData: x"); // {{1}} not re-expanded
+  EXPECT_EQ(R->Version, T->version());
+
+  std::string Missing = errorOf(T->render(std::map<std::string, std::string>{
+      {"role", "r"}, {"code", "c"}}));
+  EXPECT_NE(Missing.find("'t.md': missing value for placeholder 'data'"), std::string::npos)
+      << Missing;
+  std::string Unknown = errorOf(T->render(std::map<std::string, std::string>{
+      {"role", "r"}, {"code", "c"}, {"data", "d"}, {"dta", "typo"}}));
+  EXPECT_NE(Unknown.find("unknown placeholder 'dta'"), std::string::npos) << Unknown;
+
+  // JSON context: strings verbatim, everything else as indented JSON.
+  Expected<RenderedPrompt> J =
+      T->render(json{{"role", "r"}, {"code", "c"}, {"data", json{{"median_ns", 1200}}}});
+  ASSERT_TRUE(bool(J)) << errorText(J.takeError());
+  EXPECT_NE(J->User.find("Data: {\n  \"median_ns\": 1200\n}"), std::string::npos) << J->User;
+  EXPECT_NE(errorOf(T->render(json::array())).find("must be a JSON object"),
+            std::string::npos);
+
+  // Without markers the whole text is the user message.
+  Expected<PromptTemplate> Plain = PromptTemplate::parse("just {{x}}", "p.md");
+  ASSERT_TRUE(bool(Plain));
+  Expected<RenderedPrompt> P = Plain->render(json{{"x", "this"}});
+  ASSERT_TRUE(bool(P));
+  EXPECT_EQ(P->System, "");
+  EXPECT_EQ(P->User, "just this");
+}
+
+TEST(PromptFiles, TheShippedTemplateAndSchemaLoad) {
+  std::string Dir = srcRoot() + "/prompts";
+  Expected<PromptTemplate> T = PromptTemplate::load(Dir + "/optimize-kernel.v1.md");
+  ASSERT_TRUE(bool(T)) << errorText(T.takeError());
+  std::vector<std::string> Names = T->placeholders();
+  std::sort(Names.begin(), Names.end());
+  EXPECT_EQ(Names, (std::vector<std::string>{"answer_schema", "history", "kernel_name",
+                                             "kernel_source", "profile", "ptxas_report"}));
+  auto Buf = MemoryBuffer::getFile(Dir + "/optimize-kernel.v1.md");
+  ASSERT_TRUE(bool(Buf));
+  EXPECT_EQ(T->version(), promptContentVersion((*Buf)->getBuffer()));
+  EXPECT_EQ(T->version().size(), 12u);
+
+  Expected<RenderedPrompt> R = T->render(json{{"answer_schema", "{}"},
+                                              {"kernel_name", "reduce"},
+                                              {"kernel_source", "__global__ void reduce() {}"},
+                                              {"ptxas_report", json{{"registers", 32}}},
+                                              {"profile", json{{"median_ns", 1000}}},
+                                              {"history", json::array()}});
+  ASSERT_TRUE(bool(R)) << errorText(R.takeError());
+  EXPECT_NE(R->System.find("ONE JSON object"), std::string::npos);
+  EXPECT_EQ(R->System.find("Maintainers' note"), std::string::npos);
+  EXPECT_EQ(R->User.find("Maintainers' note"), std::string::npos);
+  EXPECT_NE(R->User.find("__global__ void reduce() {}"), std::string::npos);
+  EXPECT_EQ(R->User.find("{{"), std::string::npos);
+
+  Expected<json> S = loadProposalSchema(Dir + "/proposal.schema.json");
+  ASSERT_TRUE(bool(S)) << errorText(S.takeError());
+  EXPECT_EQ((*S)["type"], "object");
+  EXPECT_EQ((*S)["required"], json::array({"edits", "rationale"}));
+
+  std::string NotJSON = errorOf(loadProposalSchema(Dir + "/optimize-kernel.v1.md"));
+  EXPECT_NE(NotJSON.find("optimize-kernel.v1.md': not valid JSON"), std::string::npos)
+      << NotJSON;
+  std::string Missing = errorOf(PromptTemplate::load(Dir + "/nope.v9.md"));
+  EXPECT_NE(Missing.find("nope.v9.md': cannot read"), std::string::npos) << Missing;
+}
+
+TEST(PromptFiles, FindPromptsDirHonoursTheEnvironment) {
+  SmallString<128> Dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("kloop-prompts", Dir));
+  ::setenv("KLOOP_PROMPTS_DIR", Dir.c_str(), 1);
+  Expected<std::string> D = findPromptsDir();
+  ASSERT_TRUE(bool(D)) << errorText(D.takeError());
+  EXPECT_EQ(*D, std::string(Dir));
+  ::setenv("KLOOP_PROMPTS_DIR", (std::string(Dir) + "/missing").c_str(), 1);
+  EXPECT_NE(errorOf(findPromptsDir()).find("is not a directory"), std::string::npos);
+  ::unsetenv("KLOOP_PROMPTS_DIR");
+  sys::fs::remove_directories(Dir);
+}
+
+// ---- parseProposalText -----------------------------------------------------------------
+
+Provenance someProvenance() {
+  Provenance P;
+  P.ProposerKind = "command";
+  P.TokensIn = 3;
+  return P;
+}
+
+TEST(ParseProposalText, AcceptsPlainAndOneFencedObject) {
+  for (const char *Text : {"{\"edits\": []}", "  \n{\"edits\": []}\n\n",
+                           "```json\n{\"edits\": []}\n```", "```\n{\"edits\": []}\n```\n",
+                           "```JSON\n{\"edits\": []}```"}) {
+    Expected<json> J = parseProposalText(Text, "test", someProvenance());
+    ASSERT_TRUE(bool(J)) << Text << ": " << errorText(J.takeError());
+    EXPECT_TRUE((*J)["edits"].is_array()) << Text;
+  }
+}
+
+TEST(ParseProposalText, RejectsAnythingMoreLenient) {
+  struct Case {
+    const char *Text, *Why;
+  } Cases[] = {
+      {"Here it is: {\"edits\": []}", "parse error"},
+      {"Here:\n```json\n{\"edits\": []}\n```", "parse error"},
+      {"```python\n{\"edits\": []}\n```", "parse error"},
+      {"```json\n{}\n```\n```json\n{}\n```", "parse error"},
+      {"{\"edits\": [],}", "parse error"},
+      {"[1, 2]", "a JSON array, not an object"},
+      {"\"text\"", "a JSON string, not an object"},
+      {"", "parse error"},
+  };
+  for (const Case &C : Cases) {
+    Expected<json> J = parseProposalText(C.Text, "LLM at http://x", someProvenance());
+    ASSERT_FALSE(bool(J)) << C.Text;
+    bool Typed = false;
+    handleAllErrors(J.takeError(), [&](const ReplyNotJSONError &E) {
+      Typed = true;
+      EXPECT_EQ(E.RawText, C.Text);
+      EXPECT_EQ(E.Prov.TokensIn, std::optional<int64_t>(3));
+      std::string Msg = E.message();
+      EXPECT_EQ(Msg.rfind("LLM at http://x: reply is not a JSON object (", 0), 0u) << Msg;
+      EXPECT_NE(Msg.find(C.Why), std::string::npos) << Msg;
+    });
+    EXPECT_TRUE(Typed) << C.Text;
+  }
+}
+
+TEST(ParseProposalText, QuotesOnlyTheFirst200Characters) {
+  std::string Long = "not json " + std::string(500, 'z') + "TAIL";
+  Expected<json> J = parseProposalText(Long, "src", Provenance());
+  ASSERT_FALSE(bool(J));
+  std::string Msg = toString(J.takeError());
+  EXPECT_NE(Msg.find("\"not json zzz"), std::string::npos) << Msg;
+  EXPECT_EQ(Msg.find("TAIL"), std::string::npos) << Msg;
+  EXPECT_NE(Msg.find("(513 bytes in all)"), std::string::npos) << Msg;
+}
+
+TEST(ProvenanceJSON, HasSnakeCaseKeysAndNulls) {
+  Provenance P;
+  P.ProposerKind = "llm-openai";
+  P.Model = "m";
+  P.PromptVersion = "0123456789ab";
+  P.Seed = 7;
+  P.WallMs = 12;
+  P.Attempts = 2;
+  json J = toJSON(P);
+  EXPECT_EQ(J["proposer"], "llm-openai");
+  EXPECT_EQ(J["prompt_version"], "0123456789ab");
+  EXPECT_EQ(J["seed"], 7);
+  EXPECT_TRUE(J["temperature"].is_null());
+  EXPECT_TRUE(J["cost_usd"].is_null());
+  EXPECT_EQ(J["attempts"], 2);
+  EXPECT_EQ(J.size(), 10u);
+}
+
+} // namespace
