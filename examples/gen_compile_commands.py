@@ -15,7 +15,8 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXAMPLES = ["saxpy", "reduction", "matmul", "transpose", "stencil2d"]
+EXAMPLES = ["saxpy", "reduction", "matmul", "transpose", "stencil2d", "softmax", "layernorm",
+            "histogram"]
 
 
 def entries(directory):
