@@ -143,9 +143,11 @@ if jsons:
         man = json.load(open(os.path.join(corpus, "manifest.json")))
         mk = sum(len(e["kernels"]) for e in man["entries"])
         ml = sum(sum(e["launches"].values()) for e in man["entries"])
-        p(f"kloop inventory ({os.path.basename(jsons[-1])}): {count(inv, 'kernels')} entries under "
-          f"\"kernels\", {count(inv, 'launches') + count(inv, 'launch_sites')} under \"launches\"/"
-          f"\"launch_sites\"; the generator wrote {mk} kernel definitions per TU (headers counted "
+        # Top-level lists when the inventory has them, else every list under that key.
+        top = lambda key: len(inv[key]) if isinstance(inv, dict) and isinstance(inv.get(key), list) else count(inv, key)
+        nlaunch = top("launch_sites") if isinstance(inv, dict) and "launch_sites" in inv else top("launches")
+        p(f"kloop inventory ({os.path.basename(jsons[-1])}): {top('kernels')} kernels, {nlaunch} "
+          f"launch sites; the generator wrote {mk} kernel definitions per TU (headers counted "
           f"in each TU that includes them, templates once) and {ml} launch sites.")
     except Exception as e:  # the inventory is kloop's; report, never fail the benchmark on it
         p(f"(could not read the kloop inventory: {e})")
