@@ -308,33 +308,41 @@ double medianRelCIWidth(ArrayRef<double> Values) {
   return (S[K] - S[J]) / Med;
 }
 
-static bool launchThrottledAt(const Profile &P, uint64_t StartNs) {
-  ProfileLaunch L;
-  L.StartNs = StartNs;
-  return launchThrottled(P, L);
+bool launchThrottled(const verify::Profile &P, uint64_t StartNs) {
+  if (P.EnvSamples.empty())
+    return false;
+  const verify::EnvSample *Gov = &P.EnvSamples.front();
+  for (const verify::EnvSample &S : P.EnvSamples) {
+    if (S.TimeNs > StartNs)
+      break;
+    Gov = &S;
+  }
+  return (Gov->ThrottleReasons & ~BenignThrottleMask) != 0;
 }
 
 std::vector<std::pair<std::string, std::vector<decide::Sample>>>
-targetSamples(const WorkloadConfig &C, const Profile &P, unsigned Warmup) {
+targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup) {
   std::vector<std::pair<std::string, std::vector<decide::Sample>>> R;
   std::map<std::string, unsigned> Seen;
-  std::vector<const ProfileLaunch *> Sorted;
-  for (const ProfileLaunch &L : P.Launches)
+  std::vector<const verify::LaunchRecord *> Sorted;
+  for (const verify::LaunchRecord &L : P.Launches)
     Sorted.push_back(&L);
-  llvm::stable_sort(Sorted, [](const ProfileLaunch *A, const ProfileLaunch *B) { return A->Seq < B->Seq; });
-  for (const ProfileLaunch *L : Sorted) {
-    if (!C.isTarget(L->Name))
+  llvm::stable_sort(Sorted,
+                    [](const verify::LaunchRecord *A, const verify::LaunchRecord *B) { return A->Seq < B->Seq; });
+  for (const verify::LaunchRecord *L : Sorted) {
+    const std::string &Name = L->Name.empty() ? L->Kernel : L->Name;
+    if (!C.isTarget(Name))
       continue;
-    if (Seen[L->Name]++ < Warmup)
+    if (Seen[Name]++ < Warmup)
       continue;
-    auto It = llvm::find_if(R, [&](const auto &E) { return E.first == L->Name; });
+    auto It = llvm::find_if(R, [&](const auto &E) { return E.first == Name; });
     if (It == R.end()) {
-      R.push_back({L->Name, {}});
+      R.push_back({Name, {}});
       It = std::prev(R.end());
     }
     decide::Sample S;
     S.DurationNs = static_cast<double>(L->DurationNs);
-    S.Throttled = launchThrottledAt(P, L->StartNs);
+    S.Throttled = launchThrottled(P, L->StartNs);
     It->second.push_back(S);
   }
   return R;
@@ -478,11 +486,11 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
           Msg += "\n  stderr:\n    | " + join(split(Res->StderrTail, '\n'), "\n    | ");
         return err(Msg);
       }
-      const Profile &P = *Res->Prof;
+      const verify::Profile &P = *Res->Prof;
       if (Rep.Device.empty())
-        Rep.Device = P.DeviceName;
+        Rep.Device = P.Device.Name;
       NvmlMissing |= !P.Nvml;
-      Rep.MaxOverheadNs = std::max(Rep.MaxOverheadNs, P.OverheadNs);
+      Rep.MaxOverheadNs = std::max(Rep.MaxOverheadNs, P.OverheadWallNs);
       for (auto &[Name, Samples] : targetSamples(C, P, O.Warmup)) {
         auto It = llvm::find_if(Pool, [&](const auto &E) { return E.first == Name; });
         if (It == Pool.end()) {

@@ -293,7 +293,7 @@ Expected<RunResult> runIsolated(const RunRequest &R) {
                  "' (was libkloop-cupti.so loaded? does the workload use CUDA?)";
     return Res;
   }
-  Expected<Profile> P = loadProfile(Res.ProfilePath);
+  Expected<verify::Profile> P = verify::readProfile(Res.ProfilePath);
   if (!P) {
     Res.Status = RunStatus::CorruptProfile;
     Res.Detail = toString(P.takeError());

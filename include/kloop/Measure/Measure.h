@@ -143,6 +143,18 @@ struct MeasureReport {
   std::vector<std::string> Notes;       ///< e.g. "NVML unavailable: throttling not checked"
 };
 
+/// NVML throttle-reason bits that do not slow a running kernel: GPU idle
+/// (0x1), applications clocks setting (0x2), display clock setting (0x100).
+/// Values from nvml.h (nvmlClocksEventReason*). Any other bit counts as
+/// throttling (SW power cap 0x4, HW slowdown 0x8, sync boost 0x10, SW/HW
+/// thermal 0x20/0x40, power brake 0x80).
+constexpr uint64_t BenignThrottleMask = 0x1 | 0x2 | 0x100;
+
+/// True when the NVML sample governing a launch starting at \p StartNs (the
+/// last sample at or before it, else the first) reports a throttle reason
+/// outside BenignThrottleMask. False when \p P has no samples.
+bool launchThrottled(const verify::Profile &P, uint64_t StartNs);
+
 /// Progress callback: one line per event ("build ok", "run n16M 3/5 ok").
 using ProgressFn = std::function<void(llvm::StringRef)>;
 
@@ -156,7 +168,7 @@ llvm::Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const Mea
 /// Per-launch samples of target kernels in one profile, grouped by demangled
 /// name in first-seen order, dropping the first \p Warmup launches of each.
 std::vector<std::pair<std::string, std::vector<decide::Sample>>>
-targetSamples(const WorkloadConfig &C, const Profile &P, unsigned Warmup);
+targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup);
 
 /// Fills GBps/GFlops/Pct* and MeasurementErrors of \p K from \p Shape and \p Ceil.
 void attachRates(KernelShapeStats &K, const ShapeSpec &Shape, const std::optional<Ceilings> &Ceil);

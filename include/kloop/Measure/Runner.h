@@ -19,7 +19,7 @@
 #ifndef KLOOP_MEASURE_RUNNER_H
 #define KLOOP_MEASURE_RUNNER_H
 
-#include "kloop/Measure/Profile.h"
+#include "kloop/Verify/Profile.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include <map>
@@ -100,8 +100,8 @@ struct RunResult {
   /// Human-readable detail, e.g. "killed by signal 11 (SIGSEGV)" or the
   /// profile parser's error.
   std::string Detail;
-  /// The parsed profile, for Ok runs with injection.
-  std::optional<Profile> Prof;
+  /// The parsed profile (kloopVerify's reader), for Ok runs with injection.
+  std::optional<verify::Profile> Prof;
 
   bool ok() const { return Status == RunStatus::Ok; }
   /// One line: "<status>: <detail>" for reports.

@@ -1,0 +1,187 @@
+//===- MeasureTest.cpp - Samples, throttling, rates, ceilings -------------===//
+#include "kloop/Measure/Measure.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "gtest/gtest.h"
+#include <cmath>
+#include <unistd.h>
+
+using namespace kloop;
+using namespace kloop::measure;
+using namespace llvm;
+
+namespace {
+
+verify::LaunchRecord launch(uint64_t Seq, const char *Name, uint64_t Start, uint64_t Dur) {
+  verify::LaunchRecord L;
+  L.Seq = Seq;
+  L.Kernel = std::string("_Z") + Name;
+  L.Name = Name;
+  L.StartNs = Start;
+  L.EndNs = Start + Dur;
+  L.DurationNs = Dur;
+  return L;
+}
+
+WorkloadConfig config() {
+  auto C = parseConfig("name: w\nbuild: {command: make}\nrun: {command: ./x}\ntargets: [saxpy]\n", "w.yaml");
+  EXPECT_TRUE(bool(C));
+  return C ? *C : WorkloadConfig();
+}
+
+TEST(MeasureTest, ThrottleFlagFollowsTheGoverningSample) {
+  verify::Profile P;
+  verify::EnvSample A, B;
+  A.TimeNs = 0;
+  A.ThrottleReasons = 0x1; // idle: benign
+  B.TimeNs = 2000;
+  B.ThrottleReasons = 0x40; // HW thermal slowdown
+  P.EnvSamples = {A, B};
+  EXPECT_FALSE(launchThrottled(P, 1000));
+  EXPECT_TRUE(launchThrottled(P, 2000));
+  EXPECT_TRUE(launchThrottled(P, 5000));
+  P.EnvSamples[1].ThrottleReasons = 0x100 | 0x2; // display clock + app clocks: benign
+  EXPECT_FALSE(launchThrottled(P, 5000));
+  verify::Profile Empty;
+  EXPECT_FALSE(launchThrottled(Empty, 5000));
+}
+
+TEST(MeasureTest, TargetSamplesDropWarmupAndOtherKernels) {
+  verify::Profile P;
+  // Out of seq order on purpose: samples follow "seq", not file order.
+  P.Launches = {launch(2, "saxpy(int)", 300, 12), launch(0, "saxpy(int)", 100, 999), launch(1, "init(float*)", 200, 5),
+                launch(3, "saxpy(int)", 400, 14), launch(4, "saxpy<2>(int)", 500, 20)};
+  verify::EnvSample S;
+  S.TimeNs = 350;
+  S.ThrottleReasons = 0x4;
+  verify::EnvSample S0;
+  P.EnvSamples = {S0, S};
+  auto R = targetSamples(config(), P, /*Warmup=*/1);
+  ASSERT_EQ(R.size(), 1u) << "the single saxpy<2> launch is its warm-up";
+  EXPECT_EQ(R[0].first, "saxpy(int)");
+  ASSERT_EQ(R[0].second.size(), 2u);
+  EXPECT_EQ(R[0].second[0].DurationNs, 12);
+  EXPECT_FALSE(R[0].second[0].Throttled);
+  EXPECT_EQ(R[0].second[1].DurationNs, 14);
+  EXPECT_TRUE(R[0].second[1].Throttled);
+  auto All = targetSamples(config(), P, 0);
+  ASSERT_EQ(All.size(), 2u);
+  EXPECT_EQ(All[0].second.size(), 3u);
+}
+
+TEST(MeasureTest, MedianCIWidthUsesRankInterval) {
+  EXPECT_TRUE(std::isinf(medianRelCIWidth({1, 2, 3, 4, 5})));
+  // n = 100: h = 0.98 * 10 = 9.8, j = floor(50 - 9.8) = 40, k = ceil(59.8) = 60.
+  std::vector<double> V;
+  for (int I = 1; I <= 100; ++I)
+    V.push_back(I);
+  // sorted[40] = 41, sorted[60] = 61, median 50.5.
+  EXPECT_DOUBLE_EQ(medianRelCIWidth(V), 20.0 / 50.5);
+  std::vector<double> Same(50, 7.0);
+  EXPECT_DOUBLE_EQ(medianRelCIWidth(Same), 0.0);
+}
+
+TEST(MeasureTest, RatesAboveTheCeilingAreMeasurementErrors) {
+  ShapeSpec S;
+  S.Name = "n1M";
+  S.Bytes = 8000;
+  S.Flops = 500;
+  Ceilings C{"Fake", 4000.0, 60000.0};
+  KernelShapeStats K;
+  K.Stats.Median = 4; // ns: 2000 GB/s, 125 GFLOP/s
+  attachRates(K, S, C);
+  ASSERT_TRUE(K.GBps && K.PctCopy && K.GFlops && K.PctFma);
+  EXPECT_DOUBLE_EQ(*K.GBps, 2000.0);
+  EXPECT_DOUBLE_EQ(*K.PctCopy, 50.0);
+  EXPECT_DOUBLE_EQ(*K.GFlops, 125.0);
+  EXPECT_TRUE(K.MeasurementErrors.empty());
+  KernelShapeStats Fast;
+  Fast.Stats.Median = 1; // 8000 GB/s > 4000
+  attachRates(Fast, S, C);
+  ASSERT_EQ(Fast.MeasurementErrors.size(), 1u);
+  EXPECT_NE(Fast.MeasurementErrors[0].find("MEASUREMENT ERROR: 8000.0 GB/s is above the measured copy ceiling"),
+            std::string::npos);
+  KernelShapeStats NoCeil;
+  NoCeil.Stats.Median = 1;
+  attachRates(NoCeil, S, std::nullopt);
+  EXPECT_TRUE(NoCeil.GBps.has_value());
+  EXPECT_FALSE(NoCeil.PctCopy.has_value());
+  EXPECT_TRUE(NoCeil.MeasurementErrors.empty());
+}
+
+TEST(MeasureTest, ParsesCeilingsOutput) {
+  auto C = parseCeilingsOutput("driver noise\n{\"schema\": \"kloop-ceilings/1\", \"device\": \"NVIDIA H200\", "
+                               "\"copy_gbps\": 4263.5, \"fma_gflops_f32\": 60000}\n");
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  EXPECT_EQ(C->Device, "NVIDIA H200");
+  EXPECT_DOUBLE_EQ(C->CopyGBps, 4263.5);
+  EXPECT_DOUBLE_EQ(C->FmaGFlops, 60000);
+  auto Bad = parseCeilingsOutput("{\"schema\": \"kloop-ceilings/1\", \"device\": \"X\", \"copy_gbps\": -1, "
+                                 "\"fma_gflops_f32\": 1}");
+  ASSERT_FALSE(bool(Bad));
+  EXPECT_NE(toString(Bad.takeError()).find("copy_gbps"), std::string::npos);
+  auto None = parseCeilingsOutput("ceilings: cudaSetDevice failed");
+  ASSERT_FALSE(bool(None));
+  consumeError(None.takeError());
+}
+
+TEST(MeasureTest, CeilingsCacheRoundTrips) {
+  SmallString<128> Dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("kloop-ceil", Dir));
+  std::string File = (Dir + "/sub/ceilings.json").str();
+  auto Missing = lookupCeilings(File, "GPU A");
+  ASSERT_TRUE(bool(Missing));
+  EXPECT_FALSE(Missing->has_value());
+  ASSERT_FALSE(bool(storeCeilings(File, {"GPU A", 100, 200})));
+  ASSERT_FALSE(bool(storeCeilings(File, {"GPU B", 300, 400})));
+  auto A = lookupCeilings(File, "GPU A");
+  ASSERT_TRUE(bool(A) && A->has_value());
+  EXPECT_DOUBLE_EQ((*A)->CopyGBps, 100);
+  EXPECT_DOUBLE_EQ((*A)->FmaGFlops, 200);
+  auto B = lookupCeilings(File, "GPU B");
+  ASSERT_TRUE(bool(B) && B->has_value());
+  EXPECT_DOUBLE_EQ((*B)->CopyGBps, 300);
+  // A cached entry is used without building anything.
+  auto E = ensureCeilings("GPU B", File, (Dir + "/work").str());
+  ASSERT_TRUE(bool(E)) << toString(E.takeError());
+  EXPECT_DOUBLE_EQ(E->FmaGFlops, 400);
+  sys::fs::remove_directories(Dir);
+}
+
+TEST(MeasureTest, CorruptCeilingsCacheIsAnError) {
+  SmallString<128> F;
+  int FD;
+  ASSERT_FALSE(sys::fs::createTemporaryFile("ceil", "json", FD, F));
+  ::write(FD, "not json", 8);
+  ::close(FD);
+  auto R = lookupCeilings(F, "X");
+  ASSERT_FALSE(bool(R));
+  EXPECT_NE(toString(R.takeError()).find("is not a JSON object"), std::string::npos);
+  sys::fs::remove(F);
+}
+
+TEST(MeasureTest, ReportJSONHasTheDocumentedFields) {
+  MeasureReport R;
+  R.Workload = "w";
+  R.L2 = L2Policy::Flush;
+  R.Device = "Fake";
+  R.RunsPerShape = {{"s", 3}};
+  KernelShapeStats K;
+  K.Kernel = "saxpy(int)";
+  K.Shape = "s";
+  K.Stats.N = 10;
+  K.Stats.Median = 5;
+  K.GBps = 2.0;
+  R.Kernels.push_back(K);
+  nlohmann::json J = toJSON(R);
+  EXPECT_EQ(J["schema"], "kloop-measure/1");
+  EXPECT_EQ(J["l2"], "flush");
+  EXPECT_EQ(J["runs"]["s"], 3);
+  EXPECT_EQ(J["kernels"][0]["median_ns"], 5.0);
+  EXPECT_EQ(J["kernels"][0]["gbps"], 2.0);
+  EXPECT_TRUE(J["kernels"][0]["gflops"].is_null());
+  EXPECT_TRUE(J["ceilings"].is_null());
+}
+
+} // namespace
