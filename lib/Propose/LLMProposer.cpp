@@ -112,6 +112,10 @@ Expected<std::unique_ptr<LLMProposer>> LLMProposer::create(LLMConfig C, PromptTe
     return createStringError("LLM proposer: back-off times must not be negative");
   if (C.MaxTokens < 1)
     return createStringError("LLM proposer: max tokens must be at least 1");
+  if (C.OpenAIMaxTokensField != "max_tokens" &&
+      C.OpenAIMaxTokensField != "max_completion_tokens")
+    return createStringError("LLM proposer: the max-tokens field must be max_tokens or "
+                             "max_completion_tokens, not '" + C.OpenAIMaxTokensField + "'");
   if (!Schema.is_object())
     return createStringError("LLM proposer: the answer schema must be a JSON object");
   return std::unique_ptr<LLMProposer>(
@@ -125,7 +129,9 @@ StringRef LLMProposer::kind() const {
 static const char ToolName[] = "submit_proposal";
 
 json LLMProposer::requestBody(const RenderedPrompt &P) const {
-  json B = {{"model", Config.Model}, {"max_tokens", Config.MaxTokens}};
+  json B = {{"model", Config.Model}};
+  B[Config.Api == LLMApi::OpenAI ? Config.OpenAIMaxTokensField : std::string("max_tokens")] =
+      Config.MaxTokens;
   if (Config.Temperature)
     B["temperature"] = *Config.Temperature;
   if (Config.Api == LLMApi::OpenAI) {
@@ -282,7 +288,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     return Fail("HTTP " + Twine(Resp.Status) + " reply body is not a JSON object: " +
                 quoteHead(Resp.Body));
   if (Body.contains("model") && Body["model"].is_string())
-    Prov.Model = Body["model"].get<std::string>();
+    Prov.Model = redact(Body["model"].get<std::string>(), Key);
   const json &Usage = Body.contains("usage") ? Body["usage"] : json();
   std::string Text, CutOff;
   if (Config.Api == LLMApi::OpenAI) {

@@ -207,6 +207,7 @@ TEST_P(LLMProposerTest, GoodReplyWithProvenanceAndTheRightRequest) {
     EXPECT_EQ(Req["path"], "/v1/chat/completions");
     EXPECT_EQ(H["authorization"], std::string("Bearer ") + Key);
     EXPECT_EQ(B["seed"], 7);
+    EXPECT_EQ(B["max_tokens"], 8192);
     EXPECT_EQ(B["response_format"]["type"], "json_schema");
     EXPECT_EQ(B["response_format"]["json_schema"]["schema"]["required"],
               json::array({"edits", "rationale"}));
@@ -222,6 +223,7 @@ TEST_P(LLMProposerTest, GoodReplyWithProvenanceAndTheRightRequest) {
     EXPECT_EQ(H["anthropic-version"], "2023-06-01");
     EXPECT_FALSE(H.contains("authorization"));
     EXPECT_FALSE(B.contains("seed"));
+    EXPECT_EQ(B["max_tokens"], 8192);
     EXPECT_EQ(B["tools"][0]["name"], "submit_proposal");
     EXPECT_EQ(B["tools"][0]["input_schema"]["type"], "object");
     EXPECT_EQ(B["tool_choice"]["type"], "tool");
@@ -395,12 +397,16 @@ TEST_P(LLMProposerTest, StructuredOutputCanBeTurnedDown) {
     EXPECT_FALSE(B.contains("tools"));
   }
   C.Structured = StructuredOutput::None;
+  C.OpenAIMaxTokensField = "max_completion_tokens";
   Expected<ProposalReply> R = run({"good"}, C);
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   EXPECT_EQ(R->Proposal["edits"][0]["factor"], 4);
   B = Server->stats()["log"][0]["body"];
   EXPECT_FALSE(B.contains("response_format"));
   EXPECT_FALSE(B.contains("tools"));
+  // The OpenAI field name is configurable; Anthropic's is fixed.
+  EXPECT_EQ(B.contains("max_completion_tokens"), isOpenAI(GetParam()));
+  EXPECT_EQ(B.contains("max_tokens"), !isOpenAI(GetParam()));
 }
 
 TEST_P(LLMProposerTest, RefusedConnectionIsRetriedThenReported) {

@@ -72,8 +72,12 @@ struct LLMConfig {
   std::optional<double> Temperature;
   /// Sampling seed (OpenAI-compatible only; Anthropic has none); not sent when unset.
   std::optional<int64_t> Seed;
-  /// Upper bound on completion tokens (`max_tokens`).
+  /// Upper bound on completion tokens.
   int64_t MaxTokens = 8192;
+  /// Name of that field in OpenAI-compatible requests: "max_tokens" (vLLM,
+  /// llama.cpp, Ollama, older OpenAI models) or "max_completion_tokens" (what
+  /// OpenAI's reasoning models require). Anthropic always uses "max_tokens".
+  std::string OpenAIMaxTokensField = "max_tokens";
   /// Limit on establishing the TCP/TLS connection.
   std::chrono::milliseconds ConnectTimeout{10000};
   /// Limit on one whole request, connection to last byte.
