@@ -29,7 +29,7 @@ config.substitutions.append(("%cuda_path", config.cuda_path))
 config.substitutions.append(("%kloop_lib", config.kloop_lib_dir))
 # Flags that let a test parse CUDA with only the mock header in test/Inputs/cuda.h.
 config.substitutions.append(
-    ("%mockcuda", "-nocudainc -nocudalib --cuda-gpu-arch=sm_90 -I" + os.path.join(config.test_source_root, "Inputs")))
+    ("%mockcuda", "-nocudainc -nocudalib --cuda-gpu-arch=sm_90 -isystem " + os.path.join(config.test_source_root, "Inputs")))
 
 nvcc = os.path.join(config.cuda_path, "bin", "nvcc")
 if os.path.exists(nvcc) and os.path.exists(os.path.join(config.cuda_path, "include", "cuda_runtime.h")):

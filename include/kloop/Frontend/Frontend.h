@@ -1,0 +1,128 @@
+//===- kloop/Frontend/Frontend.h - Parsing CUDA translation units ---------===//
+///
+/// \file
+/// Turns the user's inputs (a compilation database, or files and directories
+/// followed by `-- <compiler args>`, as with clang-tidy) into compile jobs, and
+/// parses each job's translation unit with clang 22 as CUDA on the device side
+/// (kernel bodies, `--cuda-device-only`, one GPU architecture, sm_90 unless the
+/// command or the user names another) and on the host side (launch sites,
+/// `--cuda-host-only`). Jobs run in parallel.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_FRONTEND_FRONTEND_H
+#define KLOOP_FRONTEND_FRONTEND_H
+
+#include "kloop/Frontend/CudaInstallation.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class FrontendAction;
+}
+
+namespace kloop {
+
+/// Which compilation of a CUDA translation unit is parsed.
+enum class Side { Device, Host };
+
+/// "device" or "host".
+llvm::StringRef sideName(Side S);
+
+/// How inputs are found and parsed.
+struct FrontendOptions {
+  /// Directory holding compile_commands.json (`-p`). Empty: none given.
+  std::string BuildPath;
+  /// Files and directories named on the command line. A directory stands for
+  /// every *.cu file below it. With BuildPath set and Inputs empty, every CUDA
+  /// entry of the database is used.
+  std::vector<std::string> Inputs;
+  /// Arguments after `--` (used when BuildPath is empty).
+  std::vector<std::string> ExtraArgs;
+  /// True when `--` was given (even with no arguments after it).
+  bool HasExtraArgs = false;
+  /// `--cuda-path`; empty means $CUDA_HOME, $CUDA_PATH, /usr/local/cuda.
+  std::string CudaPath;
+  /// GPU architecture for the device side. Empty: the first one the compile
+  /// command names, else "sm_90".
+  std::string GpuArch;
+  /// Parallel jobs; 0 means one per hardware thread.
+  unsigned Jobs = 0;
+};
+
+/// One translation unit to parse, or one input that could not become one.
+struct CompileJob {
+  /// Absolute path of the main source file (or of the offending input).
+  std::string File;
+  /// Working directory of the compile command.
+  std::string Directory;
+  /// clang driver arguments without argv[0], nvcc flags already translated,
+  /// the source file included.
+  std::vector<std::string> Args;
+  /// GPU architectures the original command named (clang spelling).
+  std::vector<std::string> GpuArchs;
+  /// Set when this input cannot be parsed at all (missing file, unknown flags,
+  /// a directory without CUDA sources): the reason, naming the input.
+  std::optional<std::string> Error;
+};
+
+/// Builds the job list. Per-input problems are reported in CompileJob::Error so
+/// that the other translation units are still parsed; an llvm::Error is returned
+/// only when nothing can be done at all (e.g. `-p DIR` without a readable
+/// compile_commands.json, or no inputs).
+llvm::Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts);
+
+/// The full clang command line (argv[0] included) that parses \p Job on side
+/// \p S with -fsyntax-only, the CUDA installation's include directories and
+/// `-Wno-unknown-cuda-version` (clang 22 knows CUDA up to 12.9; CUDA 13 parses).
+std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S,
+                                         const FrontendOptions &Opts);
+
+/// A diagnostic from a parse, with a presumed (line-directive aware) location.
+struct ParseDiagnostic {
+  std::string File;
+  unsigned Line = 0, Column = 0;
+  /// "error", "fatal", "warning".
+  std::string Level;
+  std::string Message;
+  /// "file:line:col: level: message".
+  std::string str() const;
+};
+
+/// Outcome of parsing one side of one translation unit.
+struct ParseResult {
+  /// True when clang reported no error.
+  bool Ok = false;
+  /// Errors and warnings, in the order clang reported them.
+  std::vector<ParseDiagnostic> Diagnostics;
+};
+
+/// Parses \p Job on side \p S, running \p Action (e.g. an ASTFrontendAction that
+/// collects the inventory). Safe to call from several threads at once.
+ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts,
+                      std::unique_ptr<clang::FrontendAction> Action);
+
+/// Parses \p CommandLine (argv[0] included) in directory \p Directory with
+/// \p Action. The building block of parseSide, also used by kloop apply to
+/// re-parse edited code held in memory: \p MappedFiles maps absolute paths to
+/// replacement contents.
+ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
+                             llvm::StringRef Directory,
+                             std::unique_ptr<clang::FrontendAction> Action,
+                             const std::vector<std::pair<std::string, std::string>> &MappedFiles = {});
+
+/// Runs \p Fn(I) for I in [0, N) on \p Jobs threads (0: one per hardware thread).
+void parallelFor(size_t N, unsigned Jobs, const std::function<void(size_t)> &Fn);
+
+/// Path of the clang++ driver that kloop parses with (LLVM 22's bin directory,
+/// as found at configure time); its location also gives clang's resource
+/// directory (builtin headers, CUDA wrapper headers).
+std::string clangDriverPath();
+
+} // namespace kloop
+
+#endif

@@ -1,0 +1,366 @@
+//===- Frontend.cpp - Parsing CUDA translation units ----------------------===//
+#include "kloop/Frontend/Frontend.h"
+#include "kloop/Frontend/NvccArgs.h"
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/FileManager.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Options/OptionUtils.h"
+#include "clang/Tooling/ArgumentsAdjusters.h"
+#include "clang/Tooling/CompilationDatabase.h"
+#include "clang/Tooling/JSONCompilationDatabase.h"
+#include "clang/Tooling/Tooling.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
+#include "llvm/Support/VirtualFileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <set>
+
+#ifndef KLOOP_LLVM_BINDIR
+#define KLOOP_LLVM_BINDIR "/usr/lib/llvm-22/bin"
+#endif
+
+using namespace llvm;
+using namespace clang;
+
+namespace kloop {
+
+StringRef sideName(Side S) { return S == Side::Device ? "device" : "host"; }
+
+std::string clangDriverPath() { return std::string(KLOOP_LLVM_BINDIR) + "/clang++"; }
+
+std::string ParseDiagnostic::str() const {
+  std::string S;
+  raw_string_ostream OS(S);
+  if (!File.empty())
+    OS << File << ":" << Line << ":" << Column << ": ";
+  OS << Level << ": " << Message;
+  return S;
+}
+
+static std::string absolutePath(StringRef P, StringRef Base) {
+  SmallString<256> Abs(P);
+  if (!sys::path::is_absolute(Abs)) {
+    if (!Base.empty()) {
+      Abs = Base;
+      sys::path::append(Abs, P);
+    } else {
+      sys::fs::make_absolute(Abs);
+    }
+  }
+  sys::path::remove_dots(Abs, true);
+  return std::string(Abs);
+}
+
+static bool isCudaSource(StringRef File) {
+  return sys::path::extension(File) == ".cu";
+}
+
+static bool commandIsCuda(const tooling::CompileCommand &C) {
+  if (isCudaSource(C.Filename))
+    return true;
+  if (!C.CommandLine.empty() && isNvccCompiler(C.CommandLine[0]))
+    return true;
+  for (size_t I = 0; I + 1 < C.CommandLine.size(); ++I)
+    if (C.CommandLine[I] == "-x" && (C.CommandLine[I + 1] == "cu" || C.CommandLine[I + 1] == "cuda"))
+      return true;
+  return false;
+}
+
+/// Turns one database command into a job (translating nvcc flags).
+static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir) {
+  // A relative "directory" is relative to the database's own folder (what
+  // CMake never writes but hand-written and checked-in databases often do).
+  if (!DatabaseDir.empty() && !sys::path::is_absolute(C.Directory))
+    C.Directory = absolutePath(C.Directory, DatabaseDir);
+  CompileJob J;
+  J.Directory = C.Directory;
+  J.File = absolutePath(C.Filename, C.Directory);
+  if (!sys::fs::exists(J.File)) {
+    J.Error = "no such file";
+    return J;
+  }
+  std::vector<std::string> Rest(C.CommandLine.begin() + (C.CommandLine.empty() ? 0 : 1),
+                                C.CommandLine.end());
+  if (!C.CommandLine.empty() && isNvccCompiler(C.CommandLine[0])) {
+    auto T = translateNvccArgs(Rest, C.Directory);
+    if (!T) {
+      J.Error = "bad nvcc command in the compilation database: " + toString(T.takeError());
+      return J;
+    }
+    J.Args = std::move(T->Args);
+    J.GpuArchs = std::move(T->GpuArchs);
+  } else {
+    J.Args = std::move(Rest);
+    for (const std::string &A : J.Args) {
+      StringRef S(A);
+      if (S.consume_front("--cuda-gpu-arch=") || S.consume_front("--offload-arch="))
+        J.GpuArchs.push_back(S.str());
+    }
+  }
+  std::vector<std::string> Unknown = findUnknownClangFlags(J.Args);
+  if (!Unknown.empty()) {
+    std::string Msg = "unknown compiler flag" + std::string(Unknown.size() > 1 ? "s" : "") + " ";
+    for (size_t I = 0; I < Unknown.size(); ++I)
+      Msg += (I ? ", '" : "'") + Unknown[I] + "'";
+    Msg += " in its compile command (neither an nvcc flag kloop translates nor a clang flag)";
+    J.Error = Msg;
+  }
+  return J;
+}
+
+static void collectCudaFiles(StringRef Dir, std::vector<std::string> &Out) {
+  std::error_code EC;
+  for (sys::fs::recursive_directory_iterator It(Dir, EC), End; It != End && !EC; It.increment(EC)) {
+    StringRef P = It->path();
+    StringRef Name = sys::path::filename(P);
+    if (It->type() == sys::fs::file_type::directory_file && Name.starts_with(".")) {
+      It.no_push();
+      continue;
+    }
+    if (isCudaSource(P))
+      Out.push_back(P.str());
+  }
+  llvm::sort(Out);
+}
+
+Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
+  std::vector<CompileJob> Jobs;
+  std::unique_ptr<tooling::CompilationDatabase> DB;
+  std::string DbDir; // folder of compile_commands.json, when -p was given
+  std::string Cwd;
+  {
+    SmallString<256> C;
+    sys::fs::current_path(C);
+    Cwd = std::string(C);
+  }
+  if (!Opts.BuildPath.empty()) {
+    std::string Err;
+    SmallString<256> Json(Opts.BuildPath);
+    if (!sys::fs::is_directory(Opts.BuildPath) && sys::path::filename(Opts.BuildPath) == "compile_commands.json")
+      Json = Opts.BuildPath;
+    else
+      sys::path::append(Json, "compile_commands.json");
+    if (!sys::fs::exists(Json))
+      return createStringError(inconvertibleErrorCode(), "%s: no compile_commands.json there",
+                               Opts.BuildPath.c_str());
+    DbDir = sys::path::parent_path(absolutePath(Json, Cwd)).str();
+    DB = tooling::JSONCompilationDatabase::loadFromFile(Json, Err, tooling::JSONCommandLineSyntax::AutoDetect);
+    if (!DB)
+      return createStringError(inconvertibleErrorCode(), "%s: cannot read compilation database: %s",
+                               Json.c_str(), Err.c_str());
+    if (Opts.Inputs.empty()) {
+      for (const tooling::CompileCommand &C : DB->getAllCompileCommands())
+        if (commandIsCuda(C))
+          Jobs.push_back(makeJob(C, DbDir));
+      if (Jobs.empty())
+        return createStringError(inconvertibleErrorCode(),
+                                 "%s: the compilation database has no CUDA translation units",
+                                 Json.c_str());
+      return Jobs;
+    }
+  }
+  if (Opts.Inputs.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "no input: give CUDA files or directories, or -p BUILD_DIR");
+
+  // Expand directories.
+  std::vector<std::string> Files;
+  for (const std::string &In : Opts.Inputs) {
+    std::string Abs = absolutePath(In, Cwd);
+    if (sys::fs::is_directory(Abs)) {
+      std::vector<std::string> Found;
+      collectCudaFiles(Abs, Found);
+      if (Found.empty()) {
+        CompileJob J;
+        J.File = Abs;
+        J.Error = "no CUDA translation units (*.cu files) in this directory";
+        Jobs.push_back(J);
+      }
+      Files.insert(Files.end(), Found.begin(), Found.end());
+      continue;
+    }
+    if (!sys::fs::exists(Abs)) {
+      CompileJob J;
+      J.File = Abs;
+      J.Error = "no such file";
+      Jobs.push_back(J);
+      continue;
+    }
+    Files.push_back(Abs);
+  }
+
+  std::unique_ptr<tooling::CompilationDatabase> Fixed;
+  if (!DB && Opts.HasExtraArgs)
+    Fixed = std::make_unique<tooling::FixedCompilationDatabase>(Cwd, Opts.ExtraArgs);
+  for (const std::string &F : Files) {
+    tooling::CompilationDatabase *Use = DB ? DB.get() : Fixed.get();
+    std::unique_ptr<tooling::CompilationDatabase> Detected;
+    if (!Use) {
+      std::string Err;
+      Detected = tooling::CompilationDatabase::autoDetectFromSource(F, Err);
+      if (!Detected)
+        Detected = std::make_unique<tooling::FixedCompilationDatabase>(Cwd, std::vector<std::string>{});
+      Use = Detected.get();
+    }
+    std::vector<tooling::CompileCommand> Cmds = Use->getCompileCommands(F);
+    if (Cmds.empty()) {
+      CompileJob J;
+      J.File = F;
+      J.Error = "no entry for this file in the compilation database";
+      Jobs.push_back(J);
+      continue;
+    }
+    Jobs.push_back(makeJob(Cmds.front(), DB ? DbDir : std::string()));
+  }
+  return Jobs;
+}
+
+std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const FrontendOptions &Opts) {
+  std::vector<std::string> Args;
+  Args.push_back(clangDriverPath());
+  bool HasX = false, NoCudaInc = false, HasCudaPath = false;
+  for (size_t I = 0; I < Job.Args.size(); ++I) {
+    StringRef A = Job.Args[I];
+    if (A.starts_with("--cuda-gpu-arch=") || A.starts_with("--offload-arch=") ||
+        A == "--cuda-device-only" || A == "--cuda-host-only" || A == "--offload-device-only" ||
+        A == "--offload-host-only")
+      continue;
+    if (A == "--cuda-gpu-arch" || A == "--offload-arch") {
+      ++I;
+      continue;
+    }
+    if (A == "-x")
+      HasX = true;
+    if (A == "-nocudainc")
+      NoCudaInc = true;
+    if (A.starts_with("--cuda-path"))
+      HasCudaPath = true;
+    Args.push_back(A.str());
+  }
+  std::vector<std::string> Extra;
+  if (!HasX && !isCudaSource(Job.File)) {
+    Extra.push_back("-x");
+    Extra.push_back("cuda");
+  }
+  if (!NoCudaInc) {
+    if (auto Cuda = findCudaInstallation(Opts.CudaPath)) {
+      if (!HasCudaPath)
+        Extra.push_back("--cuda-path=" + Cuda->Path);
+      for (const std::string &D : Cuda->SystemIncludes) {
+        Extra.push_back("-isystem");
+        Extra.push_back(D);
+      }
+    }
+  }
+  std::string Arch = Opts.GpuArch;
+  if (Arch.empty())
+    Arch = Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front();
+  Extra.push_back("--cuda-gpu-arch=" + Arch);
+  Extra.push_back(S == Side::Device ? "--cuda-device-only" : "--cuda-host-only");
+  Extra.push_back("-Wno-unknown-cuda-version");
+  Extra.push_back("-Qunused-arguments");
+  Extra.push_back("-fno-caret-diagnostics"); // also stops clang printing "N warnings generated"
+  Extra.push_back("-resource-dir=" + clang::GetResourcesPath(clangDriverPath()));
+  // Extra flags go right after argv[0] so that an explicit -x in the command
+  // still applies to the file that follows it.
+  Args.insert(Args.begin() + 1, Extra.begin(), Extra.end());
+
+  tooling::ArgumentsAdjuster Adjust = tooling::combineAdjusters(
+      tooling::getClangStripOutputAdjuster(),
+      tooling::combineAdjusters(tooling::getClangStripDependencyFileAdjuster(),
+                                tooling::getClangSyntaxOnlyAdjuster()));
+  return Adjust(Args, Job.File);
+}
+
+namespace {
+/// Collects errors and warnings with their presumed locations.
+class CollectingDiagConsumer : public DiagnosticConsumer {
+public:
+  std::vector<ParseDiagnostic> Diags;
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Level < DiagnosticsEngine::Warning)
+      return;
+    ParseDiagnostic D;
+    D.Level = Level == DiagnosticsEngine::Fatal   ? "fatal"
+              : Level == DiagnosticsEngine::Error ? "error"
+                                                  : "warning";
+    SmallString<256> Msg;
+    Info.FormatDiagnostic(Msg);
+    D.Message = std::string(Msg);
+    if (Info.getLocation().isValid() && Info.hasSourceManager()) {
+      PresumedLoc P = Info.getSourceManager().getPresumedLoc(Info.getLocation());
+      if (P.isValid()) {
+        D.File = P.getFilename();
+        D.Line = P.getLine();
+        D.Column = P.getColumn();
+      }
+    }
+    Diags.push_back(std::move(D));
+  }
+};
+} // namespace
+
+ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, StringRef Directory,
+                             std::unique_ptr<FrontendAction> Action,
+                             const std::vector<std::pair<std::string, std::string>> &MappedFiles) {
+  ParseResult R;
+  IntrusiveRefCntPtr<vfs::FileSystem> Physical = vfs::createPhysicalFileSystem();
+  IntrusiveRefCntPtr<vfs::OverlayFileSystem> Overlay(new vfs::OverlayFileSystem(Physical));
+  if (!MappedFiles.empty()) {
+    IntrusiveRefCntPtr<vfs::InMemoryFileSystem> Mem(new vfs::InMemoryFileSystem);
+    for (const auto &[Path, Content] : MappedFiles)
+      Mem->addFile(Path, 0, MemoryBuffer::getMemBufferCopy(Content, Path));
+    Overlay->pushOverlay(Mem);
+  }
+  if (!Directory.empty())
+    Overlay->setCurrentWorkingDirectory(Directory);
+  IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), Overlay));
+  CollectingDiagConsumer Diags;
+  DiagnosticOptions DiagOpts;
+  tooling::ToolInvocation Invocation(CommandLine, std::move(Action), Files.get());
+  Invocation.setDiagnosticConsumer(&Diags);
+  Invocation.setDiagnosticOptions(&DiagOpts);
+  bool Ok = Invocation.run();
+  R.Diagnostics = std::move(Diags.Diags);
+  R.Ok = Ok && llvm::none_of(R.Diagnostics, [](const ParseDiagnostic &D) {
+           return D.Level == "error" || D.Level == "fatal";
+         });
+  if (!Ok && R.Diagnostics.empty()) {
+    ParseDiagnostic D;
+    D.Level = "error";
+    D.Message = "clang could not run on this command line";
+    R.Diagnostics.push_back(D);
+  }
+  return R;
+}
+
+ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts,
+                      std::unique_ptr<FrontendAction> Action) {
+  return parseCommandLine(sideCommandLine(Job, S, Opts), Job.Directory, std::move(Action));
+}
+
+void parallelFor(size_t N, unsigned Jobs, const std::function<void(size_t)> &Fn) {
+  if (N == 0)
+    return;
+  unsigned Threads = Jobs ? Jobs : llvm::hardware_concurrency().compute_thread_count();
+  if (Threads <= 1 || N == 1) {
+    for (size_t I = 0; I < N; ++I)
+      Fn(I);
+    return;
+  }
+  DefaultThreadPool Pool(llvm::hardware_concurrency(std::min<size_t>(Threads, N)));
+  for (size_t I = 0; I < N; ++I)
+    Pool.async([&Fn, I] { Fn(I); });
+  Pool.wait();
+}
+
+} // namespace kloop

@@ -1,0 +1,1087 @@
+//===- Collector.cpp - Walks one parse and lists inventory entities -------===//
+#include "kloop/Inventory/Inventory.h"
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/DeclTemplate.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/Mangle.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/StmtCXX.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
+
+using namespace clang;
+using nlohmann::json;
+
+namespace kloop {
+
+const char *entityKindName(EntityKind K) {
+  switch (K) {
+  case EntityKind::Kernel: return "kernel";
+  case EntityKind::DeviceFunction: return "device_function";
+  case EntityKind::Loop: return "loop";
+  case EntityKind::SharedArray: return "shared_array";
+  case EntityKind::LocalConstant: return "local_constant";
+  case EntityKind::TemplateParam: return "template_param";
+  case EntityKind::Param: return "param";
+  case EntityKind::LaunchBounds: return "launch_bounds";
+  case EntityKind::LaunchSite: return "launch_site";
+  case EntityKind::Constant: return "constant";
+  }
+  return "unknown";
+}
+
+json SourceSpan::toJson() const {
+  return json{{"file", File},
+              {"begin", {{"line", BeginLine}, {"column", BeginColumn}}},
+              {"end", {{"line", EndLine}, {"column", EndColumn}}}};
+}
+
+namespace {
+
+class Collector {
+public:
+  Collector(ASTContext &Ctx, Side Which, const MacroTable &Macros)
+      : Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()), Which(Which), Macros(Macros),
+        Mangler(Ctx.createMangleContext()) {}
+
+  SideInventory run();
+
+  // --- helpers shared with the visitor -----------------------------------
+  /// The file range of \p R: where its tokens are spelled when they are all
+  /// arguments of one macro invocation (`__launch_bounds__(BS)`), else where
+  /// the macros are expanded.
+  CharSourceRange fileRange(SourceRange R) const {
+    CharSourceRange F = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(R), SM, LO);
+    if (F.isValid())
+      return F;
+    return SM.getExpansionRange(R);
+  }
+
+  SourceSpan spanOf(SourceRange R) const {
+    SourceSpan S;
+    CharSourceRange CR = fileRange(R);
+    SourceLocation B = CR.getBegin(), E = CR.getEnd();
+    if (CR.isTokenRange())
+      E = Lexer::getLocForEndOfToken(E, 0, SM, LO);
+    if (B.isInvalid())
+      return S;
+    PresumedLoc PB = SM.getPresumedLoc(B), PE = SM.getPresumedLoc(E.isValid() ? E : B);
+    if (PB.isInvalid())
+      return S;
+    S.File = PB.getFilename();
+    S.BeginLine = PB.getLine();
+    S.BeginColumn = PB.getColumn();
+    S.EndLine = PE.isValid() ? PE.getLine() : PB.getLine();
+    S.EndColumn = PE.isValid() ? (PE.getColumn() > 1 ? PE.getColumn() - 1 : PE.getColumn()) : PB.getColumn();
+    S.BeginOffset = SM.getFileOffset(B);
+    S.EndOffset = E.isValid() ? SM.getFileOffset(E) : S.BeginOffset;
+    return S;
+  }
+
+  std::string textOf(SourceRange R) const {
+    CharSourceRange CR = fileRange(R);
+    bool Invalid = false;
+    StringRef T = Lexer::getSourceText(CR, SM, LO, &Invalid);
+    return Invalid ? std::string() : T.str();
+  }
+
+  /// Not editable when one of the entity's anchor locations (its name, its
+  /// first and last token; attribute macros such as `__global__` in front do
+  /// not count) comes from a macro body, or the code is in a system header.
+  /// Tokens that are macro arguments are spelled in the file and stay editable.
+  void setEditability(Entity &E, SourceRange R) const { setEditability(E, R.getBegin(), R.getEnd()); }
+  void setEditability(Entity &E, SourceLocation B, SourceLocation End) const {
+    auto FromBody = [&](SourceLocation L) {
+      return L.isMacroID() && !SM.isMacroArgExpansion(L);
+    };
+    if (FromBody(B) || FromBody(End)) {
+      SourceLocation M = FromBody(B) ? B : End;
+      StringRef Name = Lexer::getImmediateMacroNameForDiagnostics(M, SM, LO);
+      E.Editable = false;
+      E.NotEditableReason = "comes from the expansion of macro '" + Name.str() +
+                            "'; edit the macro definition instead";
+      return;
+    }
+    if (B.isValid() && SM.isInSystemHeader(B)) {
+      E.Editable = false;
+      E.NotEditableReason = "is in a system header";
+    }
+  }
+
+  json evalInt(const Expr *E) const {
+    if (!E)
+      return nullptr;
+    if (E->isValueDependent() || E->isTypeDependent() || E->isInstantiationDependent())
+      return nullptr;
+    Expr::EvalResult R;
+    if (E->EvaluateAsInt(R, Ctx))
+      return R.Val.getInt().getExtValue();
+    return nullptr;
+  }
+
+  std::string kernelID(const FunctionDecl *FD) {
+    const FunctionDecl *Pattern = FD;
+    if (const FunctionDecl *P = FD->getTemplateInstantiationPattern())
+      Pattern = P;
+    auto It = KernelIDs.find(Pattern->getCanonicalDecl());
+    if (It != KernelIDs.end())
+      return It->second;
+    std::string Name = Pattern->getQualifiedNameAsString();
+    if (Pattern->getTemplateSpecializationKind() == TSK_ExplicitSpecialization) {
+      std::string S;
+      llvm::raw_string_ostream OS(S);
+      if (const TemplateArgumentList *Args = Pattern->getTemplateSpecializationArgs())
+        printTemplateArgumentList(OS, Args->asArray(), Ctx.getPrintingPolicy());
+      Name += S;
+    }
+    return Name;
+  }
+
+  std::string typeString(QualType T) const { return T.getAsString(Ctx.getPrintingPolicy()); }
+
+  /// Records the uses of tunable constants in a tunable context \p E.
+  void noteContext(const Expr *E, StringRef Context, StringRef Owner) {
+    if (!E)
+      return;
+    SourceSpan Sp = spanOf(E->getSourceRange());
+    if (!Sp.File.empty())
+      ContextRanges.push_back({Sp.File, Sp.BeginOffset, Sp.EndOffset, Context.str(), Owner.str()});
+    noteRefs(E, Context, Owner, 0);
+  }
+
+  void noteRefs(const Stmt *S, StringRef Context, StringRef Owner, int Depth) {
+    if (!S || Depth > 8)
+      return;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S)) {
+      const ValueDecl *VD = DRE->getDecl();
+      if (const auto *NTTP = dyn_cast<NonTypeTemplateParmDecl>(VD)) {
+        addUse(tparamID(NTTP), Context, Owner, DRE->getLocation());
+      } else if (const auto *Var = dyn_cast<VarDecl>(VD)) {
+        if (isTunableConstant(Var)) {
+          addUse(constantID(Var), Context, Owner, DRE->getLocation());
+          if (Var->getInit() && Visited.insert(Var).second) {
+            noteRefs(Var->getInit(), Context, Owner, Depth + 1);
+            Visited.erase(Var);
+          }
+        } else if (Var->hasLocalStorage() && Var->getInit() &&
+                   typeString(Var->getType().getUnqualifiedType()) == "dim3" &&
+                   Visited.insert(Var).second) {
+          // `dim3 block(BLOCK); k<<<g, block>>>`: the initializer feeds the launch.
+          noteContext(Var->getInit(), Context, Owner);
+          Visited.erase(Var);
+        }
+      }
+    }
+    for (const Stmt *C : S->children())
+      noteRefs(C, Context, Owner, Depth);
+  }
+
+  bool isTunableConstant(const VarDecl *V) const {
+    QualType T = V->getType();
+    if (!T.isConstQualified() && !V->isConstexpr())
+      return false;
+    if (!T->isIntegralOrEnumerationType())
+      return false;
+    if (!V->getInit())
+      return false;
+    if (V->getLocation().isValid() && SM.isInSystemHeader(V->getLocation()))
+      return false;
+    return true;
+  }
+
+  std::string tparamID(const NonTypeTemplateParmDecl *P) const {
+    const DeclContext *DC = P->getDeclContext();
+    if (const auto *FD = dyn_cast<FunctionDecl>(DC))
+      return const_cast<Collector *>(this)->kernelID(FD) + "/tparam:" + P->getNameAsString();
+    return "tparam:" + P->getNameAsString();
+  }
+
+  std::string constantID(const VarDecl *V) {
+    if (V->isLocalVarDecl()) {
+      if (const auto *FD = dyn_cast<FunctionDecl>(V->getDeclContext()->getNonClosureAncestor()))
+        if (FD->hasAttr<CUDAGlobalAttr>())
+          return kernelID(FD) + "/const:" + V->getNameAsString();
+      return "const:" + V->getQualifiedNameAsString();
+    }
+    if (!V->isLocalVarDecl())
+      GlobalConstants.insert(V->getCanonicalDecl());
+    return "const:" + V->getQualifiedNameAsString();
+  }
+
+  void addUse(const std::string &ID, StringRef Context, StringRef Owner, SourceLocation Loc) {
+    PresumedLoc P = SM.getPresumedLoc(SM.getExpansionLoc(Loc));
+    json U{{"constant", ID}, {"context", Context}, {"owner", Owner}};
+    if (P.isValid()) {
+      U["file"] = P.getFilename();
+      U["line"] = P.getLine();
+      U["column"] = P.getColumn();
+    }
+    Out.ConstantUses.push_back(std::move(U));
+  }
+
+  void collectKernel(const FunctionDecl *FD);
+  void collectDeviceFunction(const FunctionDecl *FD);
+  void collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing);
+  void finishGlobalConstants();
+  void classifyMacroUses();
+
+  struct ContextRange {
+    std::string File;
+    unsigned Begin, End;
+    std::string Context, Owner;
+  };
+
+  ASTContext &Ctx;
+  SourceManager &SM;
+  const LangOptions &LO;
+  Side Which;
+  const MacroTable &Macros;
+  std::unique_ptr<MangleContext> Mangler;
+  SideInventory Out;
+  std::map<const Decl *, std::string> KernelIDs;
+  std::map<const FunctionDecl *, unsigned> LaunchCounts;
+  std::vector<ContextRange> ContextRanges;
+  std::set<const VarDecl *> GlobalConstants;
+  llvm::SmallPtrSet<const VarDecl *, 8> Visited;
+};
+
+// ---------------------------------------------------------------------------
+// Parameter write analysis: does the kernel store through a pointer parameter?
+// Conservative: a store through the parameter, through a local pointer derived
+// from it, or passing it to a callee that takes a pointer to non-const counts.
+// ---------------------------------------------------------------------------
+class WriteAnalysis {
+public:
+  WriteAnalysis(const FunctionDecl *FD, ASTContext &Ctx) : Ctx(Ctx) {
+    for (const ParmVarDecl *P : FD->parameters())
+      Roots[P] = P;
+    if (FD->hasBody())
+      walk(FD->getBody());
+  }
+  /// Parameter -> first evidence of a write ("line 12: assignment", ...).
+  std::map<const ParmVarDecl *, std::string> Written;
+
+private:
+  const ParmVarDecl *rootOf(const Expr *E, bool &ThroughDeref) const {
+    while (E) {
+      E = E->IgnoreParenImpCasts();
+      if (const auto *C = dyn_cast<ExplicitCastExpr>(E)) {
+        E = C->getSubExpr();
+        continue;
+      }
+      if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E)) {
+        ThroughDeref = true;
+        E = AS->getBase();
+        continue;
+      }
+      if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+        if (U->getOpcode() == UO_Deref)
+          ThroughDeref = true;
+        if (U->getOpcode() == UO_Deref || U->getOpcode() == UO_AddrOf) {
+          E = U->getSubExpr();
+          continue;
+        }
+        return nullptr;
+      }
+      if (const auto *M = dyn_cast<MemberExpr>(E)) {
+        if (M->isArrow())
+          ThroughDeref = true;
+        E = M->getBase();
+        continue;
+      }
+      if (const auto *B = dyn_cast<BinaryOperator>(E)) {
+        if (B->isAdditiveOp()) {
+          E = B->getLHS()->getType()->isPointerType() ? B->getLHS() : B->getRHS();
+          continue;
+        }
+        return nullptr;
+      }
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+        auto It = Roots.find(DRE->getDecl());
+        return It == Roots.end() ? nullptr : It->second;
+      }
+      return nullptr;
+    }
+    return nullptr;
+  }
+
+  void mark(const Expr *LHS, const char *What, SourceLocation Loc) {
+    bool Deref = false;
+    if (const ParmVarDecl *P = rootOf(LHS, Deref))
+      if (Deref && !Written.count(P)) {
+        PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
+            Ctx.getSourceManager().getExpansionLoc(Loc));
+        Written[P] = std::string(What) + (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
+      }
+  }
+
+  void walk(const Stmt *S) {
+    if (!S)
+      return;
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<VarDecl>(D))
+          if (V->getInit() && V->getType()->isPointerType() &&
+              !V->getType()->getPointeeType().isConstQualified()) {
+            bool Deref = false;
+            if (const ParmVarDecl *P = rootOf(V->getInit(), Deref))
+              if (!Deref)
+                Roots[V] = P; // a local alias: float *row = out + i * n;
+          }
+    } else if (const auto *B = dyn_cast<BinaryOperator>(S)) {
+      if (B->isAssignmentOp())
+        mark(B->getLHS(), "store", B->getOperatorLoc());
+    } else if (const auto *U = dyn_cast<UnaryOperator>(S)) {
+      if (U->isIncrementDecrementOp())
+        mark(U->getSubExpr(), "increment/decrement", U->getOperatorLoc());
+    } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(S)) {
+      if (OC->isAssignmentOp() && OC->getNumArgs() > 0)
+        mark(OC->getArg(0), "store", OC->getOperatorLoc());
+    } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
+      const FunctionDecl *Callee = CE->getDirectCallee();
+      for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
+        const Expr *Arg = CE->getArg(I);
+        QualType AT = Arg->IgnoreParenImpCasts()->getType();
+        if (!AT->isPointerType() || AT->getPointeeType().isConstQualified())
+          continue;
+        bool ParamIsConst = false;
+        if (Callee && I < Callee->getNumParams()) {
+          QualType PT = Callee->getParamDecl(I)->getType();
+          ParamIsConst = PT->isPointerType() && PT->getPointeeType().isConstQualified();
+          if (!PT->isPointerType() && !PT->isReferenceType())
+            ParamIsConst = true; // passed by value (e.g. a size_t cast): no write
+        }
+        if (ParamIsConst)
+          continue;
+        bool Deref = false;
+        const ParmVarDecl *P = rootOf(Arg, Deref);
+        if (!P || Written.count(P))
+          continue;
+        std::string Name = Callee ? Callee->getNameAsString() : std::string("an indirect call");
+        PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
+            Ctx.getSourceManager().getExpansionLoc(CE->getBeginLoc()));
+        Written[P] = "passed to " + Name + " as a pointer to non-const" +
+                     (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
+      }
+    }
+    for (const Stmt *C : S->children())
+      walk(C);
+  }
+
+  ASTContext &Ctx;
+  std::map<const Decl *, const ParmVarDecl *> Roots;
+};
+
+// ---------------------------------------------------------------------------
+// Kernel body walk: loops, shared arrays, local constants, callees.
+// ---------------------------------------------------------------------------
+class BodyWalker {
+public:
+  BodyWalker(Collector &C, const std::string &KID, const Entity &Kernel) : C(C), KID(KID), Kernel(Kernel) {}
+
+  void walk(const Stmt *S, int Depth, const std::string &ParentLoop,
+            const AttributedStmt *Attrs = nullptr) {
+    if (!S)
+      return;
+    if (const auto *AS = dyn_cast<AttributedStmt>(S)) {
+      walk(AS->getSubStmt(), Depth, ParentLoop, AS);
+      return;
+    }
+    if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S)) {
+      std::string ID = loop(S, Depth, ParentLoop, Attrs);
+      for (const Stmt *Ch : S->children())
+        walk(Ch, Depth + 1, ID);
+      return;
+    }
+    if (const auto *DS = dyn_cast<DeclStmt>(S)) {
+      for (const Decl *D : DS->decls())
+        if (const auto *V = dyn_cast<VarDecl>(D)) {
+          var(V);
+          if (V->getInit())
+            walk(V->getInit(), Depth, ParentLoop);
+        }
+      return;
+    }
+    if (const auto *CE = dyn_cast<CallExpr>(S)) {
+      if (const FunctionDecl *F = CE->getDirectCallee()) {
+        if ((F->hasAttr<CUDADeviceAttr>() || F->hasAttr<CUDAGlobalAttr>()) && !F->getBuiltinID() &&
+            F->getLocation().isValid() && !C.SM.isInSystemHeader(F->getLocation())) {
+          const FunctionDecl *P = F->getTemplateInstantiationPattern() ? F->getTemplateInstantiationPattern() : F;
+          Callees.insert("device:" + P->getQualifiedNameAsString());
+        }
+      } else if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(CE->getCallee()->IgnoreParenImpCasts())) {
+        for (const NamedDecl *ND : ULE->decls()) {
+          const NamedDecl *U = ND->getUnderlyingDecl();
+          const FunctionDecl *F = dyn_cast<FunctionDecl>(U);
+          if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+            F = FT->getTemplatedDecl();
+          if (F && F->hasAttr<CUDADeviceAttr>() && F->getLocation().isValid() &&
+              !C.SM.isInSystemHeader(F->getLocation()))
+            Callees.insert("device:" + F->getQualifiedNameAsString());
+        }
+      }
+    }
+    for (const Stmt *Ch : S->children())
+      walk(Ch, Depth, ParentLoop);
+  }
+
+  std::set<std::string> Callees;
+
+private:
+  std::string loop(const Stmt *S, int Depth, const std::string &Parent, const AttributedStmt *Attrs) {
+    Entity E;
+    E.Kind = EntityKind::Loop;
+    E.ID = KID + "/loop#" + std::to_string(++LoopCount);
+    E.Owner = KID;
+    E.S = S;
+    E.Span = C.spanOf(S->getSourceRange());
+    C.setEditability(E, S->getSourceRange());
+    if (!Kernel.Editable) {
+      E.Editable = false;
+      E.NotEditableReason = "its kernel " + Kernel.NotEditableReason;
+    }
+    const char *Kind = isa<ForStmt>(S) ? "for" : isa<WhileStmt>(S) ? "while" : isa<DoStmt>(S) ? "do" : "range_for";
+    E.Data["loop_kind"] = Kind;
+    E.Data["depth"] = Depth;
+    E.Data["parent"] = Parent.empty() ? json(nullptr) : json(Parent);
+    json Unroll = nullptr;
+    if (Attrs)
+      for (const Attr *A : Attrs->getAttrs())
+        if (const auto *LH = dyn_cast<LoopHintAttr>(A)) {
+          if (LH->getOption() != LoopHintAttr::Unroll && LH->getOption() != LoopHintAttr::UnrollCount)
+            continue;
+          json U{{"spelling", LH->getSpelling()}};
+          if (LH->getOption() == LoopHintAttr::UnrollCount) {
+            U["count_expr"] = LH->getValue() ? C.textOf(LH->getValue()->getSourceRange()) : "";
+            U["count"] = C.evalInt(LH->getValue());
+            C.noteContext(LH->getValue(), "unroll", KID);
+          } else {
+            U["count"] = nullptr;
+            U["state"] = LH->getState() == LoopHintAttr::Disable ? "disable" : "full";
+            if (LH->getState() == LoopHintAttr::Disable)
+              U["count"] = 1;
+          }
+          PresumedLoc P = C.SM.getPresumedLoc(C.SM.getExpansionLoc(LH->getLocation()));
+          if (P.isValid())
+            U["line"] = P.getLine();
+          Unroll = U;
+        }
+    E.Data["unroll"] = Unroll;
+    json Trip = nullptr;
+    if (const auto *F = dyn_cast<ForStmt>(S)) {
+      if (F->getCond())
+        C.noteContext(F->getCond(), "loop_bound", KID);
+      Trip = tripCount(F);
+      E.Data["condition"] = F->getCond() ? C.textOf(F->getCond()->getSourceRange()) : "";
+    } else if (const auto *W = dyn_cast<WhileStmt>(S)) {
+      C.noteContext(W->getCond(), "loop_bound", KID);
+      E.Data["condition"] = C.textOf(W->getCond()->getSourceRange());
+    } else if (const auto *D = dyn_cast<DoStmt>(S)) {
+      C.noteContext(D->getCond(), "loop_bound", KID);
+      E.Data["condition"] = C.textOf(D->getCond()->getSourceRange());
+    }
+    E.Data["trip_count"] = Trip;
+    C.Out.Entities.push_back(std::move(E));
+    return C.Out.Entities.back().ID;
+  }
+
+  /// for (T i = A; i < B; i += S) with A, B, S constant: ceil((B - A) / S).
+  json tripCount(const ForStmt *F) {
+    const auto *Init = dyn_cast_or_null<DeclStmt>(F->getInit());
+    if (!Init || !Init->isSingleDecl())
+      return nullptr;
+    const auto *IV = dyn_cast<VarDecl>(Init->getSingleDecl());
+    if (!IV || !IV->getInit())
+      return nullptr;
+    json A = C.evalInt(IV->getInit());
+    const auto *Cond = dyn_cast_or_null<BinaryOperator>(F->getCond() ? F->getCond()->IgnoreParenImpCasts() : nullptr);
+    if (A.is_null() || !Cond)
+      return nullptr;
+    auto IsIV = [&](const Expr *E) {
+      const auto *D = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+      return D && D->getDecl() == IV;
+    };
+    json B;
+    BinaryOperatorKind Op = Cond->getOpcode();
+    if (IsIV(Cond->getLHS()))
+      B = C.evalInt(Cond->getRHS());
+    else if (IsIV(Cond->getRHS())) {
+      B = C.evalInt(Cond->getLHS());
+      Op = Op == BO_GT ? BO_LT : Op == BO_GE ? BO_LE : Op;
+    } else
+      return nullptr;
+    if (B.is_null())
+      return nullptr;
+    long long Step = 0;
+    const Expr *Inc = F->getInc() ? F->getInc()->IgnoreParenImpCasts() : nullptr;
+    if (const auto *U = dyn_cast_or_null<UnaryOperator>(Inc)) {
+      if (IsIV(U->getSubExpr()))
+        Step = U->isIncrementOp() ? 1 : -1;
+    } else if (const auto *BO = dyn_cast_or_null<BinaryOperator>(Inc)) {
+      if (IsIV(BO->getLHS()) && (BO->getOpcode() == BO_AddAssign || BO->getOpcode() == BO_SubAssign)) {
+        json S = C.evalInt(BO->getRHS());
+        if (!S.is_null())
+          Step = BO->getOpcode() == BO_AddAssign ? S.get<long long>() : -S.get<long long>();
+      }
+    }
+    if (Step <= 0)
+      return nullptr;
+    long long Lo = A.get<long long>(), Hi = B.get<long long>();
+    if (Op == BO_LE)
+      ++Hi;
+    else if (Op != BO_LT && Op != BO_NE)
+      return nullptr;
+    if (Hi <= Lo)
+      return 0;
+    return (Hi - Lo + Step - 1) / Step;
+  }
+
+  void var(const VarDecl *V) {
+    if (V->hasAttr<CUDASharedAttr>()) {
+      Entity E;
+      E.Kind = EntityKind::SharedArray;
+      E.ID = KID + "/shared:" + V->getNameAsString();
+      E.Owner = KID;
+      E.D = V;
+      E.Span = C.spanOf(V->getSourceRange());
+      C.setEditability(E, V->getLocation(), V->getEndLoc());
+      QualType T = V->getType();
+      E.Data["name"] = V->getNameAsString();
+      E.Data["type"] = C.typeString(T);
+      E.Data["extern"] = V->hasExternalStorage();
+      E.Data["dynamic"] = T->isIncompleteArrayType();
+      json Dims = json::array();
+      json Bytes = nullptr;
+      if (TypeSourceInfo *TSI = V->getTypeSourceInfo()) {
+        TypeLoc TL = TSI->getTypeLoc();
+        while (auto AL = TL.getAs<ArrayTypeLoc>()) {
+          if (const Expr *Size = AL.getSizeExpr()) {
+            Dims.push_back({{"expr", C.textOf(Size->getSourceRange())}, {"value", C.evalInt(Size)}});
+            C.noteContext(Size, "array_size", KID);
+          }
+          TL = AL.getElementLoc();
+        }
+        E.Data["element_type"] = C.typeString(TL.getType());
+      }
+      if (!T->isDependentType() && T->isConstantArrayType())
+        Bytes = (long long)C.Ctx.getTypeSizeInChars(T).getQuantity();
+      E.Data["dims"] = Dims;
+      E.Data["bytes"] = Bytes;
+      C.Out.Entities.push_back(std::move(E));
+      return;
+    }
+    if (C.isTunableConstant(V)) {
+      Entity E;
+      E.Kind = EntityKind::LocalConstant;
+      E.ID = KID + "/const:" + V->getNameAsString();
+      E.Owner = KID;
+      E.D = V;
+      E.Span = C.spanOf(V->getSourceRange());
+      C.setEditability(E, V->getLocation(), V->getEndLoc());
+      E.Data["name"] = V->getNameAsString();
+      E.Data["type"] = C.typeString(V->getType());
+      E.Data["constexpr"] = V->isConstexpr();
+      E.Data["init"] = C.textOf(V->getInit()->getSourceRange());
+      E.Data["value"] = C.evalInt(V->getInit());
+      C.Out.Entities.push_back(std::move(E));
+    }
+  }
+
+  Collector &C;
+  std::string KID;
+  const Entity &Kernel;
+  unsigned LoopCount = 0;
+};
+
+void Collector::collectKernel(const FunctionDecl *FD) {
+  std::string KID = kernelID(FD);
+  KernelIDs[FD->getCanonicalDecl()] = KID;
+  Entity K;
+  K.Kind = EntityKind::Kernel;
+  K.ID = KID;
+  K.D = FD;
+  const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
+  SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
+  K.Span = spanOf(Whole);
+  setEditability(K, FD->getLocation(), FD->getBody() ? FD->getBody()->getEndLoc() : FD->getEndLoc());
+  K.Data["name"] = FD->getNameAsString();
+  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
+  K.Data["static"] = FD->getStorageClass() == SC_Static;
+  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
+  K.Data["explicit_specialization"] = FD->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+  {
+    std::string Sig;
+    for (const ParmVarDecl *P : FD->parameters())
+      Sig += (Sig.empty() ? "" : ",") + typeString(P->getType());
+    K.Data["signature"] = "(" + Sig + ")";
+  }
+  // Mangled names: the function itself, or every instantiation of a template.
+  json Mangled = json::array();
+  json Insts = json::array();
+  auto mangle = [&](const FunctionDecl *F) {
+    std::string S;
+    llvm::raw_string_ostream OS(S);
+    if (Mangler->shouldMangleDeclName(F))
+      Mangler->mangleName(GlobalDecl(F), OS);
+    else
+      OS << F->getName();
+    return S;
+  };
+  json TParams = json::array();
+  if (FT) {
+    for (const NamedDecl *P : *FT->getTemplateParameters()) {
+      json TP{{"name", P->getNameAsString()}};
+      if (const auto *N = dyn_cast<NonTypeTemplateParmDecl>(P)) {
+        TP["kind"] = "value";
+        TP["type"] = typeString(N->getType());
+        TP["default"] = N->hasDefaultArgument()
+                            ? json(textOf(N->getDefaultArgument().getSourceRange()))
+                            : json(nullptr);
+        Entity E;
+        E.Kind = EntityKind::TemplateParam;
+        E.ID = KID + "/tparam:" + N->getNameAsString();
+        E.Owner = KID;
+        E.D = N;
+        E.Span = spanOf(N->getSourceRange());
+        setEditability(E, N->getSourceRange());
+        E.Data = TP;
+        Out.Entities.push_back(E);
+      } else if (isa<TemplateTypeParmDecl>(P)) {
+        TP["kind"] = "type";
+      } else {
+        TP["kind"] = "template";
+      }
+      TParams.push_back(TP);
+    }
+    for (const FunctionDecl *Spec : FT->specializations()) {
+      if (!Spec->isTemplateInstantiation() && Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+        continue;
+      std::string Args;
+      llvm::raw_string_ostream OS(Args);
+      if (const TemplateArgumentList *TAL = Spec->getTemplateSpecializationArgs())
+        printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
+      std::string M = mangle(Spec);
+      Insts.push_back({{"id", KID + Args}, {"template_args", Args}, {"mangled", M}});
+      Mangled.push_back(M);
+    }
+  } else {
+    Mangled.push_back(mangle(FD));
+  }
+  K.Data["template_params"] = TParams;
+  K.Data["instantiations"] = Insts;
+  K.Data["mangled"] = Mangled;
+
+  // __launch_bounds__
+  if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>()) {
+    json J{{"max_threads", {{"expr", textOf(LB->getMaxThreads()->getSourceRange())},
+                            {"value", evalInt(LB->getMaxThreads())}}}};
+    J["min_blocks"] = LB->getMinBlocks() ? json{{"expr", textOf(LB->getMinBlocks()->getSourceRange())},
+                                                {"value", evalInt(LB->getMinBlocks())}}
+                                         : json(nullptr);
+    noteContext(LB->getMaxThreads(), "launch_bounds", KID);
+    if (LB->getMinBlocks())
+      noteContext(LB->getMinBlocks(), "launch_bounds", KID);
+    K.Data["launch_bounds"] = J;
+    Entity E;
+    E.Kind = EntityKind::LaunchBounds;
+    E.ID = KID + "/launch_bounds";
+    E.Owner = KID;
+    E.D = FD;
+    SourceRange Args(LB->getMaxThreads()->getBeginLoc(),
+                     (LB->getMinBlocks() ? LB->getMinBlocks() : LB->getMaxThreads())->getEndLoc());
+    E.Span = spanOf(Args);
+    setEditability(E, Args);
+    E.Data = J;
+    Out.Entities.push_back(E);
+  } else {
+    K.Data["launch_bounds"] = nullptr;
+  }
+
+  // Parameters.
+  WriteAnalysis WA(FD, Ctx);
+  json Params = json::array();
+  for (const ParmVarDecl *P : FD->parameters()) {
+    QualType T = P->getType();
+    json PJ{{"name", P->getNameAsString()}, {"type", typeString(T)}};
+    bool Ptr = T->isPointerType();
+    PJ["pointer"] = Ptr;
+    PJ["const_pointee"] = Ptr && T->getPointeeType().isConstQualified();
+    PJ["restrict"] = T.isRestrictQualified();
+    auto W = WA.Written.find(P);
+    PJ["written"] = Ptr ? json(W != WA.Written.end()) : json(nullptr);
+    PJ["write_evidence"] = W != WA.Written.end() ? json(W->second) : json(nullptr);
+    Params.push_back(PJ);
+    if (!P->getName().empty()) {
+      Entity E;
+      E.Kind = EntityKind::Param;
+      E.ID = KID + "/param:" + P->getNameAsString();
+      E.Owner = KID;
+      E.D = P;
+      E.Span = spanOf(P->getSourceRange());
+      setEditability(E, P->getSourceRange());
+      E.Data = PJ;
+      Out.Entities.push_back(E);
+    }
+  }
+  K.Data["params"] = Params;
+
+  // The walker appends to Out.Entities, so it reads the kernel from a copy.
+  BodyWalker Walker(*this, KID, K);
+  Walker.walk(FD->getBody(), 0, "");
+  K.Data["calls"] = json(std::vector<std::string>(Walker.Callees.begin(), Walker.Callees.end()));
+  Out.Entities.push_back(std::move(K));
+}
+
+void Collector::collectDeviceFunction(const FunctionDecl *FD) {
+  Entity E;
+  E.Kind = EntityKind::DeviceFunction;
+  E.ID = "device:" + FD->getQualifiedNameAsString();
+  E.D = FD;
+  const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
+  SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
+  E.Span = spanOf(Whole);
+  setEditability(E, FD->getLocation(), FD->getBody() ? FD->getBody()->getEndLoc() : FD->getEndLoc());
+  E.Data["name"] = FD->getNameAsString();
+  E.Data["host_device"] = FD->hasAttr<CUDAHostAttr>();
+  E.Data["template"] = FT != nullptr;
+  Entity Dummy;
+  BodyWalker W(*this, E.ID, Dummy);
+  // Device functions' loops are not tunable regions of a kernel; only record callees.
+  size_t Before = Out.Entities.size();
+  W.walk(FD->getBody(), 0, "");
+  Out.Entities.resize(Before);
+  E.Data["calls"] = json(std::vector<std::string>(W.Callees.begin(), W.Callees.end()));
+  Out.Entities.push_back(std::move(E));
+}
+
+static const FunctionDecl *kernelFromExpr(const Expr *E) {
+  if (!E)
+    return nullptr;
+  E = E->IgnoreParenCasts();
+  if (const auto *U = dyn_cast<UnaryOperator>(E))
+    if (U->getOpcode() == UO_AddrOf)
+      E = U->getSubExpr()->IgnoreParenCasts();
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *FD = dyn_cast<FunctionDecl>(DRE->getDecl()))
+      if (FD->hasAttr<CUDAGlobalAttr>())
+        return FD;
+  return nullptr;
+}
+
+void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing) {
+  const FunctionDecl *Kernel = nullptr;
+  std::string KernelName;
+  std::string Via;
+  const Expr *Grid = nullptr, *Block = nullptr, *Smem = nullptr, *Stream = nullptr;
+  const Expr *CalleeExpr = nullptr;
+  if (const auto *KC = dyn_cast<CUDAKernelCallExpr>(CE)) {
+    Via = "<<<>>>";
+    CalleeExpr = KC->getCallee();
+    Kernel = KC->getDirectCallee();
+    if (!Kernel)
+      if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(KC->getCallee()->IgnoreParenImpCasts()))
+        for (const NamedDecl *ND : ULE->decls()) {
+          const NamedDecl *U = ND->getUnderlyingDecl();
+          if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+            Kernel = FT->getTemplatedDecl();
+          else
+            Kernel = dyn_cast<FunctionDecl>(U);
+          if (Kernel)
+            break;
+        }
+    if (const CallExpr *Cfg = KC->getConfig()) {
+      if (Cfg->getNumArgs() > 0) Grid = Cfg->getArg(0);
+      if (Cfg->getNumArgs() > 1) Block = Cfg->getArg(1);
+      if (Cfg->getNumArgs() > 2 && !isa<CXXDefaultArgExpr>(Cfg->getArg(2))) Smem = Cfg->getArg(2);
+      if (Cfg->getNumArgs() > 3 && !isa<CXXDefaultArgExpr>(Cfg->getArg(3))) Stream = Cfg->getArg(3);
+    }
+  } else {
+    const FunctionDecl *Callee = CE->getDirectCallee();
+    if (!Callee)
+      return;
+    StringRef N = Callee->getName();
+    if (N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel") {
+      if (CE->getNumArgs() < 3)
+        return;
+      Via = N.str();
+      CalleeExpr = CE->getArg(0);
+      Kernel = kernelFromExpr(CE->getArg(0));
+      Grid = CE->getArg(1);
+      Block = CE->getArg(2);
+      if (CE->getNumArgs() > 4 && !isa<CXXDefaultArgExpr>(CE->getArg(4))) Smem = CE->getArg(4);
+      if (CE->getNumArgs() > 5 && !isa<CXXDefaultArgExpr>(CE->getArg(5))) Stream = CE->getArg(5);
+    } else if (N == "cudaLaunchKernelEx" || N == "cudaLaunchKernelExC") {
+      if (CE->getNumArgs() < 2)
+        return;
+      Via = N.str();
+      CalleeExpr = CE->getArg(1);
+      Kernel = kernelFromExpr(CE->getArg(1));
+      // The configuration is a cudaLaunchConfig_t variable: find its field assignments.
+      const Expr *Cfg = CE->getArg(0)->IgnoreParenImpCasts();
+      if (const auto *U = dyn_cast<UnaryOperator>(Cfg))
+        if (U->getOpcode() == UO_AddrOf)
+          Cfg = U->getSubExpr()->IgnoreParenImpCasts();
+      if (const auto *DRE = dyn_cast<DeclRefExpr>(Cfg))
+        if (const auto *CfgVar = dyn_cast<VarDecl>(DRE->getDecl())) {
+          std::function<void(const Stmt *)> Find = [&](const Stmt *S) {
+            if (!S) return;
+            const Expr *LHS = nullptr, *RHS = nullptr;
+            if (const auto *B = dyn_cast<BinaryOperator>(S)) {
+              if (B->getOpcode() == BO_Assign)
+                LHS = B->getLHS(), RHS = B->getRHS();
+            } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(S)) {
+              // cfg.gridDim = dim3(...) is dim3's (class) copy assignment.
+              if (OC->getOperator() == OO_Equal && OC->getNumArgs() == 2)
+                LHS = OC->getArg(0), RHS = OC->getArg(1);
+            }
+            if (LHS)
+              if (const auto *ME = dyn_cast<MemberExpr>(LHS->IgnoreParenImpCasts()))
+                if (const auto *Base = dyn_cast<DeclRefExpr>(ME->getBase()->IgnoreParenImpCasts()))
+                  if (Base->getDecl() == CfgVar) {
+                    StringRef F = ME->getMemberDecl()->getName();
+                    if (F == "gridDim") Grid = RHS;
+                    else if (F == "blockDim") Block = RHS;
+                    else if (F == "dynamicSmemBytes") Smem = RHS;
+                    else if (F == "stream") Stream = RHS;
+                  }
+            for (const Stmt *C : S->children())
+              Find(C);
+          };
+          if (Enclosing && Enclosing->getBody())
+            Find(Enclosing->getBody());
+        }
+    } else {
+      return;
+    }
+  }
+  if (Kernel)
+    KernelName = Kernel->getTemplateInstantiationPattern()
+                     ? kernelID(Kernel->getTemplateInstantiationPattern())
+                     : kernelID(Kernel);
+  std::string Fn = Enclosing ? Enclosing->getQualifiedNameAsString() : std::string("<global>");
+  unsigned N = ++LaunchCounts[Enclosing];
+  Entity E;
+  E.Kind = EntityKind::LaunchSite;
+  E.ID = Fn + "/launch#" + std::to_string(N); // the merge step prefixes the file
+  E.Owner = Fn;
+  E.S = CE;
+  E.Span = spanOf(CE->getSourceRange());
+  setEditability(E, CE->getSourceRange());
+  E.Data["via"] = Via;
+  E.Data["kernel"] = Kernel ? json(KernelName) : json(nullptr);
+  E.Data["callee"] = CalleeExpr ? textOf(CalleeExpr->getSourceRange()) : "";
+  E.Data["function"] = Fn;
+  auto dim = [&](const Expr *X, const char *Ctxt) -> json {
+    if (!X)
+      return nullptr;
+    json J{{"expr", textOf(X->getSourceRange())}};
+    noteContext(X, Ctxt, E.ID);
+    // Evaluate dim3(a, b, c), integers, and dim3 locals initialised that way.
+    auto Strip = [](const Expr *S) {
+      for (;;) {
+        const Expr *Prev = S;
+        S = S->IgnoreImplicit()->IgnoreParens();
+        if (const auto *Tmp = dyn_cast<MaterializeTemporaryExpr>(S))
+          S = Tmp->getSubExpr();
+        if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(S))
+          S = FC->getSubExpr();
+        if (const auto *CC = dyn_cast<CXXConstructExpr>(S))
+          if (CC->getNumArgs() == 1 && CC->getConstructor()->isCopyOrMoveConstructor())
+            S = CC->getArg(0);
+        if (S == Prev)
+          return S;
+      }
+    };
+    const Expr *S = Strip(X);
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
+      if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
+        if (V->getInit() && typeString(V->getType().getUnqualifiedType()) == "dim3") {
+          S = Strip(V->getInit());
+          J["via_variable"] = V->getNameAsString();
+        }
+    if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
+      json V = json::array();
+      bool All = true;
+      for (unsigned I = 0; I < 3; ++I) {
+        json X1 = I < CC->getNumArgs() && !isa<CXXDefaultArgExpr>(CC->getArg(I)) ? evalInt(CC->getArg(I)) : json(1);
+        if (X1.is_null()) All = false;
+        V.push_back(X1);
+      }
+      J["value"] = All ? V : json(nullptr);
+      return J;
+    }
+    json V = evalInt(X);
+    J["value"] = V.is_null() ? json(nullptr) : json::array({V, 1, 1});
+    return J;
+  };
+  E.Data["grid"] = dim(Grid, "grid_size");
+  E.Data["block"] = dim(Block, "block_size");
+  if (Smem) {
+    E.Data["shared_memory"] = {{"expr", textOf(Smem->getSourceRange())}, {"value", evalInt(Smem)}};
+    noteContext(Smem, "shared_memory_size", E.ID);
+  } else {
+    E.Data["shared_memory"] = nullptr;
+  }
+  E.Data["stream"] = Stream ? json{{"expr", textOf(Stream->getSourceRange())}} : json(nullptr);
+  // Explicit template arguments at the launch: k<256><<<...>>>.
+  json TArgs = json::array();
+  if (CalleeExpr) {
+    const Expr *CEx = CalleeExpr->IgnoreParenCasts();
+    if (const auto *U = dyn_cast<UnaryOperator>(CEx))
+      if (U->getOpcode() == UO_AddrOf)
+        CEx = U->getSubExpr()->IgnoreParenCasts();
+    ArrayRef<TemplateArgumentLoc> Locs;
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(CEx))
+      Locs = DRE->template_arguments();
+    else if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(CEx))
+      Locs = ULE->template_arguments();
+    for (const TemplateArgumentLoc &TAL : Locs) {
+      json A{{"expr", textOf(TAL.getSourceRange())}};
+      if (TAL.getArgument().getKind() == TemplateArgument::Expression) {
+        A["value"] = evalInt(TAL.getSourceExpression());
+        noteContext(TAL.getSourceExpression(), "template_arg", E.ID);
+      } else {
+        A["value"] = nullptr;
+      }
+      TArgs.push_back(A);
+    }
+  }
+  E.Data["template_args"] = TArgs;
+  Out.Entities.push_back(std::move(E));
+}
+
+class Visitor : public RecursiveASTVisitor<Visitor> {
+public:
+  explicit Visitor(Collector &C) : C(C) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool TraverseFunctionDecl(FunctionDecl *FD) {
+    Stack.push_back(FD);
+    bool R = RecursiveASTVisitor::TraverseFunctionDecl(FD);
+    Stack.pop_back();
+    return R;
+  }
+  bool TraverseCXXMethodDecl(CXXMethodDecl *FD) {
+    Stack.push_back(FD);
+    bool R = RecursiveASTVisitor::TraverseCXXMethodDecl(FD);
+    Stack.pop_back();
+    return R;
+  }
+
+  bool VisitFunctionDecl(FunctionDecl *FD) {
+    if (!FD->doesThisDeclarationHaveABody() || FD->isImplicit())
+      return true;
+    if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation()))
+      return true;
+    if (FD->isTemplateInstantiation())
+      return true;
+    if (FD->hasAttr<CUDAGlobalAttr>()) {
+      C.collectKernel(FD);
+    } else if (FD->hasAttr<CUDADeviceAttr>() && C.Which == Side::Device) {
+      C.collectDeviceFunction(FD);
+    }
+    return true;
+  }
+
+  bool VisitCallExpr(CallExpr *CE) {
+    if (C.Which != Side::Host)
+      return true;
+    const FunctionDecl *Enclosing = Stack.empty() ? nullptr : Stack.back();
+    if (Enclosing && Enclosing->hasAttr<CUDAGlobalAttr>() && !isa<CUDAKernelCallExpr>(CE))
+      return true;
+    if (CE->getBeginLoc().isValid() && C.SM.isInSystemHeader(C.SM.getExpansionLoc(CE->getBeginLoc())))
+      return true;
+    C.collectLaunch(CE, Enclosing);
+    return true;
+  }
+
+  Collector &C;
+  std::vector<const FunctionDecl *> Stack;
+};
+
+void Collector::finishGlobalConstants() {
+  for (const VarDecl *V : GlobalConstants) {
+    const VarDecl *Def = V->getDefinition() ? V->getDefinition() : V;
+    Entity E;
+    E.Kind = EntityKind::Constant;
+    E.ID = "const:" + Def->getQualifiedNameAsString();
+    E.D = Def;
+    E.Span = spanOf(Def->getSourceRange());
+    setEditability(E, Def->getLocation(), Def->getEndLoc());
+    E.Data["constant_kind"] = Def->isConstexpr() ? "constexpr" : "const";
+    E.Data["name"] = Def->getQualifiedNameAsString();
+    E.Data["type"] = typeString(Def->getType());
+    const Expr *Init = Def->getInit();
+    E.Data["init"] = Init ? textOf(Init->getSourceRange()) : "";
+    E.Data["value"] = evalInt(Init);
+    Out.Entities.push_back(std::move(E));
+  }
+}
+
+void Collector::classifyMacroUses() {
+  std::set<std::string> Used;
+  for (const MacroTable::Expansion &X : Macros.Expansions)
+    for (const ContextRange &R : ContextRanges)
+      if (R.File == X.File && X.Offset >= R.Begin && X.Offset < R.End) {
+        Out.ConstantUses.push_back({{"constant", "macro:" + X.Name},
+                                    {"context", R.Context},
+                                    {"owner", R.Owner},
+                                    {"file", X.File},
+                                    {"line", X.Line},
+                                    {"column", X.Column}});
+        Used.insert(X.Name);
+        break;
+      }
+  for (const MacroTable::Definition &D : Macros.Definitions) {
+    if (!Used.count(D.Name) || D.InSystemHeader)
+      continue;
+    Entity E;
+    E.Kind = EntityKind::Constant;
+    E.ID = "macro:" + D.Name;
+    E.Span = D.Span;
+    E.Data["constant_kind"] = "macro";
+    E.Data["name"] = D.Name;
+    E.Data["init"] = D.Text;
+    E.Data["value"] = D.Value;
+    Out.Entities.push_back(std::move(E));
+  }
+}
+
+SideInventory Collector::run() {
+  Out.Which = Which;
+  Visitor V(*this);
+  V.TraverseDecl(Ctx.getTranslationUnitDecl());
+  finishGlobalConstants();
+  classifyMacroUses();
+  // Deduplicate constant uses (a context can be noted twice, e.g. via a dim3 variable).
+  std::set<std::string> Seen;
+  std::vector<json> Uses;
+  for (json &U : Out.ConstantUses) {
+    std::string Key = U.dump();
+    if (Seen.insert(Key).second)
+      Uses.push_back(std::move(U));
+  }
+  Out.ConstantUses = std::move(Uses);
+  return std::move(Out);
+}
+
+} // namespace
+
+SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable &Macros) {
+  Collector C(Ctx, Which, Macros);
+  return C.run();
+}
+
+} // namespace kloop

@@ -1,0 +1,467 @@
+//===- Inventory.cpp - Parsing both sides and merging the inventory -------===//
+#include "kloop/Inventory/Inventory.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/MacroInfo.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+
+#include <map>
+#include <set>
+
+using namespace clang;
+using nlohmann::json;
+
+namespace kloop {
+
+namespace {
+
+class MacroRecorder : public PPCallbacks {
+public:
+  MacroRecorder(Preprocessor &PP, MacroTable &T) : PP(PP), SM(PP.getSourceManager()), T(T) {}
+
+  void MacroDefined(const Token &Name, const MacroDirective *MD) override {
+    const MacroInfo *MI = MD->getMacroInfo();
+    if (!MI || !MI->isObjectLike())
+      return;
+    SourceLocation Loc = MI->getDefinitionLoc();
+    if (Loc.isInvalid() || !SM.isWrittenInMainFile(Loc) && SM.isInSystemHeader(Loc))
+      return;
+    // Integer literal bodies only, optionally parenthesised / negated: tunable values.
+    std::string Text;
+    bool Neg = false;
+    const Token *Lit = nullptr;
+    for (const Token &Tok : MI->tokens()) {
+      if (Tok.is(tok::l_paren) || Tok.is(tok::r_paren))
+        continue;
+      if (Tok.is(tok::minus) && !Lit) {
+        Neg = !Neg;
+        continue;
+      }
+      if (Tok.is(tok::numeric_constant) && !Lit) {
+        Lit = &Tok;
+        continue;
+      }
+      return;
+    }
+    if (!Lit)
+      return;
+    StringRef Spelling(Lit->getLiteralData(), Lit->getLength());
+    std::string Digits = Spelling.str();
+    while (!Digits.empty() && (Digits.back() == 'u' || Digits.back() == 'U' || Digits.back() == 'l' ||
+                               Digits.back() == 'L'))
+      Digits.pop_back();
+    unsigned long long V;
+    if (StringRef(Digits).getAsInteger(0, V))
+      return; // floating point or otherwise not an integer
+    MacroTable::Definition D;
+    D.Name = Name.getIdentifierInfo()->getName().str();
+    D.Value = Neg ? -(long long)V : (long long)V;
+    D.InSystemHeader = SM.isInSystemHeader(Loc);
+    bool Invalid = false;
+    CharSourceRange R = CharSourceRange::getCharRange(MI->getDefinitionLoc(),
+                                                      Lexer::getLocForEndOfToken(MI->getDefinitionEndLoc(), 0, SM, PP.getLangOpts()));
+    StringRef Whole = Lexer::getSourceText(R, SM, PP.getLangOpts(), &Invalid);
+    D.Text = Invalid ? Spelling.str() : Whole.str();
+    PresumedLoc P = SM.getPresumedLoc(Loc);
+    if (P.isValid()) {
+      D.Span.File = P.getFilename();
+      D.Span.BeginLine = D.Span.EndLine = P.getLine();
+      D.Span.BeginColumn = P.getColumn();
+      D.Span.EndColumn = P.getColumn() + D.Text.size();
+      D.Span.BeginOffset = SM.getFileOffset(Loc);
+      D.Span.EndOffset = D.Span.BeginOffset + D.Text.size();
+    }
+    // A macro may be redefined; the last definition wins, as for the preprocessor.
+    for (auto &Old : T.Definitions)
+      if (Old.Name == D.Name) {
+        Old = D;
+        return;
+      }
+    T.Definitions.push_back(D);
+  }
+
+  void MacroExpands(const Token &Name, const MacroDefinition &MD, SourceRange Range,
+                    const MacroArgs *) override {
+    const MacroInfo *MI = MD.getMacroInfo();
+    if (!MI || !MI->isObjectLike())
+      return;
+    SourceLocation Loc = SM.getExpansionLoc(Range.getBegin());
+    if (SM.isInSystemHeader(Loc))
+      return;
+    PresumedLoc P = SM.getPresumedLoc(Loc);
+    if (P.isInvalid())
+      return;
+    T.Expansions.push_back({Name.getIdentifierInfo()->getName().str(), P.getFilename(),
+                            SM.getFileOffset(Loc), P.getLine(), P.getColumn()});
+  }
+
+private:
+  Preprocessor &PP;
+  SourceManager &SM;
+  MacroTable &T;
+};
+
+class InventoryConsumer : public ASTConsumer {
+public:
+  InventoryConsumer(Side W, SideInventory &Out, MacroTable &Macros) : W(W), Out(Out), Macros(Macros) {}
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    if (Ctx.getDiagnostics().hasErrorOccurred())
+      return; // a broken AST is not inventoried; the errors are reported instead
+    Out = collectSideInventory(Ctx, W, Macros);
+  }
+
+private:
+  Side W;
+  SideInventory &Out;
+  MacroTable &Macros;
+};
+
+class InventoryAction : public ASTFrontendAction {
+public:
+  InventoryAction(Side W, SideInventory &Out) : W(W), Out(Out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
+    recordMacros(CI.getPreprocessor(), Macros);
+    return std::make_unique<InventoryConsumer>(W, Out, Macros);
+  }
+
+private:
+  Side W;
+  SideInventory &Out;
+  MacroTable Macros;
+};
+
+} // namespace
+
+void recordMacros(Preprocessor &PP, MacroTable &Table) {
+  PP.addPPCallbacks(std::make_unique<MacroRecorder>(PP, Table));
+}
+
+std::unique_ptr<FrontendAction> makeInventoryAction(Side Which, SideInventory &Out) {
+  return std::make_unique<InventoryAction>(Which, Out);
+}
+
+std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const FrontendOptions &Opts) {
+  std::vector<TUResult> Results(Jobs.size());
+  parallelFor(Jobs.size(), Opts.Jobs, [&](size_t I) {
+    TUResult &R = Results[I];
+    R.Job = Jobs[I];
+    if (R.Job.Error)
+      return;
+    R.Device = parseSide(R.Job, Side::Device, Opts, makeInventoryAction(Side::Device, R.DeviceInv));
+    R.Host = parseSide(R.Job, Side::Host, Opts, makeInventoryAction(Side::Host, R.HostInv));
+  });
+  return Results;
+}
+
+// --------------------------------------------------------------------------
+// Merge
+// --------------------------------------------------------------------------
+
+static std::string relPath(StringRef P, StringRef Root) {
+  if (Root.empty())
+    return P.str();
+  SmallString<256> R(Root);
+  if (!R.ends_with("/"))
+    R += "/";
+  if (P.starts_with(R))
+    return P.substr(R.size()).str();
+  return P.str();
+}
+
+json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
+  json Doc;
+  Doc["schema"] = "kloop-inventory";
+  Doc["version"] = InventorySchemaVersion;
+  Doc["root"] = Root.str();
+  json TUs = json::array();
+  // Kernels: ID -> entry; entries with one ID but different definitions (two
+  // files with static kernels of one name) get an @file suffix.
+  std::map<std::string, json> Kernels;              // final ID -> kernel JSON
+  std::map<std::string, std::string> KernelDefSite; // ID -> file:offset of definition
+  std::map<std::string, std::vector<json>> Regions;  // kernel ID -> regions by kind (json with "kind")
+  std::map<std::string, json> DeviceFns, LaunchSites, Constants;
+  std::map<std::string, std::set<std::string>> UseKeys;
+  std::map<std::string, json> Uses;
+
+  std::string Dir; // the current TU's working directory: clang reports paths as given
+  auto absPath = [&](StringRef P) -> std::string {
+    if (P.empty() || llvm::sys::path::is_absolute(P) || Dir.empty())
+      return P.str();
+    SmallString<256> A(Dir);
+    llvm::sys::path::append(A, P);
+    llvm::sys::path::remove_dots(A, true);
+    return std::string(A);
+  };
+  auto spanJson = [&](const SourceSpan &S) {
+    json J = S.toJson();
+    J["file"] = relPath(absPath(S.File), Root);
+    return J;
+  };
+
+  for (const TUResult &R : Results) {
+    Dir = R.Job.Directory;
+    json TU{{"file", relPath(R.Job.File, Root)}};
+    json Errors = json::array();
+    if (R.Job.Error) {
+      TU["status"] = "error";
+      Errors.push_back(R.Job.Error.value());
+    } else {
+      TU["status"] = R.failed() ? "error" : "ok";
+      TU["sides"] = {{"device", R.Device.Ok ? "ok" : "error"}, {"host", R.Host.Ok ? "ok" : "error"}};
+      std::set<std::string> SeenDiag;
+      for (const ParseResult *P : {&R.Device, &R.Host})
+        for (const ParseDiagnostic &D : P->Diagnostics)
+          if ((D.Level == "error" || D.Level == "fatal") && SeenDiag.insert(D.str()).second) {
+            ParseDiagnostic Rel = D;
+            Rel.File = relPath(absPath(D.File), Root);
+            Errors.push_back(Rel.str() + (P == &R.Device ? " [device]" : " [host]"));
+          }
+    }
+    TU["errors"] = Errors;
+    TUs.push_back(TU);
+    if (R.Job.Error)
+      continue;
+
+    // The device side owns kernels and their regions; the host side contributes
+    // launch sites (and kernels only when the device side produced nothing).
+    const SideInventory &KSide = R.DeviceInv.Entities.empty() ? R.HostInv : R.DeviceInv;
+    std::map<std::string, std::string> Renamed; // kernel ID in this TU -> final ID
+    for (const Entity &E : KSide.Entities) {
+      if (E.Kind != EntityKind::Kernel)
+        continue;
+      std::string Site = absPath(E.Span.File) + ":" + std::to_string(E.Span.BeginOffset);
+      std::string ID = E.ID;
+      auto It = KernelDefSite.find(ID);
+      if (It != KernelDefSite.end() && It->second != Site) {
+        ID = E.ID + "@" + relPath(absPath(E.Span.File), Root);
+      }
+      Renamed[E.ID] = ID;
+      if (Kernels.count(ID)) {
+        // Same kernel seen from another TU: union the instantiations.
+        json &K = Kernels[ID];
+        for (const json &I : E.Data["instantiations"]) {
+          bool Have = false;
+          for (const json &J : K["instantiations"])
+            Have |= J["id"] == I["id"];
+          if (!Have)
+            K["instantiations"].push_back(I);
+        }
+        for (const json &M : E.Data["mangled"])
+          if (std::find(K["mangled"].begin(), K["mangled"].end(), M) == K["mangled"].end())
+            K["mangled"].push_back(M);
+        continue;
+      }
+      KernelDefSite[ID] = Site;
+      json K = E.Data;
+      K["id"] = ID;
+      K["location"] = spanJson(E.Span);
+      K["editable"] = E.Editable;
+      if (!E.Editable)
+        K["not_editable_reason"] = E.NotEditableReason;
+      Kernels[ID] = K;
+    }
+    // Constants: one ID per definition. Two files defining one macro name
+    // differently (BLOCK_SIZE 256 here, 128 there) get `@<file>` suffixes.
+    std::map<std::string, std::string> ConstRenamed;
+    auto addConstant = [&](const Entity &E, json J) {
+      std::string Site = J["location"]["file"].get<std::string>() + ":" +
+                         std::to_string(J["location"]["begin"]["line"].get<int>());
+      std::string ID = E.ID;
+      auto It = Constants.find(ID);
+      if (It != Constants.end()) {
+        std::string Other = It->second["location"]["file"].get<std::string>() + ":" +
+                            std::to_string(It->second["location"]["begin"]["line"].get<int>());
+        if (Other != Site)
+          ID = E.ID + "@" + J["location"]["file"].get<std::string>();
+      }
+      ConstRenamed[E.ID] = ID;
+      J["id"] = ID;
+      Constants.emplace(ID, J);
+    };
+    auto rename = [&](const std::string &ID) {
+      // Region IDs start with their kernel's ID followed by '/'.
+      for (const auto &[From, To] : Renamed)
+        if (From != To && ID.rfind(From + "/", 0) == 0)
+          return To + ID.substr(From.size());
+      return ID;
+    };
+    for (const Entity &E : KSide.Entities) {
+      json J = E.Data;
+      J["location"] = spanJson(E.Span);
+      J["editable"] = E.Editable;
+      if (!E.Editable)
+        J["not_editable_reason"] = E.NotEditableReason;
+      switch (E.Kind) {
+      case EntityKind::Kernel:
+      case EntityKind::LaunchSite:
+        break;
+      case EntityKind::DeviceFunction:
+        J["id"] = E.ID;
+        DeviceFns.emplace(E.ID, J);
+        break;
+      case EntityKind::Constant:
+        addConstant(E, J);
+        break;
+      default: {
+        std::string Owner = Renamed.count(E.Owner) ? Renamed[E.Owner] : E.Owner;
+        J["id"] = rename(E.ID);
+        J["kind"] = entityKindName(E.Kind);
+        auto &V = Regions[Owner];
+        bool Have = false;
+        for (const json &X : V)
+          Have |= X["id"] == J["id"];
+        if (!Have)
+          V.push_back(J);
+      }
+      }
+    }
+    // Host side: launch sites and the constants they use.
+    for (const Entity &E : R.HostInv.Entities) {
+      if (E.Kind == EntityKind::LaunchSite) {
+        json J = E.Data;
+        std::string ID = relPath(absPath(E.Span.File), Root) + ":" + E.ID;
+        J["id"] = ID;
+        J["location"] = spanJson(E.Span);
+        J["editable"] = E.Editable;
+        if (!E.Editable)
+          J["not_editable_reason"] = E.NotEditableReason;
+        if (!J["kernel"].is_null() && Renamed.count(J["kernel"].get<std::string>()))
+          J["kernel"] = Renamed[J["kernel"].get<std::string>()];
+        LaunchSites.emplace(ID, J);
+      } else if (E.Kind == EntityKind::Constant) {
+        json J = E.Data;
+        J["location"] = spanJson(E.Span);
+        J["editable"] = E.Editable;
+        addConstant(E, J);
+      }
+    }
+    for (const SideInventory *S : {&R.DeviceInv, &R.HostInv})
+      for (const json &U : S->ConstantUses) {
+        json V = U;
+        V["file"] = relPath(absPath(U.value("file", "")), Root);
+        std::string Owner = U["owner"];
+        if (S == &R.HostInv && Owner.find("/launch#") != std::string::npos)
+          Owner = relPath(absPath(U.value("file", "")), Root) + ":" + Owner;
+        else
+          Owner = rename(Owner);
+        V["owner"] = Owner;
+        std::string C = U["constant"];
+        if (C.find("/tparam:") != std::string::npos || C.find("/const:") != std::string::npos)
+          C = rename(C);
+        else if (ConstRenamed.count(C))
+          C = ConstRenamed[C];
+        V["constant"] = C;
+        std::string Key = V.dump();
+        if (UseKeys[C].insert(Key).second)
+          Uses[C].push_back(V);
+      }
+  }
+
+  // A constant name defined differently in several files: every definition
+  // carries `@<file>`, not only the later ones, so IDs do not depend on the
+  // order in which translation units were parsed.
+  {
+    std::set<std::string> Ambiguous;
+    for (auto &[ID, C] : Constants)
+      if (ID.find('@') != std::string::npos)
+        Ambiguous.insert(ID.substr(0, ID.find('@')));
+    for (const std::string &Base : Ambiguous) {
+      auto It = Constants.find(Base);
+      if (It == Constants.end())
+        continue;
+      std::string New = Base + "@" + It->second["location"]["file"].get<std::string>();
+      json C = It->second;
+      C["id"] = New;
+      Constants.erase(It);
+      Constants.emplace(New, C);
+      if (Uses.count(Base)) {
+        for (json &U : Uses[Base])
+          U["constant"] = New;
+        Uses[New] = std::move(Uses[Base]);
+        Uses.erase(Base);
+      }
+    }
+  }
+
+  // Attach regions to kernels.
+  json KernelArr = json::array();
+  for (auto &[ID, K] : Kernels) {
+    json Loops = json::array(), Shared = json::array(), Locals = json::array(), TParams = json::array(),
+         Params = json::array(), LB = nullptr;
+    for (json &Rg : Regions[ID]) {
+      std::string Kind = Rg["kind"];
+      if (Kind == "loop") Loops.push_back(Rg);
+      else if (Kind == "shared_array") Shared.push_back(Rg);
+      else if (Kind == "local_constant") Locals.push_back(Rg);
+      else if (Kind == "template_param") TParams.push_back(Rg);
+      else if (Kind == "param") Params.push_back(Rg);
+      else if (Kind == "launch_bounds") LB = Rg;
+    }
+    std::sort(Loops.begin(), Loops.end(), [](const json &A, const json &B) {
+      auto N = [](const json &X) { std::string S = X["id"]; return std::stoi(S.substr(S.rfind('#') + 1)); };
+      return N(A) < N(B);
+    });
+    K["loops"] = Loops;
+    K["shared_arrays"] = Shared;
+    K["local_constants"] = Locals;
+    // Parameters: the per-kernel list already holds the analysis; add IDs.
+    for (json &P : K["params"])
+      P["id"] = ID + "/param:" + P["name"].get<std::string>();
+    for (json &TP : K["template_params"])
+      if (TP["kind"] == "value")
+        TP["id"] = ID + "/tparam:" + TP["name"].get<std::string>();
+    if (!K["launch_bounds"].is_null())
+      K["launch_bounds"]["id"] = ID + "/launch_bounds";
+    json LS = json::array();
+    for (auto &[LID, L] : LaunchSites)
+      if (L["kernel"] == ID)
+        LS.push_back(LID);
+    K["launch_sites"] = LS;
+    KernelArr.push_back(K);
+  }
+  std::sort(KernelArr.begin(), KernelArr.end(), [](const json &A, const json &B) {
+    return std::make_tuple(A["location"]["file"].get<std::string>(), A["location"]["begin"]["line"].get<int>()) <
+           std::make_tuple(B["location"]["file"].get<std::string>(), B["location"]["begin"]["line"].get<int>());
+  });
+  Doc["kernels"] = KernelArr;
+  json DF = json::array();
+  for (auto &[ID, F] : DeviceFns)
+    DF.push_back(F);
+  Doc["device_functions"] = DF;
+  json LSA = json::array();
+  for (auto &[ID, L] : LaunchSites)
+    LSA.push_back(L);
+  Doc["launch_sites"] = LSA;
+  // Tunable constants: macros, namespace-scope constants, local constants and
+  // value template parameters, each with every use in a tunable context.
+  json CA = json::array();
+  for (auto &[ID, C] : Constants) {
+    json X = C;
+    X["uses"] = Uses.count(ID) ? json(Uses[ID]) : json::array();
+    if (!X["uses"].empty())
+      CA.push_back(X);
+  }
+  for (auto &[KID, Rgs] : Regions)
+    for (json &Rg : Rgs)
+      if (Rg["kind"] == "local_constant" || Rg["kind"] == "template_param") {
+        std::string ID = Rg["id"];
+        if (!Uses.count(ID))
+          continue;
+        json X = Rg;
+        X["constant_kind"] = Rg["kind"];
+        X["uses"] = Uses[ID];
+        CA.push_back(X);
+      }
+  Doc["constants"] = CA;
+  Doc["translation_units"] = TUs;
+  return Doc;
+}
+
+} // namespace kloop

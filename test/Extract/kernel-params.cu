@@ -1,0 +1,28 @@
+// Kernel parameters: pointer/const/__restrict__ and whether the kernel writes through them.
+// RUN: kloop extract %s --root %S -- %mockcuda | python3 %inputs/summarize.py | FileCheck %s
+#include "cuda.h"
+
+__device__ void store(float *p, float v) { *p = v; }
+
+__global__ void params(float *__restrict__ out, const float *in, float *alias, float *viacall,
+                       int *counter, float *untouched, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = in[i];
+  float *row = alias + i * 4;
+  row[1] = 2.f;
+  store(viacall + i, 1.f);
+  atomicAdd(&counter[0], 1);
+  float x = untouched[i];
+  (void)x;
+}
+// CHECK: KERNEL params editable=1 static=0
+// CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
+// CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
+// CHECK: PARAM params/param:in type=const float * ptr=1 const=1 restrict=0 written=0
+// CHECK: PARAM params/param:alias type=float * ptr=1 const=0 restrict=0 written=1
+// CHECK: PARAM params/param:viacall type=float * ptr=1 const=0 restrict=0 written=1
+// CHECK: PARAM params/param:counter type=int * ptr=1 const=0 restrict=0 written=1
+// CHECK: PARAM params/param:untouched type=float * ptr=1 const=0 restrict=0 written=0
+// CHECK: PARAM params/param:n type=int ptr=0 const=0 restrict=0 written=-
+// CHECK: CALLS params device:store
+// CHECK: DEVFN device:store

@@ -1,0 +1,58 @@
+// Minimal stand-in for the CUDA runtime headers, so that lit tests parse CUDA
+// with `-nocudainc -nocudalib` and need no SDK. Declares only what the tests use.
+#pragma once
+#include <stddef.h>
+
+#define __host__ __attribute__((host))
+#define __device__ __attribute__((device))
+#define __global__ __attribute__((global))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __managed__ __attribute__((managed))
+#define __launch_bounds__(...) __attribute__((launch_bounds(__VA_ARGS__)))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+
+struct dim3 {
+  unsigned x, y, z;
+  __host__ __device__ constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
+};
+struct uint3 { unsigned x, y, z; };
+
+typedef struct CUstream_st *cudaStream_t;
+typedef int cudaError_t;
+enum { cudaSuccess = 0 };
+
+extern "C" int cudaConfigureCall(dim3 gridSize, dim3 blockSize, size_t sharedSize = 0,
+                                 cudaStream_t stream = 0);
+extern "C" int __cudaPushCallConfiguration(dim3 gridSize, dim3 blockSize, size_t sharedSize = 0,
+                                           cudaStream_t stream = 0);
+extern "C" cudaError_t cudaMalloc(void **ptr, size_t size);
+extern "C" cudaError_t cudaFree(void *ptr);
+extern "C" cudaError_t cudaDeviceSynchronize();
+extern "C" cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                        size_t sharedMem, cudaStream_t stream);
+extern "C" cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
+                                                   void **args, size_t sharedMem, cudaStream_t stream);
+struct cudaLaunchConfig_t {
+  dim3 gridDim;
+  dim3 blockDim;
+  size_t dynamicSmemBytes;
+  cudaStream_t stream;
+  void *attrs;
+  unsigned numAttrs;
+};
+template <typename... ExpTypes, typename... ActTypes>
+cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(ExpTypes...),
+                               ActTypes &&...args) { return 0; }
+
+extern "C" __device__ int printf(const char *, ...);
+__device__ float atomicAdd(float *address, float val);
+__device__ int atomicAdd(int *address, int val);
+__device__ void __syncthreads();
+__device__ float __shfl_down_sync(unsigned mask, float var, unsigned delta, int width = 32);
+
+struct __cuda_builtin_threadIdx_t { __device__ unsigned get_x(); };
+extern const __device__ uint3 threadIdx;
+extern const __device__ uint3 blockIdx;
+extern const __device__ dim3 blockDim;
+extern const __device__ dim3 gridDim;
