@@ -1,0 +1,361 @@
+//===- Compare.cpp - Baseline against candidate, end to end ---------------===//
+#include "kloop/Measure/Compare.h"
+
+#include "kloop/Decide/DecisionJSON.h"
+#include "kloop/Verify/AntiCheat.h"
+#include "kloop/Verify/Compare.h"
+#include "kloop/Verify/Protected.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include <map>
+#include <set>
+
+using namespace llvm;
+using nlohmann::json;
+
+namespace kloop {
+namespace measure {
+
+static Error err(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg.str()); }
+
+/// The configured outputs in kloopVerify's terms.
+static Expected<std::vector<verify::OutputSpec>> verifyOutputs(const WorkloadConfig &C) {
+  std::vector<verify::OutputSpec> R;
+  for (const OutputSpec &O : C.Outputs) {
+    verify::OutputSpec V;
+    V.Kernel = O.Kernel;
+    V.Arg = O.Arg;
+    Expected<verify::DType> T = verify::parseDType(O.DType);
+    if (!T)
+      return err(C.Path + ": outputs: " + toString(T.takeError()));
+    V.Type = *T;
+    Expected<verify::ToleranceKind> K = verify::parseToleranceKind(toString(O.Tol.Kind));
+    if (!K)
+      return K.takeError();
+    V.Tol.Kind = *K;
+    V.Tol.Value = O.Tol.Value;
+    R.push_back(V);
+  }
+  return R;
+}
+
+/// The target spec (from `targets`) a demangled name belongs to: samples are
+/// keyed by it so a candidate that re-instantiates a template still pairs.
+static std::string targetKey(const WorkloadConfig &C, StringRef Name) {
+  for (const std::string &T : C.Targets)
+    if (Name.contains(T))
+      return T;
+  return Name.str();
+}
+
+namespace {
+/// Per side: paths and what ran.
+struct Side {
+  const char *Tag; // "base" / "cand"
+  std::string SourceDir, BuildDir;
+  std::map<std::string, std::vector<decide::Sample>> Samples; // key: shape \x1f target
+};
+} // namespace
+
+Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareOptions &O,
+                                         const ProgressFn &Progress) {
+  auto Say = [&](const Twine &T) {
+    if (Progress)
+      Progress(T.str());
+  };
+  if (C.Outputs.empty())
+    return err(C.Path + ": outputs: none declared; compare must verify the candidate's outputs (add the output "
+                        "argument of each target kernel)");
+  if (O.CuptiLib.empty() || O.WorkDir.empty() || O.BaselineDir.empty() || O.CandidateDir.empty())
+    return err("compare: baseline, candidate, work directory and libkloop-cupti.so are required");
+  for (const std::string *D : {&O.BaselineDir, &O.CandidateDir})
+    if (!sys::fs::is_directory(*D))
+      return err("compare: source directory '" + *D + "' does not exist");
+  Expected<std::vector<verify::OutputSpec>> Outs = verifyOutputs(C);
+  if (!Outs)
+    return Outs.takeError();
+
+  std::vector<const ShapeSpec *> Shapes;
+  for (const std::string &N : O.Shapes) {
+    const ShapeSpec *S = C.findShape(N);
+    if (!S)
+      return err(C.Path + ": no shape named '" + N + "'");
+    Shapes.push_back(S);
+  }
+  if (Shapes.empty())
+    for (const ShapeSpec &S : C.Shapes)
+      if (O.IncludeHeldOut || !S.HeldOut)
+        Shapes.push_back(&S);
+  std::vector<unsigned> Seeds = C.seedList(O.IncludeHeldOut);
+
+  CompareResult Res;
+  Res.Notes.push_back(
+      (Twine("l2: ") + toString(C.L2) +
+       (C.L2 == L2Policy::Rotate ? " (the workload rotates buffers)"
+                                 : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
+          .str());
+
+  // Protected files: identical on both sides before anything runs.
+  std::vector<verify::FileDigest> CandDigests;
+  for (const std::string &P : C.Protected) {
+    SmallString<256> B(O.BaselineDir), Cd(O.CandidateDir);
+    sys::path::append(B, P);
+    sys::path::append(Cd, P);
+    Expected<verify::FileDigest> DB = verify::digestFile(B);
+    if (!DB)
+      return err("baseline protected file: " + toString(DB.takeError()));
+    Expected<verify::FileDigest> DC = verify::digestFile(Cd);
+    if (!DC) {
+      Res.ProtectedChanges.push_back("protected file " + P + " is missing or unreadable in the candidate: " +
+                                     toString(DC.takeError()));
+      continue;
+    }
+    if (DB->Sha256 != DC->Sha256)
+      Res.ProtectedChanges.push_back("protected file " + P + " differs from the baseline (sha256 " +
+                                     DB->Sha256.substr(0, 12) + ".. vs " + DC->Sha256.substr(0, 12) + "..)");
+    CandDigests.push_back(*DC);
+  }
+
+  // A candidate that edits the harness or timing code is refused before it
+  // costs any GPU time: its numbers could not be trusted anyway.
+  if (!Res.ProtectedChanges.empty()) {
+    Res.Explanation = "refused: " + join(Res.ProtectedChanges, "; ");
+    return Res;
+  }
+
+  Side Base{"base", O.BaselineDir, O.WorkDir + "/build-base", {}};
+  Side Cand{"cand", O.CandidateDir, O.WorkDir + "/build-cand", {}};
+  std::string RunDir = O.WorkDir + "/runs";
+
+  // Builds.
+  for (Side *S : {&Base, &Cand}) {
+    BuildRequest B;
+    B.SourceDir = S->SourceDir;
+    B.BuildDir = S->BuildDir;
+    B.LogDir = O.WorkDir + "/logs";
+    B.Label = std::string("build-") + S->Tag;
+    if (Error E = buildWorkload(C, B)) {
+      if (S == &Base)
+        return err("baseline: " + toString(std::move(E)));
+      Res.CandidateFailure = "candidate " + toString(std::move(E));
+      Res.Explanation = "refused: " + *Res.CandidateFailure;
+      return Res;
+    }
+    Say(std::string(S->Tag) + " build ok");
+  }
+
+  bool NvmlMissing = false;
+  // Runs one invocation of side S; returns the result, an Error for kloop /
+  // baseline problems, and sets CandidateFailure for candidate problems.
+  auto RunOne = [&](Side &S, const ShapeSpec &Sh, unsigned Seed, const std::string &Label,
+                    std::optional<InjectionSettings> Inj) -> Expected<std::optional<RunResult>> {
+    PlaceholderValues V;
+    V.BuildDir = S.BuildDir;
+    V.SourceDir = S.SourceDir;
+    V.Iters = C.Iters;
+    V.Seed = Seed;
+    V.Args = Sh.Args;
+    Expected<std::string> Cmd = expandCommand(C.Run.Command, V, "run.command");
+    if (!Cmd)
+      return Cmd.takeError();
+    Expected<std::string> Cwd = expandPath(C.Run.Cwd, V, "run.cwd");
+    if (!Cwd)
+      return Cwd.takeError();
+    SmallString<256> Dir(*Cwd);
+    if (!sys::path::is_absolute(Dir))
+      sys::path::make_absolute(S.SourceDir, Dir);
+    sys::path::remove_dots(Dir, true);
+    RunRequest R;
+    R.Command = *Cmd;
+    R.Cwd = Dir.str().str();
+    R.Env = C.Run.Env;
+    R.TimeoutS = C.Run.TimeoutS;
+    R.OutDir = RunDir;
+    R.Label = Label;
+    R.Inject = Inj;
+    Expected<RunResult> RR = runIsolated(R);
+    if (!RR)
+      return RR.takeError();
+    if (RR->ok()) {
+      NvmlMissing |= !RR->Prof->Nvml;
+      return std::optional<RunResult>(std::move(*RR));
+    }
+    if (saysNoCudaDevice(RR->StderrTail))
+      return make_error<NoGpuError>("the workload reports no CUDA device: " + RR->StderrTail);
+    std::string Msg = "run " + Label + " " + RR->describe() + " (command: " + *Cmd + "; logs: " + RR->StderrPath +
+                      ")" + (RR->StderrTail.empty() ? "" : ": " + RR->StderrTail);
+    if (&S == &Base)
+      return err("baseline " + Msg);
+    Res.CandidateFailure = "candidate " + Msg;
+    return std::optional<RunResult>();
+  };
+
+  InjectionSettings Timing;
+  Timing.LibraryPath = O.CuptiLib;
+  InjectionSettings Capture = Timing;
+  Capture.Targets = C.Targets;
+  Capture.Dump = true;
+  Capture.Poison = "nan";
+  std::vector<std::string> PoisonArgs;
+  for (const OutputSpec &Out : C.Outputs)
+    PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
+  Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = join(PoisonArgs, ",");
+  InjectionSettings HashOnly = Capture;
+  HashOnly.Dump = false;
+
+  std::vector<decide::ShapeEvidence> Evidence;
+  for (const ShapeSpec *Sh : Shapes) {
+    std::vector<decide::SeedCheck> Checks;
+    std::vector<decide::DeterminismCheck> Det;
+    std::map<std::string, std::vector<decide::Sample>> BaseS, CandS;
+    for (size_t SI = 0; SI < Seeds.size(); ++SI) {
+      unsigned Seed = Seeds[SI];
+      bool HeldOutSeed = Seed >= C.Seeds;
+      std::string Stem = Sh->Name + "-s" + std::to_string(Seed);
+      // 1. Capture runs, A then B.
+      auto BA = RunOne(Base, *Sh, Seed, "base-" + Stem + "-cap", Capture);
+      if (!BA)
+        return BA.takeError();
+      auto CA = RunOne(Cand, *Sh, Seed, "cand-" + Stem + "-cap", Capture);
+      if (!CA)
+        return CA.takeError();
+      if (!*CA) {
+        Res.Explanation = "refused: " + *Res.CandidateFailure;
+        return Res;
+      }
+      Expected<verify::CompareReport> Rep =
+          verify::compareProfiles(*(*BA)->Prof, *(*CA)->Prof, *Outs, C.Targets);
+      if (!Rep)
+        return err("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + toString(Rep.takeError()));
+      decide::SeedCheck SC;
+      SC.Seed = Seed;
+      SC.HeldOut = HeldOutSeed;
+      SC.Matched = Rep->Passed;
+      SC.Detail = Rep->Explanation;
+      Checks.push_back(SC);
+      Res.Seeds.push_back({Sh->Name, Seed, HeldOutSeed || Sh->HeldOut, Rep->Passed, Rep->Explanation});
+      Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Rep->Explanation);
+      // 2. Determinism, on the first seed of each shape.
+      if (SI == 0) {
+        auto BB = RunOne(Base, *Sh, Seed, "base-" + Stem + "-det", HashOnly);
+        if (!BB)
+          return BB.takeError();
+        auto CB = RunOne(Cand, *Sh, Seed, "cand-" + Stem + "-det", HashOnly);
+        if (!CB)
+          return CB.takeError();
+        if (!*CB) {
+          Res.Explanation = "refused: " + *Res.CandidateFailure;
+          return Res;
+        }
+        auto DB = verify::checkDeterminism(*(*BA)->Prof, *(*BB)->Prof, *Outs);
+        if (!DB)
+          return err("shape " + Sh->Name + " baseline determinism: " + toString(DB.takeError()));
+        auto DC = verify::checkDeterminism(*(*CA)->Prof, *(*CB)->Prof, *Outs);
+        std::vector<verify::OutputDeterminism> DCv;
+        if (DC)
+          DCv = std::move(*DC);
+        else
+          consumeError(DC.takeError()); // no capture in the candidate: not deterministic
+        for (const verify::DeterminismComparison &D : verify::compareDeterminism(*DB, DCv))
+          Det.push_back({D.Output, D.BaselineDeterministic, D.CandidateDeterministic});
+      }
+      // Dumps can be large: drop them once compared.
+      for (const verify::Profile *P : {&*(*BA)->Prof, &*(*CA)->Prof})
+        for (const verify::CaptureRecord &Cap : P->Captures)
+          if (!Cap.DumpPath.empty())
+            sys::fs::remove(Cap.DumpPath);
+      // 3. Timing rounds A B.
+      for (unsigned Round = 0; Round < O.Rounds; ++Round) {
+        for (Side *S : {&Base, &Cand}) {
+          auto R = RunOne(*S, *Sh, Seed, std::string(S->Tag) + "-" + Stem + "-t" + std::to_string(Round), Timing);
+          if (!R)
+            return R.takeError();
+          if (!*R) {
+            Res.Explanation = "refused: " + *Res.CandidateFailure;
+            return Res;
+          }
+          auto &Into = S == &Base ? BaseS : CandS;
+          for (auto &[Name, Samples] : targetSamples(C, *(*R)->Prof, O.Warmup)) {
+            auto &V = Into[targetKey(C, Name)];
+            V.insert(V.end(), Samples.begin(), Samples.end());
+          }
+        }
+      }
+      Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Twine(O.Rounds) + " timing rounds done");
+    }
+    std::set<std::string> Kernels;
+    for (auto &KV : BaseS)
+      Kernels.insert(KV.first);
+    for (auto &KV : CandS)
+      Kernels.insert(KV.first);
+    if (Kernels.empty())
+      return err("shape " + Sh->Name + ": no launch of a target kernel (" + join(C.Targets, ", ") +
+                 ") in the timing runs");
+    for (const std::string &K : Kernels) {
+      decide::ShapeEvidence E;
+      E.Kernel = K;
+      E.Shape = Sh->Name;
+      E.HeldOutShape = Sh->HeldOut;
+      E.Baseline = BaseS[K];
+      E.Candidate = CandS[K];
+      E.Seeds = Checks;
+      E.Determinism = Det;
+      for (const decide::Sample &S : E.Baseline)
+        Res.ThrottledDiscarded += S.Throttled;
+      for (const decide::Sample &S : E.Candidate)
+        Res.ThrottledDiscarded += S.Throttled;
+      Evidence.push_back(std::move(E));
+    }
+  }
+
+  // Protected files must not have changed while the candidate built and ran.
+  if (!CandDigests.empty()) {
+    Expected<std::vector<verify::ProtectedChange>> Ch = verify::checkProtectedFiles(CandDigests);
+    if (!Ch)
+      return Ch.takeError();
+    for (const verify::ProtectedChange &P : *Ch)
+      Res.ProtectedChanges.push_back(P.Message + " while the candidate was built and run");
+  }
+  if (NvmlMissing)
+    Res.Notes.push_back("NVML was unavailable in at least one run: throttling was not checked there");
+
+  decide::DecisionThresholds T = O.Thresholds;
+  if (C.HeldOutSeeds == 0 || !O.IncludeHeldOut)
+    T.RequireHeldOutSeed = false;
+  Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, T);
+  if (!V)
+    return V.takeError();
+  Res.Verdict = std::move(*V);
+  Res.Accepted = Res.Verdict->Outcome == decide::Verdict::Accepted && Res.ProtectedChanges.empty();
+  Res.Explanation = Res.Verdict->Explanation;
+  if (!Res.ProtectedChanges.empty())
+    Res.Explanation = "refused: " + join(Res.ProtectedChanges, "; ") +
+                      (Res.Verdict->Outcome == decide::Verdict::Accepted ? "" : "; " + Res.Verdict->Explanation);
+  return Res;
+}
+
+json toJSON(const CompareResult &R) {
+  json J;
+  J["schema"] = "kloop-compare/1";
+  J["accepted"] = R.Accepted;
+  J["explanation"] = R.Explanation;
+  J["verdict"] = R.Verdict ? decide::toJSON(*R.Verdict) : json(nullptr);
+  J["protected_changes"] = R.ProtectedChanges;
+  J["candidate_failure"] = R.CandidateFailure ? json(*R.CandidateFailure) : json(nullptr);
+  J["throttled_discarded"] = R.ThrottledDiscarded;
+  J["notes"] = R.Notes;
+  J["seeds"] = json::array();
+  for (const auto &S : R.Seeds)
+    J["seeds"].push_back({{"shape", S.Shape},
+                          {"seed", S.Seed},
+                          {"held_out", S.HeldOut},
+                          {"matched", S.Matched},
+                          {"explanation", S.Explanation}});
+  return J;
+}
+
+} // namespace measure
+} // namespace kloop

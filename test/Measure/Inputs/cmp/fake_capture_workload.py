@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""Stands in for a CUDA workload run under libkloop-cupti.so, with output capture (no GPU needed).
+
+    fake_capture_workload.py SOURCE_DIR ITERS SEED
+
+The variant is read from SOURCE_DIR/variant:
+  base   saxpy launches of 2000..2040 ns, output arg 3 = 4 floats from the seed
+  fast   same outputs, launches of 1000..1040 ns
+  wrong  fast, but the output is off by 0.5
+  crash  dies with SIGSEGV
+Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS names saxpy,
+captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
+"""
+import json, os, signal, struct, sys
+
+src, iters, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+variant = open(os.path.join(src, "variant")).read().strip()
+if variant == "crash":
+    sys.stderr.write("fake: illegal memory access\n")
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGSEGV)
+
+def fnv1a64(data):
+    h = 0xcbf29ce484222325
+    for b in data:
+        h ^= b
+        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return "%016x" % h
+
+out = os.environ["KLOOP_CUPTI_OUT"]
+targets = [t for t in os.environ.get("KLOOP_CUPTI_TARGETS", "").split(",") if t]
+dump = os.environ.get("KLOOP_CUPTI_DUMP") == "1"
+poison = os.environ.get("KLOOP_CUPTI_POISON", "") in ("nan", "sentinel")
+base_ns = 2000 if variant == "base" else 1000
+values = [float(seed + k + 1) + (0.5 if variant == "wrong" else 0.0) for k in range(4)]
+data = struct.pack("<4f", *values)
+name = "saxpy(int, float, float const*, float*)"
+launches, captures = [], []
+for i in range(iters + 1):
+    d = 50000 if i == 0 else base_ns + 10 * (i % 5)
+    start = i * 100000
+    launches.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "grid": [1, 1, 1], "block": [4, 1, 1],
+                     "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1,
+                     "start_ns": start, "end_ns": start + d, "duration_ns": d})
+    if any(t in name for t in targets):
+        dump_name = None
+        if dump:
+            dump_name = "%s.k%d.a3.bin" % (os.path.basename(out), i)
+            with open(os.path.join(os.path.dirname(out), dump_name), "wb") as f:
+                f.write(data)
+        captures.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "kernel_ordinal": i, "arg": 3,
+                         "ptr": "0x7f0000000000", "bytes": len(data), "hash": fnv1a64(data), "dump": dump_name,
+                         "poisoned": poison})
+profile = {"schema": "kloop-cupti/1", "device": {"name": "Fake GPU", "cc": "9.0", "l2_bytes": 1048576},
+           "launches": launches, "env_samples": [], "nvml": False, "captures": captures,
+           "overhead": {"wall_ns_in_callbacks": 1000}}
+with open(out, "w") as f:
+    json.dump(profile, f)
+print("fake: %s seed %d" % (variant, seed))
