@@ -1,0 +1,151 @@
+//===- kloop/Optimize/Optimize.h - The closed loop of kloop optimize ------===//
+///
+/// \file
+/// The state machine of `kloop optimize` (issue 5; docs/optimize.md):
+///
+///   round 0:  Extract (inventory) -> Build "baseline" (+ ptxas report)
+///   round N:  Propose -> Apply -> Build -> Verify -> Measure -> Decide  (key "cand-N")
+///   end:      Done "final" (stop reason, diff of baseline vs best, evidence)
+///
+/// One candidate per round. Every transition is a journal step
+/// (Journal::beginStep/finishStep/failStep) whose payload holds everything the
+/// later steps need, so a resumed run (OptimizeOptions::Resume) reuses the
+/// payload of each finished step instead of redoing it.
+///
+/// The stages that touch the outside world (inventory, kloop apply, the
+/// workload's build, nvcc's ptxas report, the measured comparison) sit behind
+/// the Stages interface: makeProcessStages (Stages.h) runs the real ones, and
+/// tests substitute fakes.
+///
+/// Without a GPU (Stages::haveGpu false) Verify and Measure are journaled as
+/// skipped and nothing is accepted.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_OPTIMIZE_OPTIMIZE_H
+#define KLOOP_OPTIMIZE_OPTIMIZE_H
+
+#include "kloop/Journal/Journal.h"
+#include "kloop/Propose/Proposer.h"
+#include "llvm/Support/Error.h"
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace kloop {
+namespace optimize {
+
+/// What applying a proposal to a candidate directory did.
+struct ApplyOutcome {
+  bool Applied = false;
+  /// The refusal reasons (kloop apply's `refused:` lines), when not applied.
+  std::string RefusalReason;
+};
+
+/// What building one source directory did.
+struct BuildOutcome {
+  bool Succeeded = false;
+  std::string Log;           ///< build output (stdout + stderr, tail)
+  int64_t WallMs = 0;
+  /// ptxas report {"kernels": [...]} (Ptxas.h), or null when not produced.
+  nlohmann::json Ptxas;
+};
+
+/// What the verified, measured comparison of a candidate against the
+/// incumbent decided.
+struct CompareOutcome {
+  bool Accepted = false;
+  /// "accepted", "rejected", "failed_verification", "inconclusive", "refused".
+  std::string Outcome;
+  std::string Explanation;
+  /// Per kernel and shape: {"kernel", "shape", "base_median_ns", "cand_median_ns",
+  /// "ci_low", "ci_high", "base_p99_ns", "cand_p99_ns", "pct_roofline" (or null)}.
+  nlohmann::json Evidence = nlohmann::json::array();
+  /// The full comparison (kloop-compare/1), for the journal.
+  nlohmann::json Detail;
+};
+
+/// The outside world, as the state machine sees it. Every path is absolute.
+class Stages {
+public:
+  virtual ~Stages();
+  /// The inventory document of the workload's sources (`kloop extract`).
+  virtual llvm::Expected<nlohmann::json> extract() = 0;
+  /// Makes \p Dir a fresh copy of the source directory \p From (replacing
+  /// anything there); returns the source directory inside the copy.
+  virtual llvm::Expected<std::string> copySources(llvm::StringRef From, llvm::StringRef Dir) = 0;
+  /// Applies \p ProposalFile (a proposal JSON) to the sources in \p SourceDir in place.
+  virtual llvm::Expected<ApplyOutcome> apply(llvm::StringRef ProposalFile,
+                                             llvm::StringRef SourceDir) = 0;
+  /// Builds \p SourceDir into \p BuildDir and produces its ptxas report.
+  virtual llvm::Expected<BuildOutcome> build(llvm::StringRef SourceDir, llvm::StringRef BuildDir) = 0;
+  /// True when a GPU is usable; \p Why says why not otherwise.
+  virtual bool haveGpu(std::string &Why) = 0;
+  /// Verifies and measures \p CandDir against \p BaseDir (\p Final: include
+  /// held-out shapes and seeds). Work files go below \p WorkDir.
+  virtual llvm::Expected<CompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
+                                                 llvm::StringRef WorkDir, bool Final) = 0;
+  /// Unified diff of the editable sources between two source directories
+  /// ("" when identical), with a/ b/ paths relative to the source directory.
+  virtual llvm::Expected<std::string> diff(llvm::StringRef BaseDir, llvm::StringRef CandDir) = 0;
+};
+
+/// Options of runOptimize.
+struct OptimizeOptions {
+  std::string OutDir;               ///< absolute; candidates/, accepted.patch, report.md
+  std::string BaselineDir;          ///< the workload's source directory (absolute)
+  std::string ConfigHash;           ///< stored with the run
+  bool Resume = false;              ///< continue the journal's last run
+  /// The proposals are complete relative to the baseline (builtin); otherwise
+  /// each applies to the incumbent (LLM, command).
+  bool AbsoluteProposals = false;
+  unsigned MaxCandidates = 20;      ///< budget: candidates proposed
+  unsigned MaxRounds = 50;          ///< budget: rounds
+  unsigned Plateau = 5;             ///< stop after K rounds without an accepted win (0: never)
+  std::optional<double> TimeBudgetS;    ///< wall seconds since the run started
+  std::optional<int64_t> TokenBudget;   ///< tokens in + out, all proposals
+  /// Stop when every search shape of the incumbent is within this many
+  /// percent of its roofline ceiling (needs measured % of roofline).
+  std::optional<double> SpeedOfLightPct;
+  /// Extra context for proposers (e.g. the kernel source); merged into each context.
+  nlohmann::json ExtraContext = nlohmann::json::object();
+};
+
+/// Progress events for the display: one line each.
+using ProgressFn = std::function<void(llvm::StringRef)>;
+
+/// What a run ended with.
+struct OptimizeResult {
+  int64_t Run = 0;
+  std::string StopReason;
+  unsigned Candidates = 0;           ///< proposed in this run (resumed ones included)
+  std::optional<unsigned> Best;      ///< candidate number of the final incumbent
+  bool GpuSkipped = false;           ///< verification and measurement were skipped
+  std::string Diff;                  ///< baseline vs final sources ("" if nothing accepted)
+};
+
+/// Runs (or, with Resume, continues) the loop, journaling into \p J.
+/// Environment hook for tests: KLOOP_TEST_CRASH_AT=<state>:<round> makes the
+/// process _exit(137) right after that step began (e.g. "apply:2").
+/// Errors: the baseline does not build; a stage fails to run at all; the
+/// journal fails; Resume with no run in the journal.
+llvm::Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P,
+                                           const OptimizeOptions &O,
+                                           const ProgressFn &Progress = nullptr);
+
+/// Writes OutDir/accepted.patch (when something was accepted) and
+/// OutDir/report.md from the journal alone (`kloop report` uses it too).
+/// \p Run: the run (0: the last one). Returns the paths written.
+llvm::Expected<std::vector<std::string>> writeResults(Journal &J, int64_t Run,
+                                                      llvm::StringRef OutDir);
+
+/// The Markdown ledger of \p Run (report.md's content).
+llvm::Expected<std::string> renderReport(Journal &J, int64_t Run);
+/// The git format-patch style text of \p Run's accepted change, or "" if none.
+llvm::Expected<std::string> renderPatch(Journal &J, int64_t Run);
+
+} // namespace optimize
+} // namespace kloop
+
+#endif

@@ -1,0 +1,174 @@
+//===- kloop/Propose/BuiltinProposer.h - Search the tunable space ---------===//
+///
+/// \file
+/// The builtin proposer (the default of `kloop optimize`; no network). It
+/// enumerates the tunable space an inventory (docs/inventory.md) exposes and
+/// walks it by coordinate descent from the baseline: one parameter at a time,
+/// ordered by expected impact, continuing in a direction while the measured
+/// verdict says it wins, pruned with the ptxas report. docs/builtin-search.md
+/// documents the strategy and every threshold.
+///
+/// The proposer is stateless: each propose() replays the history in its
+/// context, so a resumed run (same history) gets the same next proposal, and a
+/// given seed always yields the same sequence.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_PROPOSE_BUILTINPROPOSER_H
+#define KLOOP_PROPOSE_BUILTINPROPOSER_H
+
+#include "kloop/Propose/Proposer.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace builtin {
+
+/// What a dimension of the space tunes, in order of expected impact (the
+/// search visits kinds in this order).
+enum class DimKind {
+  BlockSize,  ///< a constant used as a launch's block size (set_constant)
+  Tile,       ///< a constant sizing an array or bounding a loop (set_constant)
+  Unroll,     ///< a loop's `#pragma unroll` factor (set_unroll)
+  MinBlocks,  ///< `__launch_bounds__` min blocks per SM (set_launch_bounds)
+  Qualifiers, ///< `const`/`__restrict__` on a kernel's read-only pointers (add_const/add_restrict)
+};
+
+/// "block_size", "tile", "unroll", "min_blocks", "qualifiers".
+const char *dimKindName(DimKind K);
+
+/// Sentinel value of an Unroll or MinBlocks dimension meaning "as written"
+/// (no pragma / no min_blocks): it produces no edit.
+inline constexpr int64_t AsWritten = 0;
+
+/// One tunable parameter.
+struct Dimension {
+  DimKind Kind = DimKind::BlockSize;
+  /// Inventory ID edited: constant ID (macro:N, const:N), loop ID, or kernel ID.
+  std::string Target;
+  /// The kernel whose resources bound it ("" when unknown).
+  std::string Kernel;
+  /// Values in walk order (ascending, except that Unroll's AsWritten sits
+  /// between 1 and 2); contains Baseline.
+  std::vector<int64_t> Values;
+  /// The value in the unedited sources.
+  int64_t Baseline = 0;
+  /// MinBlocks: max_threads of the launch bounds (a literal), or 0 when it
+  /// follows the BlockSize dimension named by MaxThreadsFrom.
+  int64_t MaxThreads = 0;
+  std::string MaxThreadsFrom;
+  /// Qualifiers: (param ID, "add_const" | "add_restrict") applied when the value is 1.
+  std::vector<std::pair<std::string, std::string>> ParamEdits;
+  /// Stable key "<kind>:<target>", used in assignments.
+  std::string key() const;
+};
+
+/// The space found in one inventory.
+struct TunableSpace {
+  std::vector<Dimension> Dims;
+  /// Why candidates were left out ("macro:X: value 65535 is not a tile size").
+  std::vector<std::string> Notes;
+  /// Kernel ID -> mangled names, to match ptxas reports.
+  std::map<std::string, std::vector<std::string>> Mangled;
+};
+
+/// Enumerates the space of an inventory document (`kloop extract` output).
+/// Only editable entities are used. Error if \p Inventory is not an inventory
+/// (no "kernels" array) — naming what is missing.
+llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory);
+
+/// A value per dimension key; a missing key means the baseline value.
+using Assignment = std::map<std::string, int64_t>;
+
+/// The proposal edits (edit language of include/kloop/Edit/Proposal.h) that
+/// turn the baseline into \p A: one per dimension whose value differs.
+nlohmann::json editsFor(const TunableSpace &S, const Assignment &A);
+
+/// Resources of a compiled kernel (ptxas -v).
+struct KernelResources {
+  unsigned Registers = 0;   ///< registers per thread
+  unsigned SpillBytes = 0;  ///< spill stores + loads, bytes
+  unsigned SmemBytes = 0;   ///< static shared memory per block, bytes
+};
+
+/// Resident blocks per SM on sm_90 for a kernel with \p Threads threads per
+/// block, \p Registers registers per thread and \p SmemBytes shared memory per
+/// block. Limits (CUDA C Programming Guide, "Compute Capability 9.0" table):
+/// 65536 registers, 2048 threads, 32 blocks and 228 KiB shared memory per SM;
+/// registers allocated per warp in units of 256. 0 means it cannot launch.
+unsigned estimateBlocksPerSM(unsigned Threads, unsigned Registers, unsigned SmemBytes);
+
+/// What happened to one earlier candidate, as the search needs it.
+struct Attempt {
+  Assignment A;
+  bool Won = false;      ///< accepted as the new incumbent
+  bool Spilled = false;  ///< its ptxas report has more spill bytes than the baseline
+};
+
+/// Search options.
+struct SearchOptions {
+  /// Orders dimensions of one kind (deterministic Fisher-Yates with mt19937_64).
+  uint64_t Seed = 0;
+  /// Full passes over all dimensions; a pass without a win ends the search.
+  unsigned MaxPasses = 2;
+};
+
+/// The next candidate of the search.
+struct Candidate {
+  Assignment A;
+  std::string DimKey;   ///< the dimension changed from the incumbent
+  int64_t Value = 0;    ///< its new value
+  std::string Why;      ///< one sentence for the rationale
+};
+
+/// Replays \p History over the coordinate-descent walk and returns the first
+/// candidate not yet tried, or std::nullopt when the walk is over. \p Baseline
+/// maps kernel IDs to their baseline resources (may be empty: no pruning).
+std::optional<Candidate> nextCandidate(const TunableSpace &S, const std::vector<Attempt> &History,
+                                       const std::map<std::string, KernelResources> &Baseline,
+                                       const SearchOptions &O);
+
+/// Returned by BuiltinProposer::propose when the walk is over.
+class SearchExhaustedError : public llvm::ErrorInfo<SearchExhaustedError> {
+public:
+  static char ID;
+  explicit SearchExhaustedError(std::string Why) : Why(std::move(Why)) {}
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  std::string Why;
+};
+
+/// The proposer. Context keys read:
+///  - "inventory": the inventory document (required);
+///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},
+///    "accepted": bool, "spilled": bool} (optional; entries without an
+///    assignment, e.g. from another proposer, are ignored);
+///  - "ptxas_baseline": {"kernels": [{"name": mangled, "registers", "spill_stores",
+///    "spill_loads", "smem"}]} (optional).
+/// The reply's proposal is {"version": 1, "edits", "rationale", "provenance":
+/// {"proposer": "builtin", "seed", "dimension", "value", "assignment"}}.
+/// Errors: missing/invalid inventory; SearchExhaustedError.
+class BuiltinProposer : public Proposer {
+public:
+  explicit BuiltinProposer(SearchOptions O = {}) : Opts(O) {}
+  llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
+  /// "builtin".
+  llvm::StringRef kind() const override { return "builtin"; }
+
+private:
+  SearchOptions Opts;
+};
+
+/// Per-kernel resources from a ptxas report JSON ({"kernels": [...]}, the
+/// shape of kloop::optimize::toJSON(PtxasReport)) keyed by the inventory kernel
+/// IDs of \p S (matched through mangled names).
+std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S,
+                                                         const nlohmann::json &Ptxas);
+
+} // namespace builtin
+} // namespace kloop
+
+#endif

@@ -1,0 +1,253 @@
+//===- Results.cpp - accepted.patch and report.md from the journal --------===//
+#include "kloop/Optimize/Optimize.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <map>
+
+using json = nlohmann::json;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+namespace kloop {
+namespace optimize {
+
+static Error err(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+static Expected<int64_t> pickRun(Journal &J, int64_t Run) {
+  if (Run)
+    return Run;
+  Expected<std::vector<RunRecord>> Runs = J.listRuns();
+  if (!Runs)
+    return Runs.takeError();
+  if (Runs->empty())
+    return err(J.path() + ": the journal has no run");
+  return Runs->back().Id;
+}
+
+static Expected<json> finalPayload(Journal &J, int64_t Run) {
+  Expected<std::optional<StepRecord>> F = J.findFinishedStep(Run, 0, StepState::Done, "final");
+  if (!F)
+    return F.takeError();
+  return *F ? (*F)->Payload : json(nullptr);
+}
+
+static std::string num(const json &V, const char *Fmt = "{0:f0}") {
+  return V.is_number() ? llvm::formatv(Fmt, V.get<double>()).str() : "n/a";
+}
+
+static std::string evidenceTable(const json &Ev) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << "| kernel | shape | baseline median ns | candidate median ns | speed-up 95% CI | "
+        "baseline p99 ns | candidate p99 ns | % of roofline |\n"
+     << "|---|---|---:|---:|---|---:|---:|---:|\n";
+  for (const json &E : Ev)
+    OS << "| " << E.value("kernel", "") << " | " << E.value("shape", "") << " | "
+       << num(E.value("base_median_ns", json())) << " | " << num(E.value("cand_median_ns", json()))
+       << " | [" << num(E.value("ci_low", json()), "{0:f3}") << ", "
+       << num(E.value("ci_high", json()), "{0:f3}") << "] | " << num(E.value("base_p99_ns", json()))
+       << " | " << num(E.value("cand_p99_ns", json())) << " | "
+       << num(E.value("pct_roofline", json()), "{0:f1}") << " |\n";
+  return S;
+}
+
+Expected<std::string> renderPatch(Journal &J, int64_t Run) {
+  Expected<int64_t> R = pickRun(J, Run);
+  if (!R)
+    return R.takeError();
+  Expected<json> F = finalPayload(J, *R);
+  if (!F)
+    return F.takeError();
+  if (F->is_null() || !(*F)["best"].is_string() || (*F)["diff"].get<std::string>().empty())
+    return std::string();
+  std::string Best = (*F)["best"].get<std::string>();
+  // Provenance of the accepted candidate's proposal.
+  Expected<std::vector<ProposalSummary>> Ps = J.listProposals(*R);
+  if (!Ps)
+    return Ps.takeError();
+  int64_t Round = std::stoll(Best.substr(5));
+  std::string Rationale, Prov;
+  for (const ProposalSummary &P : *Ps)
+    if (P.Proposal.Round == Round) {
+      Rationale = P.Proposal.Parsed.is_object() ? P.Proposal.Parsed.value("rationale", "") : "";
+      Prov = "proposer " + P.Proposal.ProposerKind +
+             (P.Proposal.Model.empty() ? "" : ", model " + P.Proposal.Model) +
+             (P.Proposal.PromptVersion.empty() ? "" : ", prompt " + P.Proposal.PromptVersion) +
+             (P.Proposal.Seed ? ", seed " + std::to_string(*P.Proposal.Seed) : "") +
+             ", proposal #" + std::to_string(P.Proposal.Id);
+    }
+  Expected<RunRecord> RR = J.getRun(*R);
+  if (!RR)
+    return RR.takeError();
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+     << "From: kloop optimize <kloop@localhost>\n"
+     << "Subject: [PATCH] kloop: " << (Rationale.empty() ? "tuned kernel" : Rationale) << "\n\n"
+     << "Accepted by kloop optimize (journal " << J.path() << ", run " << *R << ", " << Best
+     << ") after a final check on held-out shapes and seeds.\n\n"
+     << "Evidence (baseline vs this change, per kernel and shape):\n\n"
+     << evidenceTable((*F)["evidence"]) << "\nProvenance: " << Prov << ".\n"
+     << "Stop reason: " << (*F)["stop_reason"].get<std::string>() << "\n---\n"
+     << (*F)["diff"].get<std::string>();
+  if (!S.empty() && S.back() != '\n')
+    OS << "\n";
+  OS << "-- \nkloop 0.1.0\n";
+  return S;
+}
+
+Expected<std::string> renderReport(Journal &J, int64_t Run) {
+  Expected<int64_t> R = pickRun(J, Run);
+  if (!R)
+    return R.takeError();
+  Expected<json> F = finalPayload(J, *R);
+  if (!F)
+    return F.takeError();
+  Expected<std::vector<ProposalSummary>> Ps = J.listProposals(*R);
+  if (!Ps)
+    return Ps.takeError();
+  Expected<std::vector<StepRecord>> Steps = J.listSteps(*R);
+  if (!Steps)
+    return Steps.takeError();
+  unsigned Refused = 0, BuildFailed = 0, FailedVerif = 0, Accepted = 0, Unmeasured = 0, Rejected = 0;
+  std::map<std::string, unsigned> ByReason;
+  int64_t TokIn = 0, TokOut = 0;
+  double Cost = 0;
+  for (const ProposalSummary &P : *Ps) {
+    TokIn += P.Proposal.TokensIn.value_or(0);
+    TokOut += P.Proposal.TokensOut.value_or(0);
+    Cost += P.Proposal.CostUSD.value_or(0);
+    if (!P.Refusals.empty()) {
+      ++Refused;
+      for (const RefusalRecord &Rf : P.Refusals)
+        ++ByReason[Rf.Reason.substr(0, 120)];
+      continue;
+    }
+    if (!P.Verdict)
+      continue;
+    const std::string &O = P.Verdict->Outcome;
+    if (O == "build_failed") ++BuildFailed;
+    else if (O == "failed_verification") ++FailedVerif;
+    else if (O == "accepted") ++Accepted;
+    else if (O == "unmeasured") ++Unmeasured;
+    else ++Rejected;
+  }
+  bool Skipped = false;
+  for (const StepRecord &S : *Steps)
+    if (S.State == StepState::Verify && S.Payload.is_object() && S.Payload.contains("skipped"))
+      Skipped = true;
+  std::string Diff = F->is_object() ? (*F)["diff"].get<std::string>() : "";
+  unsigned Plus = 0, Minus = 0;
+  for (StringRef L : llvm::split(StringRef(Diff), '\n')) {
+    if (L.starts_with("+++") || L.starts_with("---"))
+      continue;
+    if (L.starts_with("+")) ++Plus;
+    else if (L.starts_with("-")) ++Minus;
+  }
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  OS << "# kloop optimize report\n\n"
+     << "Journal: `" << J.path() << "`, run " << *R << ".\n\n";
+  if (F->is_null())
+    OS << "**The run has not finished** (resume it with `kloop optimize --resume`).\n\n";
+  else
+    OS << "Stop reason: " << (*F)["stop_reason"].get<std::string>() << "\n\n";
+  if (Skipped)
+    OS << "**Verification and measurement skipped: no GPU.** Nothing was accepted.\n\n";
+  std::string Speedup = "none (nothing accepted)";
+  if (F->is_object() && (*F)["best"].is_string() && !(*F)["evidence"].empty()) {
+    std::string Parts;
+    for (const json &E : (*F)["evidence"])
+      if (E["base_median_ns"].is_number() && E["cand_median_ns"].is_number() &&
+          E["cand_median_ns"].get<double>() > 0)
+        Parts += (Parts.empty() ? "" : ", ") + E.value("shape", "") + " " +
+                 llvm::formatv("{0:f3}x", E["base_median_ns"].get<double>() /
+                                              E["cand_median_ns"].get<double>())
+                     .str();
+    Speedup = (*F)["best"].get<std::string>() + ": " + Parts;
+  }
+  OS << "## Ledger\n\n| | |\n|---|---|\n"
+     << "| speed-up gained (median, per shape) | " << Speedup << " |\n"
+     << "| candidates tried | " << Ps->size() << " |\n"
+     << "| accepted | " << Accepted << " |\n"
+     << "| rejected by the decision rule | " << Rejected << " |\n"
+     << "| not measured (no GPU) | " << Unmeasured << " |\n"
+     << "| refused | " << Refused << " |\n"
+     << "| failed verification | " << FailedVerif << " |\n"
+     << "| build failures | " << BuildFailed << " |\n"
+     << "| diff size | +" << Plus << " -" << Minus << " lines |\n"
+     << "| tokens spent | " << TokIn + TokOut << " (in " << TokIn << ", out " << TokOut << ") |\n"
+     << "| cost | " << llvm::formatv("{0:f4}", Cost).str() << " USD |\n\n";
+  if (!ByReason.empty()) {
+    OS << "## Refused, by reason\n\n";
+    for (const auto &[Reason, Count] : ByReason)
+      OS << "- " << Count << " x " << Reason << "\n";
+    OS << "\n";
+  }
+  OS << "## Candidates\n\n| round | proposer | edits | outcome | explanation |\n|---:|---|---|---|---|\n";
+  for (const ProposalSummary &P : *Ps) {
+    std::string Edits;
+    for (const EditRecord &E : P.Edits)
+        Edits += (Edits.empty() ? "" : "; ") + E.Kind + " " + E.Target +
+                 (E.Spec.contains("value") ? "=" + E.Spec["value"].dump()
+                  : E.Spec.contains("count") ? "=" + E.Spec["count"].dump()
+                  : E.Spec.contains("min_blocks") ? " min_blocks=" + E.Spec["min_blocks"].dump()
+                                                  : "");
+    std::string Outcome = !P.Refusals.empty() ? "refused" : P.Verdict ? P.Verdict->Outcome : "(unfinished)";
+    std::string Why = !P.Refusals.empty() ? P.Refusals.front().Reason
+                      : P.Verdict         ? P.Verdict->Explanation
+                                          : "";
+    for (char &C : Why)
+      if (C == '\n' || C == '|')
+        C = ' ';
+    OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << Edits << " | "
+       << Outcome << " | " << Why << " |\n";
+  }
+  if (F->is_object() && !(*F)["evidence"].empty())
+    OS << "\n## Evidence of the accepted change\n\n" << evidenceTable((*F)["evidence"]);
+  return S;
+}
+
+Expected<std::vector<std::string>> writeResults(Journal &J, int64_t Run, StringRef OutDir) {
+  if (std::error_code EC = llvm::sys::fs::create_directories(OutDir))
+    return err("cannot create " + OutDir + ": " + EC.message());
+  std::vector<std::string> Written;
+  auto write = [&](const std::string &Path, const std::string &Text) -> Error {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Path + ".tmp", EC);
+    if (EC)
+      return err("cannot write " + Path + ": " + EC.message());
+    OS << Text;
+    OS.close();
+    if (std::error_code E2 = llvm::sys::fs::rename(Path + ".tmp", Path))
+      return err("cannot write " + Path + ": " + E2.message());
+    Written.push_back(Path);
+    return Error::success();
+  };
+  Expected<std::string> Rep = renderReport(J, Run);
+  if (!Rep)
+    return Rep.takeError();
+  if (Error E = write((OutDir + "/report.md").str(), *Rep))
+    return std::move(E);
+  Expected<std::string> Pat = renderPatch(J, Run);
+  if (!Pat)
+    return Pat.takeError();
+  std::string PatchPath = (OutDir + "/accepted.patch").str();
+  if (!Pat->empty()) {
+    if (Error E = write(PatchPath, *Pat))
+      return std::move(E);
+  } else {
+    llvm::sys::fs::remove(PatchPath);
+  }
+  return Written;
+}
+
+} // namespace optimize
+} // namespace kloop

@@ -1,0 +1,321 @@
+//===- Stages.cpp - extract/apply as subprocesses, build, ptxas, compare --===//
+#include "kloop/Optimize/Stages.h"
+#include "kloop/Measure/Compare.h"
+#include "kloop/Measure/Measure.h"
+#include "kloop/Propose/CommandProposer.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Regex.h"
+
+#include <chrono>
+
+using json = nlohmann::json;
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+namespace kloop {
+namespace optimize {
+
+static Error err(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+std::vector<PtxasKernel> parsePtxasOutput(StringRef Text) {
+  std::vector<PtxasKernel> Out;
+  llvm::Regex Entry("Compiling entry function '([^']+)' for '([^']+)'");
+  llvm::Regex Frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
+  llvm::Regex Used("Used ([0-9]+) registers");
+  llvm::Regex Smem("([0-9]+) bytes smem");
+  llvm::Regex Cmem("([0-9]+) bytes cmem\\[0\\]");
+  auto toU = [](StringRef S) { unsigned V = 0; S.getAsInteger(10, V); return V; };
+  for (StringRef L : llvm::split(Text, '\n')) {
+    llvm::SmallVector<StringRef, 4> M;
+    if (Entry.match(L, &M)) {
+      Out.push_back({M[1].str(), M[2].str()});
+      continue;
+    }
+    if (Out.empty())
+      continue;
+    PtxasKernel &K = Out.back();
+    if (Frame.match(L, &M)) {
+      K.Stack = toU(M[1]);
+      K.SpillStores = toU(M[2]);
+      K.SpillLoads = toU(M[3]);
+    }
+    if (Used.match(L, &M)) {
+      K.Registers = toU(M[1]);
+      if (Smem.match(L, &M))
+        K.Smem = toU(M[1]);
+      if (Cmem.match(L, &M))
+        K.Cmem = toU(M[1]);
+    }
+  }
+  return Out;
+}
+
+json toJSON(const std::vector<PtxasKernel> &Ks) {
+  json A = json::array();
+  for (const PtxasKernel &K : Ks)
+    A.push_back({{"name", K.Name}, {"arch", K.Arch}, {"registers", K.Registers},
+                 {"spill_stores", K.SpillStores}, {"spill_loads", K.SpillLoads}, {"smem", K.Smem},
+                 {"stack", K.Stack}, {"cmem", K.Cmem}});
+  return json{{"kernels", A}};
+}
+
+namespace {
+class ProcessStages : public Stages {
+public:
+  ProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions O) : C(C), O(std::move(O)) {}
+
+  Expected<json> extract() override {
+    std::vector<std::string> Argv = O.ExtractCommand;
+    Argv.insert(Argv.end(), {"--compact", "--root", C.Dir});
+    for (const std::string &S : C.Sources)
+      Argv.push_back(C.Dir + "/" + S);
+    Argv.push_back("--");
+    Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
+    Expected<CommandResult> R = run(Argv, C.Dir, 600);
+    if (!R)
+      return R.takeError();
+    json Inv = json::parse(R->Stdout, nullptr, false);
+    if (Inv.is_discarded() || !Inv.is_object())
+      return err("kloop extract of " + C.Path + " failed (exit " + std::to_string(R->ExitCode) +
+                 "): " + tail(R->Stderr));
+    if (R->ExitCode != 0)
+      return err("kloop extract could not parse the workload's sources: " + tail(R->Stderr));
+    return Inv;
+  }
+
+  Expected<std::string> copySources(StringRef From, StringRef Dir) override {
+    // The copy keeps the layout around the source directory that sources and
+    // protected files reach with "..": Dir/<up-levels...>/<leaf dirs>.
+    unsigned Up = 0;
+    std::vector<std::string> Rel(C.Sources.begin(), C.Sources.end());
+    Rel.insert(Rel.end(), C.Protected.begin(), C.Protected.end());
+    for (const std::string &R : Rel) {
+      unsigned U = 0;
+      for (auto I = llvm::sys::path::begin(R), E = llvm::sys::path::end(R); I != E && *I == ".."; ++I)
+        ++U;
+      Up = std::max(Up, U);
+    }
+    llvm::SmallString<256> Root(From);
+    std::vector<std::string> Leaf;
+    for (unsigned I = 0; I < Up; ++I) {
+      Leaf.insert(Leaf.begin(), llvm::sys::path::filename(Root).str());
+      Root = llvm::sys::path::parent_path(Root);
+    }
+    llvm::SmallString<256> Dest(Dir);
+    for (const std::string &L : Leaf)
+      llvm::sys::path::append(Dest, L);
+    if (llvm::sys::fs::exists(Dir))
+      if (std::error_code EC = llvm::sys::fs::remove_directories(Dir))
+        return err("cannot clear " + Dir + ": " + EC.message());
+    if (std::error_code EC = llvm::sys::fs::create_directories(Dest))
+      return err("cannot create " + Dest + ": " + EC.message());
+    // Regular files at the top of the source directory, then every named file.
+    std::error_code EC;
+    for (llvm::sys::fs::directory_iterator I(From, EC), E; I != E && !EC; I.increment(EC)) {
+      if (I->type() != llvm::sys::fs::file_type::regular_file)
+        continue;
+      llvm::SmallString<256> T(Dest);
+      llvm::sys::path::append(T, llvm::sys::path::filename(I->path()));
+      if (std::error_code CE = llvm::sys::fs::copy_file(I->path(), T))
+        return err("cannot copy " + I->path() + ": " + CE.message());
+    }
+    if (EC)
+      return err("cannot list " + From + ": " + EC.message());
+    for (const std::string &R : Rel) {
+      llvm::SmallString<256> S(From), T(Dest);
+      llvm::sys::path::append(S, R);
+      llvm::sys::path::append(T, R);
+      llvm::sys::path::remove_dots(T, true);
+      llvm::sys::fs::create_directories(llvm::sys::path::parent_path(T));
+      if (std::error_code CE = llvm::sys::fs::copy_file(S, T))
+        return err("cannot copy " + S + " (named in " + C.Path + "): " + CE.message());
+    }
+    return std::string(Dest);
+  }
+
+  Expected<ApplyOutcome> apply(StringRef ProposalFile, StringRef SourceDir) override {
+    std::vector<std::string> Argv = O.ApplyCommand;
+    Argv.push_back(ProposalFile.str());
+    for (const std::string &S : C.Sources)
+      Argv.push_back((SourceDir + "/" + S).str());
+    Argv.insert(Argv.end(), {"--in-place", "--root", SourceDir.str(), "--"});
+    Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
+    Expected<CommandResult> R = run(Argv, SourceDir, 600);
+    if (!R)
+      return R.takeError();
+    ApplyOutcome A;
+    if (R->ExitCode == 0) {
+      A.Applied = true;
+      return A;
+    }
+    if (R->ExitCode != 1)
+      return err("kloop apply failed (exit " + std::to_string(R->ExitCode) +
+                 (R->TimedOut ? ", timed out" : "") + "): " + tail(R->Stderr));
+    std::string Reasons;
+    for (StringRef L : llvm::split(R->Stderr, '\n')) {
+      size_t P = L.find("refused: ");
+      if (P != StringRef::npos)
+        Reasons += (Reasons.empty() ? "" : "; ") + L.substr(P + 9).trim().str();
+    }
+    A.RefusalReason = Reasons.empty() ? "kloop apply: " + tail(R->Stderr) : Reasons;
+    return A;
+  }
+
+  Expected<BuildOutcome> build(StringRef SourceDir, StringRef BuildDir) override {
+    BuildOutcome B;
+    auto Start = std::chrono::steady_clock::now();
+    llvm::sys::fs::create_directories(BuildDir);
+    measure::PlaceholderValues PV;
+    PV.BuildDir = BuildDir.str();
+    PV.SourceDir = SourceDir.str();
+    Expected<std::string> Cmd = measure::expandCommand(C.Build.Command, PV, "build.command");
+    if (!Cmd)
+      return Cmd.takeError();
+    Expected<CommandResult> R = run({"/bin/sh", "-c", *Cmd}, SourceDir, C.Build.TimeoutS ? C.Build.TimeoutS : 600);
+    if (!R)
+      return R.takeError();
+    B.Succeeded = R->ExitCode == 0;
+    B.Log = "$ " + *Cmd + "\n" + tail(R->Stdout + R->Stderr, 16000);
+    if (R->TimedOut)
+      B.Log += "\n(timed out after " + std::to_string(C.Build.TimeoutS) + " s)";
+    if (B.Succeeded && O.Ptxas) {
+      Expected<std::string> Nvcc = measure::findNvcc();
+      if (!Nvcc) {
+        B.Log += "\nptxas report skipped: " + llvm::toString(Nvcc.takeError());
+      } else {
+        std::vector<PtxasKernel> All;
+        for (const std::string &S : C.Sources) {
+          if (!StringRef(S).ends_with(".cu"))
+            continue;
+          std::vector<std::string> Argv = {*Nvcc, "-arch=sm_90", "-Xptxas", "-v", "-c", "-o", "/dev/null"};
+          Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
+          Argv.push_back((SourceDir + "/" + S).str());
+          Expected<CommandResult> P = run(Argv, SourceDir, 300);
+          if (!P)
+            return P.takeError();
+          if (P->ExitCode != 0) {
+            B.Log += "\nptxas report of " + S + " failed: " + tail(P->Stderr);
+            continue;
+          }
+          std::vector<PtxasKernel> Ks = parsePtxasOutput(P->Stderr + P->Stdout);
+          All.insert(All.end(), Ks.begin(), Ks.end());
+        }
+        B.Ptxas = toJSON(All);
+      }
+    }
+    B.WallMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - Start).count();
+    return B;
+  }
+
+  bool haveGpu(std::string &Why) override {
+    Expected<std::string> G = measure::probeGpu();
+    if (G)
+      return true;
+    Why = llvm::toString(G.takeError());
+    return false;
+  }
+
+  Expected<CompareOutcome> compare(StringRef BaseDir, StringRef CandDir, StringRef WorkDir,
+                                   bool Final) override {
+    measure::CompareOptions CO;
+    CO.BaselineDir = BaseDir.str();
+    CO.CandidateDir = CandDir.str();
+    CO.WorkDir = WorkDir.str();
+    CO.Rounds = O.Rounds;
+    CO.CuptiLib = O.CuptiLib;
+    CO.IncludeHeldOut = Final;
+    if (!Final)
+      CO.Thresholds.RequireHeldOutSeed = false;
+    llvm::sys::fs::create_directories(WorkDir);
+    Expected<measure::CompareResult> R = measure::compareWorkloads(C, CO);
+    if (!R)
+      return R.takeError();
+    CompareOutcome Out;
+    Out.Accepted = R->Accepted;
+    Out.Explanation = R->Explanation;
+    Out.Detail = measure::toJSON(*R);
+    bool AnyMismatch = false;
+    for (const auto &S : R->Seeds)
+      AnyMismatch |= !S.Matched;
+    Out.Outcome = R->Accepted ? "accepted"
+                  : R->CandidateFailure || !R->ProtectedChanges.empty() ? "refused"
+                  : AnyMismatch ? "failed_verification"
+                                : "rejected";
+    if (R->Verdict) {
+      std::optional<measure::Ceilings> Ceil;
+      if (Expected<std::string> Dev = measure::probeGpu()) {
+        std::string Name = *Dev;
+        size_t P = Name.find(": ");
+        if (P != std::string::npos)
+          Name = Name.substr(P + 2, Name.find(" (") - P - 2);
+        if (Expected<std::optional<measure::Ceilings>> L =
+                measure::lookupCeilings(measure::defaultCeilingsCachePath(), Name))
+          Ceil = *L;
+        else
+          llvm::consumeError(L.takeError());
+      } else {
+        llvm::consumeError(Dev.takeError());
+      }
+      for (const auto &SV : R->Verdict->Shapes) {
+        json E = {{"kernel", SV.Kernel}, {"shape", SV.Shape}, {"pct_roofline", nullptr}};
+        E["base_median_ns"] = SV.Baseline ? json(SV.Baseline->Median) : json(nullptr);
+        E["cand_median_ns"] = SV.Candidate ? json(SV.Candidate->Median) : json(nullptr);
+        E["base_p99_ns"] = SV.Baseline ? json(SV.Baseline->P99) : json(nullptr);
+        E["cand_p99_ns"] = SV.Candidate ? json(SV.Candidate->P99) : json(nullptr);
+        E["ci_low"] = SV.Speedup ? json(SV.Speedup->Lower) : json(nullptr);
+        E["ci_high"] = SV.Speedup ? json(SV.Speedup->Upper) : json(nullptr);
+        const measure::ShapeSpec *Sh = C.findShape(SV.Shape);
+        if (Ceil && Sh && Sh->Bytes && SV.Candidate && SV.Candidate->Median > 0 && Ceil->CopyGBps > 0)
+          E["pct_roofline"] = (double)*Sh->Bytes / SV.Candidate->Median / Ceil->CopyGBps * 100.0;
+        Out.Evidence.push_back(E);
+      }
+    }
+    return Out;
+  }
+
+  Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override {
+    std::string Out;
+    for (const std::string &S : C.Sources) {
+      Expected<CommandResult> R = run({"diff", "-u", "--label", "a/" + S, "--label", "b/" + S,
+                                       (BaseDir + "/" + S).str(), (CandDir + "/" + S).str()},
+                                      BaseDir, 60);
+      if (!R)
+        return R.takeError();
+      if (R->ExitCode > 1)
+        return err("diff of " + S + " failed: " + tail(R->Stderr));
+      if (R->ExitCode == 1)
+        Out += "diff --git a/" + S + " b/" + S + "\n" + R->Stdout;
+    }
+    return Out;
+  }
+
+private:
+  const measure::WorkloadConfig &C;
+  ProcessStagesOptions O;
+
+  static std::string tail(const std::string &S, size_t N = 2000) {
+    return S.size() <= N ? S : "..." + S.substr(S.size() - N);
+  }
+  Expected<CommandResult> run(std::vector<std::string> Argv, StringRef Cwd, unsigned TimeoutS) {
+    CommandConfig CC;
+    CC.Argv = std::move(Argv);
+    CC.WorkingDir = Cwd.str();
+    CC.Timeout = std::chrono::milliseconds((int64_t)TimeoutS * 1000);
+    CC.MaxOutputBytes = 256u << 20;
+    return runCommand(CC, "");
+  }
+};
+} // namespace
+
+std::unique_ptr<Stages> makeProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions O) {
+  return std::make_unique<ProcessStages>(C, std::move(O));
+}
+
+} // namespace optimize
+} // namespace kloop

@@ -1,0 +1,516 @@
+//===- BuiltinProposer.cpp - Coordinate descent over the tunable space ----===//
+//
+// Strategy and thresholds: docs/builtin-search.md.
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Propose/BuiltinProposer.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+#include <set>
+
+using json = nlohmann::json;
+using llvm::Error;
+using llvm::Expected;
+
+namespace kloop {
+namespace builtin {
+
+char SearchExhaustedError::ID = 0;
+void SearchExhaustedError::log(llvm::raw_ostream &OS) const {
+  OS << "builtin search exhausted: " << Why;
+}
+
+const char *dimKindName(DimKind K) {
+  switch (K) {
+  case DimKind::BlockSize: return "block_size";
+  case DimKind::Tile: return "tile";
+  case DimKind::Unroll: return "unroll";
+  case DimKind::MinBlocks: return "min_blocks";
+  case DimKind::Qualifiers: return "qualifiers";
+  }
+  return "?";
+}
+
+std::string Dimension::key() const { return std::string(dimKindName(Kind)) + ":" + Target; }
+
+static std::optional<int64_t> intOf(const json &J) {
+  if (J.is_number_integer())
+    return J.get<int64_t>();
+  return std::nullopt;
+}
+
+static std::vector<int64_t> sortedWith(std::vector<int64_t> V, int64_t Baseline) {
+  V.push_back(Baseline);
+  std::sort(V.begin(), V.end());
+  V.erase(std::unique(V.begin(), V.end()), V.end());
+  return V;
+}
+
+static bool isPow2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
+
+Expected<TunableSpace> enumerateSpace(const json &Inv) {
+  if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "inventory: not a kloop inventory (no \"kernels\" array)");
+  TunableSpace S;
+  // Launch site -> kernel, for block-size uses (their owner is the launch site).
+  std::map<std::string, std::string> SiteKernel;
+  if (Inv.contains("launch_sites") && Inv["launch_sites"].is_array())
+    for (const json &L : Inv["launch_sites"])
+      if (L.contains("id") && L.contains("kernel") && L["kernel"].is_string())
+        SiteKernel[L["id"].get<std::string>()] = L["kernel"].get<std::string>();
+
+  // Constants: block sizes first, then tiles.
+  std::map<std::string, std::string> BlockConstKernel; // constant ID -> kernel
+  if (Inv.contains("constants") && Inv["constants"].is_array()) {
+    for (const json &C : Inv["constants"]) {
+      std::string ID = C.value("id", "");
+      std::optional<int64_t> V = C.contains("value") ? intOf(C["value"]) : std::nullopt;
+      if (ID.empty() || !V)
+        continue;
+      if (!C.value("editable", true)) {
+        S.Notes.push_back(ID + ": not editable");
+        continue;
+      }
+      bool Block = false, TileUse = false;
+      std::string Kernel;
+      if (C.contains("uses") && C["uses"].is_array())
+        for (const json &U : C["uses"]) {
+          std::string Ctx = U.value("context", "");
+          if (Ctx == "block_size") {
+            Block = true;
+            auto It = SiteKernel.find(U.value("owner", ""));
+            if (It != SiteKernel.end() && Kernel.empty())
+              Kernel = It->second;
+          } else if (Ctx == "array_size" || Ctx == "loop_bound" || Ctx == "shared_memory_size") {
+            TileUse = true;
+          }
+        }
+      Dimension D;
+      D.Target = ID;
+      D.Baseline = *V;
+      D.Kernel = Kernel;
+      if (Block) {
+        if (*V < 32 || *V > 1024 || *V % 32 != 0) {
+          S.Notes.push_back(ID + ": block size " + std::to_string(*V) +
+                            " is not a multiple of 32 in [32, 1024]; left alone");
+          continue;
+        }
+        D.Kind = DimKind::BlockSize;
+        D.Values = sortedWith({64, 128, 256, 512, 1024}, *V);
+        BlockConstKernel[ID] = Kernel;
+        S.Dims.push_back(D);
+      } else if (TileUse) {
+        if (!isPow2(*V) || *V > 128) {
+          S.Notes.push_back(ID + ": value " + std::to_string(*V) +
+                            " is not a power of two <= 128; not treated as a tile size");
+          continue;
+        }
+        D.Kind = DimKind::Tile;
+        D.Values = sortedWith({8, 16, 32}, *V);
+        S.Dims.push_back(D);
+      }
+    }
+  }
+
+  for (const json &K : Inv["kernels"]) {
+    std::string KID = K.value("id", "");
+    if (KID.empty())
+      continue;
+    if (K.contains("mangled") && K["mangled"].is_array())
+      for (const json &M : K["mangled"])
+        if (M.is_string())
+          S.Mangled[KID].push_back(M.get<std::string>());
+    if (!K.value("editable", true)) {
+      S.Notes.push_back(KID + ": kernel not editable");
+      continue;
+    }
+    // Unroll factors.
+    if (K.contains("loops") && K["loops"].is_array())
+      for (const json &L : K["loops"]) {
+        if (!L.value("editable", true))
+          continue;
+        const json &U = L.contains("unroll") ? L["unroll"] : json(nullptr);
+        const json &T = L.contains("trip_count") ? L["trip_count"] : json(nullptr);
+        std::optional<int64_t> Trip = intOf(T);
+        if (!Trip && T.is_object() && T.contains("value"))
+          Trip = intOf(T["value"]);
+        if (U.is_null() && !Trip)
+          continue; // neither a pragma nor a constant trip count
+        Dimension D;
+        D.Kind = DimKind::Unroll;
+        D.Target = L.value("id", "");
+        D.Kernel = KID;
+        std::optional<int64_t> Count = U.is_object() && U.contains("count") ? intOf(U["count"]) : std::nullopt;
+        std::vector<int64_t> Factors = {1, 2, 4, 8};
+        if (Trip)
+          Factors.erase(std::remove_if(Factors.begin(), Factors.end(),
+                                       [&](int64_t F) { return F > *Trip; }),
+                        Factors.end());
+        if (Count) {
+          D.Baseline = *Count;
+          D.Values = sortedWith(Factors, *Count);
+        } else {
+          // "As written" (no pragma, or `#pragma unroll` without a count) sits between 1 and 2.
+          D.Baseline = AsWritten;
+          D.Values.clear();
+          for (int64_t F : Factors)
+            if (F == 1)
+              D.Values.push_back(1);
+          D.Values.push_back(AsWritten);
+          for (int64_t F : Factors)
+            if (F > 1)
+              D.Values.push_back(F);
+        }
+        if (D.Values.size() > 1 && !D.Target.empty())
+          S.Dims.push_back(D);
+      }
+    // Launch bounds min_blocks.
+    if (K.contains("launch_bounds") && K["launch_bounds"].is_object()) {
+      const json &LB = K["launch_bounds"];
+      Dimension D;
+      D.Kind = DimKind::MinBlocks;
+      D.Target = KID;
+      D.Kernel = KID;
+      const json &MT = LB.contains("max_threads") ? LB["max_threads"] : json(nullptr);
+      std::string Expr = MT.is_object() ? MT.value("expr", "") : "";
+      std::optional<int64_t> MTV = MT.is_object() && MT.contains("value") ? intOf(MT["value"]) : std::nullopt;
+      for (const auto &[CID, _] : BlockConstKernel) {
+        std::string Name = CID.substr(CID.find(':') + 1);
+        if (Expr == Name)
+          D.MaxThreadsFrom = "block_size:" + CID;
+      }
+      if (D.MaxThreadsFrom.empty()) {
+        if (!MTV) {
+          S.Notes.push_back(KID + ": launch bounds max_threads is not a known value");
+          goto Quals;
+        }
+        D.MaxThreads = *MTV;
+      }
+      std::optional<int64_t> MB = LB.contains("min_blocks") ? intOf(LB["min_blocks"]) : std::nullopt;
+      if (!MB && LB.contains("min_blocks") && LB["min_blocks"].is_object())
+        MB = intOf(LB["min_blocks"].value("value", json(nullptr)));
+      D.Baseline = MB ? *MB : AsWritten;
+      D.Values = MB ? sortedWith({1, 2, 4}, *MB) : std::vector<int64_t>{AsWritten, 2, 4};
+      S.Dims.push_back(D);
+    }
+  Quals:
+    // const / __restrict__ on read-only pointer parameters.
+    if (K.contains("params") && K["params"].is_array()) {
+      Dimension D;
+      D.Kind = DimKind::Qualifiers;
+      D.Target = KID;
+      D.Kernel = KID;
+      for (const json &P : K["params"]) {
+        if (!P.value("pointer", false) || !P.contains("written") || !P["written"].is_boolean() ||
+            P["written"].get<bool>())
+          continue; // only parameters proven read-only
+        std::string PID = P.value("id", "");
+        if (!P.value("const_pointee", false))
+          D.ParamEdits.push_back({PID, "add_const"});
+        if (!P.value("restrict", false))
+          D.ParamEdits.push_back({PID, "add_restrict"});
+      }
+      if (!D.ParamEdits.empty()) {
+        D.Baseline = 0;
+        D.Values = {0, 1};
+        S.Dims.push_back(D);
+      }
+    }
+  }
+  return S;
+}
+
+static int64_t valueIn(const Dimension &D, const Assignment &A) {
+  auto It = A.find(D.key());
+  return It == A.end() ? D.Baseline : It->second;
+}
+
+json editsFor(const TunableSpace &S, const Assignment &A) {
+  json Edits = json::array();
+  for (const Dimension &D : S.Dims) {
+    int64_t V = valueIn(D, A);
+    bool FollowsBlock = false;
+    if (D.Kind == DimKind::MinBlocks && !D.MaxThreadsFrom.empty())
+      for (const Dimension &B : S.Dims)
+        if (B.key() == D.MaxThreadsFrom && valueIn(B, A) != B.Baseline)
+          FollowsBlock = true;
+    if (V == D.Baseline && !(FollowsBlock && V != AsWritten))
+      continue;
+    switch (D.Kind) {
+    case DimKind::BlockSize:
+    case DimKind::Tile:
+      Edits.push_back({{"kind", "set_constant"}, {"id", D.Target}, {"value", V}});
+      break;
+    case DimKind::Unroll:
+      Edits.push_back({{"kind", "set_unroll"},
+                       {"id", D.Target},
+                       {"count", V == AsWritten ? json(nullptr) : json(V)}});
+      break;
+    case DimKind::MinBlocks: {
+      int64_t MT = D.MaxThreads;
+      if (!D.MaxThreadsFrom.empty())
+        for (const Dimension &B : S.Dims)
+          if (B.key() == D.MaxThreadsFrom)
+            MT = valueIn(B, A);
+      json E = {{"kind", "set_launch_bounds"}, {"id", D.Target}, {"max_threads", MT}};
+      if (V != AsWritten)
+        E["min_blocks"] = V;
+      Edits.push_back(E);
+      break;
+    }
+    case DimKind::Qualifiers:
+      if (V == 1)
+        for (const auto &[PID, Kind] : D.ParamEdits)
+          Edits.push_back({{"kind", Kind}, {"id", PID}});
+      break;
+    }
+  }
+  return Edits;
+}
+
+unsigned estimateBlocksPerSM(unsigned Threads, unsigned Registers, unsigned SmemBytes) {
+  if (Threads == 0 || Threads > 1024 || Registers > 255)
+    return 0;
+  unsigned Warps = (Threads + 31) / 32;
+  unsigned RegsPerWarp = ((std::max(Registers, 1u) * 32 + 255) / 256) * 256;
+  unsigned ByRegs = 65536 / (RegsPerWarp * Warps);
+  unsigned ByThreads = 2048 / (Warps * 32);
+  unsigned BySmem = SmemBytes ? (228u * 1024u) / SmemBytes : 32;
+  return std::min({32u, ByRegs, ByThreads, BySmem});
+}
+
+namespace {
+/// The walk of docs/builtin-search.md, replayed over a history.
+class Walk {
+public:
+  Walk(const TunableSpace &S, const std::vector<Attempt> &H,
+       const std::map<std::string, KernelResources> &R, const SearchOptions &O)
+      : S(S), Res(R), O(O) {
+    for (const Attempt &A : H)
+      Tried[normal(A.A)] = A;
+  }
+
+  std::optional<Candidate> run() {
+    std::vector<const Dimension *> Order = order();
+    Assignment Best; // baseline
+    for (unsigned Pass = 0; Pass < O.MaxPasses; ++Pass) {
+      bool Changed = false;
+      for (const Dimension *D : Order) {
+        const std::vector<int64_t> &Vals = D->Values;
+        auto Cur = std::find(Vals.begin(), Vals.end(), valueIn(*D, Best));
+        if (Cur == Vals.end())
+          continue;
+        long Idx = Cur - Vals.begin();
+        for (int Dir : {+1, -1}) {
+          bool WonHere = false;
+          for (long J = Idx + Dir; J >= 0 && J < (long)Vals.size(); J += Dir) {
+            int64_t V = Vals[J];
+            std::string Why;
+            if (pruned(*D, V, Best, Why))
+              break;
+            Assignment A = Best;
+            A[D->key()] = V;
+            Assignment N = normal(A);
+            if (N.empty())
+              break; // back at the baseline: nothing to try
+            auto It = Tried.find(N);
+            if (It == Tried.end())
+              return Candidate{N, D->key(), V, describe(*D, V, Best)};
+            if (!It->second.Won)
+              break;
+            Best = N;
+            Changed = WonHere = true;
+            Idx = J;
+            if (It->second.Spilled)
+              break; // a win that spills: do not push further
+          }
+          if (WonHere)
+            break;
+        }
+      }
+      if (!Changed)
+        break;
+    }
+    return std::nullopt;
+  }
+
+private:
+  const TunableSpace &S;
+  const std::map<std::string, KernelResources> &Res;
+  const SearchOptions &O;
+  std::map<Assignment, Attempt> Tried;
+
+  Assignment normal(const Assignment &A) const {
+    Assignment N;
+    for (const Dimension &D : S.Dims) {
+      auto It = A.find(D.key());
+      if (It != A.end() && It->second != D.Baseline)
+        N[D.key()] = It->second;
+    }
+    return N;
+  }
+
+  std::vector<const Dimension *> order() const {
+    std::vector<const Dimension *> Out;
+    std::mt19937_64 G(O.Seed);
+    for (DimKind K : {DimKind::BlockSize, DimKind::Tile, DimKind::Unroll, DimKind::MinBlocks,
+                      DimKind::Qualifiers}) {
+      std::vector<const Dimension *> Group;
+      for (const Dimension &D : S.Dims)
+        if (D.Kind == K)
+          Group.push_back(&D);
+      // Fisher-Yates with the raw generator output (portable, unlike std::shuffle).
+      for (size_t I = Group.size(); I > 1; --I)
+        std::swap(Group[I - 1], Group[G() % I]);
+      Out.insert(Out.end(), Group.begin(), Group.end());
+    }
+    return Out;
+  }
+
+  const KernelResources *resOf(const std::string &Kernel) const {
+    auto It = Res.find(Kernel);
+    return It == Res.end() ? nullptr : &It->second;
+  }
+
+  int64_t blockOf(const Dimension &D, const Assignment &A) const {
+    if (!D.MaxThreadsFrom.empty())
+      for (const Dimension &B : S.Dims)
+        if (B.key() == D.MaxThreadsFrom)
+          return valueIn(B, A);
+    return D.MaxThreads;
+  }
+
+  bool pruned(const Dimension &D, int64_t V, const Assignment &Best, std::string &Why) const {
+    const KernelResources *R = resOf(D.Kernel);
+    if (!R)
+      return false;
+    switch (D.Kind) {
+    case DimKind::BlockSize:
+      // A block that cannot be resident with the kernel's registers cannot launch.
+      return estimateBlocksPerSM((unsigned)V, R->Registers, R->SmemBytes) == 0;
+    case DimKind::Unroll:
+      // A kernel that already spills gets no larger unroll.
+      return R->SpillBytes > 0 && V != AsWritten && V > 1;
+    case DimKind::MinBlocks: {
+      // min_blocks the kernel already reaches is a no-op.
+      int64_t T = blockOf(D, Best);
+      return V != AsWritten && T > 0 &&
+             estimateBlocksPerSM((unsigned)T, R->Registers, R->SmemBytes) >= (unsigned)V;
+    }
+    default:
+      return false;
+    }
+  }
+
+  std::string describe(const Dimension &D, int64_t V, const Assignment &Best) const {
+    std::string From = std::to_string(valueIn(D, Best)), To = std::to_string(V);
+    if (D.Kind == DimKind::Unroll) {
+      if (valueIn(D, Best) == AsWritten) From = "as written";
+      if (V == AsWritten) To = "as written";
+    }
+    switch (D.Kind) {
+    case DimKind::BlockSize:
+      return "block size " + D.Target + " " + From + " -> " + To + " (coordinate descent, block size first)";
+    case DimKind::Tile:
+      return "tile constant " + D.Target + " " + From + " -> " + To;
+    case DimKind::Unroll:
+      return "unroll factor of " + D.Target + " " + From + " -> " + To;
+    case DimKind::MinBlocks:
+      return "__launch_bounds__ min blocks of " + D.Target + " " + From + " -> " + To;
+    case DimKind::Qualifiers:
+      return "const/__restrict__ on the read-only pointers of " + D.Target;
+    }
+    return "";
+  }
+};
+} // namespace
+
+std::optional<Candidate> nextCandidate(const TunableSpace &S, const std::vector<Attempt> &History,
+                                       const std::map<std::string, KernelResources> &Baseline,
+                                       const SearchOptions &O) {
+  return Walk(S, History, Baseline, O).run();
+}
+
+std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, const json &Ptxas) {
+  std::map<std::string, KernelResources> Out;
+  if (!Ptxas.is_object() || !Ptxas.contains("kernels") || !Ptxas["kernels"].is_array())
+    return Out;
+  for (const json &K : Ptxas["kernels"]) {
+    std::string Name = K.value("name", "");
+    for (const auto &[KID, Mangled] : S.Mangled)
+      if (std::find(Mangled.begin(), Mangled.end(), Name) != Mangled.end() || Name == KID) {
+        KernelResources R;
+        R.Registers = K.value("registers", 0u);
+        R.SpillBytes = K.value("spill_stores", 0u) + K.value("spill_loads", 0u);
+        R.SmemBytes = K.value("smem", 0u);
+        Out[KID] = R;
+      }
+  }
+  return Out;
+}
+
+Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
+  auto Start = std::chrono::steady_clock::now();
+  if (!Context.is_object() || !Context.contains("inventory"))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "builtin proposer: the context has no \"inventory\"");
+  Expected<TunableSpace> S = enumerateSpace(Context["inventory"]);
+  if (!S)
+    return S.takeError();
+  if (S->Dims.empty())
+    return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter");
+  std::vector<Attempt> History;
+  if (Context.contains("history") && Context["history"].is_array())
+    for (const json &H : Context["history"]) {
+      const json *Prov = nullptr;
+      if (H.contains("proposal") && H["proposal"].is_object() && H["proposal"].contains("provenance"))
+        Prov = &H["proposal"]["provenance"];
+      if (!Prov || !Prov->is_object() || !Prov->contains("assignment") ||
+          !(*Prov)["assignment"].is_object())
+        continue;
+      Attempt A;
+      for (const auto &[K, V] : (*Prov)["assignment"].items())
+        if (V.is_number_integer())
+          A.A[K] = V.get<int64_t>();
+      A.Won = H.value("accepted", false);
+      A.Spilled = H.value("spilled", false);
+      History.push_back(std::move(A));
+    }
+  std::map<std::string, KernelResources> Res;
+  if (Context.contains("ptxas_baseline"))
+    Res = resourcesByKernel(*S, Context["ptxas_baseline"]);
+  std::optional<Candidate> C = nextCandidate(*S, History, Res, Opts);
+  if (!C)
+    return llvm::make_error<SearchExhaustedError>(
+        "every dimension was walked until it stopped winning (" + std::to_string(S->Dims.size()) +
+        " dimensions, " + std::to_string(History.size()) + " candidates)");
+  ProposalReply R;
+  json Assign = json::object();
+  for (const auto &[K, V] : C->A)
+    Assign[K] = V;
+  R.Proposal = {{"version", 1},
+                {"edits", editsFor(*S, C->A)},
+                {"rationale", C->Why},
+                {"provenance",
+                 {{"proposer", "builtin"},
+                  {"seed", Opts.Seed},
+                  {"dimension", C->DimKey},
+                  {"value", C->Value},
+                  {"assignment", Assign}}}};
+  R.RawText = R.Proposal.dump();
+  R.Prov.ProposerKind = "builtin";
+  R.Prov.Seed = (int64_t)Opts.Seed;
+  R.Prov.Attempts = 1;
+  R.Prov.WallMs = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - Start)
+                      .count();
+  return R;
+}
+
+} // namespace builtin
+} // namespace kloop

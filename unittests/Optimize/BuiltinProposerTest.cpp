@@ -1,0 +1,225 @@
+//===- BuiltinProposerTest.cpp - builtin search on synthetic inventories --===//
+#include "kloop/Optimize/Stages.h"
+#include "kloop/Propose/BuiltinProposer.h"
+#include "gtest/gtest.h"
+
+using json = nlohmann::json;
+using namespace kloop;
+using namespace kloop::builtin;
+using llvm::Expected;
+
+namespace {
+
+/// One kernel `k` with a block-size macro B (256) also used by its launch
+/// bounds, a tile macro T (16), a loop with `#pragma unroll 2` and trip count 8,
+/// a read-only pointer `x` without const/restrict.
+json inventory() {
+  return json::parse(R"({
+    "constants": [
+      {"id": "macro:B", "value": 256, "editable": true,
+       "uses": [{"context": "block_size", "owner": "a.cu:launch/launch#1"},
+                {"context": "launch_bounds", "owner": "k"}]},
+      {"id": "macro:T", "value": 16, "editable": true, "uses": [{"context": "array_size", "owner": "k"}]},
+      {"id": "macro:MAXB", "value": 65535, "editable": true, "uses": [{"context": "loop_bound", "owner": "k"}]}
+    ],
+    "launch_sites": [{"id": "a.cu:launch/launch#1", "kernel": "k"}],
+    "kernels": [{"id": "k", "editable": true, "mangled": ["_Z1kPKfPf"],
+      "launch_bounds": {"id": "k/launch_bounds", "max_threads": {"expr": "B", "value": 256}, "min_blocks": null},
+      "loops": [{"id": "k/loop#1", "editable": true, "unroll": {"count": 2}, "trip_count": 8}],
+      "params": [{"id": "k/param:x", "pointer": true, "written": false, "restrict": false, "const_pointee": false},
+                 {"id": "k/param:y", "pointer": true, "written": true, "restrict": false, "const_pointee": false}]}]
+  })");
+}
+
+const Dimension *find(const TunableSpace &S, const std::string &Key) {
+  for (const Dimension &D : S.Dims)
+    if (D.key() == Key)
+      return &D;
+  return nullptr;
+}
+
+TEST(BuiltinSpace, EnumeratesEveryKind) {
+  Expected<TunableSpace> S = enumerateSpace(inventory());
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  const Dimension *B = find(*S, "block_size:macro:B");
+  ASSERT_NE(B, nullptr);
+  EXPECT_EQ(B->Values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
+  EXPECT_EQ(B->Kernel, "k");
+  const Dimension *T = find(*S, "tile:macro:T");
+  ASSERT_NE(T, nullptr);
+  EXPECT_EQ(T->Values, (std::vector<int64_t>{8, 16, 32}));
+  EXPECT_EQ(find(*S, "tile:macro:MAXB"), nullptr); // 65535 is no tile size
+  ASSERT_FALSE(S->Notes.empty());
+  const Dimension *U = find(*S, "unroll:k/loop#1");
+  ASSERT_NE(U, nullptr);
+  EXPECT_EQ(U->Values, (std::vector<int64_t>{1, 2, 4, 8}));
+  const Dimension *M = find(*S, "min_blocks:k");
+  ASSERT_NE(M, nullptr);
+  EXPECT_EQ(M->MaxThreadsFrom, "block_size:macro:B");
+  const Dimension *Q = find(*S, "qualifiers:k");
+  ASSERT_NE(Q, nullptr);
+  ASSERT_EQ(Q->ParamEdits.size(), 2u); // const and restrict on x; nothing on the written y
+  EXPECT_EQ(Q->ParamEdits[0].first, "k/param:x");
+}
+
+TEST(BuiltinSpace, RejectsNonInventory) {
+  Expected<TunableSpace> S = enumerateSpace(json{{"foo", 1}});
+  ASSERT_FALSE(!!S);
+  EXPECT_NE(toString(S.takeError()).find("no \"kernels\" array"), std::string::npos);
+}
+
+TEST(BuiltinSpace, EditsFollowTheEditLanguage) {
+  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  json E = editsFor(S, {{"block_size:macro:B", 512}, {"min_blocks:k", 2}});
+  ASSERT_EQ(E.size(), 2u);
+  EXPECT_EQ(E[0], (json{{"kind", "set_constant"}, {"id", "macro:B"}, {"value", 512}}));
+  // max_threads follows the block size of the same assignment.
+  EXPECT_EQ(E[1], (json{{"kind", "set_launch_bounds"}, {"id", "k"}, {"max_threads", 512}, {"min_blocks", 2}}));
+  EXPECT_TRUE(editsFor(S, {}).empty());
+}
+
+TEST(BuiltinSearch, BlockSizeFirstThenFollowsWins) {
+  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  std::vector<Attempt> H;
+  std::optional<Candidate> C = nextCandidate(S, H, {}, {});
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->DimKey, "block_size:macro:B");
+  EXPECT_EQ(C->Value, 512); // up first
+  // 512 wins: continue upward.
+  H.push_back({C->A, true, false});
+  C = nextCandidate(S, H, {}, {});
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->Value, 1024);
+  // 1024 loses: the block-size dimension is done (won upward: no downward walk); tile next, from B=512.
+  H.push_back({C->A, false, false});
+  C = nextCandidate(S, H, {}, {});
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->DimKey, "tile:macro:T");
+  EXPECT_EQ(C->A.at("block_size:macro:B"), 512);
+  EXPECT_EQ(C->Value, 32);
+}
+
+TEST(BuiltinSearch, LossUpwardTriesDownward) {
+  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  std::vector<Attempt> H;
+  std::optional<Candidate> C = nextCandidate(S, H, {}, {});
+  H.push_back({C->A, false, false});
+  C = nextCandidate(S, H, {}, {});
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->DimKey, "block_size:macro:B");
+  EXPECT_EQ(C->Value, 128);
+}
+
+TEST(BuiltinSearch, EndsWhenNothingWins) {
+  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  std::vector<Attempt> H;
+  unsigned N = 0;
+  while (std::optional<Candidate> C = nextCandidate(S, H, {}, {})) {
+    H.push_back({C->A, false, false});
+    ASSERT_LT(++N, 100u);
+  }
+  // One step each way per dimension; min_blocks (as written is its lowest value) and qualifiers
+  // only go up: 2+2+2+1+1 = 8 candidates, not the 5*3*4*3*2 = 360 of the grid.
+  EXPECT_EQ(N, 8u);
+}
+
+TEST(BuiltinSearch, PtxasPrunes) {
+  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  // 128 registers: a 1024-thread block needs 131072 registers and cannot launch,
+  // so after 512 wins the walk stops; the kernel spills: no unroll increase;
+  // 1 block of 512 threads at 128 regs per SM: min_blocks 2 is not a no-op, but 1 is.
+  std::map<std::string, KernelResources> R = {{"k", {128, 16, 0}}};
+  std::vector<Attempt> H;
+  std::optional<Candidate> C = nextCandidate(S, H, R, {});
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->Value, 512);
+  H.push_back({C->A, true, false});
+  C = nextCandidate(S, H, R, {});
+  ASSERT_TRUE(C);
+  EXPECT_EQ(C->DimKey, "tile:macro:T"); // 1024 pruned
+  EXPECT_EQ(estimateBlocksPerSM(1024, 128, 0), 0u);
+  EXPECT_EQ(estimateBlocksPerSM(256, 32, 0), 8u);
+  EXPECT_EQ(estimateBlocksPerSM(128, 16, 0), 16u);
+  EXPECT_EQ(estimateBlocksPerSM(64, 16, 0), 32u);
+  EXPECT_EQ(estimateBlocksPerSM(256, 32, 100 * 1024), 2u);
+  while ((C = nextCandidate(S, H, R, {})))
+    {
+      EXPECT_FALSE(C->DimKey == "unroll:k/loop#1" && C->Value > 2) << "spilling kernel got a larger unroll";
+      H.push_back({C->A, false, false});
+    }
+}
+
+TEST(BuiltinSearch, DeterministicGivenSeed) {
+  json Inv = inventory();
+  Inv["constants"].push_back({{"id", "macro:B2"}, {"value", 128}, {"editable", true},
+                              {"uses", {{{"context", "block_size"}, {"owner", "a.cu:launch/launch#1"}}}}});
+  TunableSpace S = cantFail(enumerateSpace(Inv));
+  auto seq = [&](uint64_t Seed) {
+    std::vector<std::string> Out;
+    std::vector<Attempt> H;
+    SearchOptions O;
+    O.Seed = Seed;
+    while (std::optional<Candidate> C = nextCandidate(S, H, {}, O)) {
+      Out.push_back(C->DimKey + "=" + std::to_string(C->Value));
+      H.push_back({C->A, false, false});
+    }
+    return Out;
+  };
+  EXPECT_EQ(seq(1), seq(1));
+  bool Differs = false;
+  for (uint64_t Seed = 2; Seed < 10 && !Differs; ++Seed)
+    Differs = seq(Seed) != seq(1);
+  EXPECT_TRUE(Differs) << "the seed never changes the order of two block-size dimensions";
+}
+
+TEST(BuiltinProposerTest, ProposalCarriesAssignmentAndReplaysHistory) {
+  BuiltinProposer P;
+  json Ctx = {{"inventory", inventory()}, {"history", json::array()}};
+  Expected<ProposalReply> R = P.propose(Ctx);
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_EQ(R->Proposal["version"], 1);
+  EXPECT_EQ(R->Proposal["edits"][0]["value"], 512);
+  EXPECT_EQ(R->Proposal["provenance"]["assignment"]["block_size:macro:B"], 512);
+  Ctx["history"].push_back({{"proposal", R->Proposal}, {"accepted", false}});
+  Expected<ProposalReply> R2 = P.propose(Ctx);
+  ASSERT_TRUE(!!R2);
+  EXPECT_EQ(R2->Proposal["edits"][0]["value"], 128);
+  EXPECT_EQ(R2->Prov.ProposerKind, "builtin");
+}
+
+TEST(BuiltinProposerTest, NoTunablesIsExhausted) {
+  BuiltinProposer P;
+  Expected<ProposalReply> R = P.propose(json{{"inventory", {{"kernels", json::array()}}}});
+  ASSERT_FALSE(!!R);
+  bool Exhausted = false;
+  handleAllErrors(R.takeError(), [&](const SearchExhaustedError &) { Exhausted = true; },
+                  [](const llvm::ErrorInfoBase &) {});
+  EXPECT_TRUE(Exhausted);
+}
+
+TEST(Ptxas, ParsesNvccVerboseOutput) {
+  const char *Text = "ptxas info    : 0 bytes gmem\n"
+                     "ptxas info    : Compiling entry function '_Z1kPf' for 'sm_90'\n"
+                     "ptxas info    : Function properties for _Z1kPf\n"
+                     "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+                     "ptxas info    : Used 40 registers, used 1 barriers, 256 bytes smem, 380 bytes cmem[0]\n";
+  std::vector<optimize::PtxasKernel> K = optimize::parsePtxasOutput(Text);
+  ASSERT_EQ(K.size(), 1u);
+  EXPECT_EQ(K[0].Name, "_Z1kPf");
+  EXPECT_EQ(K[0].Arch, "sm_90");
+  EXPECT_EQ(K[0].Registers, 40u);
+  EXPECT_EQ(K[0].SpillStores, 4u);
+  EXPECT_EQ(K[0].SpillLoads, 12u);
+  EXPECT_EQ(K[0].Stack, 8u);
+  EXPECT_EQ(K[0].Smem, 256u);
+  EXPECT_EQ(K[0].Cmem, 380u);
+  EXPECT_TRUE(optimize::parsePtxasOutput("garbage\n").empty());
+  // The JSON form feeds the search's resources by mangled name.
+  TunableSpace S = cantFail(enumerateSpace(json::parse(R"({"kernels":[{"id":"k","mangled":["_Z1kPf"]}]})")));
+  auto Res = resourcesByKernel(S, optimize::toJSON(K));
+  ASSERT_EQ(Res.count("k"), 1u);
+  EXPECT_EQ(Res["k"].Registers, 40u);
+  EXPECT_EQ(Res["k"].SpillBytes, 16u);
+}
+
+} // namespace

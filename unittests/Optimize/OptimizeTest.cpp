@@ -1,0 +1,160 @@
+//===- OptimizeTest.cpp - the state machine with fake stages --------------===//
+#include "kloop/Optimize/Optimize.h"
+#include "kloop/Propose/BuiltinProposer.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "gtest/gtest.h"
+
+using json = nlohmann::json;
+using namespace kloop;
+using namespace kloop::optimize;
+using llvm::Expected;
+using llvm::StringRef;
+
+namespace {
+
+/// Stages where the block size 512 is the only win.
+struct FakeStages : Stages {
+  bool Gpu = true;
+  unsigned Builds = 0, Compares = 0;
+  std::map<std::string, int64_t> Block; // source dir -> block size
+  Expected<json> extract() override {
+    return json::parse(R"({"constants":[{"id":"macro:B","value":256,"editable":true,
+      "uses":[{"context":"block_size","owner":"s"}]}],"launch_sites":[{"id":"s","kernel":"k"}],
+      "kernels":[{"id":"k","editable":true,"mangled":["_Z1k"]}]})");
+  }
+  Expected<std::string> copySources(StringRef From, StringRef Dir) override {
+    Block[Dir.str()] = Block.count(From.str()) ? Block[From.str()] : 256;
+    return Dir.str();
+  }
+  Expected<ApplyOutcome> apply(StringRef File, StringRef Dir) override {
+    auto B = llvm::MemoryBuffer::getFile(File);
+    if (!B)
+      return llvm::createStringError(B.getError(), "no proposal file");
+    json P = json::parse((*B)->getBuffer().str());
+    Block[Dir.str()] = P["edits"][0]["value"].get<int64_t>();
+    return ApplyOutcome{true, ""};
+  }
+  Expected<BuildOutcome> build(StringRef, StringRef) override {
+    ++Builds;
+    BuildOutcome B;
+    B.Succeeded = true;
+    B.Ptxas = json{{"kernels", json::array()}};
+    return B;
+  }
+  bool haveGpu(std::string &Why) override {
+    Why = "fake";
+    return Gpu;
+  }
+  Expected<CompareOutcome> compare(StringRef Base, StringRef Cand, StringRef, bool) override {
+    ++Compares;
+    CompareOutcome C;
+    C.Accepted = Block[Cand.str()] == 512 && Block[Base.str()] != 512;
+    C.Outcome = C.Accepted ? "accepted" : "rejected";
+    C.Explanation = C.Accepted ? "faster" : "not faster";
+    C.Evidence = json::array({{{"kernel", "k"}, {"shape", "s"}, {"base_median_ns", 100.0},
+                               {"cand_median_ns", C.Accepted ? 80.0 : 100.0}, {"ci_low", 1.2},
+                               {"ci_high", 1.3}, {"base_p99_ns", 110.0}, {"cand_p99_ns", 90.0},
+                               {"pct_roofline", 50.0}}});
+    return C;
+  }
+  Expected<std::string> diff(StringRef, StringRef) override {
+    return std::string("diff --git a/k.cu b/k.cu\n--- a/k.cu\n+++ b/k.cu\n@@ -1 +1 @@\n-#define B 256\n+#define B 512\n");
+  }
+};
+
+struct OptimizeTest : ::testing::Test {
+  llvm::SmallString<128> Dir;
+  void SetUp() override { ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("opt", Dir)); }
+  void TearDown() override { llvm::sys::fs::remove_directories(Dir); }
+  std::unique_ptr<Journal> journal() {
+    return cantFail(Journal::open((Dir + "/run.db").str(), Journal::OpenMode::OpenOrCreate));
+  }
+  OptimizeOptions opts() {
+    OptimizeOptions O;
+    O.OutDir = (Dir + "/out").str();
+    O.BaselineDir = "/base";
+    O.AbsoluteProposals = true;
+    return O;
+  }
+};
+
+TEST_F(OptimizeTest, AcceptsTheWinAndWritesThePatch) {
+  auto J = journal();
+  FakeStages S;
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  ASSERT_TRUE(R->Best);
+  EXPECT_EQ(*R->Best, 1u); // 512 is the first candidate
+  EXPECT_NE(R->StopReason.find("search exhausted"), std::string::npos) << R->StopReason;
+  EXPECT_FALSE(R->Diff.empty());
+  // One final check with held-out inputs on top of one compare per built candidate.
+  EXPECT_EQ(S.Compares, S.Builds - 1 + 1);
+  Expected<std::string> Patch = renderPatch(*J, R->Run);
+  ASSERT_TRUE(!!Patch);
+  EXPECT_NE(Patch->find("Subject: [PATCH] kloop: block size macro:B 256 -> 512"), std::string::npos) << *Patch;
+  EXPECT_NE(Patch->find("| k | s | 100 | 80 | [1.200, 1.300] | 110 | 90 | 50.0 |"), std::string::npos) << *Patch;
+  EXPECT_NE(Patch->find("+#define B 512"), std::string::npos);
+  Expected<std::string> Rep = renderReport(*J, R->Run);
+  ASSERT_TRUE(!!Rep);
+  EXPECT_NE(Rep->find("| accepted | 1 |"), std::string::npos) << *Rep;
+  EXPECT_NE(Rep->find("s 1.250x"), std::string::npos) << *Rep;
+}
+
+TEST_F(OptimizeTest, NoGpuAcceptsNothing) {
+  auto J = journal();
+  FakeStages S;
+  S.Gpu = false;
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_FALSE(R->Best);
+  EXPECT_TRUE(R->GpuSkipped);
+  EXPECT_EQ(S.Compares, 0u);
+  EXPECT_EQ(R->Candidates, 2u); // 512 and 128, then the walk ends
+  EXPECT_EQ(cantFail(renderPatch(*J, R->Run)), "");
+}
+
+TEST_F(OptimizeTest, PlateauStops) {
+  auto J = journal();
+  FakeStages S;
+  S.Gpu = false;
+  builtin::BuiltinProposer P;
+  OptimizeOptions O = opts();
+  O.Plateau = 1;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  ASSERT_TRUE(!!R);
+  EXPECT_EQ(R->StopReason, "plateau: no accepted win in 1 rounds");
+}
+
+TEST_F(OptimizeTest, ResumeRedoesNothing) {
+  FakeStages S;
+  builtin::BuiltinProposer P;
+  {
+    auto J = journal();
+    ASSERT_TRUE(!!runOptimize(*J, S, P, opts()));
+  }
+  unsigned Builds = S.Builds, Compares = S.Compares;
+  auto J = journal();
+  OptimizeOptions O = opts();
+  O.Resume = true;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_EQ(S.Builds, Builds);
+  EXPECT_EQ(S.Compares, Compares);
+  ASSERT_TRUE(R->Best);
+}
+
+TEST_F(OptimizeTest, ResumeWithoutRunIsAnError) {
+  auto J = journal();
+  FakeStages S;
+  builtin::BuiltinProposer P;
+  OptimizeOptions O = opts();
+  O.Resume = true;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  ASSERT_FALSE(!!R);
+  EXPECT_NE(toString(R.takeError()).find("no run to resume"), std::string::npos);
+}
+
+} // namespace
