@@ -1,0 +1,104 @@
+//===- kloop/Edit/Apply.h - Checked application of proposals ----*- C++ -*-===//
+///
+/// \file
+/// Resolves a proposal's inventory IDs on the AST of each translation unit
+/// (device side: kernels and their regions; host side: launch sites), checks
+/// every precondition of docs/edits.md, builds non-overlapping replacements,
+/// applies them in memory, re-parses both sides and refuses the whole proposal
+/// on any new error or any new warning from the documented list. Nothing is
+/// written here: the caller renders a diff, exports fixes or writes in place.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_EDIT_APPLY_H
+#define KLOOP_EDIT_APPLY_H
+
+#include "kloop/Edit/Proposal.h"
+#include "kloop/Frontend/Frontend.h"
+#include "llvm/Support/Error.h"
+#include <string>
+#include <vector>
+
+namespace kloop {
+
+/// One text replacement in one file: [Offset, Offset + Length) becomes Text.
+struct TextEdit {
+  std::string File; ///< absolute path
+  unsigned Offset = 0, Length = 0;
+  std::string Text;
+  unsigned EditIndex = 0; ///< 0-based index into Proposal::Edits
+};
+
+/// Why one edit (or the whole proposal, EditIndex < 0) was refused.
+struct Refusal {
+  int EditIndex = -1;      ///< 0-based; -1: the proposal as a whole
+  std::string EditLabel;   ///< "set_unroll k/loop#1"; empty for the whole proposal
+  std::string Reason;
+  /// "edit #1 (set_unroll k/loop#1): <reason>" (1-based index, as printed).
+  std::string str() const;
+};
+
+/// One changed file.
+struct FileChange {
+  std::string File;    ///< absolute path
+  std::string RelPath; ///< relative to ApplyOptions::Root when below it
+  std::string Before, After;
+};
+
+/// Options of applyProposal.
+struct ApplyOptions {
+  /// Launch-site IDs carry file paths relative to this directory (as `kloop
+  /// extract --root`). Absolute; empty: the current directory.
+  std::string Root;
+  /// Re-parse the edited code and refuse on new diagnostics (always on in kloop apply).
+  bool Reparse = true;
+  /// Format the changed lines with clang-format when a .clang-format governs the file.
+  bool Format = true;
+  /// Drop refused edits instead of refusing the proposal (used by built-in rules,
+  /// whose candidate edits are filtered by the same checks). Refusals are still reported.
+  bool DropRefused = false;
+};
+
+/// What applyProposal produced.
+struct ApplyResult {
+  /// Non-empty: the proposal was refused (nothing in Changes is valid then),
+  /// unless ApplyOptions::DropRefused, where these are the dropped edits.
+  std::vector<Refusal> Refusals;
+  /// Files the proposal changes, with their contents before and after.
+  std::vector<FileChange> Changes;
+  /// The replacements, before formatting, in the files' original coordinates.
+  std::vector<TextEdit> Edits;
+  /// Indices of edits that were applied (all of them unless DropRefused).
+  std::vector<unsigned> Applied;
+  bool refused() const { return !Refusals.empty() && Applied.empty(); }
+};
+
+/// Warnings that refuse a proposal when the edit introduces them (docs/edits.md):
+/// -Wuninitialized, -Wsometimes-uninitialized, -Wreturn-type, -Wunused-value, ...
+/// (the flags, as passed to clang).
+const std::vector<std::string> &checkedWarningFlags();
+
+/// Applies \p P to the translation units \p Jobs (from planCompileJobs). Returns
+/// an llvm::Error only when the inputs cannot be processed at all (a job that
+/// cannot be parsed, a file that cannot be read, a TU that does not parse
+/// cleanly before the edit); refusals are part of the result.
+llvm::Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
+                                          const FrontendOptions &FOpts, const ApplyOptions &Opts);
+
+/// A git-style unified diff of \p Changes (3 lines of context), preceded by a
+/// header naming the proposal (\p Name) and its rationale; `git apply` and
+/// `patch -p1` accept it.
+std::string renderDiff(const std::vector<FileChange> &Changes, const Proposal &P, llvm::StringRef Name);
+
+/// clang-apply-replacements YAML (clang::tooling::TranslationUnitReplacements)
+/// for \p Changes: one replacement per changed file covering the changed lines.
+std::string exportFixesYaml(const std::vector<FileChange> &Changes, llvm::StringRef MainSourceFile);
+
+/// Writes every changed file atomically: each new content goes to a temporary
+/// file in the same directory with the original's permissions, and only when
+/// all temporaries are written are they renamed over the originals. On error
+/// the temporaries are removed and the originals are untouched.
+llvm::Error writeChangesInPlace(const std::vector<FileChange> &Changes);
+
+} // namespace kloop
+
+#endif

@@ -1,0 +1,274 @@
+//===- ApplyCommand.cpp - `kloop apply` -----------------------------------===//
+//
+// kloop apply PROPOSAL.json [FILES...] [-- ARGS] | -p DIR
+// kloop apply --rule NAME [FILES...] [-- ARGS]
+// Prints a unified diff (default), writes clang-apply-replacements YAML
+// (--export-fixes FILE) or rewrites the files atomically (--in-place).
+// A refused proposal prints `kloop apply: refused: ...` lines, exit 1, writes nothing.
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Driver/Command.h"
+#include "kloop/Edit/Apply.h"
+#include "kloop/Edit/Rules.h"
+#include "kloop/Inventory/Inventory.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+
+namespace {
+cl::SubCommand ApplySub("apply", "Apply a proposal (typed edits on inventory IDs) after checking it");
+cl::list<std::string> Positional(cl::Positional, cl::desc("<proposal.json> [<file or directory>...]"),
+                                 cl::sub(ApplySub));
+cl::opt<std::string> BuildPath("p", cl::desc("Build directory holding compile_commands.json"),
+                               cl::value_desc("dir"), cl::sub(ApplySub));
+cl::opt<std::string> RuleName("rule", cl::desc("Apply a built-in rule instead of a proposal file"),
+                              cl::value_desc("name"), cl::sub(ApplySub));
+cl::opt<std::string> ExportFixes("export-fixes", cl::desc("Write clang-apply-replacements YAML to this file"),
+                                 cl::value_desc("file"), cl::sub(ApplySub));
+cl::opt<bool> InPlace("in-place", cl::desc("Rewrite the files (atomically: temporary file, then rename)"),
+                      cl::sub(ApplySub));
+cl::opt<bool> NoFormat("no-format", cl::desc("Do not clang-format changed lines even with a .clang-format"),
+                       cl::sub(ApplySub));
+cl::opt<bool> VerifyBuild("verify-build",
+                          cl::desc("Compile before and after with nvcc -Xptxas -v; print the resource report"),
+                          cl::sub(ApplySub));
+cl::opt<std::string> Nvcc("nvcc", cl::desc("nvcc for --verify-build (default: <cuda-path>/bin/nvcc)"),
+                          cl::sub(ApplySub));
+cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA installation (default: $CUDA_HOME, /usr/local/cuda)"),
+                              cl::sub(ApplySub));
+cl::opt<std::string> GpuArch("cuda-gpu-arch", cl::desc("GPU architecture (default: the command's, else sm_90)"),
+                             cl::sub(ApplySub));
+cl::opt<std::string> Root("root", cl::desc("Launch-site IDs and diff paths are relative to this directory"),
+                          cl::sub(ApplySub));
+cl::opt<unsigned> Jobs("j", cl::desc("Translation units parsed in parallel"), cl::init(0), cl::Prefix,
+                       cl::sub(ApplySub));
+
+std::string rootDir() {
+  SmallString<256> R(Root);
+  if (R.empty())
+    sys::fs::current_path(R);
+  else
+    sys::fs::make_absolute(R);
+  sys::path::remove_dots(R, true);
+  return std::string(R);
+}
+
+/// ptxas -v lines -> {"kernel": {registers, spill_stores, spill_loads, shared, stack, ...}}.
+nlohmann::json parsePtxas(StringRef Text) {
+  nlohmann::json Out = nlohmann::json::object();
+  std::string Fn;
+  Regex FnRe("Compiling entry function '([^']+)'|Function properties for ([^ \n]+)");
+  Regex Num("([0-9]+) (bytes stack frame|bytes spill stores|bytes spill loads|registers|bytes smem|bytes cmem\\[[0-9]+\\])");
+  SmallVector<StringRef, 4> L;
+  Text.split(L, '\n');
+  for (StringRef Line : L) {
+    SmallVector<StringRef, 3> M;
+    if (FnRe.match(Line, &M)) {
+      Fn = (M[1].empty() ? M[2] : M[1]).str();
+      continue;
+    }
+    if (Fn.empty())
+      continue;
+    StringRef Rest = Line;
+    while (Num.match(Rest, &M)) {
+      long long V = std::stoll(M[1].str());
+      std::string K = M[2].str();
+      std::string Key = K == "registers"             ? "registers"
+                        : K == "bytes stack frame"   ? "stack_bytes"
+                        : K == "bytes spill stores"  ? "spill_store_bytes"
+                        : K == "bytes spill loads"   ? "spill_load_bytes"
+                        : K == "bytes smem"          ? "shared_bytes"
+                                                     : "cmem_bytes";
+      if (Key == "cmem_bytes")
+        Out[Fn][Key] = Out[Fn].value(Key, 0LL) + V;
+      else
+        Out[Fn][Key] = V;
+      Rest = Rest.substr(Rest.find(M[0]) + M[0].size());
+    }
+  }
+  return Out;
+}
+
+/// Compiles \p File (contents \p Text) with nvcc -Xptxas -v; the report as JSON.
+Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::string &Text,
+                                     const std::string &NvccPath, const std::string &Arch) {
+  SmallString<256> Tmp;
+  if (std::error_code EC = sys::fs::createTemporaryFile("kloop-apply", "cu", Tmp))
+    return createStringError(EC, "cannot create a temporary file");
+  FileRemover RmSrc(Tmp);
+  {
+    std::error_code EC;
+    raw_fd_ostream OS(Tmp, EC);
+    if (EC)
+      return createStringError(EC, "cannot write " + std::string(Tmp));
+    OS << Text;
+  }
+  SmallString<256> Log;
+  sys::fs::createTemporaryFile("kloop-ptxas", "txt", Log);
+  FileRemover RmLog(Log);
+  std::vector<std::string> Args = {NvccPath, "-arch=" + Arch, "-c", "-Xptxas", "-v", "-o", "/dev/null",
+                                   "-I" + sys::path::parent_path(Job.File).str()};
+  for (size_t I = 0; I < Job.Args.size(); ++I) {
+    StringRef A = Job.Args[I];
+    if (A.starts_with("-I") || A.starts_with("-D") || A.starts_with("-std="))
+      Args.push_back(A.str());
+    if ((A == "-I" || A == "-D" || A == "-isystem") && I + 1 < Job.Args.size()) {
+      Args.push_back(A.str());
+      Args.push_back(Job.Args[++I]);
+    }
+  }
+  Args.push_back(std::string(Tmp));
+  std::vector<StringRef> Refs(Args.begin(), Args.end());
+  std::optional<StringRef> Redir[] = {std::nullopt, StringRef(Log), StringRef(Log)};
+  std::string ErrMsg;
+  int RC = sys::ExecuteAndWait(NvccPath, Refs, std::nullopt, Redir, 300, 0, &ErrMsg);
+  auto Buf = MemoryBuffer::getFile(Log);
+  std::string Out = Buf ? (*Buf)->getBuffer().str() : "";
+  if (RC != 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "nvcc failed (" + std::to_string(RC) + ") on " + Job.File + ": " + ErrMsg + "\n" + Out);
+  return parsePtxas(Out);
+}
+
+int runApply(const kloop::CommandContext &Ctx) {
+  std::vector<std::string> Pos(Positional.begin(), Positional.end());
+  if (RuleName.empty() && Pos.empty()) {
+    errs() << "kloop apply: error: missing PROPOSAL.json (or --rule NAME)\n";
+    return 2;
+  }
+  if (InPlace && !ExportFixes.empty()) {
+    errs() << "kloop apply: error: --in-place and --export-fixes exclude each other\n";
+    return 2;
+  }
+  std::string ProposalName;
+  std::optional<kloop::Proposal> P;
+  if (RuleName.empty()) {
+    ProposalName = Pos.front();
+    Pos.erase(Pos.begin());
+    auto Buf = MemoryBuffer::getFileOrSTDIN(ProposalName);
+    if (!Buf) {
+      errs() << "kloop apply: error: cannot read " << ProposalName << ": " << Buf.getError().message() << "\n";
+      return 1;
+    }
+    auto Parsed = kloop::parseProposalText((*Buf)->getBuffer(), ProposalName);
+    if (!Parsed) {
+      errs() << "kloop apply: refused: " << toString(Parsed.takeError()) << "\n";
+      return 1;
+    }
+    P = std::move(*Parsed);
+  }
+
+  kloop::FrontendOptions Opts;
+  Opts.BuildPath = BuildPath;
+  Opts.Inputs = Pos;
+  Opts.ExtraArgs = Ctx.ExtraArgs;
+  Opts.HasExtraArgs = Ctx.HasDoubleDash;
+  Opts.CudaPath = CudaPath;
+  Opts.GpuArch = GpuArch;
+  Opts.Jobs = Jobs;
+  auto Planned = kloop::planCompileJobs(Opts);
+  if (!Planned) {
+    errs() << "kloop apply: error: " << toString(Planned.takeError()) << "\n";
+    return 1;
+  }
+  kloop::ApplyOptions AO;
+  AO.Root = rootDir();
+  AO.Format = !NoFormat;
+  if (!RuleName.empty()) {
+    auto Results = kloop::runInventory(*Planned, Opts);
+    nlohmann::json Inv = kloop::mergeInventory(Results, AO.Root);
+    auto R = kloop::proposalFromRule(RuleName, Inv);
+    if (!R) {
+      errs() << "kloop apply: error: " << toString(R.takeError()) << "\n";
+      return 1;
+    }
+    P = std::move(*R);
+    ProposalName = "rule " + RuleName;
+    AO.DropRefused = true;
+  }
+  auto Result = kloop::applyProposal(*P, *Planned, Opts, AO);
+  if (!Result) {
+    errs() << "kloop apply: error: " << toString(Result.takeError()) << "\n";
+    return 1;
+  }
+  if (AO.DropRefused)
+    for (const kloop::Refusal &R : Result->Refusals)
+      errs() << "kloop apply: skipped: " << R.str() << "\n";
+  if (Result->refused() || (!AO.DropRefused && !Result->Refusals.empty())) {
+    if (!AO.DropRefused)
+      for (const kloop::Refusal &R : Result->Refusals)
+        errs() << "kloop apply: refused: " << R.str() << "\n";
+    return 1;
+  }
+  if (Result->Changes.empty()) {
+    errs() << "kloop apply: nothing to change\n";
+    return 1;
+  }
+  if (VerifyBuild) {
+    std::string NvccPath = Nvcc;
+    if (NvccPath.empty()) {
+      auto CI = kloop::findCudaInstallation(CudaPath);
+      if (!CI) {
+        errs() << "kloop apply: error: --verify-build: no CUDA installation found (use --cuda-path or --nvcc)\n";
+        return 1;
+      }
+      NvccPath = CI->Path + "/bin/nvcc";
+    }
+    nlohmann::json Report = nlohmann::json::object();
+    for (const kloop::CompileJob &Job : *Planned) {
+      const kloop::FileChange *C = nullptr;
+      for (const kloop::FileChange &F : Result->Changes)
+        if (F.File == Job.File)
+          C = &F;
+      if (!C)
+        continue;
+      std::string Arch = GpuArch.empty() ? (Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front()) : GpuArch;
+      auto Before = ptxasReport(Job, C->Before, NvccPath, Arch);
+      if (!Before) {
+        errs() << "kloop apply: error: --verify-build (before): " << toString(Before.takeError()) << "\n";
+        return 1;
+      }
+      auto After = ptxasReport(Job, C->After, NvccPath, Arch);
+      if (!After) {
+        errs() << "kloop apply: refused: --verify-build: the edited file does not build: "
+               << toString(After.takeError()) << "\n";
+        return 1;
+      }
+      Report[C->RelPath] = {{"before", *Before}, {"after", *After}};
+    }
+    errs() << "kloop apply: ptxas report " << Report.dump(2) << "\n";
+  }
+  if (InPlace) {
+    if (Error E = kloop::writeChangesInPlace(Result->Changes)) {
+      errs() << "kloop apply: error: " << toString(std::move(E)) << "\n";
+      return 1;
+    }
+    for (const kloop::FileChange &C : Result->Changes)
+      errs() << "kloop apply: wrote " << C.RelPath << "\n";
+    return 0;
+  }
+  if (!ExportFixes.empty()) {
+    std::string Main = Planned->empty() ? "" : Planned->front().File;
+    if (Error E = writeToOutput(ExportFixes, [&](raw_ostream &OS) {
+          OS << kloop::exportFixesYaml(Result->Changes, Main);
+          return Error::success();
+        })) {
+      errs() << "kloop apply: error: cannot write " << ExportFixes << ": " << toString(std::move(E)) << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  outs() << kloop::renderDiff(Result->Changes, *P, ProposalName);
+  return 0;
+}
+
+kloop::CommandRegistration Reg(ApplySub, runApply);
+} // namespace

@@ -1,0 +1,299 @@
+//===- Proposal.cpp - Parsing and validating the edit language ------------===//
+#include "kloop/Edit/Proposal.h"
+
+#include <set>
+
+using namespace llvm;
+using nlohmann::json;
+
+namespace kloop {
+
+namespace {
+struct KindInfo {
+  EditKind Kind;
+  const char *Name;
+  std::vector<const char *> Required, Optional;
+};
+const std::vector<KindInfo> &kinds() {
+  static const std::vector<KindInfo> K = {
+      {EditKind::SetConstant, "set_constant", {"id", "value"}, {}},
+      {EditKind::SetUnroll, "set_unroll", {"id", "count"}, {}},
+      {EditKind::SetLaunchBounds, "set_launch_bounds", {"id", "max_threads"}, {"min_blocks"}},
+      {EditKind::SetLaunchConfig, "set_launch_config", {"id"}, {"grid", "block", "shared_memory", "allow_odd_block"}},
+      {EditKind::AddRestrict, "add_restrict", {"id"}, {}},
+      {EditKind::AddConst, "add_const", {"id"}, {}},
+      {EditKind::ReplaceBody, "replace_body", {"id", "code"}, {}},
+      {EditKind::ReplaceLoop, "replace_loop", {"id", "code"}, {}},
+      {EditKind::InsertDeviceFunction, "insert_device_function", {"before", "code"}, {}},
+      {EditKind::AddKernelVariant, "add_kernel_variant", {"of", "name", "code", "retarget"}, {}},
+  };
+  return K;
+}
+
+Error fail(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
+
+const char *typeName(const json &J) {
+  switch (J.type()) {
+  case json::value_t::null: return "null";
+  case json::value_t::boolean: return "boolean";
+  case json::value_t::string: return "string";
+  case json::value_t::number_integer:
+  case json::value_t::number_unsigned: return "integer";
+  case json::value_t::number_float: return "number";
+  case json::value_t::array: return "array";
+  case json::value_t::object: return "object";
+  default: return "value";
+  }
+}
+
+bool isIdentifier(StringRef S) {
+  if (S.empty() || !(isalpha((unsigned char)S[0]) || S[0] == '_'))
+    return false;
+  for (char C : S)
+    if (!(isalnum((unsigned char)C) || C == '_'))
+      return false;
+  return true;
+}
+} // namespace
+
+const char *editKindName(EditKind K) {
+  for (const KindInfo &I : kinds())
+    if (I.Kind == K)
+      return I.Name;
+  return "?";
+}
+
+std::string Edit::label() const { return std::string(editKindName(Kind)) + " " + ID; }
+
+Expected<Proposal> parseProposal(const json &J) {
+  if (!J.is_object())
+    return fail(Twine("a proposal must be a JSON object, not ") + typeName(J));
+  static const std::set<std::string> Top = {"version", "edits", "rationale", "provenance"};
+  for (auto It = J.begin(); It != J.end(); ++It)
+    if (!Top.count(It.key()))
+      return fail("unknown top-level field '" + It.key() + "' (allowed: version, edits, rationale, provenance)");
+  Proposal P;
+  if (!J.contains("version"))
+    return fail("missing field 'version' (must be 1)");
+  if (!J["version"].is_number_integer() || J["version"].get<long long>() != ProposalSchemaVersion)
+    return fail("field 'version' must be 1, got " + J["version"].dump());
+  if (!J.contains("edits"))
+    return fail("missing field 'edits'");
+  if (!J["edits"].is_array())
+    return fail(Twine("field 'edits' must be an array, not ") + typeName(J["edits"]));
+  if (J["edits"].empty())
+    return fail("field 'edits' must hold at least one edit");
+  if (!J.contains("rationale"))
+    return fail("missing field 'rationale'");
+  if (!J["rationale"].is_string())
+    return fail(Twine("field 'rationale' must be a string, not ") + typeName(J["rationale"]));
+  P.Rationale = J["rationale"].get<std::string>();
+  if (J.contains("provenance")) {
+    if (!J["provenance"].is_object())
+      return fail(Twine("field 'provenance' must be an object, not ") + typeName(J["provenance"]));
+    P.Provenance = J["provenance"];
+  }
+  unsigned Index = 0;
+  for (const json &EJ : J["edits"]) {
+    ++Index;
+    std::string Where = "edit #" + std::to_string(Index);
+    if (!EJ.is_object())
+      return fail(Where + ": must be an object, not " + typeName(EJ));
+    if (!EJ.contains("kind"))
+      return fail(Where + ": missing field 'kind'");
+    if (!EJ["kind"].is_string())
+      return fail(Where + ": field 'kind' must be a string, not " + typeName(EJ["kind"]));
+    std::string KindName = EJ["kind"].get<std::string>();
+    const KindInfo *Info = nullptr;
+    for (const KindInfo &I : kinds())
+      if (KindName == I.Name)
+        Info = &I;
+    if (!Info) {
+      std::string Known;
+      for (const KindInfo &I : kinds())
+        Known += (Known.empty() ? "" : ", ") + std::string(I.Name);
+      return fail(Where + ": unknown kind '" + KindName + "' (known kinds: " + Known + ")");
+    }
+    Where += " (" + KindName + ")";
+    std::set<std::string> Allowed = {"kind"};
+    for (const char *F : Info->Required) {
+      Allowed.insert(F);
+      if (!EJ.contains(F))
+        return fail(Where + ": missing field '" + F + "'");
+    }
+    for (const char *F : Info->Optional)
+      Allowed.insert(F);
+    for (auto It = EJ.begin(); It != EJ.end(); ++It)
+      if (!Allowed.count(It.key()))
+        return fail(Where + ": unknown field '" + It.key() + "'");
+    auto str = [&](const char *F, std::string &Out, bool NonEmpty = true) -> Error {
+      const json &V = EJ[F];
+      if (!V.is_string())
+        return fail(Where + ": field '" + F + "' must be a string, not " + typeName(V));
+      Out = V.get<std::string>();
+      if (NonEmpty && StringRef(Out).trim().empty())
+        return fail(Where + ": field '" + F + "' must not be empty");
+      return Error::success();
+    };
+    auto posInt = [&](const char *F, long long &Out, long long Max) -> Error {
+      const json &V = EJ[F];
+      if (!V.is_number_integer() || V.get<long long>() < 1 || V.get<long long>() > Max)
+        return fail(Where + ": field '" + F + "' must be an integer in [1, " + std::to_string(Max) + "], got " +
+                    V.dump());
+      Out = V.get<long long>();
+      return Error::success();
+    };
+    auto optExpr = [&](const char *F, std::optional<std::string> &Out) -> Error {
+      if (!EJ.contains(F))
+        return Error::success();
+      const json &V = EJ[F];
+      if (V.is_number_integer()) {
+        Out = std::to_string(V.get<long long>());
+        return Error::success();
+      }
+      std::string S;
+      if (Error E = str(F, S))
+        return fail(Where + ": field '" + F + "' must be a C++ expression (string) or an integer, not " +
+                    typeName(V) + (consumeError(std::move(E)), ""));
+      Out = S;
+      return Error::success();
+    };
+    Edit E;
+    E.Kind = Info->Kind;
+    const char *IdField = E.Kind == EditKind::InsertDeviceFunction ? "before"
+                          : E.Kind == EditKind::AddKernelVariant   ? "of"
+                                                                   : "id";
+    if (Error Err = str(IdField, E.ID))
+      return std::move(Err);
+    switch (E.Kind) {
+    case EditKind::SetConstant: {
+      const json &V = EJ["value"];
+      if (V.is_number_integer())
+        E.Value = std::to_string(V.get<long long>());
+      else if (V.is_string() && !StringRef(V.get<std::string>()).trim().empty())
+        E.Value = V.get<std::string>();
+      else
+        return fail(Where + ": field 'value' must be an integer or a non-empty expression string, not " +
+                    typeName(V));
+      break;
+    }
+    case EditKind::SetUnroll: {
+      const json &V = EJ["count"];
+      if (V.is_null())
+        break;
+      if (!V.is_number_integer() || V.get<long long>() < 1)
+        return fail(Where + ": field 'count' must be a positive integer or null (remove the pragma), got " +
+                    V.dump());
+      E.Count = V.get<long long>();
+      break;
+    }
+    case EditKind::SetLaunchBounds:
+      if (Error Err = posInt("max_threads", E.MaxThreads, 1024))
+        return std::move(Err);
+      if (EJ.contains("min_blocks")) {
+        long long M;
+        if (Error Err = posInt("min_blocks", M, 1 << 20))
+          return std::move(Err);
+        E.MinBlocks = M;
+      }
+      break;
+    case EditKind::SetLaunchConfig:
+      if (Error Err = optExpr("grid", E.Grid))
+        return std::move(Err);
+      if (Error Err = optExpr("block", E.Block))
+        return std::move(Err);
+      if (Error Err = optExpr("shared_memory", E.SharedMemory))
+        return std::move(Err);
+      if (EJ.contains("allow_odd_block")) {
+        std::string Why;
+        if (Error Err = str("allow_odd_block", Why))
+          return std::move(Err);
+        E.AllowOddBlock = Why;
+      }
+      if (!E.Grid && !E.Block && !E.SharedMemory)
+        return fail(Where + ": needs at least one of 'grid', 'block', 'shared_memory'");
+      break;
+    case EditKind::AddRestrict:
+    case EditKind::AddConst:
+      break;
+    case EditKind::ReplaceBody:
+    case EditKind::ReplaceLoop:
+    case EditKind::InsertDeviceFunction:
+      if (Error Err = str("code", E.Code))
+        return std::move(Err);
+      break;
+    case EditKind::AddKernelVariant: {
+      if (Error Err = str("code", E.Code))
+        return std::move(Err);
+      if (Error Err = str("name", E.Name))
+        return std::move(Err);
+      if (!isIdentifier(E.Name))
+        return fail(Where + ": field 'name' must be an identifier, got '" + E.Name + "'");
+      const json &R = EJ["retarget"];
+      if (!R.is_array())
+        return fail(Where + ": field 'retarget' must be an array of launch-site IDs, not " + typeName(R));
+      for (const json &S : R) {
+        if (!S.is_string() || S.get<std::string>().empty())
+          return fail(Where + ": field 'retarget' must hold launch-site ID strings, found " + typeName(S));
+        E.Retarget.push_back(S.get<std::string>());
+      }
+      break;
+    }
+    }
+    P.Edits.push_back(std::move(E));
+  }
+  return P;
+}
+
+Expected<Proposal> parseProposalText(StringRef Text, StringRef Source) {
+  json J = json::parse(Text.begin(), Text.end(), nullptr, /*allow_exceptions=*/false);
+  if (J.is_discarded()) {
+    // Re-parse with exceptions for the parser's message (position and token).
+    try {
+      (void)json::parse(Text.begin(), Text.end());
+    } catch (const json::parse_error &E) {
+      return fail(Source + ": not JSON: " + E.what());
+    }
+    return fail(Source + ": not JSON");
+  }
+  auto P = parseProposal(J);
+  if (!P)
+    return fail(Source + ": " + toString(P.takeError()));
+  return P;
+}
+
+json proposalToJson(const Proposal &P) {
+  json J{{"version", P.Version}, {"rationale", P.Rationale}, {"provenance", P.Provenance}};
+  json Edits = json::array();
+  for (const Edit &E : P.Edits) {
+    json X{{"kind", editKindName(E.Kind)}};
+    switch (E.Kind) {
+    case EditKind::SetConstant: X["id"] = E.ID; X["value"] = E.Value; break;
+    case EditKind::SetUnroll: X["id"] = E.ID; X["count"] = E.Count ? json(*E.Count) : json(nullptr); break;
+    case EditKind::SetLaunchBounds:
+      X["id"] = E.ID;
+      X["max_threads"] = E.MaxThreads;
+      if (E.MinBlocks) X["min_blocks"] = *E.MinBlocks;
+      break;
+    case EditKind::SetLaunchConfig:
+      X["id"] = E.ID;
+      if (E.Grid) X["grid"] = *E.Grid;
+      if (E.Block) X["block"] = *E.Block;
+      if (E.SharedMemory) X["shared_memory"] = *E.SharedMemory;
+      if (E.AllowOddBlock) X["allow_odd_block"] = *E.AllowOddBlock;
+      break;
+    case EditKind::AddRestrict:
+    case EditKind::AddConst: X["id"] = E.ID; break;
+    case EditKind::ReplaceBody:
+    case EditKind::ReplaceLoop: X["id"] = E.ID; X["code"] = E.Code; break;
+    case EditKind::InsertDeviceFunction: X["before"] = E.ID; X["code"] = E.Code; break;
+    case EditKind::AddKernelVariant:
+      X["of"] = E.ID; X["name"] = E.Name; X["code"] = E.Code; X["retarget"] = E.Retarget; break;
+    }
+    Edits.push_back(X);
+  }
+  J["edits"] = Edits;
+  return J;
+}
+
+} // namespace kloop
