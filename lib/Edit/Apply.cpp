@@ -927,8 +927,9 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         refuse(A.EditIndex, "it resolves to two different changes of one range in different translation units");
         return Result;
       }
-      refuse(-1, "edit #" + std::to_string(A.EditIndex + 1) + " (" + P.Edits[A.EditIndex].label() + ") and edit #" +
-                     std::to_string(B.EditIndex + 1) + " (" + P.Edits[B.EditIndex].label() +
+      unsigned X = std::min(A.EditIndex, B.EditIndex), Y = std::max(A.EditIndex, B.EditIndex);
+      refuse(-1, "edit #" + std::to_string(X + 1) + " (" + P.Edits[X].label() + ") and edit #" +
+                     std::to_string(Y + 1) + " (" + P.Edits[Y].label() +
                      ") change overlapping code in " + relPath(A.File, O.Root) + "; the proposal is refused as a whole");
       return Result;
     }
