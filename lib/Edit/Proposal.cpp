@@ -73,9 +73,9 @@ Expected<Proposal> parseProposal(const json &J) {
     if (!Top.count(It.key()))
       return fail("unknown top-level field '" + It.key() + "' (allowed: version, edits, rationale, provenance)");
   Proposal P;
-  if (!J.contains("version"))
-    return fail("missing field 'version' (must be 1)");
-  if (!J["version"].is_number_integer() || J["version"].get<long long>() != ProposalSchemaVersion)
+  // "version" may be left out (an LLM's answer often is); it means 1.
+  if (J.contains("version") &&
+      (!J["version"].is_number_integer() || J["version"].get<long long>() != ProposalSchemaVersion))
     return fail("field 'version' must be 1, got " + J["version"].dump());
   if (!J.contains("edits"))
     return fail("missing field 'edits'");
