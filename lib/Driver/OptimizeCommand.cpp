@@ -1,0 +1,225 @@
+//===- OptimizeCommand.cpp - `kloop optimize`: the closed loop ------------===//
+///
+/// kloop optimize --config .kloop.yaml --journal run.db [--proposer builtin|llm|command]
+///   [--command "..."] [--max-candidates N] [--max-rounds N] [--plateau K]
+///   [--time-budget S] [--token-budget N] [--speed-of-light PCT] [--resume]
+///   [-o OUTDIR] [--seed N] [--no-ptxas] [-- COMPILER ARGS]
+///
+/// docs/optimize.md describes the state machine, the journal steps and the
+/// results (OUTDIR/accepted.patch, OUTDIR/report.md).
+///
+//===----------------------------------------------------------------------===//
+#include "kloop/Driver/Command.h"
+#include "kloop/Measure/Config.h"
+#include "kloop/Measure/Runner.h"
+#include "kloop/Optimize/Optimize.h"
+#include "kloop/Optimize/Stages.h"
+#include "kloop/Propose/BuiltinProposer.h"
+#include "kloop/Propose/CommandProposer.h"
+#include "kloop/Propose/LLMProposer.h"
+#include "kloop/Propose/Prompt.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace llvm;
+using json = nlohmann::json;
+using namespace kloop;
+
+namespace {
+
+cl::SubCommand OptSub("optimize", "Search, verify and measure kernel rewrites; keep only sound wins");
+cl::opt<std::string> ConfigPath("config", cl::desc("Workload description (.kloop.yaml)"),
+                                cl::value_desc("file"), cl::Required, cl::sub(OptSub));
+cl::opt<std::string> JournalPath("journal", cl::desc("Journal file (created; with --resume, reopened)"),
+                                 cl::value_desc("file"), cl::Required, cl::sub(OptSub));
+cl::opt<std::string> ProposerOpt("proposer", cl::desc("builtin (default), llm or command"),
+                                 cl::init("builtin"), cl::sub(OptSub));
+cl::opt<std::string> CommandOpt("command", cl::desc("Proposer command line (with --proposer command)"),
+                                cl::sub(OptSub));
+cl::opt<unsigned> MaxCandidates("max-candidates", cl::desc("Budget: candidates (default 20)"),
+                                cl::init(20), cl::sub(OptSub));
+cl::opt<unsigned> MaxRounds("max-rounds", cl::desc("Budget: rounds (default 50)"), cl::init(50),
+                            cl::sub(OptSub));
+cl::opt<unsigned> PlateauOpt("plateau", cl::desc("Stop after K rounds without an accepted win (default 5; 0: never)"),
+                             cl::init(5), cl::sub(OptSub));
+cl::opt<double> TimeBudget("time-budget", cl::desc("Budget: wall seconds"), cl::init(0), cl::sub(OptSub));
+cl::opt<int64_t> TokenBudget("token-budget", cl::desc("Budget: tokens in + out"), cl::init(0),
+                             cl::sub(OptSub));
+cl::opt<double> SpeedOfLight("speed-of-light",
+                             cl::desc("Stop within PCT percent of the roofline ceiling"),
+                             cl::init(0), cl::sub(OptSub));
+cl::opt<bool> ResumeOpt("resume", cl::desc("Continue the journal's last run"), cl::sub(OptSub));
+cl::opt<std::string> OutDirOpt("o", cl::desc("Output directory (default: kloop-out next to the journal)"),
+                               cl::value_desc("dir"), cl::sub(OptSub));
+cl::opt<uint64_t> SeedOpt("seed", cl::desc("Seed of the builtin search (default 0)"), cl::init(0),
+                          cl::sub(OptSub));
+cl::opt<bool> NoPtxas("no-ptxas", cl::desc("Do not compile the sources with nvcc for a ptxas report"),
+                      cl::sub(OptSub));
+cl::opt<std::string> ApplyCmdOpt("apply-command",
+                                 cl::desc("Program used as `kloop apply` (default: this kloop)"),
+                                 cl::Hidden, cl::sub(OptSub));
+cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
+                            cl::init(3), cl::sub(OptSub));
+
+std::string selfPath(const CommandContext &Ctx) {
+  std::string P = sys::fs::getMainExecutable(Ctx.Argv0.c_str(), (void *)&selfPath);
+  return P.empty() ? Ctx.Argv0 : P;
+}
+
+/// Adapts optimize's context to the LLM template's placeholders.
+class LLMContextAdapter : public Proposer {
+public:
+  LLMContextAdapter(std::unique_ptr<LLMProposer> P, std::string Source) : P(std::move(P)), Source(std::move(Source)) {}
+  Expected<ProposalReply> propose(const json &Ctx) override {
+    std::string Names;
+    for (const json &K : Ctx["inventory"]["kernels"])
+      Names += (Names.empty() ? "" : ", ") + K.value("id", std::string());
+    json L = {{"kernel_name", Names},
+              {"kernel_source", Source},
+              {"ptxas_report", Ctx["ptxas_baseline"].dump(2)},
+              {"profile", "not measured yet"},
+              {"history", Ctx["history"].dump(2)}};
+    return P->propose(L);
+  }
+  StringRef kind() const override { return P->kind(); }
+
+private:
+  std::unique_ptr<LLMProposer> P;
+  std::string Source;
+};
+
+int runOptimize(const CommandContext &Ctx) {
+  auto fail = [](const Twine &Msg, int Code = 1) {
+    errs() << "kloop optimize: error: " << Msg << "\n";
+    return Code;
+  };
+  Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
+  if (!C)
+    return fail(toString(C.takeError()));
+  SmallString<256> OutDir(OutDirOpt.empty() ? (sys::path::parent_path(JournalPath).str().empty()
+                                                   ? std::string("kloop-out")
+                                                   : (sys::path::parent_path(JournalPath) + "/kloop-out").str())
+                                            : OutDirOpt.getValue());
+  sys::fs::make_absolute(OutDir);
+  if (std::error_code EC = sys::fs::create_directories(OutDir))
+    return fail("cannot create " + OutDir + ": " + EC.message());
+
+  // The proposer.
+  std::unique_ptr<Proposer> P;
+  bool Absolute = false;
+  if (ProposerOpt == "builtin") {
+    builtin::SearchOptions SO;
+    SO.Seed = SeedOpt;
+    P = std::make_unique<builtin::BuiltinProposer>(SO);
+    Absolute = true;
+  } else if (ProposerOpt == "command") {
+    if (CommandOpt.empty())
+      return fail("--proposer command needs --command \"...\"", 2);
+    CommandConfig CC;
+    CC.Argv = {"/bin/sh", "-c", CommandOpt};
+    Expected<std::unique_ptr<CommandProposer>> CP = CommandProposer::create(CC);
+    if (!CP)
+      return fail(toString(CP.takeError()));
+    P = std::move(*CP);
+  } else if (ProposerOpt == "llm") {
+    Expected<LLMConfig> LC = applyLLMEnvironment(LLMConfig{});
+    if (!LC)
+      return fail(toString(LC.takeError()));
+    Expected<std::string> Dir = findPromptsDir(Ctx.Argv0);
+    if (!Dir)
+      return fail(toString(Dir.takeError()));
+    Expected<PromptTemplate> T = PromptTemplate::load(*Dir + "/optimize-kernel.v1.md");
+    if (!T)
+      return fail(toString(T.takeError()));
+    Expected<json> Schema = loadProposalSchema(*Dir + "/proposal.schema.json");
+    if (!Schema)
+      return fail(toString(Schema.takeError()));
+    Expected<std::unique_ptr<LLMProposer>> LP = LLMProposer::create(*LC, *T, *Schema);
+    if (!LP)
+      return fail(toString(LP.takeError()));
+    std::string Source;
+    for (const std::string &S : C->Sources)
+      if (auto B = MemoryBuffer::getFile(C->Dir + "/" + S))
+        Source += "// file: " + S + "\n" + (*B)->getBuffer().str() + "\n";
+    P = std::make_unique<LLMContextAdapter>(std::move(*LP), Source);
+  } else {
+    return fail("--proposer must be builtin, llm or command, not '" + ProposerOpt + "'", 2);
+  }
+
+  // The journal.
+  Expected<std::unique_ptr<Journal>> J =
+      Journal::open(JournalPath, ResumeOpt ? Journal::OpenMode::OpenExisting : Journal::OpenMode::Create);
+  if (!J)
+    return fail(toString(J.takeError()) +
+                (ResumeOpt ? "" : " (use --resume to continue a run, or choose another --journal)"));
+
+  optimize::ProcessStagesOptions SO;
+  std::string Self = selfPath(Ctx);
+  SO.ExtractCommand = {Self, "extract"};
+  SO.ApplyCommand = ApplyCmdOpt.empty() ? std::vector<std::string>{Self, "apply"}
+                                        : std::vector<std::string>{ApplyCmdOpt.getValue()};
+  SO.CompilerArgs = Ctx.ExtraArgs;
+  SO.Ptxas = !NoPtxas;
+  SO.Rounds = RoundsOpt;
+  if (Expected<std::string> Lib = measure::findCuptiLibrary(Ctx.Argv0.c_str(), (void *)&selfPath))
+    SO.CuptiLib = *Lib;
+  else
+    consumeError(Lib.takeError());
+  std::unique_ptr<optimize::Stages> S = optimize::makeProcessStages(*C, SO);
+
+  optimize::OptimizeOptions O;
+  O.OutDir = std::string(OutDir);
+  O.BaselineDir = C->Dir;
+  O.Resume = ResumeOpt;
+  O.AbsoluteProposals = Absolute;
+  O.MaxCandidates = MaxCandidates;
+  O.MaxRounds = MaxRounds;
+  O.Plateau = PlateauOpt;
+  if (TimeBudget > 0)
+    O.TimeBudgetS = TimeBudget;
+  if (TokenBudget > 0)
+    O.TokenBudget = TokenBudget;
+  if (SpeedOfLight > 0)
+    O.SpeedOfLightPct = SpeedOfLight;
+  if (auto B = MemoryBuffer::getFile(C->Path))
+    O.ConfigHash = toHex(SHA256::hash(arrayRefFromStringRef((*B)->getBuffer())), true).substr(0, 16);
+
+  bool TTY = sys::Process::StandardOutIsDisplayed();
+  bool SaidNoGpu = false;
+  optimize::ProgressFn Progress = [&](StringRef Line) {
+    if (Line.starts_with("verification and measurement skipped")) {
+      // Said plainly, TTY or not.
+      outs() << "kloop optimize: " << Line << "\n";
+      SaidNoGpu = true;
+      return;
+    }
+    if (TTY)
+      outs() << "[kloop] " << Line << "\n";
+  };
+  Expected<optimize::OptimizeResult> R = optimize::runOptimize(**J, *S, *P, O, Progress);
+  if (!R)
+    return fail(toString(R.takeError()));
+  Expected<std::vector<std::string>> W = optimize::writeResults(**J, R->Run, OutDir);
+  if (!W)
+    return fail(toString(W.takeError()));
+  if (R->GpuSkipped && !SaidNoGpu)
+    outs() << "kloop optimize: verification and measurement skipped: no GPU\n";
+  outs() << "kloop optimize: stopped: " << R->StopReason << "\n";
+  outs() << "kloop optimize: " << R->Candidates << " candidate(s); "
+         << (R->Best ? "accepted cand-" + std::to_string(*R->Best) : std::string("nothing accepted"))
+         << "\n";
+  for (const std::string &F : *W)
+    outs() << "kloop optimize: wrote " << F << "\n";
+  return 0;
+}
+
+kloop::CommandRegistration Registration(OptSub, runOptimize);
+
+} // namespace

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's main job: inventory of the bundled examples, then `kloop optimize` on saxpy
+# with the builtin proposer, and the resulting patch. Usage: scripts/demo.sh BUILD_DIR
+set -euo pipefail
+BUILD_DIR=${1:?usage: scripts/demo.sh BUILD_DIR}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+KLOOP=$(cd "$BUILD_DIR" && pwd)/bin/kloop
+OUT=${KLOOP_DEMO_OUT:-$(mktemp -d /tmp/kloop-demo.XXXXXX)}
+echo "== kloop extract -p examples (inventory of every bundled example) =="
+(cd "$SRC" && "$KLOOP" extract -p examples -o "$OUT/inventory.json") || echo "(some translation units failed; see above)"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['kernels']), 'kernels,', len(d['constants']), 'tunable constants')" "$OUT/inventory.json" || true
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  echo "== no GPU here: kloop optimize runs extract, propose, apply, build and the ptxas report;"
+  echo "   verification and measurement are skipped and nothing is accepted =="
+fi
+echo "== kloop optimize on examples/saxpy =="
+"$KLOOP" optimize --config "$SRC/examples/saxpy/.kloop.yaml" --journal "$OUT/run.db" -o "$OUT/result" \
+  --max-candidates "${KLOOP_DEMO_CANDIDATES:-8}" -- -std=c++17
+echo "== report: $OUT/result/report.md =="
+cat "$OUT/result/report.md"
+if [ -f "$OUT/result/accepted.patch" ]; then
+  echo "== accepted.patch =="
+  cat "$OUT/result/accepted.patch"
+else
+  echo "== no accepted.patch: nothing was accepted =="
+fi
