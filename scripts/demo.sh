@@ -6,6 +6,7 @@ BUILD_DIR=${1:?usage: scripts/demo.sh BUILD_DIR}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 KLOOP=$(cd "$BUILD_DIR" && pwd)/bin/kloop
 OUT=${KLOOP_DEMO_OUT:-$(mktemp -d /tmp/kloop-demo.XXXXXX)}
+mkdir -p "$OUT"
 echo "== kloop extract -p examples (inventory of every bundled example) =="
 (cd "$SRC" && "$KLOOP" extract -p examples -o "$OUT/inventory.json") || echo "(some translation units failed; see above)"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['kernels']), 'kernels,', len(d['constants']), 'tunable constants')" "$OUT/inventory.json" || true
