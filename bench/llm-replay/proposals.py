@@ -16,6 +16,11 @@ Usage:
   proposals.py expected EXAMPLE         print the expectations as JSON
   proposals.py write EXAMPLE DIR        write DIR/NAME.json for every JSON proposal
                                         (for `kloop apply`) and DIR/NAME.txt otherwise
+  proposals.py check EXAMPLE HISTORY MODE [NAME...]
+                                        compare `kloop history --json` (file HISTORY) with
+                                        the expectations (MODE gpu|nogpu; NAMEs: the subset
+                                        that was replayed, in order); prints a table, exit 1
+                                        on any mismatch
 """
 import json
 import os
@@ -281,7 +286,7 @@ PROPOSALS = {
 
 
 def main(argv):
-    if len(argv) < 3 or argv[1] not in ("script", "list", "expected", "write"):
+    if len(argv) < 3 or argv[1] not in ("script", "list", "expected", "write", "check"):
         sys.stderr.write(__doc__)
         return 2
     cmd, ex = argv[1], argv[2]
@@ -290,9 +295,9 @@ def main(argv):
                          % (ex, ", ".join(sorted(PROPOSALS))))
         return 2
     ps = PROPOSALS[ex]
-    if len(argv) > 3 and cmd in ("script", "write"):
+    if (len(argv) > 3 and cmd in ("script", "write")) or (len(argv) > 4 and cmd == "check"):
         pass
-    elif cmd in ("script", "write"):
+    elif cmd in ("script", "write", "check"):
         sys.stderr.write(__doc__)
         return 2
     if cmd == "script":
@@ -323,7 +328,50 @@ def main(argv):
                 ext = ".txt"
             with open(os.path.join(argv[3], p["name"] + ext), "w") as f:
                 f.write(p["content"] + "\n")
+    elif cmd == "check":
+        return check(ex, argv[3], argv[4], argv[5:])
     return 0
+
+
+def matches(expected, outcome):
+    if expected == MEASURED:
+        return outcome in ("accepted", "rejected")
+    return outcome == expected
+
+
+def check(ex, history_file, mode, names):
+    if mode not in ("gpu", "nogpu"):
+        sys.stderr.write("proposals.py: MODE must be gpu or nogpu, not '%s'\n" % mode)
+        return 2
+    ps = [p for p in PROPOSALS[ex] if not names or p["name"] in names]
+    with open(history_file) as f:
+        hist = json.load(f)
+    got = sorted(hist.get("proposals", []), key=lambda p: p.get("round", 0))
+    rows, ok = [], True
+    for i, p in enumerate(ps):
+        want = p[mode]
+        if i < len(got):
+            outcome = got[i].get("outcome") or "?"
+            reason = (got[i].get("reason") or "").replace("\n", " ")
+        else:
+            outcome, reason = "(missing)", "no proposal journaled for this round"
+        good = matches(want, outcome)
+        if good and outcome == "refused" and p["why"] and p["why"] not in reason:
+            good = False
+        ok &= good
+        rows.append((str(i + 1), p["name"], want + (" (%s)" % p["why"] if p["why"] else ""),
+                     outcome, "yes" if good else "NO", reason[:100]))
+    if len(got) > len(ps):
+        ok = False
+        rows.append(("-", "(extra)", "-", "%d more proposal(s)" % (len(got) - len(ps)), "NO", ""))
+    head = ("round", "proposal", "expected", "actual", "match", "reason")
+    widths = [max(len(r[c]) for r in rows + [head]) for c in range(5)]
+    fmt = "  ".join("%%-%ds" % w for w in widths) + "  %s"
+    print(fmt % head)
+    for r in rows:
+        print(fmt % r)
+    print("%s: %s (%s mode)" % (ex, "all outcomes as expected" if ok else "MISMATCH", mode))
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
