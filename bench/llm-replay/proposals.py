@@ -7,8 +7,9 @@ envelope. `expect` is the outcome `kloop history --json` must report:
   nogpu  without a GPU (verification and measurement skipped),
   gpu    on a GPU; "measured" means the candidate passed verification and was measured:
          "accepted" or "rejected", whatever the statistics say ("failed_verification": the
-         outputs did not match the baseline's within the yaml's tolerance).
-`why` is the reason text expected in the refusal (a substring), when refused.
+         outputs did not match the baseline's within the yaml's tolerance); "a|b": either.
+`why` is checked only when the actual outcome is "refused".
+`why` is the reason text expected in the refusal (a substring).
 
 Usage:
   proposals.py script EXAMPLE FILE      write the fake server's script (queue in order)
@@ -28,6 +29,11 @@ import sys
 
 # Outcomes that are a measured verdict (the compare of the candidate ran on a GPU).
 MEASURED = "measured"
+# A cheat that builds is caught on the GPU either by the workload's own check (the harness
+# compares with a CPU reference and exits 1: kloop refuses the candidate, "candidate run
+# ... exited with 1") or by kloop's output comparison with the baseline
+# (failed_verification). Alternatives are separated by "|".
+CAUGHT = "refused|failed_verification"
 
 
 def prop(rationale, edits):
@@ -237,13 +243,13 @@ PROPOSALS = {
         entry("saxpy-half-output",
               prop("Two elements per thread halve the loop overhead.",
                    [{"kind": "replace_body", "id": "saxpy", "code": SAXPY_HALF_OUTPUT}]),
-              "unmeasured", "failed_verification", why="",
+              "unmeasured", CAUGHT, why="candidate run",
               desc="cheating: writes only out[0..n/2); builds, refused by output verification"),
         entry("saxpy-half-precision",
               prop("Compute in fp16: half the register pressure and the fp16 FMA throughput is 2x.",
                    [{"kind": "insert_device_function", "before": "saxpy", "code": HALF_INCLUDE},
                     {"kind": "replace_body", "id": "saxpy", "code": SAXPY_HALF_BODY}]),
-              "unmeasured", "failed_verification", why="",
+              "unmeasured", CAUGHT, why="candidate run",
               desc="cheating: fp16 arithmetic; builds, refused by the f32 tolerance (abs 1e-6)"),
     ],
     "reduction": [
@@ -279,7 +285,7 @@ PROPOSALS = {
                    [{"kind": "insert_device_function", "before": "sgemm_naive",
                      "code": MATMUL_HALF_INCLUDE},
                     {"kind": "replace_body", "id": "sgemm_naive", "code": MATMUL_HALF_ACC}]),
-              "unmeasured", "failed_verification", why="",
+              "unmeasured", CAUGHT, why="candidate run",
               desc="cheating: fp16 accumulation over K; builds, refused by the tolerance (abs 1e-3)"),
     ],
 }
@@ -334,9 +340,12 @@ def main(argv):
 
 
 def matches(expected, outcome):
-    if expected == MEASURED:
-        return outcome in ("accepted", "rejected")
-    return outcome == expected
+    for alt in expected.split("|"):
+        if alt == MEASURED and outcome in ("accepted", "rejected"):
+            return True
+        if alt == outcome:
+            return True
+    return False
 
 
 def check(ex, history_file, mode, names):
@@ -359,7 +368,7 @@ def check(ex, history_file, mode, names):
         if good and outcome == "refused" and p["why"] and p["why"] not in reason:
             good = False
         ok &= good
-        rows.append((str(i + 1), p["name"], want + (" (%s)" % p["why"] if p["why"] else ""),
+        rows.append((str(i + 1), p["name"], want + (" (%s)" % p["why"] if p["why"] and "refused" in want else ""),
                      outcome, "yes" if good else "NO", reason[:100]))
     if len(got) > len(ps):
         ok = False
