@@ -76,6 +76,8 @@ sys.exit(rc)' "$log" "$@" >"$tf" || rc=$?
   fi
   printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$label" "$n" "$rep" \
     "$(python3 -c "print(f'{$t1 - $t0:.3f}')")" "${rss:-0}" "$rc" >>"$results"
+  # Echo each measurement as it lands, so a run cut short still leaves its numbers in the log.
+  echo "    $(tail -n 1 "$results" | tr '\t' ' ')  (label jobs rep wall_s maxrss_kb rc)" >&2
   if [ "$rc" != 0 ]; then
     echo "run.sh: $label -j$n (rep $rep) exited $rc; last lines of $log:" >&2
     tail -n 5 "$log" >&2
