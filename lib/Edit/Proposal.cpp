@@ -249,9 +249,11 @@ Expected<Proposal> parseProposalText(StringRef Text, StringRef Source) {
   json J = json::parse(Text.begin(), Text.end(), nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded()) {
     // Re-parse with exceptions for the parser's message (position and token).
+    // Catch every json::exception, not only parse_error: a number too large for a
+    // double ("1e999") is reported as out_of_range.406 (found by kloop-fuzz-proposal).
     try {
       (void)json::parse(Text.begin(), Text.end());
-    } catch (const json::parse_error &E) {
+    } catch (const json::exception &E) {
       return fail(Source + ": not JSON: " + E.what());
     }
     return fail(Source + ": not JSON");

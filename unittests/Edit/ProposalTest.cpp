@@ -53,6 +53,15 @@ TEST(Proposal, RejectsSchemaViolationsNamingEditAndField) {
             std::string::npos);
 }
 
+// Regression (kloop-fuzz-proposal): a number too large for a double made the
+// re-parse for the error message throw json out_of_range.406, which was not caught
+// and terminated kloop. It must be an ordinary "not JSON" refusal.
+TEST(Proposal, NumberOverflowIsNotJsonNotACrash) {
+  std::string E = err(parseProposalText(R"({"version":1e999,"rationale":"x","edits":[]})", "big.json"));
+  EXPECT_NE(E.find("big.json: not JSON: "), std::string::npos) << E;
+  EXPECT_NE(E.find("number overflow"), std::string::npos) << E;
+}
+
 TEST(Output, DiffHasGitHeaderAndHunk) {
   Proposal P;
   P.Rationale = "because";
