@@ -71,6 +71,9 @@ for EX in $EXAMPLES; do
       ${LLM_REPLAY_EXTRA:-} -- ${LLM_REPLAY_ARGS:--std=c++17} 2>&1 | tee "$D/optimize.log"
   RC=${PIPESTATUS[0]}
   echo "--- $EX: kloop optimize exit $RC in $(( $(date +%s) - START )) s"
+  # What kloop sent the model (prompt context), for review and tests.
+  python3 -c 'import sys,urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' \
+    "http://127.0.0.1:$PORT/stats" > "$D/server_stats.json" 2>/dev/null || true
   cleanup; SERVER_PID=
   [ "$RC" -ne 0 ] && STATUS=1
 

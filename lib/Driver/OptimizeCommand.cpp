@@ -10,6 +10,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include <map>
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 #include "kloop/Optimize/Optimize.h"
@@ -73,18 +74,67 @@ std::string selfPath(const CommandContext &Ctx) {
   return P.empty() ? Ctx.Argv0 : P;
 }
 
+/// The workload's sources with each inventory ID written as a trailing comment on
+/// the line where its entity begins, so that a model can name what it sees.
+std::string annotateSources(const std::vector<std::pair<std::string, std::string>> &Files, const json &Inv) {
+  std::map<std::pair<std::string, unsigned>, std::vector<std::string>> At; // (file suffix, line) -> IDs
+  auto note = [&](const json &E) {
+    if (!E.is_object() || !E.contains("location") || !E.contains("id"))
+      return;
+    const json &L = E["location"];
+    At[{L.value("file", std::string()), L["begin"].value("line", 0u)}].push_back(E["id"].get<std::string>());
+  };
+  for (const json &K : Inv.value("kernels", json::array())) {
+    note(K);
+    for (const char *Kind : {"loops", "shared_arrays", "local_constants"})
+      for (const json &R : K.value(Kind, json::array()))
+        note(R);
+    if (K.contains("launch_bounds") && K["launch_bounds"].is_object())
+      note(K["launch_bounds"]);
+  }
+  for (const char *Kind : {"launch_sites", "constants", "device_functions"})
+    for (const json &E : Inv.value(Kind, json::array()))
+      note(E);
+  std::string Out;
+  for (const auto &[Name, Text] : Files) {
+    Out += "// file: " + Name + "\n";
+    SmallVector<StringRef, 0> Lines;
+    StringRef(Text).split(Lines, '\n');
+    for (unsigned I = 0; I < Lines.size(); ++I) {
+      Out += Lines[I].str();
+      for (const auto &[Key, IDs] : At)
+        if (Key.second == I + 1 && (StringRef(Key.first).ends_with(Name) || StringRef(Name).ends_with(Key.first)))
+          for (const std::string &ID : IDs)
+            Out += "  // [kloop id: " + ID + "]";
+      if (I + 1 < Lines.size())
+        Out += "\n";
+    }
+    Out += "\n";
+  }
+  return Out;
+}
+
+/// The profile a model sees: the latest measured evidence per kernel and shape
+/// (baseline and candidate medians and p99 in ns, % of roofline), or why there is none.
+std::string renderProfile(const json &Ctx) {
+  if (!Ctx.contains("profile") || !Ctx["profile"].is_array() || Ctx["profile"].empty())
+    return "not measured yet: no candidate of this run has been measured (no GPU, or the first round)";
+  return Ctx["profile"].dump(2);
+}
+
 /// Adapts optimize's context to the LLM template's placeholders.
 class LLMContextAdapter : public Proposer {
 public:
-  LLMContextAdapter(std::unique_ptr<LLMProposer> P, std::string Source) : P(std::move(P)), Source(std::move(Source)) {}
+  LLMContextAdapter(std::unique_ptr<LLMProposer> P, std::vector<std::pair<std::string, std::string>> Files)
+      : P(std::move(P)), Files(std::move(Files)) {}
   Expected<ProposalReply> propose(const json &Ctx) override {
     std::string Names;
     for (const json &K : Ctx["inventory"]["kernels"])
       Names += (Names.empty() ? "" : ", ") + K.value("id", std::string());
     json L = {{"kernel_name", Names},
-              {"kernel_source", Source},
+              {"kernel_source", annotateSources(Files, Ctx["inventory"])},
               {"ptxas_report", Ctx["ptxas_baseline"].dump(2)},
-              {"profile", "not measured yet"},
+              {"profile", renderProfile(Ctx)},
               {"history", Ctx["history"].dump(2)}};
     return P->propose(L);
   }
@@ -92,7 +142,7 @@ public:
 
 private:
   std::unique_ptr<LLMProposer> P;
-  std::string Source;
+  std::vector<std::pair<std::string, std::string>> Files;
 };
 
 int runOptimize(const CommandContext &Ctx) {
@@ -144,11 +194,11 @@ int runOptimize(const CommandContext &Ctx) {
     Expected<std::unique_ptr<LLMProposer>> LP = LLMProposer::create(*LC, *T, *Schema);
     if (!LP)
       return fail(toString(LP.takeError()));
-    std::string Source;
+    std::vector<std::pair<std::string, std::string>> Files;
     for (const std::string &S : C->Sources)
       if (auto B = MemoryBuffer::getFile(C->Dir + "/" + S))
-        Source += "// file: " + S + "\n" + (*B)->getBuffer().str() + "\n";
-    P = std::make_unique<LLMContextAdapter>(std::move(*LP), Source);
+        Files.push_back({S, (*B)->getBuffer().str()});
+    P = std::make_unique<LLMContextAdapter>(std::move(*LP), std::move(Files));
   } else {
     return fail("--proposer must be builtin, llm or command, not '" + ProposerOpt + "'", 2);
   }

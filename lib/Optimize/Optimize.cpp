@@ -182,6 +182,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
 
   // ---- rounds ----
   json History = json::array();
+  json Profile = json::array(); // evidence rows of the latest measured candidate
   std::string Incumbent = BaseDir;
   std::optional<unsigned> Best;
   unsigned SinceWin = 0;
@@ -231,6 +232,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       Ctx["inventory"] = (*Inv)["inventory"];
       Ctx["history"] = History;
       Ctx["ptxas_baseline"] = BasePtxas;
+      Ctx["profile"] = Profile;
       Ctx["round"] = N;
       Expected<ProposalReply> R = P.propose(Ctx);
       NewProposal NP;
@@ -419,6 +421,8 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       return Dc.takeError();
     Hist["outcome"] = (*Dc)["outcome"];
     Hist["reason"] = (*Dc)["explanation"];
+    if (Dc->contains("evidence") && (*Dc)["evidence"].is_array() && !(*Dc)["evidence"].empty())
+      Profile = (*Dc)["evidence"];
     if ((*Dc)["accepted"].get<bool>()) {
       Hist["accepted"] = true;
       Incumbent = CandDir;

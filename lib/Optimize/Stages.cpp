@@ -254,8 +254,9 @@ public:
         size_t P = Name.find(": ");
         if (P != std::string::npos)
           Name = Name.substr(P + 2, Name.find(" (") - P - 2);
-        if (Expected<std::optional<measure::Ceilings>> L =
-                measure::lookupCeilings(measure::defaultCeilingsCachePath(), Name))
+        // Measured once per GPU and cached (bench/ceilings/ceilings.cu), as kloop measure does.
+        if (Expected<measure::Ceilings> L =
+                measure::ensureCeilings(Name, measure::defaultCeilingsCachePath(), (WorkDir + "/ceilings").str()))
           Ceil = *L;
         else
           llvm::consumeError(L.takeError());
@@ -271,8 +272,17 @@ public:
         E["ci_low"] = SV.Speedup ? json(SV.Speedup->Lower) : json(nullptr);
         E["ci_high"] = SV.Speedup ? json(SV.Speedup->Upper) : json(nullptr);
         const measure::ShapeSpec *Sh = C.findShape(SV.Shape);
-        if (Ceil && Sh && Sh->Bytes && SV.Candidate && SV.Candidate->Median > 0 && Ceil->CopyGBps > 0)
-          E["pct_roofline"] = (double)*Sh->Bytes / SV.Candidate->Median / Ceil->CopyGBps * 100.0;
+        // Roofline floor of one launch: max(bytes / copy bandwidth, flops / FMA peak) in ns
+        // (GB/s = bytes/ns, GFLOP/s = flop/ns); % of roofline = floor / measured median.
+        if (Ceil && Sh && SV.Candidate && SV.Candidate->Median > 0) {
+          double FloorNs = 0;
+          if (Sh->Bytes && Ceil->CopyGBps > 0)
+            FloorNs = std::max(FloorNs, (double)*Sh->Bytes / Ceil->CopyGBps);
+          if (Sh->Flops && Ceil->FmaGFlops > 0)
+            FloorNs = std::max(FloorNs, (double)*Sh->Flops / Ceil->FmaGFlops);
+          if (FloorNs > 0)
+            E["pct_roofline"] = FloorNs / SV.Candidate->Median * 100.0;
+        }
         Out.Evidence.push_back(E);
       }
     }
