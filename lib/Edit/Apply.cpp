@@ -349,7 +349,10 @@ private:
       return {};
     EntityKind Want = wantedKind(Ed.Kind);
     EntityKind Have = E->Kind == EntityKind::LocalConstant ? EntityKind::Constant : E->Kind;
-    if (Have != Want)
+    if (Ed.Kind == EditKind::ReplaceStmt && Have != EntityKind::Kernel && Have != EntityKind::Loop)
+      return refuse("'" + Ed.ID + "' is a " + entityKindName(E->Kind) +
+                    ", but replace_stmt needs a kernel or a loop (whose body holds the statement)");
+    if (Ed.Kind != EditKind::ReplaceStmt && Have != Want)
       return refuse("'" + Ed.ID + "' is a " + entityKindName(E->Kind) + ", but " + editKindName(Ed.Kind) +
                     " needs a " + entityKindName(Want));
     if (!E->Editable)
@@ -369,6 +372,7 @@ private:
     case EditKind::AddConst: O = addConst(Ed, *E); break;
     case EditKind::ReplaceBody: O = replaceBody(Ed, *E); break;
     case EditKind::ReplaceLoop: O = replaceLoop(Ed, *E); break;
+    case EditKind::ReplaceStmt: O = replaceStmt(Ed, *E); break;
     case EditKind::InsertDeviceFunction: O = insertDeviceFunction(Ed, *E); break;
     case EditKind::AddKernelVariant: O = addVariant(Ed, *E); break;
     }
@@ -624,6 +628,102 @@ private:
     return ok({te(*R, StringRef(Ed.Code).trim().str())});
   }
 
+  /// The statement whose end decides whether a `;` after \p S's source range
+  /// still belongs to \p S: `if (c) x = 1;` ends like `x = 1`.
+  static const Stmt *lastSubStmt(const Stmt *S) {
+    for (;;) {
+      const Stmt *Next = nullptr;
+      if (const auto *I = dyn_cast<IfStmt>(S))
+        Next = I->getElse() ? I->getElse() : I->getThen();
+      else if (const auto *F = dyn_cast<ForStmt>(S))
+        Next = F->getBody();
+      else if (const auto *Wh = dyn_cast<WhileStmt>(S))
+        Next = Wh->getBody();
+      else if (const auto *RF = dyn_cast<CXXForRangeStmt>(S))
+        Next = RF->getBody();
+      else if (const auto *Sw = dyn_cast<SwitchStmt>(S))
+        Next = Sw->getBody();
+      else if (const auto *L = dyn_cast<LabelStmt>(S))
+        Next = L->getSubStmt();
+      else if (const auto *A = dyn_cast<AttributedStmt>(S))
+        Next = A->getSubStmt();
+      else if (const auto *C = dyn_cast<SwitchCase>(S))
+        Next = C->getSubStmt();
+      if (!Next)
+        return S;
+      S = Next;
+    }
+  }
+
+  /// replace_stmt: statement Ed.StmtIndex (1-based) among the direct statements
+  /// of a kernel's body or a loop's body (a loop body without braces is one
+  /// statement; the code then goes in braces so that it stays inside the loop).
+  Outcome replaceStmt(const Edit &Ed, const Entity &E) {
+    const Stmt *Body = nullptr;
+    std::string What;
+    if (E.Kind == EntityKind::Kernel) {
+      const auto *FD = dyn_cast_or_null<FunctionDecl>(E.D);
+      Body = FD ? FD->getBody() : nullptr;
+      What = "the body of kernel '" + Ed.ID + "'";
+    } else if (E.S) {
+      if (const auto *F = dyn_cast<ForStmt>(E.S))
+        Body = F->getBody();
+      else if (const auto *Wh = dyn_cast<WhileStmt>(E.S))
+        Body = Wh->getBody();
+      else if (const auto *D = dyn_cast<DoStmt>(E.S))
+        Body = D->getBody();
+      else if (const auto *RF = dyn_cast<CXXForRangeStmt>(E.S))
+        Body = RF->getBody();
+      What = "the body of loop '" + Ed.ID + "'";
+    }
+    if (!Body)
+      return refuse("no body for '" + Ed.ID + "' here");
+    std::vector<const Stmt *> Stmts;
+    bool Braced = isa<CompoundStmt>(Body);
+    if (const auto *CS = dyn_cast<CompoundStmt>(Body))
+      Stmts.assign(CS->body_begin(), CS->body_end());
+    else
+      Stmts.push_back(Body);
+    if (Ed.StmtIndex < 1 || (size_t)Ed.StmtIndex > Stmts.size())
+      return refuse("'stmt' " + std::to_string(Ed.StmtIndex) + " is out of range: " + What + " has " +
+                    std::to_string(Stmts.size()) + " direct statement" + (Stmts.size() == 1 ? "" : "s") +
+                    " (1-based)");
+    const Stmt *S = Stmts[Ed.StmtIndex - 1];
+    // Attributes and pragmas on the statement (#pragma unroll above a loop) stay.
+    while (const auto *A = dyn_cast<AttributedStmt>(S))
+      S = A->getSubStmt();
+    auto R = rangeOf(S->getSourceRange());
+    if (!R)
+      return refuse("statement " + std::to_string(Ed.StmtIndex) + ": " + macroRefusal());
+    const Stmt *Last = lastSubStmt(S);
+    if (!isa<CompoundStmt, DeclStmt, NullStmt, CXXTryStmt>(Last)) {
+      // The `;` that ends it lies after its source range: take it too.
+      StringRef Buf = bufferOf(R->File);
+      size_t I = R->End;
+      for (;;) {
+        while (I < Buf.size() && isspace((unsigned char)Buf[I]))
+          ++I;
+        if (Buf.substr(I).starts_with("//")) {
+          I = Buf.find('\n', I);
+          I = I == StringRef::npos ? Buf.size() : I;
+        } else if (Buf.substr(I).starts_with("/*")) {
+          I = Buf.find("*/", I + 2);
+          I = I == StringRef::npos ? Buf.size() : I + 2;
+        } else {
+          break;
+        }
+      }
+      if (I >= Buf.size() || Buf[I] != ';')
+        return refuse("statement " + std::to_string(Ed.StmtIndex) + ": cannot find the ';' that ends it (" +
+                      macroRefusal() + ")");
+      R->End = I + 1;
+    }
+    std::string Code = StringRef(Ed.Code).trim().str();
+    if (!Braced)
+      Code = "{ " + Code + " }";
+    return ok({te(*R, Code)});
+  }
+
   Outcome insertDeviceFunction(const Edit &Ed, const Entity &E) {
     StringRef Code = StringRef(Ed.Code).trim();
     if (!Code.contains("__device__"))
@@ -812,6 +912,9 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   for (unsigned I = 0; I < P.Edits.size(); ++I)
     for (unsigned J = I + 1; J < P.Edits.size(); ++J)
       if (P.Edits[I].ID == P.Edits[J].ID && !addsBeside(P.Edits[I].Kind) && !addsBeside(P.Edits[J].Kind) &&
+          // Two replace_stmt of different statements of one body: their text ranges are disjoint.
+          !(P.Edits[I].Kind == EditKind::ReplaceStmt && P.Edits[J].Kind == EditKind::ReplaceStmt &&
+            P.Edits[I].StmtIndex != P.Edits[J].StmtIndex) &&
           !(P.Edits[I].Kind != P.Edits[J].Kind &&
             (P.Edits[I].Kind == EditKind::AddConst || P.Edits[I].Kind == EditKind::AddRestrict) &&
             (P.Edits[J].Kind == EditKind::AddConst || P.Edits[J].Kind == EditKind::AddRestrict))) {

@@ -24,6 +24,7 @@ const std::vector<KindInfo> &kinds() {
       {EditKind::AddConst, "add_const", {"id"}, {}},
       {EditKind::ReplaceBody, "replace_body", {"id", "code"}, {}},
       {EditKind::ReplaceLoop, "replace_loop", {"id", "code"}, {}},
+      {EditKind::ReplaceStmt, "replace_stmt", {"id", "stmt", "code"}, {}},
       {EditKind::InsertDeviceFunction, "insert_device_function", {"before", "code"}, {}},
       {EditKind::AddKernelVariant, "add_kernel_variant", {"of", "name", "code", "retarget"}, {}},
   };
@@ -63,7 +64,12 @@ const char *editKindName(EditKind K) {
   return "?";
 }
 
-std::string Edit::label() const { return std::string(editKindName(Kind)) + " " + ID; }
+std::string Edit::label() const {
+  std::string L = std::string(editKindName(Kind)) + " " + ID;
+  if (Kind == EditKind::ReplaceStmt)
+    L += " stmt " + std::to_string(StmtIndex);
+  return L;
+}
 
 Expected<Proposal> parseProposal(const json &J) {
   if (!J.is_object())
@@ -216,6 +222,10 @@ Expected<Proposal> parseProposal(const json &J) {
     case EditKind::AddRestrict:
     case EditKind::AddConst:
       break;
+    case EditKind::ReplaceStmt:
+      if (Error Err = posInt("stmt", E.StmtIndex, 1 << 20))
+        return std::move(Err);
+      [[fallthrough]];
     case EditKind::ReplaceBody:
     case EditKind::ReplaceLoop:
     case EditKind::InsertDeviceFunction:
@@ -288,6 +298,7 @@ json proposalToJson(const Proposal &P) {
     case EditKind::AddConst: X["id"] = E.ID; break;
     case EditKind::ReplaceBody:
     case EditKind::ReplaceLoop: X["id"] = E.ID; X["code"] = E.Code; break;
+    case EditKind::ReplaceStmt: X["id"] = E.ID; X["stmt"] = E.StmtIndex; X["code"] = E.Code; break;
     case EditKind::InsertDeviceFunction: X["before"] = E.ID; X["code"] = E.Code; break;
     case EditKind::AddKernelVariant:
       X["of"] = E.ID; X["name"] = E.Name; X["code"] = E.Code; X["retarget"] = E.Retarget; break;

@@ -18,15 +18,18 @@ TEST(Proposal, RoundTripsEveryKind) {
     {"kind":"set_launch_config","id":"f.cu:main/launch#1","block":"256","allow_odd_block":"why"},
     {"kind":"add_restrict","id":"k/param:p"},{"kind":"add_const","id":"k/param:p"},
     {"kind":"replace_body","id":"k","code":"{}"},{"kind":"replace_loop","id":"k/loop#1","code":"for(;;);"},
+    {"kind":"replace_stmt","id":"k/loop#1","stmt":3,"code":"x = 1;"},
     {"kind":"insert_device_function","before":"k","code":"__device__ int f();"},
     {"kind":"add_kernel_variant","of":"k","name":"k2","code":"__global__ void k2(){}","retarget":["f.cu:main/launch#1"]}]})";
   auto P = parseProposalText(Text);
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  ASSERT_EQ(P->Edits.size(), 10u);
+  ASSERT_EQ(P->Edits.size(), 11u);
   EXPECT_EQ(P->Edits[0].Value, "128");
   EXPECT_FALSE(P->Edits[1].Count.has_value());
   EXPECT_EQ(*P->Edits[2].MinBlocks, 2);
-  EXPECT_EQ(P->Edits[9].Retarget.size(), 1u);
+  EXPECT_EQ(P->Edits[8].StmtIndex, 3);
+  EXPECT_EQ(P->Edits[8].label(), "replace_stmt k/loop#1 stmt 3");
+  EXPECT_EQ(P->Edits[10].Retarget.size(), 1u);
   auto Again = parseProposal(proposalToJson(*P));
   ASSERT_TRUE(bool(Again)) << llvm::toString(Again.takeError());
   EXPECT_EQ(proposalToJson(*Again), proposalToJson(*P));
@@ -48,6 +51,9 @@ TEST(Proposal, RejectsSchemaViolationsNamingEditAndField) {
             std::string::npos);
   EXPECT_NE(err(parseProposalText(R"({"rationale":"","edits":[{"kind":"set_launch_config","id":"a"}]})"))
                 .find("needs at least one of"),
+            std::string::npos);
+  EXPECT_NE(err(parseProposalText(R"({"rationale":"","edits":[{"kind":"replace_stmt","id":"k","stmt":"2","code":";"}]})"))
+                .find("edit #1 (replace_stmt): field 'stmt' must be an integer in [1, 1048576], got \"2\""),
             std::string::npos);
   EXPECT_NE(err(parseProposalText(R"({"rationale":"","edits":[],"x":1})")).find("unknown top-level field 'x'"),
             std::string::npos);

@@ -31,6 +31,7 @@ enum class EditKind {
   AddConst,             ///< add_const {id}
   ReplaceBody,          ///< replace_body {id, code}
   ReplaceLoop,          ///< replace_loop {id, code}
+  ReplaceStmt,          ///< replace_stmt {id (kernel or loop), stmt (1-based), code}
   InsertDeviceFunction, ///< insert_device_function {before, code}
   AddKernelVariant,     ///< add_kernel_variant {of, name, code, retarget}
 };
@@ -54,12 +55,18 @@ struct Edit {
   std::optional<std::string> Grid, Block, SharedMemory;
   /// set_launch_config: why a block size that is not a multiple of 32 (or over 1024) is wanted.
   std::optional<std::string> AllowOddBlock;
-  /// replace_body / replace_loop / insert_device_function / add_kernel_variant: new code.
+  /// replace_stmt: the 1-based index of the statement among the direct statements
+  /// of the body named by ID (a kernel's body, or a loop's body); 0 for other kinds.
+  /// Always in [1, 1048576] once parsed; the upper bound of the body is checked by
+  /// applyProposal.
+  long long StmtIndex = 0;
+  /// replace_body / replace_loop / replace_stmt / insert_device_function / add_kernel_variant: new code.
   std::string Code;
   /// add_kernel_variant: the new kernel's (unqualified) name and the launch-site IDs to retarget.
   std::string Name;
   std::vector<std::string> Retarget;
-  /// "kind id" as used in refusal messages, e.g. "set_unroll k/loop#1".
+  /// "kind id" as used in refusal messages, e.g. "set_unroll k/loop#1";
+  /// replace_stmt adds the index: "replace_stmt k/loop#1 stmt 2".
   std::string label() const;
 };
 
