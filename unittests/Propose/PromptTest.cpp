@@ -231,3 +231,31 @@ TEST(ProvenanceJSON, HasSnakeCaseKeysAndNulls) {
 }
 
 } // namespace
+
+// The template kloop optimize sends (v2) describes every edit kind of the answer schema with
+// exactly the schema's field names, so the prose never contradicts the schema it embeds.
+TEST(PromptFiles, CurrentTemplateNamesTheSchemasFields) {
+  std::string Dir = srcRoot() + "/prompts";
+  auto Buf = MemoryBuffer::getFile(Dir + "/optimize-kernel.v2.md");
+  ASSERT_TRUE(bool(Buf));
+  std::string Text = (*Buf)->getBuffer().str();
+  Expected<json> Schema = loadProposalSchema(Dir + "/proposal.schema.json");
+  ASSERT_TRUE(bool(Schema)) << errorText(Schema.takeError());
+  const json &Kinds = (*Schema)["properties"]["edits"]["items"]["oneOf"];
+  ASSERT_GE(Kinds.size(), 10u);
+  for (const json &K : Kinds) {
+    std::string Kind = K["properties"]["kind"]["const"];
+    size_t At = Text.find("  " + Kind + " {");
+    ASSERT_NE(At, std::string::npos) << Kind << " is not described in the template";
+    std::string Fields = Text.substr(At, Text.find('}', At) - At);
+    for (const auto &[Name, Prop] : K["properties"].items()) {
+      if (Name == "kind")
+        continue;
+      EXPECT_NE(Fields.find(Name), std::string::npos)
+          << "the template's line for " << Kind << " does not name the schema field '" << Name << "'";
+    }
+  }
+  // v1's names, which the schema refuses, are gone.
+  for (const char *Old : {"target,", "factor}", "shared_mem?", "justification?"})
+    EXPECT_EQ(Text.find(Old), std::string::npos) << Old;
+}
