@@ -362,6 +362,8 @@ private:
       if (K && !K->Editable)
         return refuse("its kernel '" + K->ID + "' " + K->NotEditableReason);
     }
+    if (auto Why = slotProblem(Ed))
+      return refuse(*Why);
     Outcome O;
     switch (Ed.Kind) {
     case EditKind::SetConstant: O = setConstant(Ed, *E); break;
@@ -383,6 +385,41 @@ private:
       O.Regions.push_back(regionOf(*Reg));
     }
     return O;
+  }
+
+  /// The proposal's text must stay in the place it replaces: a region check on
+  /// the replaced range alone lets `128>>>(a); hostCode(); k<<<1, 128` through.
+  static std::optional<std::string> slotProblem(const Edit &Ed) {
+    auto expr = [](const char *Field, const std::string &V) -> std::optional<std::string> {
+      if (auto Why = codeSlotProblem(V, CodeSlot::Expression))
+        return "field '" + std::string(Field) + "' must be one C++ expression on one line: " + *Why;
+      return std::nullopt;
+    };
+    auto code = [&](CodeSlot S, const char *Where) -> std::optional<std::string> {
+      if (auto Why = codeSlotProblem(StringRef(Ed.Code).trim(), S))
+        return "'code' must stay " + std::string(Where) + ": " + *Why;
+      return std::nullopt;
+    };
+    switch (Ed.Kind) {
+    case EditKind::SetConstant: return expr("value", Ed.Value);
+    case EditKind::SetLaunchConfig:
+      for (auto [F, V] : {std::pair{"grid", &Ed.Grid}, {"block", &Ed.Block}, {"shared_memory", &Ed.SharedMemory}})
+        if (*V)
+          if (auto Why = expr(F, **V))
+            return Why;
+      return std::nullopt;
+    case EditKind::ReplaceBody: {
+      StringRef Code = StringRef(Ed.Code).trim();
+      if (!Code.starts_with("{") || !Code.ends_with("}"))
+        return std::nullopt; // replaceBody says so
+      return code(CodeSlot::Body, "one body in braces { ... }");
+    }
+    case EditKind::ReplaceLoop:
+    case EditKind::ReplaceStmt: return code(CodeSlot::Statements, "inside the enclosing body");
+    case EditKind::InsertDeviceFunction:
+    case EditKind::AddKernelVariant: return code(CodeSlot::TopLevel, "whole declarations beside the kernel");
+    default: return std::nullopt;
+    }
   }
 
   Outcome ok(std::vector<TextEdit> Edits) {
@@ -881,7 +918,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   std::map<std::string, std::multiset<std::string>> BeforeDiags; // job file + side -> keys
   for (const CompileJob &Job : Jobs) {
     if (Job.Error)
-      return createStringError(inconvertibleErrorCode(), *Job.Error);
+      return createStringError(inconvertibleErrorCode(), Job.File + ": " + *Job.Error);
     for (Side S : {Side::Host, Side::Device}) {
       ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
                                        std::make_unique<PlanAction>(St, S, Job));

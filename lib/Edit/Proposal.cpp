@@ -1,6 +1,7 @@
 //===- Proposal.cpp - Parsing and validating the edit language ------------===//
 #include "kloop/Edit/Proposal.h"
 
+#include <cstring>
 #include <set>
 
 using namespace llvm;
@@ -272,6 +273,205 @@ Expected<Proposal> parseProposalText(StringRef Text, StringRef Source) {
   if (!P)
     return fail(Source + ": " + toString(P.takeError()));
   return P;
+}
+
+namespace {
+bool isIdentChar(char C) { return isalnum((unsigned char)C) || C == '_' || (unsigned char)C >= 0x80; }
+} // namespace
+
+std::optional<std::string> codeSlotProblem(StringRef Text, CodeSlot Slot) {
+  const bool Expr = Slot == CodeSlot::Expression;
+  if (Expr && Text.find_first_of("\n\r") != StringRef::npos)
+    return std::string("it spans several lines");
+  if (Expr && Text.contains('\\'))
+    return std::string("it contains a backslash");
+  // Translation phase 2: backslash-newline splices (clang allows blanks between them).
+  std::string T;
+  T.reserve(Text.size());
+  for (size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '\\') {
+      size_t J = I + 1;
+      while (J < Text.size() && (Text[J] == ' ' || Text[J] == '\t'))
+        ++J;
+      if (J < Text.size() && (Text[J] == '\n' || Text[J] == '\r')) {
+        if (Text[J] == '\r' && J + 1 < Text.size() && Text[J + 1] == '\n')
+          ++J;
+        I = J;
+        continue;
+      }
+      if (J == Text.size())
+        return std::string("it ends with a backslash, which would join it with the line after it");
+    }
+    T += Text[I];
+  }
+  const size_t N = T.size();
+  std::string Open; // the closers still expected, innermost last
+  bool LineStart = true, First = true, BodyClosed = false;
+  auto at = [&](size_t I, StringRef S) { return StringRef(T).substr(I).starts_with(S); };
+  for (size_t I = 0; I < N;) {
+    char C = T[I];
+    if (C == '\n' || C == '\r') {
+      LineStart = true;
+      ++I;
+      continue;
+    }
+    if (C == ' ' || C == '\t' || C == '\f' || C == '\v') {
+      ++I;
+      continue;
+    }
+    bool AtLineStart = LineStart;
+    LineStart = false;
+    if (at(I, "//")) {
+      if (Expr)
+        return std::string("it contains a // comment, which would swallow the rest of the line");
+      size_t E = T.find('\n', I);
+      if (E == std::string::npos)
+        return std::string("it ends inside a // comment, which would swallow the code after it on that line");
+      I = E;
+      continue;
+    }
+    if (at(I, "/*")) {
+      size_t E = T.find("*/", I + 2);
+      if (E == std::string::npos)
+        return std::string("it has an unterminated /* comment");
+      LineStart = AtLineStart;
+      I = E + 2;
+      continue;
+    }
+    if (Slot == CodeSlot::Body && BodyClosed)
+      return std::string("there is code after the body's closing '}'");
+    if (Slot == CodeSlot::Body && First && !(C == '{' || at(I, "<%")))
+      return std::string("it does not start with '{'");
+    First = false;
+    if (C == '#' || at(I, "%:")) {
+      if (Expr)
+        return std::string("it contains '#'");
+      if (!AtLineStart) { // not a directive; clang rejects a stray '#' itself
+        I += C == '#' ? 1 : 2;
+        continue;
+      }
+      size_t J = I + (C == '#' ? 1 : 2);
+      while (J < N && (T[J] == ' ' || T[J] == '\t'))
+        ++J;
+      size_t K = J;
+      while (K < N && isIdentChar(T[K]))
+        ++K;
+      std::string Name = T.substr(J, K - J);
+      // A system header between two kernels (`#include <cuda_fp16.h>`) only declares.
+      bool SystemInclude = false;
+      if (Slot == CodeSlot::TopLevel && Name == "include") {
+        size_t A = K;
+        while (A < N && (T[A] == ' ' || T[A] == '\t'))
+          ++A;
+        SystemInclude = A < N && T[A] == '<';
+      }
+      if (Name != "pragma" && !SystemInclude)
+        return "it holds a #" + Name + " directive; only #pragma lines" +
+               (Slot == CodeSlot::TopLevel ? " and #include <system header>" : "") +
+               " may appear in code (a directive also acts on the code after the edit)";
+      size_t E = T.find('\n', K);
+      if (E == std::string::npos)
+        return "it ends inside a #" + Name + " line, which would swallow the code after it on that line";
+      I = E;
+      continue;
+    }
+    if (C == '"' || C == '\'') {
+      if (Expr && C == '"')
+        return std::string("it contains a string literal");
+      size_t J = I + 1;
+      while (J < N && T[J] != C && T[J] != '\n')
+        J += T[J] == '\\' ? 2 : 1;
+      if (J >= N || T[J] != C)
+        return std::string("it has an unterminated ") + (C == '"' ? "string" : "character") + " literal";
+      I = J + 1;
+      continue;
+    }
+    if (isdigit((unsigned char)C) || (C == '.' && I + 1 < N && isdigit((unsigned char)T[I + 1]))) {
+      size_t J = I + 1; // a pp-number, digit separators included
+      while (J < N) {
+        if (isIdentChar(T[J]) || T[J] == '.')
+          ++J;
+        else if (T[J] == '\'' && J + 1 < N && isIdentChar(T[J + 1]))
+          J += 2;
+        else if ((T[J] == '+' || T[J] == '-') && strchr("eEpP", T[J - 1]))
+          ++J;
+        else
+          break;
+      }
+      I = J;
+      continue;
+    }
+    if (isIdentChar(C)) {
+      size_t J = I;
+      while (J < N && isIdentChar(T[J]))
+        ++J;
+      StringRef Name = StringRef(T).slice(I, J);
+      if (J < N && T[J] == '"' && (Name == "R" || Name == "u8R" || Name == "uR" || Name == "UR" || Name == "LR")) {
+        if (Expr)
+          return std::string("it contains a string literal");
+        size_t Paren = T.find('(', J + 1);
+        if (Paren == std::string::npos || Paren - J - 1 > 16 ||
+            StringRef(T).slice(J + 1, Paren).find_first_of(" )\\\t\n") != StringRef::npos)
+          return std::string("it has a malformed raw string literal");
+        std::string Close = ")" + T.substr(J + 1, Paren - J - 1) + "\"";
+        size_t E = T.find(Close, Paren + 1);
+        if (E == std::string::npos)
+          return std::string("it has an unterminated raw string literal");
+        I = E + Close.size();
+        continue;
+      }
+      I = J; // a literal's prefix (u8, L, ...) is followed by its literal, read next
+      continue;
+    }
+    // Punctuators, digraphs included.
+    char B = C;
+    size_t Len = 1;
+    if (at(I, "<%"))
+      B = '{', Len = 2;
+    else if (at(I, "%>"))
+      B = '}', Len = 2;
+    else if (at(I, "<:") && !(at(I, "<::") && !at(I, "<:::") && !at(I, "<::>")))
+      B = '[', Len = 2;
+    else if (at(I, ":>"))
+      B = ']', Len = 2;
+    switch (B) {
+    case '(': Open += ')'; break;
+    case '[': Open += ']'; break;
+    case '{': Open += '}'; break;
+    case ')':
+    case ']':
+    case '}':
+      if (Open.empty())
+        return std::string("it closes a '") + B + "' that it did not open";
+      if (Open.back() != B)
+        return std::string("it closes '") + B + "' where '" + Open.back() + "' is expected";
+      Open.pop_back();
+      if (Open.empty() && Slot == CodeSlot::Body)
+        BodyClosed = true;
+      break;
+    case ';':
+      if (Expr)
+        return std::string("it contains ';'");
+      break;
+    case ',':
+      if (Expr && Open.empty())
+        return std::string("it is a list, not one expression (a ',' outside brackets)");
+      break;
+    case '<':
+    case '>':
+      if (Expr && (at(I, "<<<") || at(I, ">>>")))
+        return std::string("it contains '") + std::string(3, B) + "'";
+      break;
+    default: break;
+    }
+    I += Len;
+  }
+  if (!Open.empty())
+    return std::string("it leaves a '") +
+           (Open.back() == ')' ? '(' : Open.back() == ']' ? '[' : '{') + "' open";
+  if (Slot == CodeSlot::Body && !BodyClosed)
+    return std::string("it is not a body in braces");
+  return std::nullopt;
 }
 
 json proposalToJson(const Proposal &P) {

@@ -89,6 +89,25 @@ llvm::Expected<Proposal> parseProposal(const nlohmann::json &J);
 /// "<Source>: not JSON: <parser message>".
 llvm::Expected<Proposal> parseProposalText(llvm::StringRef Text, llvm::StringRef Source = "proposal");
 
+/// Where a proposal's source text goes, for codeSlotProblem().
+enum class CodeSlot {
+  Expression, ///< set_constant value, set_launch_config grid/block/shared_memory: one expression on one line
+  Body,       ///< replace_body code: one compound statement `{ ... }`
+  Statements, ///< replace_loop / replace_stmt code: statements that stay inside the enclosing body
+  TopLevel,   ///< insert_device_function / add_kernel_variant code: declarations between two kernels
+};
+
+/// Why \p Text cannot go into \p Slot without reaching code outside the edited
+/// region, or std::nullopt when it can. A lexical check (comments, string and
+/// character literals, line splices and digraphs are understood): brackets must
+/// balance and never close one opened before the text; an expression holds no
+/// `;`, no top-level `,`, no `<<<`/`>>>`, no `//` comment, no backslash and no
+/// line break; code holds no preprocessor directive but `#pragma` (and, between
+/// kernels, `#include <system header>`). Without it,
+/// `"block": "128>>>(a); cudaFree(b); k<<<1, 128"` or a body `{ } int f() { ... }`
+/// would add host code through an edit whose replacement lies inside its region.
+std::optional<std::string> codeSlotProblem(llvm::StringRef Text, CodeSlot Slot);
+
 /// The JSON form of \p P (round-trips through parseProposal).
 nlohmann::json proposalToJson(const Proposal &P);
 
