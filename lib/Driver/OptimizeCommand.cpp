@@ -22,12 +22,15 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
 
 using namespace llvm;
 using json = nlohmann::json;
@@ -150,6 +153,13 @@ int runOptimize(const CommandContext &Ctx) {
     errs() << "kloop optimize: error: " << Msg << "\n";
     return Code;
   };
+  // Usage errors first, before anything is read or written.
+  if (!(TimeBudget >= 0) || std::isinf(TimeBudget))
+    return fail("--time-budget must be a number of seconds >= 0 (0: no limit), not " + formatv("{0}", TimeBudget.getValue()).str(), 2);
+  if (TokenBudget < 0)
+    return fail("--token-budget must be >= 0 (0: no limit), not " + std::to_string(TokenBudget), 2);
+  if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
+    return fail("--speed-of-light must be a percentage in [0, 100] (0: off), not " + formatv("{0}", SpeedOfLight.getValue()).str(), 2);
   Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
   if (!C)
     return fail(toString(C.takeError()));
@@ -158,8 +168,10 @@ int runOptimize(const CommandContext &Ctx) {
                                                    : (sys::path::parent_path(JournalPath) + "/kloop-out").str())
                                             : OutDirOpt.getValue());
   sys::fs::make_absolute(OutDir);
-  if (std::error_code EC = sys::fs::create_directories(OutDir))
-    return fail("cannot create " + OutDir + ": " + EC.message());
+  // The directory is created only once the proposer and the journal are set up, so
+  // that a refused command line leaves nothing behind; a file in its place is refused now.
+  if (sys::fs::exists(OutDir) && !sys::fs::is_directory(OutDir))
+    return fail("cannot use " + OutDir + " as the output directory: it exists and is not a directory");
 
   // The proposer.
   std::unique_ptr<Proposer> P;
@@ -185,7 +197,7 @@ int runOptimize(const CommandContext &Ctx) {
     Expected<std::string> Dir = findPromptsDir(Ctx.Argv0);
     if (!Dir)
       return fail(toString(Dir.takeError()));
-    Expected<PromptTemplate> T = PromptTemplate::load(*Dir + "/optimize-kernel.v1.md");
+    Expected<PromptTemplate> T = PromptTemplate::load(*Dir + "/optimize-kernel.v2.md");
     if (!T)
       return fail(toString(T.takeError()));
     Expected<json> Schema = loadProposalSchema(*Dir + "/proposal.schema.json");
@@ -209,6 +221,14 @@ int runOptimize(const CommandContext &Ctx) {
   if (!J)
     return fail(toString(J.takeError()) +
                 (ResumeOpt ? "" : " (use --resume to continue a run, or choose another --journal)"));
+  if (std::error_code EC = sys::fs::create_directories(OutDir)) {
+    if (!ResumeOpt) { // the journal was created just now and holds nothing yet
+      J->reset();
+      for (const char *Suffix : {"", "-wal", "-shm", "-journal"})
+        sys::fs::remove(JournalPath + Suffix);
+    }
+    return fail("cannot create " + OutDir + ": " + EC.message());
+  }
 
   optimize::ProcessStagesOptions SO;
   std::string Self = selfPath(Ctx);
