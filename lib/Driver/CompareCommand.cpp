@@ -10,9 +10,11 @@
 #include "kloop/Driver/Command.h"
 #include "kloop/Measure/Compare.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -72,6 +74,33 @@ static int runCompare(const CommandContext &Ctx) {
     errs() << toString(C.takeError()) << "\n";
     return 1;
   }
+  // The command line is checked before the GPU, so that a machine without one
+  // still says what is wrong with it.
+  for (const std::string &D : Dirs)
+    if (!sys::fs::is_directory(D)) {
+      errs() << "kloop compare: error: source directory '" << absPath(D) << "' "
+             << (sys::fs::exists(D) ? "is not a directory" : "does not exist") << "\n";
+      return 1;
+    }
+  auto usage = [](const Twine &Msg) {
+    errs() << "kloop compare: error: " << Msg << "\n";
+    return 2;
+  };
+  if (RoundsOpt < 1)
+    return usage("--rounds must be at least 1");
+  if (!(MinGainOpt >= 0) || std::isinf(MinGainOpt))
+    return usage("--min-gain must be a fraction >= 0 (0.02: 2%), not " + formatv("{0}", MinGainOpt.getValue()).str());
+  if (!(P99TolOpt >= 0) || std::isinf(P99TolOpt))
+    return usage("--p99-tolerance must be a fraction >= 0 (0.05: 5%), not " +
+                 formatv("{0}", P99TolOpt.getValue()).str());
+  for (const std::string &Name : ShapeOpt)
+    if (none_of(C->Shapes, [&](const ShapeSpec &S) { return S.Name == Name; })) {
+      std::string Known;
+      for (const ShapeSpec &S : C->Shapes)
+        Known += (Known.empty() ? "" : ", ") + S.Name;
+      errs() << "kloop compare: error: " << C->Path << ": no shape named '" << Name << "' (shapes: " << Known << ")\n";
+      return 1;
+    }
   Expected<std::string> Gpu = probeGpu();
   if (!Gpu) {
     errs() << "kloop compare: comparison skipped: " << toString(Gpu.takeError()) << "\n";

@@ -11,6 +11,7 @@
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Measure.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -97,6 +98,16 @@ static int runMeasure(const CommandContext &Ctx) {
     errs() << toString(C.takeError()) << "\n";
     return 1;
   }
+
+  // An unknown --shape is named even on a machine without a GPU.
+  for (const std::string &Name : ShapeOpt)
+    if (none_of(C->Shapes, [&](const ShapeSpec &S) { return S.Name == Name; })) {
+      std::string Known;
+      for (const ShapeSpec &S : C->Shapes)
+        Known += (Known.empty() ? "" : ", ") + S.Name;
+      errs() << "kloop measure: error: " << C->Path << ": no shape named '" << Name << "' (shapes: " << Known << ")\n";
+      return 1;
+    }
 
   // No GPU: say so plainly and stop before building anything.
   Expected<std::string> Gpu = probeGpu();
