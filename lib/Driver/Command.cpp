@@ -34,6 +34,12 @@ int kloopMain(int Argc, const char **Argv) {
       break;
     }
   cl::SetVersionPrinter(printVersion);
+  // LLVM's own options (hundreds: --polly-*, --amdgpu-*, ...) are linked in and
+  // registered at top level; `kloop --help` lists kloop's subcommands, not them
+  // (`--help-hidden` still does).
+  for (auto &KV : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+    if (KV.first != "help" && KV.first != "help-list" && KV.first != "version")
+      KV.second->setHiddenFlag(cl::Hidden);
   if (!cl::ParseCommandLineOptions(
           Cut, Argv,
           "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n\n"
