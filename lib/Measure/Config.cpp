@@ -619,6 +619,15 @@ struct DiagCollector {
   static void handle(const SMDiagnostic &D, void *Ctx) {
     auto *Self = static_cast<DiagCollector *>(Ctx);
     raw_string_ostream OS(Self->Text);
+    // llvm::yaml says "unexpected scalar" where it expected a scalar and found a
+    // sequence or mapping (`name: [1]`): say that.
+    if (D.getMessage() == "unexpected scalar" && D.getSourceMgr()) {
+      SMDiagnostic Clear(*D.getSourceMgr(), D.getLoc(), D.getFilename(), D.getLineNo(), D.getColumnNo(),
+                         D.getKind(), "expected a single value here, not a list or a mapping",
+                         D.getLineContents(), D.getRanges());
+      Clear.print(nullptr, OS, /*ShowColors=*/false);
+      return;
+    }
     D.print(nullptr, OS, /*ShowColors=*/false);
   }
 };
