@@ -862,6 +862,100 @@ std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const
   return CL;
 }
 
+/// One top-level declaration that inserted code may not add, found by TopLevelCheck.
+struct TopLevelViolation {
+  unsigned Edit;
+  std::string What; ///< e.g. "variable 'g' (line 12)"
+};
+
+/// Walks the top-level declarations (through namespaces and extern "C" blocks) of a re-parsed
+/// translation unit and reports those that lie inside text inserted by insert_device_function or
+/// add_kernel_variant but are not __device__ functions (or, for add_kernel_variant, __global__
+/// kernels): host functions, global variables, static initialisers would all run outside any
+/// kernel's region.
+class TopLevelCheckConsumer : public ASTConsumer {
+public:
+  using Ranges = std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>>;
+  TopLevelCheckConsumer(const Ranges &R, const std::map<unsigned, bool> &AllowGlobal, std::string Dir,
+                        std::vector<TopLevelViolation> &Out)
+      : R(R), AllowGlobal(AllowGlobal), Dir(std::move(Dir)), Out(Out) {}
+  void HandleTranslationUnit(ASTContext &Ctx) override { walk(Ctx, Ctx.getTranslationUnitDecl()); }
+
+private:
+  void walk(ASTContext &Ctx, const DeclContext *DC) {
+    for (const Decl *D : DC->decls()) {
+      if (D->isImplicit())
+        continue;
+      if (isa<NamespaceDecl, LinkageSpecDecl, ExportDecl>(D)) {
+        walk(Ctx, cast<DeclContext>(D));
+        continue;
+      }
+      std::optional<unsigned> E = editAt(Ctx.getSourceManager(), D->getBeginLoc());
+      if (!E)
+        continue;
+      const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
+      if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+        FD = FT->getTemplatedDecl();
+      bool Ok = false;
+      if (FD) {
+        bool Device = FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>();
+        bool Kernel = FD->hasAttr<CUDAGlobalAttr>();
+        auto It = AllowGlobal.find(*E);
+        Ok = (Device && !Kernel) || (Kernel && It != AllowGlobal.end() && It->second);
+      } else if (isa<StaticAssertDecl, EmptyDecl, UsingDirectiveDecl, UsingDecl, TypedefNameDecl>(D)) {
+        Ok = true; // no code runs for these
+      }
+      if (Ok)
+        continue;
+      std::string Name;
+      if (const auto *ND = dyn_cast<NamedDecl>(D))
+        Name = " '" + ND->getNameAsString() + "'";
+      PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(Ctx.getSourceManager().getExpansionLoc(D->getBeginLoc()));
+      std::string Kind = FD ? (FD->hasAttr<CUDAGlobalAttr>() ? "kernel" : "host function")
+                            : std::string(D->getDeclKindName()) == "Var" ? "global variable"
+                                                                          : "declaration (" + std::string(D->getDeclKindName()) + ")";
+      Out.push_back({*E, Kind + Name + (PL.isValid() ? " (line " + std::to_string(PL.getLine()) + ")" : "")});
+    }
+  }
+
+  std::optional<unsigned> editAt(const SourceManager &SM, SourceLocation L) const {
+    if (L.isInvalid())
+      return std::nullopt;
+    auto [FID, Off] = SM.getDecomposedExpansionLoc(L);
+    OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
+    if (!F)
+      return std::nullopt;
+    auto It = R.find(absPath(F->getName(), Dir));
+    if (It == R.end())
+      return std::nullopt;
+    for (auto [B, Len, E] : It->second)
+      if (Off >= B && Off < B + Len)
+        return E;
+    return std::nullopt;
+  }
+
+  const Ranges &R;
+  const std::map<unsigned, bool> &AllowGlobal;
+  std::string Dir;
+  std::vector<TopLevelViolation> &Out;
+};
+
+class TopLevelCheckAction : public ASTFrontendAction {
+public:
+  TopLevelCheckAction(const TopLevelCheckConsumer::Ranges &R, const std::map<unsigned, bool> &AllowGlobal,
+                      std::string Dir, std::vector<TopLevelViolation> &Out)
+      : R(R), AllowGlobal(AllowGlobal), Dir(std::move(Dir)), Out(Out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
+    return std::make_unique<TopLevelCheckConsumer>(R, AllowGlobal, Dir, Out);
+  }
+
+private:
+  const TopLevelCheckConsumer::Ranges &R;
+  const std::map<unsigned, bool> &AllowGlobal;
+  std::string Dir;
+  std::vector<TopLevelViolation> &Out;
+};
+
 Expected<std::string> readFile(const std::string &Path) {
   auto B = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!B)
@@ -1232,6 +1326,32 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         Found |= K->Data.value("name", "") == Ed.Name;
       if (!Found)
         refuse(I, "'code' does not define a __global__ kernel named '" + Ed.Name + "'");
+    }
+    // Inserted declarations: only __device__ functions (and, for add_kernel_variant, its kernel).
+    // Host functions, global variables and their initialisers would run outside any kernel.
+    {
+      TopLevelCheckConsumer::Ranges Inserted;
+      std::map<unsigned, bool> AllowGlobal;
+      for (auto &[File, Rs] : NewRanges)
+        for (auto [B, L, E] : Rs)
+          if (addsBeside(P.Edits[E].Kind)) {
+            Inserted[File].emplace_back(B, L, E);
+            AllowGlobal[E] = P.Edits[E].Kind == EditKind::AddKernelVariant;
+          }
+      if (!Inserted.empty()) {
+        std::set<std::pair<unsigned, std::string>> Seen;
+        for (const CompileJob &Job : Jobs) {
+          std::vector<TopLevelViolation> V;
+          parseCommandLine(checkedCommandLine(Job, Side::Host, FOpts), Job.Directory,
+                           std::make_unique<TopLevelCheckAction>(Inserted, AllowGlobal, Job.Directory, V), Mapped);
+          for (const TopLevelViolation &X : V)
+            if (Seen.insert({X.Edit, X.What}).second)
+              refuse(X.Edit, "the inserted code declares a " + X.What +
+                                 ", not a __device__ function: inserted code may add only device functions" +
+                                 std::string(P.Edits[X.Edit].Kind == EditKind::AddKernelVariant ? " and the variant kernel" : "") +
+                                 " (host code and global variables are outside any kernel's region)");
+        }
+      }
     }
     if (Result.Refusals.size() > RefusedBefore) {
       Result.Applied.clear();
