@@ -32,11 +32,7 @@ static Expected<std::vector<verify::OutputSpec>> verifyOutputs(const WorkloadCon
     if (!T)
       return err(C.Path + ": outputs: " + toString(T.takeError()));
     V.Type = *T;
-    Expected<verify::ToleranceKind> K = verify::parseToleranceKind(toString(O.Tol.Kind));
-    if (!K)
-      return K.takeError();
-    V.Tol.Kind = *K;
-    V.Tol.Value = O.Tol.Value;
+    V.Tol = O.Tol;
     R.push_back(V);
   }
   return R;

@@ -24,19 +24,6 @@ using namespace llvm;
 namespace kloop {
 namespace measure {
 
-StringRef toString(ToleranceKind K) {
-  switch (K) {
-  case ToleranceKind::Abs:
-    return "abs";
-  case ToleranceKind::Rel:
-    return "rel";
-  case ToleranceKind::Ulp:
-    return "ulp";
-  case ToleranceKind::Exact:
-    return "exact";
-  }
-  return "exact";
-}
 
 StringRef toString(L2Policy P) {
   switch (P) {
@@ -352,16 +339,12 @@ template <> struct MappingTraits<RawTolerance> {
     if (!T.Kind)
       return "tolerance.kind: missing (one of abs|rel|ulp|exact)";
     StringRef K = StringRef(*T.Kind).trim();
-    if (K == "abs")
-      T.Out.Kind = ToleranceKind::Abs;
-    else if (K == "rel")
-      T.Out.Kind = ToleranceKind::Rel;
-    else if (K == "ulp")
-      T.Out.Kind = ToleranceKind::Ulp;
-    else if (K == "exact")
-      T.Out.Kind = ToleranceKind::Exact;
-    else
+    Expected<kloop::verify::ToleranceKind> Parsed = kloop::verify::parseToleranceKind(K);
+    if (!Parsed) {
+      llvm::consumeError(Parsed.takeError());
       return "tolerance.kind: '" + *T.Kind + "' is not one of abs|rel|ulp|exact";
+    }
+    T.Out.Kind = *Parsed;
     if (!T.Value) {
       if (T.Out.Kind != ToleranceKind::Exact)
         return ("tolerance.value: missing (required for kind " + K + ")").str();

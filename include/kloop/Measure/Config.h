@@ -23,27 +23,16 @@
 #include <string>
 #include <vector>
 
+#include "kloop/Verify/Compare.h"
+
 namespace kloop {
 namespace measure {
 
-/// How an output is compared against the baseline's (kloopVerify applies it).
-enum class ToleranceKind {
-  Abs,   ///< |cand - base| <= value
-  Rel,   ///< |cand - base| <= value * |base|
-  Ulp,   ///< distance in units in the last place <= value
-  Exact, ///< bitwise equality; value must be 0 or absent
-};
-
-/// Spelling of \p K as in the YAML: "abs", "rel", "ulp", "exact".
-llvm::StringRef toString(ToleranceKind K);
-
-/// One output tolerance (`outputs[i].tolerance`).
-struct Tolerance {
-  ToleranceKind Kind = ToleranceKind::Exact;
-  /// Non-negative; unitless for abs/rel (in the output's own units for abs),
-  /// a count of ULPs for ulp, 0 for exact.
-  double Value = 0;
-};
+/// How an output is compared against the baseline's: kloopVerify's kinds and
+/// tolerance (include/kloop/Verify/Compare.h documents their meaning), so the
+/// YAML and the comparison can never disagree.
+using ToleranceKind = verify::ToleranceKind;
+using Tolerance = verify::Tolerance;
 
 /// An output buffer of a target kernel (`outputs[i]`).
 struct OutputSpec {
