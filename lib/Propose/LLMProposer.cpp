@@ -261,7 +261,12 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
         return Fail(Problem);
       if (Resp.RetryAfter) {
         std::optional<milliseconds> RA =
-            parseRetryAfter(*Resp.RetryAfter, static_cast<int64_t>(std::time(nullptr)));
+            // system_clock, not std::time(): glibc's time() reads the coarse clock, which can
+            // lag the server's precise clock by a tick and turn "2 s ahead" into 3 s.
+            parseRetryAfter(*Resp.RetryAfter,
+                            std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
         if (RA && *RA > Config.BackoffMax)
           return Fail(Problem + "; the server asks to retry after " +
                       Twine(RA->count()) + " ms, more than the cap of " +
