@@ -206,6 +206,17 @@ public:
       return false;
     return err("executing statement");
   }
+  /// Steps through every row, calling \p Fn with the statement positioned on it.
+  Error forEachRow(function_ref<void()> Fn) {
+    while (true) {
+      Expected<bool> Row = step();
+      if (!Row)
+        return Row.takeError();
+      if (!*Row)
+        return Error::success();
+      Fn();
+    }
+  }
   /// Runs a statement that returns no rows.
   Error run() {
     Expected<bool> R = step();
@@ -587,14 +598,11 @@ Expected<std::vector<RunRecord>> Journal::listRuns() {
   if (Error E = S.prepare(std::string("SELECT ") + RunColumns + " FROM runs ORDER BY id"))
     return E;
   std::vector<RunRecord> Out;
-  while (true) {
-    Expected<bool> Row = S.step();
-    if (!Row)
-      return Row.takeError();
-    if (!*Row)
-      return Out;
+  if (Error E = S.forEachRow([&] {
     Out.push_back(readRun(S));
-  }
+  }))
+    return std::move(E);
+  return Out;
 }
 
 Error Journal::beginRound(int64_t Run, int64_t Number) {
@@ -621,14 +629,11 @@ Expected<std::vector<RoundRecord>> Journal::listRounds(int64_t Run) {
     return E;
   S.bind(Run);
   std::vector<RoundRecord> Out;
-  while (true) {
-    Expected<bool> Row = S.step();
-    if (!Row)
-      return Row.takeError();
-    if (!*Row)
-      return Out;
+  if (Error E = S.forEachRow([&] {
     Out.push_back({S.i64(0), S.i64(1), S.i64(2)});
-  }
+  }))
+    return std::move(E);
+  return Out;
 }
 
 // ---- steps -----------------------------------------------------------------------
@@ -740,14 +745,11 @@ Expected<std::vector<StepRecord>> Journal::listSteps(int64_t Run) {
     return E;
   S.bind(Run);
   std::vector<StepRecord> Out;
-  while (true) {
-    Expected<bool> Row = S.step();
-    if (!Row)
-      return Row.takeError();
-    if (!*Row)
-      return Out;
+  if (Error E = S.forEachRow([&] {
     Out.push_back(Impl::readStep(S));
-  }
+  }))
+    return std::move(E);
+  return Out;
 }
 
 // ---- records ---------------------------------------------------------------------
@@ -876,17 +878,13 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
                                   " FROM proposals WHERE run = ? ORDER BY round, id"))
             return E;
           S.bind(Run);
-          while (true) {
-            Expected<bool> Row = S.step();
-            if (!Row)
-              return Row.takeError();
-            if (!*Row)
-              break;
+          if (Error E = S.forEachRow([&] {
             ProposalSummary Sum;
             Sum.Proposal = Impl::readProposal(S);
             Index[Sum.Proposal.Id] = Out.size();
             Out.push_back(std::move(Sum));
-          }
+          }))
+            return std::move(E);
         }
         {
           Stmt S(Db, Path);
@@ -896,16 +894,12 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
                                   "e.ordinal"))
             return E;
           S.bind(Run);
-          while (true) {
-            Expected<bool> Row = S.step();
-            if (!Row)
-              return Row.takeError();
-            if (!*Row)
-              break;
+          if (Error E = S.forEachRow([&] {
             EditRecord R{S.i64(0), S.i64(1), S.i64(2), S.str(3), S.str(4), S.js(5),
                          S.i64(6) != 0};
             Out[Index.at(R.Proposal)].Edits.push_back(std::move(R));
-          }
+          }))
+            return std::move(E);
         }
         {
           Stmt S(Db, Path);
@@ -914,15 +908,11 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
                                   "p.run = ? ORDER BY r.id"))
             return E;
           S.bind(Run);
-          while (true) {
-            Expected<bool> Row = S.step();
-            if (!Row)
-              return Row.takeError();
-            if (!*Row)
-              break;
+          if (Error E = S.forEachRow([&] {
             RefusalRecord R{S.i64(0), S.i64(1), S.optI64(2), S.str(3)};
             Out[Index.at(R.Proposal)].Refusals.push_back(std::move(R));
-          }
+          }))
+            return std::move(E);
         }
         {
           Stmt S(Db, Path);
@@ -931,17 +921,13 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
                                   "ORDER BY id"))
             return E;
           S.bind(Run);
-          while (true) {
-            Expected<bool> Row = S.step();
-            if (!Row)
-              return Row.takeError();
-            if (!*Row)
-              break;
+          if (Error E = S.forEachRow([&] {
             BuildRecord B = Impl::readBuild(S);
             auto It = Index.find(*B.Proposal);
             if (It != Index.end())
               Out[It->second].Build = std::move(B); // later rows win: latest build
-          }
+          }))
+            return std::move(E);
         }
         {
           Stmt S(Db, Path);
@@ -951,15 +937,11 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
                                   "ORDER BY v.id"))
             return E;
           S.bind(Run);
-          while (true) {
-            Expected<bool> Row = S.step();
-            if (!Row)
-              return Row.takeError();
-            if (!*Row)
-              break;
+          if (Error E = S.forEachRow([&] {
             VerdictRecord V{S.i64(0), S.i64(1), S.str(2), S.js(3), S.str(4), S.i64(5)};
             Out[Index.at(V.Proposal)].Verdict = std::move(V);
-          }
+          }))
+            return std::move(E);
         }
         return Out;
       });
@@ -972,14 +954,11 @@ Expected<std::vector<BuildRecord>> Journal::listBuilds(int64_t Run) {
     return E;
   S.bind(Run);
   std::vector<BuildRecord> Out;
-  while (true) {
-    Expected<bool> Row = S.step();
-    if (!Row)
-      return Row.takeError();
-    if (!*Row)
-      return Out;
+  if (Error E = S.forEachRow([&] {
     Out.push_back(Impl::readBuild(S));
-  }
+  }))
+    return std::move(E);
+  return Out;
 }
 
 static Expected<std::vector<SampleRecord>>
@@ -990,12 +969,7 @@ querySamples(sqlite3 *Db, StringRef Path, StringRef Sql,
     return E;
   Bind(S);
   std::vector<SampleRecord> Out;
-  while (true) {
-    Expected<bool> Row = S.step();
-    if (!Row)
-      return Row.takeError();
-    if (!*Row)
-      return Out;
+  if (Error E = S.forEachRow([&] {
     SampleRecord R;
     R.Id = S.i64(0);
     R.Run = S.i64(1);
@@ -1007,7 +981,9 @@ querySamples(sqlite3 *Db, StringRef Path, StringRef Sql,
     R.DurationNs = S.i64(7);
     R.Throttled = S.i64(8) != 0;
     Out.push_back(std::move(R));
-  }
+  }))
+    return std::move(E);
+  return Out;
 }
 
 Expected<std::vector<SampleRecord>> Journal::listSamples(int64_t Run) {
