@@ -53,56 +53,41 @@ public:
     return &*It;
   }
 
-  Error u64(const json &J, StringRef Key, const std::string &Path,
-            uint64_t &Out, bool Required = true) const {
+  /// Reads member Key of J into Out when it passes the type test \p Is; absent and
+  /// !Required leaves Out alone. Errors name the file, the field and \p Expected.
+  template <typename T>
+  Error typed(const json &J, StringRef Key, const std::string &Path, T &Out, bool Required,
+              bool (json::*Is)() const noexcept, const char *Expected) const {
     auto M = get(J, Key, Path, Required);
     if (!M)
       return M.takeError();
     if (!*M)
       return Error::success();
-    if (!(*M)->is_number_unsigned())
-      return error(child(Path, Key), "expected a non-negative integer");
-    Out = (*M)->get<uint64_t>();
+    if (!((**M).*Is)())
+      return error(child(Path, Key), Expected);
+    Out = (*M)->get<T>();
     return Error::success();
+  }
+
+  Error u64(const json &J, StringRef Key, const std::string &Path,
+            uint64_t &Out, bool Required = true) const {
+    return typed(J, Key, Path, Out, Required, &json::is_number_unsigned,
+                 "expected a non-negative integer");
   }
 
   Error i64(const json &J, StringRef Key, const std::string &Path,
             int64_t &Out, bool Required = true) const {
-    auto M = get(J, Key, Path, Required);
-    if (!M)
-      return M.takeError();
-    if (!*M)
-      return Error::success();
-    if (!(*M)->is_number_integer())
-      return error(child(Path, Key), "expected an integer");
-    Out = (*M)->get<int64_t>();
-    return Error::success();
+    return typed(J, Key, Path, Out, Required, &json::is_number_integer, "expected an integer");
   }
 
   Error str(const json &J, StringRef Key, const std::string &Path,
             std::string &Out, bool Required = true) const {
-    auto M = get(J, Key, Path, Required);
-    if (!M)
-      return M.takeError();
-    if (!*M)
-      return Error::success();
-    if (!(*M)->is_string())
-      return error(child(Path, Key), "expected a string");
-    Out = (*M)->get<std::string>();
-    return Error::success();
+    return typed(J, Key, Path, Out, Required, &json::is_string, "expected a string");
   }
 
   Error boolean(const json &J, StringRef Key, const std::string &Path,
                 bool &Out, bool Required = true) const {
-    auto M = get(J, Key, Path, Required);
-    if (!M)
-      return M.takeError();
-    if (!*M)
-      return Error::success();
-    if (!(*M)->is_boolean())
-      return error(child(Path, Key), "expected true or false");
-    Out = (*M)->get<bool>();
-    return Error::success();
+    return typed(J, Key, Path, Out, Required, &json::is_boolean, "expected true or false");
   }
 
   Error dim3(const json &J, StringRef Key, const std::string &Path,
