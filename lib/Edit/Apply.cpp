@@ -19,6 +19,7 @@
 #include "clang/AST/DeclTemplate.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
 #include "clang/Basic/SourceManager.h"
@@ -940,6 +941,96 @@ private:
   std::vector<TopLevelViolation> &Out;
 };
 
+/// Finds side effects in the expressions that set_constant and set_launch_config wrote:
+/// assignments, increments, new/delete/throw, GNU statement expressions and calls to functions
+/// that are not constexpr (cudaFree(b), a host helper that caches results). A launch
+/// configuration or a constant is evaluated on the host, outside any kernel's region, so it
+/// must compute a value and do nothing else. Expressions are found by their expansion and
+/// spelling locations, so a macro body is checked where the macro is used.
+class SideEffectVisitor : public RecursiveASTVisitor<SideEffectVisitor> {
+public:
+  SideEffectVisitor(const SourceManager &SM, const TopLevelCheckConsumer::Ranges &R, std::string Dir,
+                    std::vector<TopLevelViolation> &Out)
+      : SM(SM), R(R), Dir(std::move(Dir)), Out(Out) {}
+
+  bool VisitExpr(Expr *E) {
+    std::string What;
+    if (const auto *B = dyn_cast<BinaryOperator>(E)) {
+      if (B->isAssignmentOp())
+        What = "an assignment";
+    } else if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+      if (U->isIncrementDecrementOp())
+        What = "an increment or decrement";
+    } else if (isa<CXXNewExpr, CXXDeleteExpr, CXXThrowExpr, StmtExpr>(E)) {
+      What = "a " + std::string(E->getStmtClassName());
+    } else if (const auto *C = dyn_cast<CallExpr>(E)) {
+      const FunctionDecl *F = C->getDirectCallee();
+      if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(C); OC && OC->isAssignmentOp())
+        What = "an assignment";
+      else if (!F)
+        What = "an indirect call";
+      else if (!F->isConstexpr() && !F->getBuiltinID())
+        What = "a call to '" + F->getNameAsString() + "', which is not constexpr";
+    }
+    if (What.empty())
+      return true;
+    for (SourceLocation L : {SM.getExpansionLoc(E->getBeginLoc()), SM.getSpellingLoc(E->getBeginLoc())})
+      if (std::optional<unsigned> Edit = editAt(L)) {
+        PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(E->getBeginLoc()));
+        Out.push_back({*Edit, What + (PL.isValid() ? " (line " + std::to_string(PL.getLine()) + ")" : "")});
+        break;
+      }
+    return true;
+  }
+
+private:
+  std::optional<unsigned> editAt(SourceLocation L) const {
+    if (L.isInvalid())
+      return std::nullopt;
+    auto [FID, Off] = SM.getDecomposedLoc(L);
+    OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
+    if (!F)
+      return std::nullopt;
+    auto It = R.find(absPath(F->getName(), Dir));
+    if (It == R.end())
+      return std::nullopt;
+    for (auto [B, Len, E] : It->second)
+      if (Off >= B && Off < B + Len)
+        return E;
+    return std::nullopt;
+  }
+
+  const SourceManager &SM;
+  const TopLevelCheckConsumer::Ranges &R;
+  std::string Dir;
+  std::vector<TopLevelViolation> &Out;
+};
+
+class SideEffectAction : public ASTFrontendAction {
+public:
+  SideEffectAction(const TopLevelCheckConsumer::Ranges &R, std::string Dir, std::vector<TopLevelViolation> &Out)
+      : R(R), Dir(std::move(Dir)), Out(Out) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
+    struct Consumer : ASTConsumer {
+      Consumer(const TopLevelCheckConsumer::Ranges &R, std::string Dir, std::vector<TopLevelViolation> &Out)
+          : R(R), Dir(std::move(Dir)), Out(Out) {}
+      void HandleTranslationUnit(ASTContext &Ctx) override {
+        SideEffectVisitor V(Ctx.getSourceManager(), R, Dir, Out);
+        V.TraverseDecl(Ctx.getTranslationUnitDecl());
+      }
+      const TopLevelCheckConsumer::Ranges &R;
+      std::string Dir;
+      std::vector<TopLevelViolation> &Out;
+    };
+    return std::make_unique<Consumer>(R, Dir, Out);
+  }
+
+private:
+  const TopLevelCheckConsumer::Ranges &R;
+  std::string Dir;
+  std::vector<TopLevelViolation> &Out;
+};
+
 class TopLevelCheckAction : public ASTFrontendAction {
 public:
   TopLevelCheckAction(const TopLevelCheckConsumer::Ranges &R, const std::map<unsigned, bool> &AllowGlobal,
@@ -1351,6 +1442,27 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
                                  std::string(P.Edits[X.Edit].Kind == EditKind::AddKernelVariant ? " and the variant kernel" : "") +
                                  " (host code and global variables are outside any kernel's region)");
         }
+      }
+    }
+    // Expressions written by set_constant / set_launch_config compute a value and nothing else.
+    {
+      TopLevelCheckConsumer::Ranges Exprs;
+      for (auto &[File, Rs] : NewRanges)
+        for (auto [B, L, E] : Rs)
+          if (P.Edits[E].Kind == EditKind::SetConstant || P.Edits[E].Kind == EditKind::SetLaunchConfig)
+            Exprs[File].emplace_back(B, L, E);
+      if (!Exprs.empty()) {
+        std::set<std::pair<unsigned, std::string>> Seen;
+        for (const CompileJob &Job : Jobs)
+          for (Side S : {Side::Host, Side::Device}) {
+            std::vector<TopLevelViolation> V;
+            parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
+                             std::make_unique<SideEffectAction>(Exprs, Job.Directory, V), Mapped);
+            for (const TopLevelViolation &X : V)
+              if (Seen.insert({X.Edit, X.What}).second)
+                refuse(X.Edit, "the new expression contains " + X.What +
+                                   ": a constant or launch configuration must compute a value without side effects");
+          }
       }
     }
     if (Result.Refusals.size() > RefusedBefore) {
