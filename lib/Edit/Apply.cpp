@@ -863,95 +863,92 @@ std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const
   return CL;
 }
 
-/// One top-level declaration that inserted code may not add, found by TopLevelCheck.
-struct TopLevelViolation {
+/// Text an edit put into the edited files: file (absolute) -> (offset, length, edit index) in the
+/// new contents.
+using NewTextRanges = std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>>;
+
+/// A construct found inside new text that the edit's kind may not contain.
+struct NewTextViolation {
   unsigned Edit;
-  std::string What; ///< e.g. "variable 'g' (line 12)"
+  std::string What; ///< e.g. "global variable 'g' (line 12)"
 };
 
-/// Walks the top-level declarations (through namespaces and extern "C" blocks) of a re-parsed
-/// translation unit and reports those that lie inside text inserted by insert_device_function or
-/// add_kernel_variant but are not __device__ functions (or, for add_kernel_variant, __global__
-/// kernels): host functions, global variables, static initialisers would all run outside any
-/// kernel's region.
-class TopLevelCheckConsumer : public ASTConsumer {
-public:
-  using Ranges = std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>>;
-  TopLevelCheckConsumer(const Ranges &R, const std::map<unsigned, bool> &AllowGlobal, std::string Dir,
-                        std::vector<TopLevelViolation> &Out)
-      : R(R), AllowGlobal(AllowGlobal), Dir(std::move(Dir)), Out(Out) {}
-  void HandleTranslationUnit(ASTContext &Ctx) override { walk(Ctx, Ctx.getTranslationUnitDecl()); }
-
-private:
-  void walk(ASTContext &Ctx, const DeclContext *DC) {
-    for (const Decl *D : DC->decls()) {
-      if (D->isImplicit())
-        continue;
-      if (isa<NamespaceDecl, LinkageSpecDecl, ExportDecl>(D)) {
-        walk(Ctx, cast<DeclContext>(D));
-        continue;
-      }
-      std::optional<unsigned> E = editAt(Ctx.getSourceManager(), D->getBeginLoc());
-      if (!E)
-        continue;
-      const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
-      if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
-        FD = FT->getTemplatedDecl();
-      bool Ok = false;
-      if (FD) {
-        bool Device = FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>();
-        bool Kernel = FD->hasAttr<CUDAGlobalAttr>();
-        auto It = AllowGlobal.find(*E);
-        Ok = (Device && !Kernel) || (Kernel && It != AllowGlobal.end() && It->second);
-      } else if (isa<StaticAssertDecl, EmptyDecl, UsingDirectiveDecl, UsingDecl, TypedefNameDecl>(D)) {
-        Ok = true; // no code runs for these
-      }
-      if (Ok)
-        continue;
-      std::string Name;
-      if (const auto *ND = dyn_cast<NamedDecl>(D))
-        Name = " '" + ND->getNameAsString() + "'";
-      PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(Ctx.getSourceManager().getExpansionLoc(D->getBeginLoc()));
-      std::string Kind = FD ? (FD->hasAttr<CUDAGlobalAttr>() ? "kernel" : "host function")
-                            : std::string(D->getDeclKindName()) == "Var" ? "global variable"
-                                                                          : "declaration (" + std::string(D->getDeclKindName()) + ")";
-      Out.push_back({*E, Kind + Name + (PL.isValid() ? " (line " + std::to_string(PL.getLine()) + ")" : "")});
-    }
-  }
-
-  std::optional<unsigned> editAt(const SourceManager &SM, SourceLocation L) const {
-    if (L.isInvalid())
-      return std::nullopt;
-    auto [FID, Off] = SM.getDecomposedExpansionLoc(L);
-    OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
-    if (!F)
-      return std::nullopt;
-    auto It = R.find(absPath(F->getName(), Dir));
-    if (It == R.end())
-      return std::nullopt;
-    for (auto [B, Len, E] : It->second)
-      if (Off >= B && Off < B + Len)
-        return E;
+/// The edit whose new text holds the file location \p L, if any (\p Dir resolves relative names).
+std::optional<unsigned> editAt(const SourceManager &SM, SourceLocation L, const NewTextRanges &R,
+                               StringRef Dir) {
+  if (L.isInvalid())
     return std::nullopt;
+  auto [FID, Off] = SM.getDecomposedLoc(L);
+  OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
+  if (!F)
+    return std::nullopt;
+  auto It = R.find(absPath(F->getName(), Dir));
+  if (It == R.end())
+    return std::nullopt;
+  for (auto [B, Len, E] : It->second)
+    if (Off >= B && Off < B + Len)
+      return E;
+  return std::nullopt;
+}
+
+std::string lineSuffix(const SourceManager &SM, SourceLocation L) {
+  PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(L));
+  return PL.isValid() ? " (line " + std::to_string(PL.getLine()) + ")" : "";
+}
+
+/// Top-level declarations (through namespaces and extern "C" blocks) inside text inserted by
+/// insert_device_function or add_kernel_variant that are not __device__ functions (or, where
+/// \p AllowKernel says so for that edit, __global__ kernels): host functions, global variables
+/// and static initialisers would all run outside any kernel's region.
+void findInsertedHostCode(ASTContext &Ctx, const DeclContext *DC, const NewTextRanges &R,
+                          const std::map<unsigned, bool> &AllowKernel, StringRef Dir,
+                          std::vector<NewTextViolation> &Out) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  for (const Decl *D : DC->decls()) {
+    if (D->isImplicit())
+      continue;
+    if (isa<NamespaceDecl, LinkageSpecDecl, ExportDecl>(D)) {
+      findInsertedHostCode(Ctx, cast<DeclContext>(D), R, AllowKernel, Dir, Out);
+      continue;
+    }
+    std::optional<unsigned> E = editAt(SM, SM.getExpansionLoc(D->getBeginLoc()), R, Dir);
+    if (!E)
+      continue;
+    const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
+    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+      FD = FT->getTemplatedDecl();
+    bool Ok = false;
+    if (FD) {
+      bool Device = FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>();
+      bool Kernel = FD->hasAttr<CUDAGlobalAttr>();
+      auto It = AllowKernel.find(*E);
+      Ok = (Device && !Kernel) || (Kernel && It != AllowKernel.end() && It->second);
+    } else if (isa<StaticAssertDecl, EmptyDecl, UsingDirectiveDecl, UsingDecl, TypedefNameDecl>(D)) {
+      Ok = true; // no code runs for these
+    }
+    if (Ok)
+      continue;
+    std::string Name;
+    if (const auto *ND = dyn_cast<NamedDecl>(D))
+      Name = " '" + ND->getNameAsString() + "'";
+    std::string Kind = FD ? (FD->hasAttr<CUDAGlobalAttr>() ? "kernel" : "host function")
+                          : std::string(D->getDeclKindName()) == "Var" ? "global variable"
+                                                                        : "declaration (" + std::string(D->getDeclKindName()) + ")";
+    Out.push_back({*E, Kind + Name + lineSuffix(SM, D->getBeginLoc())});
   }
+}
 
-  const Ranges &R;
-  const std::map<unsigned, bool> &AllowGlobal;
-  std::string Dir;
-  std::vector<TopLevelViolation> &Out;
-};
-
-/// Finds side effects in the expressions that set_constant and set_launch_config wrote:
-/// assignments, increments, new/delete/throw, GNU statement expressions and calls to functions
-/// that are not constexpr (cudaFree(b), a host helper that caches results). A launch
-/// configuration or a constant is evaluated on the host, outside any kernel's region, so it
-/// must compute a value and do nothing else. Expressions are found by their expansion and
-/// spelling locations, so a macro body is checked where the macro is used.
+/// Side effects in the expressions that set_constant and set_launch_config wrote: assignments,
+/// increments, new/delete/throw, GNU statement expressions and calls to functions that are not
+/// constexpr (cudaFree(b), a host helper that caches results). A launch configuration or a
+/// constant is evaluated on the host, outside any kernel's region, so it must compute a value and
+/// do nothing else. Expressions are found by their expansion and spelling locations, so a macro
+/// body is checked where the macro is used.
 class SideEffectVisitor : public RecursiveASTVisitor<SideEffectVisitor> {
 public:
-  SideEffectVisitor(const SourceManager &SM, const TopLevelCheckConsumer::Ranges &R, std::string Dir,
-                    std::vector<TopLevelViolation> &Out)
-      : SM(SM), R(R), Dir(std::move(Dir)), Out(Out) {}
+  SideEffectVisitor(const SourceManager &SM, const NewTextRanges &R, StringRef Dir,
+                    std::vector<NewTextViolation> &Out)
+      : SM(SM), R(R), Dir(Dir), Out(Out) {}
 
   bool VisitExpr(Expr *E) {
     std::string What;
@@ -975,76 +972,35 @@ public:
     if (What.empty())
       return true;
     for (SourceLocation L : {SM.getExpansionLoc(E->getBeginLoc()), SM.getSpellingLoc(E->getBeginLoc())})
-      if (std::optional<unsigned> Edit = editAt(L)) {
-        PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(E->getBeginLoc()));
-        Out.push_back({*Edit, What + (PL.isValid() ? " (line " + std::to_string(PL.getLine()) + ")" : "")});
+      if (std::optional<unsigned> Edit = editAt(SM, L, R, Dir)) {
+        Out.push_back({*Edit, What + lineSuffix(SM, E->getBeginLoc())});
         break;
       }
     return true;
   }
 
 private:
-  std::optional<unsigned> editAt(SourceLocation L) const {
-    if (L.isInvalid())
-      return std::nullopt;
-    auto [FID, Off] = SM.getDecomposedLoc(L);
-    OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
-    if (!F)
-      return std::nullopt;
-    auto It = R.find(absPath(F->getName(), Dir));
-    if (It == R.end())
-      return std::nullopt;
-    for (auto [B, Len, E] : It->second)
-      if (Off >= B && Off < B + Len)
-        return E;
-    return std::nullopt;
-  }
-
   const SourceManager &SM;
-  const TopLevelCheckConsumer::Ranges &R;
-  std::string Dir;
-  std::vector<TopLevelViolation> &Out;
+  const NewTextRanges &R;
+  StringRef Dir;
+  std::vector<NewTextViolation> &Out;
 };
 
-class SideEffectAction : public ASTFrontendAction {
+/// Runs \p Check on the AST of a parse (the re-parse of edited code).
+class ASTCheckAction : public ASTFrontendAction {
 public:
-  SideEffectAction(const TopLevelCheckConsumer::Ranges &R, std::string Dir, std::vector<TopLevelViolation> &Out)
-      : R(R), Dir(std::move(Dir)), Out(Out) {}
+  explicit ASTCheckAction(std::function<void(ASTContext &)> Check) : Check(std::move(Check)) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
     struct Consumer : ASTConsumer {
-      Consumer(const TopLevelCheckConsumer::Ranges &R, std::string Dir, std::vector<TopLevelViolation> &Out)
-          : R(R), Dir(std::move(Dir)), Out(Out) {}
-      void HandleTranslationUnit(ASTContext &Ctx) override {
-        SideEffectVisitor V(Ctx.getSourceManager(), R, Dir, Out);
-        V.TraverseDecl(Ctx.getTranslationUnitDecl());
-      }
-      const TopLevelCheckConsumer::Ranges &R;
-      std::string Dir;
-      std::vector<TopLevelViolation> &Out;
+      explicit Consumer(std::function<void(ASTContext &)> &Check) : Check(Check) {}
+      void HandleTranslationUnit(ASTContext &Ctx) override { Check(Ctx); }
+      std::function<void(ASTContext &)> &Check;
     };
-    return std::make_unique<Consumer>(R, Dir, Out);
+    return std::make_unique<Consumer>(Check);
   }
 
 private:
-  const TopLevelCheckConsumer::Ranges &R;
-  std::string Dir;
-  std::vector<TopLevelViolation> &Out;
-};
-
-class TopLevelCheckAction : public ASTFrontendAction {
-public:
-  TopLevelCheckAction(const TopLevelCheckConsumer::Ranges &R, const std::map<unsigned, bool> &AllowGlobal,
-                      std::string Dir, std::vector<TopLevelViolation> &Out)
-      : R(R), AllowGlobal(AllowGlobal), Dir(std::move(Dir)), Out(Out) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
-    return std::make_unique<TopLevelCheckConsumer>(R, AllowGlobal, Dir, Out);
-  }
-
-private:
-  const TopLevelCheckConsumer::Ranges &R;
-  const std::map<unsigned, bool> &AllowGlobal;
-  std::string Dir;
-  std::vector<TopLevelViolation> &Out;
+  std::function<void(ASTContext &)> Check;
 };
 
 Expected<std::string> readFile(const std::string &Path) {
@@ -1418,53 +1374,58 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
       if (!Found)
         refuse(I, "'code' does not define a __global__ kernel named '" + Ed.Name + "'");
     }
+    // New text is re-read on the AST: \p Wanted picks the edits, \p Find collects what they may not
+    // contain, on the sides given; each finding refuses its edit with \p Why.
+    auto checkNewText = [&](function_ref<bool(EditKind)> Wanted, std::initializer_list<Side> Sides,
+                            function_ref<void(ASTContext &, const NewTextRanges &, StringRef,
+                                              std::vector<NewTextViolation> &)> Find,
+                            function_ref<std::string(const NewTextViolation &)> Why) {
+      NewTextRanges Ranges;
+      for (auto &[File, Rs] : NewRanges)
+        for (auto [B, L, E] : Rs)
+          if (Wanted(P.Edits[E].Kind))
+            Ranges[File].emplace_back(B, L, E);
+      if (Ranges.empty())
+        return;
+      std::set<std::pair<unsigned, std::string>> Seen;
+      for (const CompileJob &Job : Jobs)
+        for (Side S : Sides) {
+          std::vector<NewTextViolation> V;
+          parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
+                           std::make_unique<ASTCheckAction>([&](ASTContext &Ctx) { Find(Ctx, Ranges, Job.Directory, V); }),
+                           Mapped);
+          for (const NewTextViolation &X : V)
+            if (Seen.insert({X.Edit, X.What}).second)
+              refuse(X.Edit, Why(X));
+        }
+    };
     // Inserted declarations: only __device__ functions (and, for add_kernel_variant, its kernel).
     // Host functions, global variables and their initialisers would run outside any kernel.
-    {
-      TopLevelCheckConsumer::Ranges Inserted;
-      std::map<unsigned, bool> AllowGlobal;
-      for (auto &[File, Rs] : NewRanges)
-        for (auto [B, L, E] : Rs)
-          if (addsBeside(P.Edits[E].Kind)) {
-            Inserted[File].emplace_back(B, L, E);
-            AllowGlobal[E] = P.Edits[E].Kind == EditKind::AddKernelVariant;
-          }
-      if (!Inserted.empty()) {
-        std::set<std::pair<unsigned, std::string>> Seen;
-        for (const CompileJob &Job : Jobs) {
-          std::vector<TopLevelViolation> V;
-          parseCommandLine(checkedCommandLine(Job, Side::Host, FOpts), Job.Directory,
-                           std::make_unique<TopLevelCheckAction>(Inserted, AllowGlobal, Job.Directory, V), Mapped);
-          for (const TopLevelViolation &X : V)
-            if (Seen.insert({X.Edit, X.What}).second)
-              refuse(X.Edit, "the inserted code declares a " + X.What +
-                                 ", not a __device__ function: inserted code may add only device functions" +
-                                 std::string(P.Edits[X.Edit].Kind == EditKind::AddKernelVariant ? " and the variant kernel" : "") +
-                                 " (host code and global variables are outside any kernel's region)");
-        }
-      }
-    }
+    std::map<unsigned, bool> AllowKernel;
+    for (unsigned I = 0; I < P.Edits.size(); ++I)
+      AllowKernel[I] = P.Edits[I].Kind == EditKind::AddKernelVariant;
+    checkNewText(
+        addsBeside, {Side::Host},
+        [&](ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, std::vector<NewTextViolation> &V) {
+          findInsertedHostCode(Ctx, Ctx.getTranslationUnitDecl(), R, AllowKernel, Dir, V);
+        },
+        [&](const NewTextViolation &X) {
+          return "the inserted code declares a " + X.What +
+                 ", not a __device__ function: inserted code may add only device functions" +
+                 std::string(P.Edits[X.Edit].Kind == EditKind::AddKernelVariant ? " and the variant kernel" : "") +
+                 " (host code and global variables are outside any kernel's region)";
+        });
     // Expressions written by set_constant / set_launch_config compute a value and nothing else.
-    {
-      TopLevelCheckConsumer::Ranges Exprs;
-      for (auto &[File, Rs] : NewRanges)
-        for (auto [B, L, E] : Rs)
-          if (P.Edits[E].Kind == EditKind::SetConstant || P.Edits[E].Kind == EditKind::SetLaunchConfig)
-            Exprs[File].emplace_back(B, L, E);
-      if (!Exprs.empty()) {
-        std::set<std::pair<unsigned, std::string>> Seen;
-        for (const CompileJob &Job : Jobs)
-          for (Side S : {Side::Host, Side::Device}) {
-            std::vector<TopLevelViolation> V;
-            parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                             std::make_unique<SideEffectAction>(Exprs, Job.Directory, V), Mapped);
-            for (const TopLevelViolation &X : V)
-              if (Seen.insert({X.Edit, X.What}).second)
-                refuse(X.Edit, "the new expression contains " + X.What +
-                                   ": a constant or launch configuration must compute a value without side effects");
-          }
-      }
-    }
+    checkNewText(
+        [](EditKind K) { return K == EditKind::SetConstant || K == EditKind::SetLaunchConfig; },
+        {Side::Host, Side::Device},
+        [](ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, std::vector<NewTextViolation> &V) {
+          SideEffectVisitor(Ctx.getSourceManager(), R, Dir, V).TraverseDecl(Ctx.getTranslationUnitDecl());
+        },
+        [](const NewTextViolation &X) {
+          return "the new expression contains " + X.What +
+                 ": a constant or launch configuration must compute a value without side effects";
+        });
     if (Result.Refusals.size() > RefusedBefore) {
       Result.Applied.clear();
       return Result;
