@@ -90,8 +90,9 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   CompareResult Res;
   Res.Notes.push_back(
       (Twine("l2: ") + toString(C.L2) +
-       (C.L2 == L2Policy::Rotate ? " (the workload rotates buffers)"
-                                 : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
+       (C.L2 == L2Policy::Rotate  ? " (the workload rotates buffers)"
+        : C.L2 == L2Policy::Flush ? " (libkloop-cupti.so clears L2 before every launch)"
+                                  : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
           .str());
 
   // Protected files: identical on both sides before anything runs.
@@ -191,6 +192,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
 
   InjectionSettings Timing;
   Timing.LibraryPath = O.CuptiLib;
+  applyL2Policy(Timing, C.L2);
   InjectionSettings Capture = Timing;
   Capture.Targets = C.Targets;
   Capture.Dump = true;

@@ -386,8 +386,8 @@ static std::string l2Note(L2Policy P) {
   case L2Policy::Rotate:
     return "l2: rotate: the workload rotates its buffers so timed launches do not find their data in L2";
   case L2Policy::Flush:
-    return "l2: flush requested, but libkloop-cupti.so does not flush L2 between launches yet: timings may "
-           "include L2 hits";
+    return "l2: flush: libkloop-cupti.so clears L2 before every launch (an asynchronous memset of twice the L2 "
+           "size on the launch's stream, not timed)";
   case L2Policy::None:
     return "l2: none: nothing defeats L2 residency; timings may include L2 hits";
   }
@@ -473,6 +473,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       R.Label = "run-" + S->Name + "-s" + std::to_string(O.Seed) + "-r" + std::to_string(Run);
       InjectionSettings I;
       I.LibraryPath = O.CuptiLib;
+      applyL2Policy(I, C.L2);
       R.Inject = I; // no captures while timing: capture callbacks would perturb the launches
       Expected<RunResult> Res = runIsolated(R);
       if (!Res)

@@ -118,6 +118,13 @@ Expected<std::string> findCuptiLibrary(const char *Argv0, void *MainAddr) {
 
 static Error kerr(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg.str()); }
 
+void applyL2Policy(InjectionSettings &I, L2Policy Policy) {
+  if (Policy == L2Policy::Flush)
+    I.Extra["KLOOP_CUPTI_L2_FLUSH"] = "1";
+  else
+    I.Extra.erase("KLOOP_CUPTI_L2_FLUSH");
+}
+
 Expected<RunResult> runIsolated(const RunRequest &R) {
   if (R.TimeoutS == 0)
     return kerr("run '" + R.Label + "': timeout must be positive");

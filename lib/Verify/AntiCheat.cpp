@@ -4,6 +4,7 @@
 #include "KeyNames.h"
 #include "kloop/Verify/Compare.h"
 #include "llvm/Support/FormatVariadic.h"
+#include <algorithm>
 #include <cassert>
 #include <map>
 #include <set>
@@ -32,6 +33,10 @@ StringRef findingKindName(FindingKind K) {
     return "size-changed";
   case FindingKind::OtherArgumentChanged:
     return "other-argument-changed";
+  case FindingKind::StreamChanged:
+    return "stream-changed";
+  case FindingKind::MemoryLeak:
+    return "memory-leak";
   }
   return "unknown";
 }
@@ -95,6 +100,88 @@ uint64_t countNewNaNs(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline,
     ++Count;
   }
   return Count;
+}
+
+std::vector<Finding> checkStreams(const Profile &Baseline,
+                                  const Profile &Candidate,
+                                  ArrayRef<std::string> TargetKernels) {
+  detail::KeyNamer Keys(Baseline, Candidate);
+  // Key -> stream role per launch, in launch order. A role is the stream kind
+  // the launch call named (default, per-thread default, created; "" in
+  // profiles that do not say) and, for created or unknown streams, their
+  // number in order of first use.
+  auto Roles = [&](const Profile &P) {
+    std::vector<const LaunchRecord *> Ordered;
+    for (const LaunchRecord &L : P.Launches)
+      Ordered.push_back(&L);
+    std::stable_sort(Ordered.begin(), Ordered.end(),
+                     [](const LaunchRecord *A, const LaunchRecord *B) {
+                       return A->Seq < B->Seq;
+                     });
+    std::map<uint64_t, uint64_t> Number;
+    std::map<std::string, std::vector<std::string>> M;
+    for (const LaunchRecord *L : Ordered) {
+      std::string Role = L->StreamKind;
+      if (Role != "default" && Role != "per_thread_default") {
+        uint64_t N = Number.emplace(L->Stream, Number.size()).first->second;
+        Role = (Role.empty() ? "" : Role + " ") + "stream #" + std::to_string(N);
+      }
+      bool Target = false;
+      for (const std::string &T : TargetKernels)
+        Target |= kernelMatches(T, L->Kernel, L->Name);
+      if (Target)
+        M[Keys.key(L->Kernel, L->Name)].push_back(Role);
+    }
+    return M;
+  };
+  auto B = Roles(Baseline), C = Roles(Candidate);
+  std::vector<Finding> Out;
+  for (const auto &[Key, BS] : B) {
+    auto It = C.find(Key);
+    if (It == C.end())
+      continue;
+    const std::vector<std::string> &CS = It->second;
+    size_t N = std::min(BS.size(), CS.size()), Moved = 0, First = 0;
+    for (size_t I = 0; I < N; ++I)
+      if (BS[I] != CS[I] && Moved++ == 0)
+        First = I;
+    if (!Moved)
+      continue;
+    Finding F;
+    F.Kind = FindingKind::StreamChanged;
+    F.Kernel = Key;
+    F.KernelOrdinal = First;
+    F.Message =
+        formatv("target kernel {0}: {1} of {2} launches launched on a different "
+                "stream than the baseline's (first: launch #{3} on {4} in the "
+                "candidate, {5} in the baseline; streams numbered by first "
+                "use): work moved to another stream escapes timing on the "
+                "original one",
+                Key, Moved, N, First, CS[First], BS[First])
+            .str();
+    Out.push_back(std::move(F));
+  }
+  return Out;
+}
+
+std::vector<Finding> checkLeaks(const Profile &Baseline,
+                                const Profile &Candidate) {
+  std::vector<Finding> Out;
+  if (!Baseline.Memory.Known || !Candidate.Memory.Known ||
+      Candidate.Memory.LiveBytes <= Baseline.Memory.LiveBytes)
+    return Out;
+  Finding F;
+  F.Kind = FindingKind::MemoryLeak;
+  F.Message = formatv("the candidate leaks device memory: {0} bytes in {1} "
+                      "allocation(s) still live at exit, against {2} bytes in "
+                      "{3} for the baseline",
+                      Candidate.Memory.LiveBytes,
+                      Candidate.Memory.LiveAllocations,
+                      Baseline.Memory.LiveBytes,
+                      Baseline.Memory.LiveAllocations)
+                  .str();
+  Out.push_back(std::move(F));
+  return Out;
 }
 
 std::vector<Finding> checkLaunchCounts(const Profile &Baseline,

@@ -419,7 +419,12 @@ Expected<CompareReport> compareProfiles(const Profile &Baseline,
   if (Targets.empty())
     for (const OutputSpec &S : Outputs)
       Targets.push_back(S.Kernel);
-  for (Finding &F : checkLaunchCounts(Baseline, Candidate, Targets)) {
+  std::vector<Finding> Structural = checkLaunchCounts(Baseline, Candidate, Targets);
+  for (std::vector<Finding> More :
+       {checkStreams(Baseline, Candidate, Targets), checkLeaks(Baseline, Candidate)})
+    for (Finding &F : More)
+      Structural.push_back(std::move(F));
+  for (Finding &F : Structural) {
     Problems.push_back(F.Message);
     R.Findings.push_back(std::move(F));
   }

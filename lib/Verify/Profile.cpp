@@ -150,6 +150,8 @@ Error parseLaunch(const Reader &R, const json &J, const std::string &P,
     return E;
   if (Error E = R.u64(J, "stream", P, L.Stream, false))
     return E;
+  if (Error E = R.str(J, "stream_kind", P, L.StreamKind, false))
+    return E;
   if (Error E = R.u64(J, "context", P, L.Context, false))
     return E;
   if (Error E = R.u64(J, "start_ns", P, L.StartNs))
@@ -314,6 +316,34 @@ Expected<Profile> parseProfile(StringRef Text, StringRef Path) {
     if (Error E = R.u64(**Overhead, "wall_ns_in_callbacks", "overhead",
                         Out.OverheadWallNs, false))
       return E;
+  auto Memory = R.get(J, "memory", "", false);
+  if (!Memory)
+    return Memory.takeError();
+  if (*Memory) {
+    Out.Memory.Known = true;
+    for (auto [Key, Field] :
+         {std::pair<const char *, uint64_t *>{"live_allocations",
+                                              &Out.Memory.LiveAllocations},
+          {"live_bytes", &Out.Memory.LiveBytes},
+          {"peak_bytes", &Out.Memory.PeakBytes}})
+      if (Error E = R.u64(**Memory, Key, "memory", *Field, true))
+        return E;
+  }
+  auto Flush = R.get(J, "l2_flush", "", false);
+  if (!Flush)
+    return Flush.takeError();
+  if (*Flush) {
+    Out.L2Flush.Known = true;
+    if (Error E = R.boolean(**Flush, "enabled", "l2_flush",
+                            Out.L2Flush.Enabled, true))
+      return E;
+    if (Error E = R.u64(**Flush, "flushes", "l2_flush", Out.L2Flush.Flushes,
+                        true))
+      return E;
+    if (Error E = R.u64(**Flush, "skipped", "l2_flush", Out.L2Flush.Skipped,
+                        false))
+      return E;
+  }
   return Out;
 }
 

@@ -1,4 +1,5 @@
 //===- CaptureSupport.cpp - host-only helpers of libkloop-cupti -----------===//
+#include <algorithm>
 #include "CaptureSupport.h"
 
 #include <cctype>
@@ -248,10 +249,20 @@ std::string directoryOf(const std::string &Path) {
 void AllocationMap::insert(uint64_t Base, uint64_t Size) {
   if (Size == 0)
     return;
-  Live[Base] = Size;
+  uint64_t &Slot = Live[Base];
+  LiveBytes = LiveBytes - Slot + Size;
+  Slot = Size;
+  PeakBytes = std::max(PeakBytes, LiveBytes);
 }
 
-bool AllocationMap::erase(uint64_t Base) { return Live.erase(Base) != 0; }
+bool AllocationMap::erase(uint64_t Base) {
+  auto It = Live.find(Base);
+  if (It == Live.end())
+    return false;
+  LiveBytes -= It->second;
+  Live.erase(It);
+  return true;
+}
 
 std::optional<AllocationMap::Range> AllocationMap::find(uint64_t Address) const {
   auto It = Live.upper_bound(Address);

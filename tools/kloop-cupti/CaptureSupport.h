@@ -111,9 +111,15 @@ public:
   std::optional<Range> find(uint64_t Address) const;
   /// Number of live allocations.
   size_t size() const { return Live.size(); }
+  /// Sum of the sizes of the live allocations (bytes).
+  uint64_t bytes() const { return LiveBytes; }
+  /// Largest value bytes() has had (bytes).
+  uint64_t peakBytes() const { return PeakBytes; }
 
 private:
   std::map<uint64_t, uint64_t> Live;
+  uint64_t LiveBytes = 0;
+  uint64_t PeakBytes = 0;
 };
 
 } // namespace cupti

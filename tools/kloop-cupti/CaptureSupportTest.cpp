@@ -174,3 +174,22 @@ TEST(Allocations, FindInsertErase) {
   ASSERT_TRUE(M.find(0x203f).has_value());
   EXPECT_EQ(M.find(0x203f)->Size, 0x40u);
 }
+
+// Live and peak bytes are what the leak check of `kloop compare` reads from the profile.
+TEST(Allocations, LiveAndPeakBytes) {
+  AllocationMap M;
+  EXPECT_EQ(M.bytes(), 0u);
+  M.insert(0x1000, 100);
+  M.insert(0x2000, 50);
+  EXPECT_EQ(M.bytes(), 150u);
+  EXPECT_EQ(M.peakBytes(), 150u);
+  M.insert(0x2000, 20); // same base replaced: live bytes follow the new size
+  EXPECT_EQ(M.bytes(), 120u);
+  EXPECT_TRUE(M.erase(0x1000));
+  EXPECT_FALSE(M.erase(0x1000)); // a double free changes nothing
+  EXPECT_EQ(M.bytes(), 20u);
+  EXPECT_EQ(M.peakBytes(), 150u);
+  M.insert(0x3000, 0); // ignored
+  EXPECT_EQ(M.bytes(), 20u);
+  EXPECT_EQ(M.size(), 1u);
+}

@@ -67,6 +67,10 @@ struct Config {
   std::vector<PoisonArg> PoisonArgs;
   bool Dump = false;
   uint64_t SampleUs = 1000;
+  /// KLOOP_CUPTI_L2_FLUSH=1: before every kernel launch, write a scratch buffer of twice the L2 size on the
+  /// launch's stream, so that no launch finds the previous one's data in L2 (the method of NVIDIA's
+  /// nvbench, which also clears L2 with an asynchronous memset of an L2-sized buffer).
+  bool L2Flush = false;
 };
 
 struct KernelRecord {
@@ -135,6 +139,8 @@ struct KernelInfo {
   std::optional<std::vector<SignatureParam>> Signature;
   bool LayoutTried = false;
   std::optional<std::vector<ParamSlot>> Layout;
+  /// Why the layout queries failed (each query with its CUresult); empty when one succeeded.
+  std::string LayoutError;
   uint64_t Launches = 0;
 };
 
@@ -147,6 +153,8 @@ struct State {
   std::unordered_map<std::string, std::unique_ptr<KernelInfo>> Kernels;
   std::unordered_map<const char *, KernelInfo *> KernelsByPointer;
   std::unordered_map<uint32_t, uint64_t> CorrelationToSeq;
+  /// Per seq: the kind of stream the launch call named (StreamKind), for the stream check of compare.
+  std::vector<uint8_t> SeqStreamKind;
   uint64_t NextSeq = 0;
   std::vector<KernelRecord> Records;
   std::vector<CaptureRecord> Captures;
@@ -169,6 +177,14 @@ struct State {
   NvmlSampler Sampler;
   std::string NvmlError;
   std::atomic<bool> Finished{false};
+  // L2 flushing (Config::L2Flush): the scratch buffer, its context, and how many flushes were issued.
+  std::mutex FlushMu;
+  CUdeviceptr FlushBuf = 0;
+  size_t FlushBytes = 0;
+  CUcontext FlushCtx = nullptr;
+  bool FlushFailed = false;
+  uint64_t Flushes = 0;
+  uint64_t FlushesSkipped = 0;
   /// Process that initialised us: a fork()ed child (without exec) inherits the atexit handler but must
   /// not overwrite its parent's file.
   long Pid = 0;
@@ -247,6 +263,8 @@ Config readConfig(std::vector<std::string> &Errors) {
   }
   std::string Dump = envString("KLOOP_CUPTI_DUMP");
   C.Dump = Dump == "1" || Dump == "true" || Dump == "yes";
+  std::string Flush = envString("KLOOP_CUPTI_L2_FLUSH");
+  C.L2Flush = Flush == "1" || Flush == "true" || Flush == "yes";
   std::string Period = envString("KLOOP_CUPTI_SAMPLE_US");
   if (!Period.empty()) {
     if (auto V = parseUnsigned(Period))
@@ -323,27 +341,66 @@ struct LaunchView {
   CUstream Stream = nullptr;
 };
 
-std::optional<std::vector<ParamSlot>> queryLayout(const LaunchView &L) {
+/// Asks one driver query for every parameter's offset and size. Returns nullopt, with \p Why set to the
+/// CUresult, when the query fails on the first index with anything but CUDA_ERROR_INVALID_VALUE (which is
+/// the answer past the last parameter, so a kernel without parameters gives an empty layout).
+template <typename QueryFn>
+std::optional<std::vector<ParamSlot>> layoutBy(QueryFn Query, const char *What, std::string &Why) {
   std::vector<ParamSlot> Slots;
   for (size_t I = 0; I < 4096; ++I) {
     size_t Offset = 0, Size = 0;
-    CUresult R;
-    if (L.Kernel)
-      R = cuKernelGetParamInfo(L.Kernel, I, &Offset, &Size);
-    else if (L.Func)
-      R = cuFuncGetParamInfo(L.Func, I, &Offset, &Size);
-    else
-      return std::nullopt;
+    CUresult R = Query(I, &Offset, &Size);
     if (R != CUDA_SUCCESS) {
-      // The index past the last parameter answers CUDA_ERROR_INVALID_VALUE; any other error on the first
-      // index means the query itself is unsupported.
-      if (I == 0 && R != CUDA_ERROR_INVALID_VALUE)
+      if (I == 0 && R != CUDA_ERROR_INVALID_VALUE) {
+        Why += std::string(Why.empty() ? "" : ", ") + What + ": " + cuErrorText(R);
         return std::nullopt;
+      }
       break;
     }
     Slots.push_back({Offset, Size});
   }
   return Slots;
+}
+
+/// The parameter layout of a launched kernel. A CUkernel (CUDA 13 `<<<>>>`, cudaKernel_t) is asked
+/// through cuKernelGetParamInfo, then through the CUfunction of the current context
+/// (cuKernelGetFunction + cuFuncGetParamInfo); a CUfunction through cuFuncGetParamInfo. The first
+/// non-empty layout wins; an empty one is kept only when no query finds parameters. On failure of every
+/// query, \p Why lists each query with its CUresult (it lands in the profile's warnings).
+std::optional<std::vector<ParamSlot>> queryLayout(const LaunchView &L, std::string &Why) {
+  std::optional<std::vector<ParamSlot>> Empty;
+  auto Consider = [&](std::optional<std::vector<ParamSlot>> Got) -> bool {
+    if (!Got)
+      return false;
+    if (Got->empty()) {
+      Empty = std::move(Got);
+      return false;
+    }
+    Empty = std::move(Got);
+    return true;
+  };
+  if (L.Kernel) {
+    CUkernel K = L.Kernel;
+    if (Consider(layoutBy([K](size_t I, size_t *O, size_t *S) { return cuKernelGetParamInfo(K, I, O, S); },
+                          "cuKernelGetParamInfo", Why)))
+      return Empty;
+    CUfunction F = nullptr;
+    CUresult R = cuKernelGetFunction(&F, K);
+    if (R != CUDA_SUCCESS)
+      Why += std::string(Why.empty() ? "" : ", ") + "cuKernelGetFunction: " + cuErrorText(R);
+    else if (Consider(layoutBy([F](size_t I, size_t *O, size_t *S) { return cuFuncGetParamInfo(F, I, O, S); },
+                               "cuFuncGetParamInfo(cuKernelGetFunction)", Why)))
+      return Empty;
+  }
+  if (L.Func) {
+    CUfunction F = L.Func;
+    if (Consider(layoutBy([F](size_t I, size_t *O, size_t *S) { return cuFuncGetParamInfo(F, I, O, S); },
+                          "cuFuncGetParamInfo", Why)))
+      return Empty;
+  }
+  if (!L.Kernel && !L.Func)
+    Why += std::string(Why.empty() ? "" : ", ") + "no CUkernel or CUfunction handle at this launch API";
+  return Empty;
 }
 
 /// The packed argument buffer of cuLaunchKernel's `extra`, if given.
@@ -370,10 +427,13 @@ std::vector<CandidateArg> findDeviceArgs(const LaunchView &L, KernelInfo &K) {
     Layout = K.Layout;
     if (!K.LayoutTried) {
       K.LayoutTried = true;
-      Layout = K.Layout = queryLayout(L);
+      Layout = K.Layout = queryLayout(L, K.LayoutError);
     }
   }
   const std::optional<std::vector<SignatureParam>> &Sig = K.Signature;
+  // No query found parameters, but the signature has some: the queries cannot be trusted on this handle.
+  if (Layout && Layout->empty() && Sig && !Sig->empty())
+    Layout.reset();
   const char *Buf = nullptr;
   size_t BufSize = 0;
   bool HaveBuffer = !L.Params && extraBuffer(L.Extra, Buf, BufSize);
@@ -384,8 +444,8 @@ std::vector<CandidateArg> findDeviceArgs(const LaunchView &L, KernelInfo &K) {
   else if (Sig)
     Count = Sig->size();
   else {
-    addWarning("kernel " + K.Mangled + ": no parameter information (no signature, no cuFuncGetParamInfo); "
-               "outputs not captured");
+    addWarning("kernel " + K.Mangled + ": no parameter information (no C++ signature in the name; " +
+               K.LayoutError + "); outputs not captured");
     return Out;
   }
   bool UseSig = Sig && Sig->size() == Count;
@@ -521,6 +581,90 @@ void poisonArgs(PendingLaunch &P, KernelInfo &K) {
     addError("cuCtxSynchronize after poisoning " + K.Demangled + " failed: " + cuErrorText(R));
 }
 
+/// Clears L2 before a launch on \p Stream (Config::L2Flush): a cuMemsetD32Async over a scratch buffer of
+/// max(2 x L2, 32 MiB) bytes, allocated on first use in the current context. The memset is ordered before
+/// the kernel by the stream and is not a kernel, so it never appears among the timed launches. Skipped,
+/// with a warning, for launches recorded into a graph and for contexts other than the first.
+void flushL2(CUstream Stream) {
+  if (!G->Cfg.L2Flush)
+    return;
+  if (streamIsCapturing(Stream)) {
+    addWarning("launch recorded into a CUDA graph (stream capture): L2 not flushed before it");
+    std::lock_guard<std::mutex> Lock(G->FlushMu);
+    ++G->FlushesSkipped;
+    return;
+  }
+  CUcontext Ctx = nullptr;
+  cuCtxGetCurrent(&Ctx);
+  CUdeviceptr Buf = 0;
+  size_t Bytes = 0;
+  std::string Problem;
+  {
+    std::lock_guard<std::mutex> Lock(G->FlushMu);
+    if (!G->FlushBuf && !G->FlushFailed) {
+      CUdevice Dev = 0;
+      int L2 = 0;
+      if (cuCtxGetDevice(&Dev) == CUDA_SUCCESS)
+        cuDeviceGetAttribute(&L2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, Dev);
+      size_t Want = std::max<size_t>(2 * static_cast<size_t>(std::max(L2, 0)), size_t(32) << 20);
+      CUresult R = cuMemAlloc(&G->FlushBuf, Want);
+      if (R != CUDA_SUCCESS) {
+        G->FlushFailed = true;
+        G->FlushBuf = 0;
+        Problem = "cuMemAlloc of the " + std::to_string(Want) + "-byte L2 flush buffer failed: " + cuErrorText(R) +
+                  "; L2 not flushed";
+      } else {
+        G->FlushBytes = Want;
+        G->FlushCtx = Ctx;
+      }
+    }
+    if (G->FlushBuf && G->FlushCtx != Ctx) {
+      ++G->FlushesSkipped;
+      Problem = "launch in a second CUDA context: L2 not flushed before it";
+    } else if (G->FlushBuf) {
+      Buf = G->FlushBuf;
+      Bytes = G->FlushBytes;
+    } else {
+      ++G->FlushesSkipped;
+    }
+  }
+  if (!Problem.empty()) {
+    (G->FlushFailed ? addError : addWarning)(Problem);
+    return;
+  }
+  if (!Buf)
+    return;
+  uint64_t N;
+  {
+    std::lock_guard<std::mutex> Lock(G->FlushMu);
+    N = ++G->Flushes;
+  }
+  CUresult R = cuMemsetD32Async(Buf, static_cast<unsigned>(N), Bytes / 4, Stream);
+  if (R != CUDA_SUCCESS) {
+    addError("cuMemsetD32Async flushing L2 failed: " + cuErrorText(R));
+    std::lock_guard<std::mutex> Lock(G->FlushMu);
+    --G->Flushes;
+    ++G->FlushesSkipped;
+  }
+}
+
+/// The kind of stream a launch call names. CUPTI's stream ids are per process, so only this, and the
+/// order in which created streams are first used, can be compared between two programs.
+enum StreamKind : uint8_t { StreamUnknown = 0, StreamLegacyDefault, StreamPerThreadDefault, StreamCreated };
+
+const char *streamKindName(uint8_t K) {
+  switch (K) {
+  case StreamLegacyDefault:
+    return "default";
+  case StreamPerThreadDefault:
+    return "per_thread_default";
+  case StreamCreated:
+    return "created";
+  default:
+    return "unknown";
+  }
+}
+
 void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool CountOnly) {
   PendingLaunch *P = nullptr;
   KernelInfo *K = nullptr;
@@ -528,8 +672,19 @@ void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool Cou
     std::lock_guard<std::mutex> Lock(G->Mu);
     uint64_t Seq = G->NextSeq++;
     G->CorrelationToSeq[Data->correlationId] = Seq;
-    if (CountOnly)
+    if (G->SeqStreamKind.size() <= Seq)
+      G->SeqStreamKind.resize(Seq + 1, StreamUnknown);
+    if (!CountOnly)
+      G->SeqStreamKind[Seq] = (!L.Stream || L.Stream == CU_STREAM_LEGACY) ? StreamLegacyDefault
+                              : L.Stream == CU_STREAM_PER_THREAD           ? StreamPerThreadDefault
+                                                                           : StreamCreated;
+    if (CountOnly) {
+      if (G->Cfg.L2Flush) {
+        std::lock_guard<std::mutex> FLock(G->FlushMu);
+        ++G->FlushesSkipped;
+      }
       return;
+    }
     const char *Name = L.Name;
     if (!Name) {
       if (L.Kernel)
@@ -539,22 +694,28 @@ void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool Cou
     }
     K = &kernelInfo(Name);
     uint64_t Ordinal = K->Launches++;
-    if (!K->IsTarget)
-      return;
-    auto Owned = std::make_unique<PendingLaunch>();
-    P = Owned.get();
-    P->Correlation = Data->correlationId;
-    P->Seq = Seq;
-    P->Ordinal = Ordinal;
-    P->Mangled = K->Mangled;
-    P->Demangled = K->Demangled;
-    P->Stream = L.Stream;
-    TlPending.push_back(std::move(Owned));
+    if (K->IsTarget) {
+      auto Owned = std::make_unique<PendingLaunch>();
+      P = Owned.get();
+      P->Correlation = Data->correlationId;
+      P->Seq = Seq;
+      P->Ordinal = Ordinal;
+      P->Mangled = K->Mangled;
+      P->Demangled = K->Demangled;
+      P->Stream = L.Stream;
+      TlPending.push_back(std::move(Owned));
+    } else {
+      K = nullptr;
+    }
   }
-  P->Args = findDeviceArgs(L, *K);
-  uint64_t T0 = nowNs();
-  poisonArgs(*P, *K);
-  G->NsCapturing += nowNs() - T0;
+  if (K) {
+    P->Args = findDeviceArgs(L, *K);
+    uint64_t T0 = nowNs();
+    poisonArgs(*P, *K);
+    G->NsCapturing += nowNs() - T0;
+  }
+  // Last, so that the flush is the final work queued on the stream before the kernel.
+  flushL2(L.Stream);
 }
 
 void captureArgs(PendingLaunch &P) {
@@ -1046,6 +1207,9 @@ void writeOutput() {
     L["static_smem"] = R->StaticSmem;
     L["dynamic_smem"] = R->DynamicSmem;
     L["stream"] = R->Stream;
+    L["stream_kind"] = streamKindName(Seq >= 0 && static_cast<size_t>(Seq) < G->SeqStreamKind.size()
+                                          ? G->SeqStreamKind[static_cast<size_t>(Seq)]
+                                          : StreamUnknown);
     L["context"] = R->Context;
     L["device"] = R->Device;
     L["start_ns"] = R->Start;
@@ -1115,6 +1279,18 @@ void writeOutput() {
                    {"capture_ns", G->NsCapturing.load()},
                    {"activity_buffer_ns", G->NsInBufferCallbacks.load()}};
   J["dropped_records"] = G->DroppedRecords;
+  {
+    std::lock_guard<std::mutex> FLock(G->FlushMu);
+    J["l2_flush"] = {{"enabled", Cfg.L2Flush},
+                     {"flushes", G->Flushes},
+                     {"skipped", G->FlushesSkipped},
+                     {"bytes", G->FlushBytes}};
+  }
+  // Device memory the program allocated through the tracked calls and had not freed at exit: what the
+  // leak check of `kloop compare` compares between baseline and candidate.
+  J["memory"] = {{"live_allocations", G->Allocs.size()},
+                 {"live_bytes", G->Allocs.bytes()},
+                 {"peak_bytes", G->Allocs.peakBytes()}};
   std::vector<std::pair<std::string, uint64_t>> Errors = G->Errors;
   for (const std::string &E : G->Sampler.errors())
     addMessage(Errors, E);

@@ -237,3 +237,95 @@ TEST(AntiCheat, Determinism) {
 }
 
 } // namespace
+
+// (e) The planted "work moved to another stream": same kernel, same count, same
+// outputs, but the second launch runs on a stream the baseline never used.
+TEST(AntiCheat, TargetLaunchMovedToAnotherStream) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  B.launch("_Z4initPf", "init(float*)", 1000, 7);
+  B.launch(SaxpyM, SaxpyD, 1000, 7);
+  B.launch(SaxpyM, SaxpyD, 1000, 7);
+  C.launch("_Z4initPf", "init(float*)", 1000, 13); // ids differ between processes
+  C.launch(SaxpyM, SaxpyD, 1000, 13);
+  C.launch(SaxpyM, SaxpyD, 1000, 14);
+  Profile PB = B.read(), PC = C.read();
+  auto F = checkStreams(PB, PC, {"saxpy"});
+  ASSERT_EQ(F.size(), 1u);
+  EXPECT_EQ(F[0].Kind, FindingKind::StreamChanged);
+  EXPECT_TRUE(F[0].Fatal);
+  EXPECT_EQ(F[0].KernelOrdinal, 1u);
+  EXPECT_TRUE(contains(F[0].Message, "1 of 2 launches launched on a different "
+                                     "stream"))
+      << F[0].Message;
+  // Renumbered ids alone are not a move: a candidate on stream 13 throughout passes.
+  ProfileBuilder C2(D, "cand2");
+  C2.launch("_Z4initPf", "init(float*)", 1000, 13);
+  C2.launch(SaxpyM, SaxpyD, 1000, 13);
+  C2.launch(SaxpyM, SaxpyD, 1000, 13);
+  EXPECT_TRUE(checkStreams(PB, C2.read(), {"saxpy"}).empty());
+  // Non-target kernels may move.
+  EXPECT_TRUE(checkStreams(PB, PC, {"init"}).size() == 0u);
+}
+
+// (e) through compareProfiles: the stream finding refuses the candidate.
+TEST(AntiCheat, StreamMoveRefusesThroughCompareProfiles) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  B.launch(SaxpyM, SaxpyD, 1000, 7);
+  B.capture(SaxpyM, SaxpyD, 1, 3, bytesOf(ramp(8)));
+  C.launch(SaxpyM, SaxpyD, 1000, 7);
+  C.launch(SaxpyM, SaxpyD, 1000, 9);
+  C.capture(SaxpyM, SaxpyD, 1, 3, bytesOf(ramp(8)), true, true, false);
+  auto R = compareProfiles(B.read(), C.read(),
+                           {saxpyOut(ToleranceKind::Rel, 1e-5)});
+  ASSERT_TRUE(static_cast<bool>(R));
+  EXPECT_FALSE(R->Passed);
+  EXPECT_NE(find(*R, FindingKind::StreamChanged), nullptr);
+  EXPECT_TRUE(contains(R->Explanation, "different stream")) << R->Explanation;
+}
+
+// (f) Leaks: more live bytes at exit than the baseline refuses; as many (a
+// program that leaves its buffers to process teardown) does not; profiles
+// without "memory" are not judged.
+TEST(AntiCheat, MemoryLeak) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand"), Same(D, "same"), Old(D, "old");
+  for (ProfileBuilder *P : {&B, &C, &Same, &Old})
+    P->capture(SaxpyM, SaxpyD, 0, 3, bytesOf(ramp(8)));
+  B.memory(3, 3u << 20);
+  C.memory(23, (3u << 20) + 20 * (1u << 20));
+  Same.memory(3, 3u << 20);
+  Profile PB = B.read();
+  auto F = checkLeaks(PB, C.read());
+  ASSERT_EQ(F.size(), 1u);
+  EXPECT_EQ(F[0].Kind, FindingKind::MemoryLeak);
+  EXPECT_TRUE(contains(F[0].Message, "leaks device memory: 24117248 bytes in "
+                                     "23 allocation(s)"))
+      << F[0].Message;
+  EXPECT_TRUE(checkLeaks(PB, Same.read()).empty());
+  EXPECT_TRUE(checkLeaks(PB, Old.read()).empty());
+  auto R = compareProfiles(PB, C.read(), {saxpyOut(ToleranceKind::Rel, 1e-5)});
+  ASSERT_TRUE(static_cast<bool>(R));
+  EXPECT_FALSE(R->Passed);
+  EXPECT_NE(find(*R, FindingKind::MemoryLeak), nullptr);
+}
+
+// (e) Every target launch moved from the default stream to one created
+// stream: numbering alone would call both "the first stream"; the stream kind
+// recorded by libkloop-cupti.so tells them apart.
+TEST(AntiCheat, AllLaunchesMovedOffTheDefaultStream) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  for (int I = 0; I < 3; ++I) {
+    B.launch(SaxpyM, SaxpyD, 1000, 7, "default");
+    C.launch(SaxpyM, SaxpyD, 1000, 21, "created");
+  }
+  auto F = checkStreams(B.read(), C.read(), {"saxpy"});
+  ASSERT_EQ(F.size(), 1u);
+  EXPECT_TRUE(contains(F[0].Message, "3 of 3 launches launched on a different "
+                                     "stream than the baseline's (first: "
+                                     "launch #0 on created stream #0 in the "
+                                     "candidate, default in the baseline"))
+      << F[0].Message;
+}

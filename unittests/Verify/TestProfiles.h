@@ -71,7 +71,8 @@ public:
 
   /// Adds a launch of Mangled/Demangled; returns its seq.
   uint64_t launch(const std::string &Mangled, const std::string &Demangled,
-                  uint64_t DurationNs = 1000) {
+                  uint64_t DurationNs = 1000, uint64_t Stream = 7,
+                  const std::string &StreamKind = "") {
     uint64_t Seq = J["launches"].size();
     J["launches"].push_back({{"seq", Seq},
                              {"kernel", Mangled},
@@ -81,12 +82,21 @@ public:
                              {"registers", 16},
                              {"static_smem", 0},
                              {"dynamic_smem", 0},
-                             {"stream", 7},
+                             {"stream", Stream},
                              {"context", 1},
                              {"start_ns", Seq * 10000},
                              {"end_ns", Seq * 10000 + DurationNs},
                              {"duration_ns", DurationNs}});
+    if (!StreamKind.empty())
+      J["launches"].back()["stream_kind"] = StreamKind;
     return Seq;
+  }
+
+  /// Sets the "memory" member: live allocations and bytes at exit.
+  void memory(uint64_t LiveAllocations, uint64_t LiveBytes) {
+    J["memory"] = {{"live_allocations", LiveAllocations},
+                   {"live_bytes", LiveBytes},
+                   {"peak_bytes", LiveBytes}};
   }
 
   /// Adds a launch and a capture of its argument Arg holding Bytes.

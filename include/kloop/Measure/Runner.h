@@ -19,6 +19,7 @@
 #ifndef KLOOP_MEASURE_RUNNER_H
 #define KLOOP_MEASURE_RUNNER_H
 
+#include "kloop/Measure/Config.h"
 #include "kloop/Verify/Profile.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -46,6 +47,12 @@ struct InjectionSettings {
   /// Further KLOOP_CUPTI_* variables, passed verbatim.
   std::map<std::string, std::string> Extra;
 };
+
+/// Adds what \p Policy asks of the injection library to \p I: for
+/// L2Policy::Flush, KLOOP_CUPTI_L2_FLUSH=1 (libkloop-cupti.so then clears L2
+/// before every kernel launch, see docs/cupti.md); nothing for Rotate (the
+/// workload does it) or None.
+void applyL2Policy(InjectionSettings &I, L2Policy Policy);
 
 /// One invocation to run.
 struct RunRequest {

@@ -9,7 +9,12 @@
 ///      different number of times, or a kernel the baseline never launched
 ///      (work moved elsewhere, results cached between launches);
 ///  (d) determinism: the same seed run twice gives equal hashes per output,
-///      and the candidate must stay deterministic where the baseline was.
+///      and the candidate must stay deterministic where the baseline was;
+///  (e) a target kernel launched on a different stream than the baseline's
+///      (work moved to another stream, where timing on the default stream
+///      does not see it);
+///  (f) device memory leaked: more bytes still allocated at exit than the
+///      baseline left.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_VERIFY_ANTICHEAT_H
@@ -48,11 +53,15 @@ enum class FindingKind {
   /// A captured argument that is not a checked output differs bitwise
   /// (non-fatal: inputs and workspaces may legitimately differ).
   OtherArgumentChanged,
+  /// (e) a target launch ran on a different stream than the baseline's.
+  StreamChanged,
+  /// (f) the candidate left more device memory allocated at exit.
+  MemoryLeak,
 };
 
 /// "unwritten-output", "new-nan", "missing-capture", "extra-capture",
 /// "launch-count-changed", "new-kernel", "size-changed",
-/// "other-argument-changed".
+/// "other-argument-changed", "stream-changed", "memory-leak".
 llvm::StringRef findingKindName(FindingKind K);
 
 /// One anti-cheat finding.
@@ -106,6 +115,23 @@ uint64_t countNewNaNs(llvm::ArrayRef<uint8_t> Candidate,
 std::vector<Finding> checkLaunchCounts(const Profile &Baseline,
                                        const Profile &Candidate,
                                        llvm::ArrayRef<std::string> TargetKernels);
+
+/// (e) Streams: stream ids are numbered per profile in order of first use
+/// (CUPTI's ids are not comparable between processes), and every launch of a
+/// target kernel (matching \p TargetKernels, kernelMatches) must run on the
+/// stream of the same number as the baseline's launch of the same ordinal.
+/// One finding per kernel whose launches moved, naming the first one.
+/// Launches only one side has are left to checkLaunchCounts().
+std::vector<Finding> checkStreams(const Profile &Baseline,
+                                  const Profile &Candidate,
+                                  llvm::ArrayRef<std::string> TargetKernels);
+
+/// (f) Leaks: a finding when both profiles report their memory use
+/// (MemoryUse::Known) and the candidate's live bytes at exit exceed the
+/// baseline's. Memory a program never frees before exit is allowed as long as
+/// the baseline left as much.
+std::vector<Finding> checkLeaks(const Profile &Baseline,
+                                const Profile &Candidate);
 
 /// (d) Determinism of one output over two runs with the same seed.
 struct OutputDeterminism {

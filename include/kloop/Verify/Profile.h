@@ -57,6 +57,10 @@ struct LaunchRecord {
   uint64_t StaticSmem = 0, DynamicSmem = 0;
   /// CUDA stream and context ids as reported by CUPTI.
   uint64_t Stream = 0, Context = 0;
+  /// The stream the launch call named: "default" (the legacy default
+  /// stream), "per_thread_default", "created" or "unknown"; "" when the
+  /// profile does not say ("stream_kind" absent).
+  std::string StreamKind;
   /// GPU timestamps (ns) and duration (ns, end - start).
   uint64_t StartNs = 0, EndNs = 0, DurationNs = 0;
 };
@@ -98,6 +102,29 @@ struct CaptureRecord {
   bool Poisoned = false;
 };
 
+/// Device memory the program allocated through tracked calls (cudaMalloc*,
+/// cuMemAlloc*, the async/pool variants) and had not freed at exit
+/// ("memory"); absent in profiles of older libraries.
+struct MemoryUse {
+  /// The profile had a "memory" member.
+  bool Known = false;
+  /// Live allocations and their total size (bytes) at exit.
+  uint64_t LiveAllocations = 0, LiveBytes = 0;
+  /// Largest total size of live allocations during the run, bytes.
+  uint64_t PeakBytes = 0;
+};
+
+/// What libkloop-cupti.so did about L2 residency ("l2_flush").
+struct L2FlushInfo {
+  /// The profile had an "l2_flush" member.
+  bool Known = false;
+  /// KLOOP_CUPTI_L2_FLUSH was set.
+  bool Enabled = false;
+  /// Launches preceded by a flush, and launches that could not be (graph
+  /// launches, stream capture, a second context, a failed allocation).
+  uint64_t Flushes = 0, Skipped = 0;
+};
+
 /// A whole profile file.
 struct Profile {
   /// Path the profile was read from ("<memory>" for parseProfile without one).
@@ -110,6 +137,10 @@ struct Profile {
   std::vector<CaptureRecord> Captures;
   /// Wall time spent inside the injection library's callbacks, ns.
   uint64_t OverheadWallNs = 0;
+  /// Live device memory at exit (leak check).
+  MemoryUse Memory;
+  /// L2 flushing between launches.
+  L2FlushInfo L2Flush;
 };
 
 /// Parses the text of a profile. \p Path names the file in error messages and

@@ -8,6 +8,8 @@ The variant is read from SOURCE_DIR/variant:
   fast   same outputs, launches of 1000..1040 ns
   wrong  fast, but the output is off by 0.5
   crash  dies with SIGSEGV
+  stream fast, but every saxpy launch after the first runs on another stream (work moved to a side stream)
+  leak   fast, but leaves 20 more MiB of device memory allocated at exit
 Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS names saxpy,
 captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
 """
@@ -32,6 +34,7 @@ targets = [t for t in os.environ.get("KLOOP_CUPTI_TARGETS", "").split(",") if t]
 dump = os.environ.get("KLOOP_CUPTI_DUMP") == "1"
 poison = os.environ.get("KLOOP_CUPTI_POISON", "") in ("nan", "sentinel")
 base_ns = 2000 if variant == "base" else 1000
+live = (3, 48) if variant != "leak" else (23, 48 + 20 * 1048576)
 values = [float(seed + k + 1) + (0.5 if variant == "wrong" else 0.0) for k in range(4)]
 data = struct.pack("<4f", *values)
 name = "saxpy(int, float, float const*, float*)"
@@ -40,7 +43,7 @@ for i in range(iters + 1):
     d = 50000 if i == 0 else base_ns + 10 * (i % 5)
     start = i * 100000
     launches.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "grid": [1, 1, 1], "block": [4, 1, 1],
-                     "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1,
+                     "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 9 if variant == "stream" and i > 0 else 7, "context": 1,
                      "start_ns": start, "end_ns": start + d, "duration_ns": d})
     if any(t in name for t in targets):
         dump_name = None
@@ -53,7 +56,8 @@ for i in range(iters + 1):
                          "poisoned": poison})
 profile = {"schema": "kloop-cupti/1", "device": {"name": "Fake GPU", "cc": "9.0", "l2_bytes": 1048576},
            "launches": launches, "env_samples": [], "nvml": False, "captures": captures,
-           "overhead": {"wall_ns_in_callbacks": 1000}}
+           "overhead": {"wall_ns_in_callbacks": 1000},
+           "memory": {"live_allocations": live[0], "live_bytes": live[1], "peak_bytes": live[1]}}
 with open(out, "w") as f:
     json.dump(profile, f)
 print("fake: %s seed %d" % (variant, seed))
