@@ -125,6 +125,10 @@ struct PendingLaunch {
   std::string Demangled;
   CUstream Stream = nullptr;
   std::vector<CandidateArg> Args;
+  /// A runtime launch of a kernel without parameter information (an extern "C" kernel launched through
+  /// cudaLaunchKernel with a host stub): the driver launch the runtime makes inside it, if CUPTI reports
+  /// it, supplies the CUfunction whose layout is asked then (see handleApiCallback).
+  struct KernelInfo *NeedsDriverLayout = nullptr;
 };
 
 struct ParamSlot {
@@ -397,6 +401,13 @@ std::optional<std::vector<ParamSlot>> queryLayout(const LaunchView &L, std::stri
     if (Consider(layoutBy([F](size_t I, size_t *O, size_t *S) { return cuFuncGetParamInfo(F, I, O, S); },
                           "cuFuncGetParamInfo", Why)))
       return Empty;
+    // cuLaunchKernel also takes a CUkernel cast to CUfunction, which is what the CUDA 13 runtime passes
+    // for an extern "C" kernel launched through cudaLaunchKernel (seen on the H200: cuFuncGetParamInfo
+    // answers CUDA_ERROR_INVALID_HANDLE for it).
+    CUkernel K = reinterpret_cast<CUkernel>(F);
+    if (Consider(layoutBy([K](size_t I, size_t *O, size_t *S) { return cuKernelGetParamInfo(K, I, O, S); },
+                          "cuKernelGetParamInfo(CUfunction as CUkernel)", Why)))
+      return Empty;
   }
   if (!L.Kernel && !L.Func)
     Why += std::string(Why.empty() ? "" : ", ") + "no CUkernel or CUfunction handle at this launch API";
@@ -419,7 +430,7 @@ bool extraBuffer(void **Extra, const char *&Buf, size_t &Size) {
 }
 
 /// Finds the arguments of a target launch that point into device memory (caller does not hold G->Mu).
-std::vector<CandidateArg> findDeviceArgs(const LaunchView &L, KernelInfo &K) {
+std::vector<CandidateArg> findDeviceArgs(const LaunchView &L, KernelInfo &K, bool *NoParamInfo = nullptr) {
   std::vector<CandidateArg> Out;
   std::optional<std::vector<ParamSlot>> Layout;
   {
@@ -444,8 +455,11 @@ std::vector<CandidateArg> findDeviceArgs(const LaunchView &L, KernelInfo &K) {
   else if (Sig)
     Count = Sig->size();
   else {
-    addWarning("kernel " + K.Mangled + ": no parameter information (no C++ signature in the name; " +
-               K.LayoutError + "); outputs not captured");
+    if (NoParamInfo)
+      *NoParamInfo = true;
+    else
+      addWarning("kernel " + K.Mangled + ": no parameter information (no C++ signature in the name; " +
+                 K.LayoutError + "); outputs not captured");
     return Out;
   }
   bool UseSig = Sig && Sig->size() == Count;
@@ -709,13 +723,50 @@ void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool Cou
     }
   }
   if (K) {
-    P->Args = findDeviceArgs(L, *K);
+    bool NoInfo = false;
+    P->Args = findDeviceArgs(L, *K, &NoInfo);
+    if (NoInfo) {
+      // Wait for the driver launch inside this runtime launch (resolveFromDriverLaunch); no flush yet
+      // either, so that it stays the last work before the kernel.
+      P->NeedsDriverLayout = K;
+      return;
+    }
     uint64_t T0 = nowNs();
     poisonArgs(*P, *K);
     G->NsCapturing += nowNs() - T0;
   }
   // Last, so that the flush is the final work queued on the stream before the kernel.
   flushL2(L.Stream);
+}
+
+/// A driver launch inside a runtime launch whose kernel had no parameter information: the driver's
+/// CUfunction gives the layout (cuFuncGetParamInfo), the runtime's argument array the values; then the
+/// pending launch is poisoned and L2 flushed as onLaunchEnter would have.
+void resolveFromDriverLaunch(const LaunchView &Driver) {
+  if (TlPending.empty() || !TlPending.back()->NeedsDriverLayout)
+    return;
+  PendingLaunch &P = *TlPending.back();
+  KernelInfo &K = *P.NeedsDriverLayout;
+  P.NeedsDriverLayout = nullptr;
+  std::string Why;
+  std::optional<std::vector<ParamSlot>> Layout;
+  if (Driver.Func)
+    Layout = queryLayout(Driver, Why);
+  {
+    std::lock_guard<std::mutex> Lock(G->Mu);
+    if (Layout && !Layout->empty()) {
+      K.Layout = Layout;
+      K.LayoutError.clear();
+    } else {
+      K.LayoutError += "; at the driver launch inside it: " + (Why.empty() ? std::string("no parameters") : Why);
+    }
+  }
+  LaunchView L = Driver;
+  P.Args = findDeviceArgs(L, K);
+  uint64_t T0 = nowNs();
+  poisonArgs(P, K);
+  G->NsCapturing += nowNs() - T0;
+  flushL2(P.Stream);
 }
 
 void captureArgs(PendingLaunch &P) {
@@ -797,6 +848,17 @@ void onLaunchExit(const CUpti_CallbackData *Data, bool Succeeded) {
     }
   if (!P)
     return;
+  if (P->NeedsDriverLayout) {
+    // No driver launch was reported inside the runtime launch: the kernel stays uncaptured.
+    addWarning("kernel " + P->Mangled + ": no parameter information (no C++ signature in the name; " +
+               P->NeedsDriverLayout->LayoutError + "; no driver launch reported inside the runtime launch); "
+               "outputs not captured");
+    if (G->Cfg.L2Flush) {
+      std::lock_guard<std::mutex> Lock(G->FlushMu);
+      ++G->FlushesSkipped;
+    }
+    return;
+  }
   if (!Succeeded) {
     addWarning("launch of " + P->Demangled + " failed; outputs not captured");
     return;
@@ -1048,6 +1110,8 @@ void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const
     else if (TlRuntimeLaunchDepth > 0)
       --TlRuntimeLaunchDepth;
   } else if (TlRuntimeLaunchDepth > 0) {
+    if (Enter && Kind == LaunchKind::Kernel)
+      resolveFromDriverLaunch(L);
     return;
   }
   if (Enter) {
