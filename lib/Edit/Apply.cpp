@@ -1364,6 +1364,38 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         }
       }
     }
+    // A set_constant can change a block size or launch bounds without naming a launch (a macro that is
+    // one factor of a dim3, e.g. BLOCK_X with BLOCK_Y = 8): every launch whose block clang could
+    // evaluate, and every constant __launch_bounds__, must stay within 1 to 1024 threads.
+    std::vector<unsigned> ConstantEdits;
+    for (unsigned I : Result.Applied)
+      if (P.Edits[I].Kind == EditKind::SetConstant)
+        ConstantEdits.push_back(I);
+    if (!ConstantEdits.empty()) {
+      std::string Problem;
+      for (auto &[SID, S] : Sites) {
+        auto T = threads(S->Data["block"]);
+        if (T && (*T > 1024 || *T < 1)) {
+          Problem = "launch site " + SID + " then launches '" + S->Data.value("kernel", std::string("?")) +
+                    "' with block " + dims(S->Data["block"]) + " = " + std::to_string(*T) +
+                    " threads; a block holds 1 to 1024 threads";
+          break;
+        }
+      }
+      if (Problem.empty())
+        for (auto &[KID, K] : Kernels) {
+          const json &LB = K->Data["launch_bounds"];
+          if (LB.is_object() && LB["max_threads"].is_object() && LB["max_threads"]["value"].is_number_integer() &&
+              LB["max_threads"]["value"].get<long long>() > 1024) {
+            Problem = "kernel '" + KID + "' then has __launch_bounds__ max_threads " +
+                      std::to_string(LB["max_threads"]["value"].get<long long>()) + ", more than 1024";
+            break;
+          }
+        }
+      if (!Problem.empty())
+        for (unsigned I : ConstantEdits)
+          refuse(I, Problem);
+    }
     for (unsigned I : Result.Applied) {
       const Edit &Ed = P.Edits[I];
       if (Ed.Kind != EditKind::AddKernelVariant)

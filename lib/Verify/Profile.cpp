@@ -132,8 +132,14 @@ bool parseHex(StringRef S, uint64_t &Out) {
 
 Error parseLaunch(const Reader &R, const json &J, const std::string &P,
                   LaunchRecord &L) {
-  if (Error E = R.u64(J, "seq", P, L.Seq))
+  // libkloop-cupti writes -1 for a record whose launch call it did not see
+  // (docs/cupti.md); such a launch sorts last.
+  int64_t Seq = 0;
+  if (Error E = R.i64(J, "seq", P, Seq))
     return E;
+  if (Seq < -1)
+    return R.error(Reader::child(P, "seq"), "expected -1 or a non-negative integer");
+  L.Seq = Seq == -1 ? UnseenLaunchSeq : static_cast<uint64_t>(Seq);
   if (Error E = R.str(J, "kernel", P, L.Kernel))
     return E;
   if (Error E = R.str(J, "name", P, L.Name, false))

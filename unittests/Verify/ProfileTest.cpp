@@ -191,3 +191,39 @@ TEST(Profile, CorruptOrMissingDumpsAreErrors) {
 }
 
 } // namespace
+
+// libkloop-cupti writes "seq": -1 for a kernel record whose launch call it did
+// not see (docs/cupti.md); the reader must accept it (it used to reject the
+// whole profile as corrupt) and must still refuse other negative values. The
+// optional "memory", "l2_flush" and "stream_kind" members are read too.
+TEST(Profile, UnseenLaunchSeqAndNewMembers) {
+  auto Launch = [](int64_t Seq) {
+    return json{{"seq", Seq},        {"kernel", "k"},     {"grid", {1, 1, 1}},
+                {"block", {32, 1, 1}}, {"start_ns", 10},    {"end_ns", 20},
+                {"duration_ns", 10},   {"stream_kind", "created"}};
+  };
+  json J = {{"schema", "kloop-cupti/1"},
+            {"launches", {Launch(0), Launch(-1)}},
+            {"captures", json::array()},
+            {"memory", {{"live_allocations", 2}, {"live_bytes", 96}, {"peak_bytes", 128}}},
+            {"l2_flush", {{"enabled", true}, {"flushes", 1}, {"skipped", 1}, {"bytes", 1024}}}};
+  auto P = parseProfile(J.dump(), "x.json");
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->Launches.size(), 2u);
+  EXPECT_EQ(P->Launches[0].Seq, 0u);
+  EXPECT_EQ(P->Launches[1].Seq, UnseenLaunchSeq);
+  EXPECT_EQ(P->Launches[1].StreamKind, "created");
+  EXPECT_TRUE(P->Memory.Known);
+  EXPECT_EQ(P->Memory.LiveAllocations, 2u);
+  EXPECT_EQ(P->Memory.LiveBytes, 96u);
+  EXPECT_EQ(P->Memory.PeakBytes, 128u);
+  EXPECT_TRUE(P->L2Flush.Known && P->L2Flush.Enabled);
+  EXPECT_EQ(P->L2Flush.Flushes, 1u);
+  EXPECT_EQ(P->L2Flush.Skipped, 1u);
+
+  J["launches"][1]["seq"] = -2;
+  auto Bad = parseProfile(J.dump(), "x.json");
+  ASSERT_FALSE(static_cast<bool>(Bad));
+  EXPECT_NE(llvm::toString(Bad.takeError()).find("x.json: launches[1].seq: expected -1 or a non-negative integer"),
+            std::string::npos);
+}

@@ -41,9 +41,13 @@ struct DeviceInfo {
   uint64_t L2Bytes = 0;
 };
 
+/// LaunchRecord::Seq of a record whose launch call the library did not see
+/// ("seq": -1 in the file); it sorts after every seen launch.
+inline constexpr uint64_t UnseenLaunchSeq = ~uint64_t(0);
+
 /// One kernel launch recorded by the CUPTI Activity API ("launches[]").
 struct LaunchRecord {
-  /// Global launch order in the process.
+  /// Global launch order in the process; UnseenLaunchSeq for "seq": -1.
   uint64_t Seq = 0;
   /// Mangled kernel name.
   std::string Kernel;
