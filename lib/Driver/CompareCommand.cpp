@@ -41,6 +41,14 @@ static cl::list<std::string> ShapeOpt("shape", cl::desc("Only this shape (repeat
 static cl::opt<bool> SearchOnlyOpt("search-only",
                                    cl::desc("Skip held-out shapes and seeds (a search step, not final acceptance)"),
                                    cl::sub(CompareSub));
+static cl::opt<unsigned> MaxSeedsOpt("max-seeds",
+                                     cl::desc("Screening: verify and time only the first N search seeds (needs "
+                                              "--search-only; 0 = all, the default)"),
+                                     cl::sub(CompareSub), cl::init(0));
+static cl::opt<std::string> BaseCacheOpt("baseline-build-cache",
+                                         cl::desc("Reuse baseline builds kept in this directory, keyed by the "
+                                                  "SHA-256 of its sources and protected files"),
+                                         cl::value_desc("dir"), cl::sub(CompareSub));
 static cl::opt<double> MinGainOpt("min-gain", cl::desc("CI lower bound must exceed 1 + this (default 0.02)"),
                                   cl::sub(CompareSub), cl::init(0.02));
 static cl::opt<double> P99TolOpt("p99-tolerance", cl::desc("Allowed relative p99 regression (default 0.05)"),
@@ -88,6 +96,8 @@ static int runCompare(const CommandContext &Ctx) {
   };
   if (RoundsOpt < 1)
     return usage("--rounds must be at least 1");
+  if (MaxSeedsOpt && !SearchOnlyOpt)
+    return usage("--max-seeds screens a search step; a final acceptance (without --search-only) checks every seed");
   if (!(MinGainOpt >= 0) || std::isinf(MinGainOpt))
     return usage("--min-gain must be a fraction >= 0 (0.02: 2%), not " + formatv("{0}", MinGainOpt.getValue()).str());
   if (!(P99TolOpt >= 0) || std::isinf(P99TolOpt))
@@ -128,6 +138,9 @@ static int runCompare(const CommandContext &Ctx) {
   O.Warmup = WarmupOpt;
   O.CuptiLib = *Lib;
   O.IncludeHeldOut = !SearchOnlyOpt;
+  O.MaxSeeds = MaxSeedsOpt;
+  if (!BaseCacheOpt.empty())
+    O.BaselineBuildCache = absPath(BaseCacheOpt);
   O.Shapes.assign(ShapeOpt.begin(), ShapeOpt.end());
   O.Thresholds.MinGain = MinGainOpt;
   O.Thresholds.P99Tolerance = P99TolOpt;

@@ -69,6 +69,10 @@ cl::opt<bool> NoPtxas("no-ptxas", cl::desc("Do not compile the sources with nvcc
 cl::opt<std::string> ApplyCmdOpt("apply-command",
                                  cl::desc("Program used as `kloop apply` (default: this kloop)"),
                                  cl::Hidden, cl::sub(OptSub));
+cl::opt<unsigned> ScreenSeedsOpt("screen-seeds",
+                                 cl::desc("Search steps verify and time this many search seeds per shape; the "
+                                          "final check uses all, held-out ones included (default 1; 0 = all)"),
+                                 cl::init(1), cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -238,6 +242,8 @@ int runOptimize(const CommandContext &Ctx) {
   SO.CompilerArgs = Ctx.ExtraArgs;
   SO.Ptxas = !NoPtxas;
   SO.Rounds = RoundsOpt;
+  SO.ScreenSeeds = ScreenSeedsOpt;
+  SO.BaselineBuildCache = std::string(OutDir) + "/baseline-builds";
   if (Expected<std::string> Lib = measure::findCuptiLibrary(Ctx.Argv0.c_str(), (void *)&selfPath))
     SO.CuptiLib = *Lib;
   else

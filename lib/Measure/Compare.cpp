@@ -1,5 +1,6 @@
 //===- Compare.cpp - Baseline against candidate, end to end ---------------===//
 #include "kloop/Measure/Compare.h"
+#include "llvm/Support/SHA256.h"
 
 #include "kloop/Decide/DecisionJSON.h"
 #include "kloop/Verify/AntiCheat.h"
@@ -47,6 +48,25 @@ static std::string targetKey(const WorkloadConfig &C, StringRef Name) {
   return Name.str();
 }
 
+/// SHA-256 over the baseline's sources and protected files (path, NUL, the
+/// file's SHA-256, newline, in the config's order): the key of a cached build.
+static Expected<std::string> sourceDigest(const WorkloadConfig &C, StringRef Dir) {
+  SHA256 H;
+  for (const std::vector<std::string> *List : {&C.Sources, &C.Protected})
+    for (const std::string &F : *List) {
+      SmallString<256> P(Dir);
+      sys::path::append(P, F);
+      Expected<verify::FileDigest> D = verify::digestFile(P);
+      if (!D)
+        return D.takeError();
+      H.update(F);
+      H.update(StringRef("\0", 1));
+      H.update(D->Sha256);
+      H.update("\n");
+    }
+  return toHex(H.final(), /*LowerCase=*/true);
+}
+
 namespace {
 /// Per side: paths and what ran.
 struct Side {
@@ -86,6 +106,12 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       if (O.IncludeHeldOut || !S.HeldOut)
         Shapes.push_back(&S);
   std::vector<unsigned> Seeds = C.seedList(O.IncludeHeldOut);
+  if (O.MaxSeeds) {
+    if (O.IncludeHeldOut)
+      return err("compare: screening (a seed limit) cannot be used for a final acceptance with held-out inputs");
+    if (Seeds.size() > O.MaxSeeds)
+      Seeds.resize(O.MaxSeeds);
+  }
 
   CompareResult Res;
   Res.Notes.push_back(
@@ -127,8 +153,20 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   Side Cand{"cand", O.CandidateDir, O.WorkDir + "/build-cand", {}};
   std::string RunDir = O.WorkDir + "/runs";
 
-  // Builds.
+  // Builds. A cached baseline build (same sources and protected files) is reused.
+  std::string BaseStamp;
+  if (!O.BaselineBuildCache.empty()) {
+    Expected<std::string> Digest = sourceDigest(C, O.BaselineDir);
+    if (!Digest)
+      return err("baseline: " + toString(Digest.takeError()));
+    Base.BuildDir = O.BaselineBuildCache + "/" + Digest->substr(0, 16);
+    BaseStamp = Base.BuildDir + "/.kloop-build-ok";
+  }
   for (Side *S : {&Base, &Cand}) {
+    if (S == &Base && !BaseStamp.empty() && sys::fs::exists(BaseStamp)) {
+      Say("base build reused (" + Base.BuildDir + ")");
+      continue;
+    }
     BuildRequest B;
     B.SourceDir = S->SourceDir;
     B.BuildDir = S->BuildDir;
@@ -140,6 +178,12 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       Res.CandidateFailure = "candidate " + toString(std::move(E));
       Res.Explanation = "refused: " + *Res.CandidateFailure;
       return Res;
+    }
+    if (S == &Base && !BaseStamp.empty()) {
+      std::error_code EC;
+      raw_fd_ostream Stamp(BaseStamp, EC);
+      if (!EC)
+        Stamp << O.BaselineDir << "\n";
     }
     Say(std::string(S->Tag) + " build ok");
   }

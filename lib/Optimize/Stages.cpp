@@ -230,8 +230,11 @@ public:
     CO.Rounds = O.Rounds;
     CO.CuptiLib = O.CuptiLib;
     CO.IncludeHeldOut = Final;
-    if (!Final)
+    CO.BaselineBuildCache = O.BaselineBuildCache;
+    if (!Final) {
       CO.Thresholds.RequireHeldOutSeed = false;
+      CO.MaxSeeds = O.ScreenSeeds;
+    }
     llvm::sys::fs::create_directories(WorkDir);
     Expected<measure::CompareResult> R = measure::compareWorkloads(C, CO);
     if (!R)

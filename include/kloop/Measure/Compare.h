@@ -49,6 +49,16 @@ struct CompareOptions {
   /// search shapes and seeds are used and no held-out seed is required.
   bool IncludeHeldOut = true;
   std::vector<std::string> Shapes; ///< only these shapes; empty = all (per IncludeHeldOut)
+  /// Screening (the search-time compares of `kloop optimize`, docs/optimize.md):
+  /// verify and time only the first MaxSeeds search seeds of each shape
+  /// (0 = every seed). Only allowed with IncludeHeldOut = false: a final
+  /// acceptance always checks every seed.
+  unsigned MaxSeeds = 0;
+  /// Keep baseline builds here between compares, one directory per SHA-256 of
+  /// the baseline's sources and protected files (a stamp file marks a finished
+  /// build); "" builds the baseline in WorkDir every time. A candidate is
+  /// always built afresh.
+  std::string BaselineBuildCache;
   decide::DecisionThresholds Thresholds;
 };
 

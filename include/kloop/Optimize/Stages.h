@@ -46,6 +46,12 @@ struct ProcessStagesOptions {
   std::string CuptiLib;
   /// Timing rounds per (shape, seed) in compare.
   unsigned Rounds = 3;
+  /// Search-time compares verify and time only this many search seeds per
+  /// shape (measure::CompareOptions::MaxSeeds; 0 = every seed). The final
+  /// compare always checks every seed, held-out ones included.
+  unsigned ScreenSeeds = 1;
+  /// Where baseline builds are kept between compares ("" = rebuild each time).
+  std::string BaselineBuildCache;
 };
 
 /// The real stages for workload \p C.

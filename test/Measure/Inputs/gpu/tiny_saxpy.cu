@@ -1,5 +1,5 @@
 // A tiny CUDA workload for the GPU lit tests of kloop measure/compare (test/Measure/gpu-*.test).
-//   tiny_saxpy --n N --seed S --iters I
+//   tiny_saxpy --n N --seed S --iters I [--sets K]
 // Rotates over enough buffer sets that consecutive timed launches do not find their data in the
 // 60 MiB L2 of an H200 (sets * 12 * n bytes > 128 MiB), checks the result, exits non-zero on error.
 #include <cstdio>
@@ -24,14 +24,15 @@ __global__ void saxpy(int n, float a, const float *x, const float *y, float *out
 }
 
 int main(int argc, char **argv) {
-  int n = 1 << 20, seed = 0, iters = 10;
+  int n = 1 << 20, seed = 0, iters = 10, sets_arg = 0; // --sets 1: no rotation (gpu-l2flush.test)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--n")) n = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--seed")) seed = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--iters")) iters = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--sets")) sets_arg = std::atoi(argv[i + 1]);
   }
   size_t bytes = sizeof(float) * size_t(n);
-  int sets = int((size_t(128) << 20) / (3 * bytes)) + 2;
+  int sets = sets_arg > 0 ? sets_arg : int((size_t(128) << 20) / (3 * bytes)) + 2;
   std::vector<float> hx(n), hy(n);
   srand(seed + 1);
   for (int i = 0; i < n; ++i) {
