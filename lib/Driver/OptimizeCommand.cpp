@@ -237,8 +237,14 @@ int runOptimize(const CommandContext &Ctx) {
   optimize::ProcessStagesOptions SO;
   std::string Self = selfPath(Ctx);
   SO.ExtractCommand = {Self, "extract"};
-  SO.ApplyCommand = ApplyCmdOpt.empty() ? std::vector<std::string>{Self, "apply"}
-                                        : std::vector<std::string>{ApplyCmdOpt.getValue()};
+  // The apply command runs in each candidate's directory: a relative path is taken from here.
+  std::string ApplyCmd = ApplyCmdOpt;
+  if (!ApplyCmd.empty() && StringRef(ApplyCmd).contains('/') && !sys::path::is_absolute(ApplyCmd)) {
+    SmallString<256> A(ApplyCmd);
+    sys::fs::make_absolute(A);
+    ApplyCmd = std::string(A);
+  }
+  SO.ApplyCommand = ApplyCmd.empty() ? std::vector<std::string>{Self, "apply"} : std::vector<std::string>{ApplyCmd};
   SO.CompilerArgs = Ctx.ExtraArgs;
   SO.Ptxas = !NoPtxas;
   SO.Rounds = RoundsOpt;
