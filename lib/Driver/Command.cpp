@@ -4,6 +4,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstring>
+#include <string>
+#include <vector>
 
 using namespace llvm;
 
@@ -40,8 +42,18 @@ int kloopMain(int Argc, const char **Argv) {
   for (auto &KV : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
     if (KV.first != "help" && KV.first != "help-list" && KV.first != "version")
       KV.second->setHiddenFlag(cl::Hidden);
+  // LLVM names argv[0] in its errors ("Try: '<argv[0]> --help'"): with a known
+  // subcommand, name it too, so the hint points at that subcommand's options.
+  std::vector<const char *> Args(Argv, Argv + Cut);
+  std::string Prog;
+  if (Cut > 1)
+    for (const RegisteredCommand &C : registeredCommands())
+      if (C.Sub->getName() == Argv[1]) {
+        Prog = std::string("kloop ") + Argv[1];
+        Args[0] = Prog.c_str();
+      }
   if (!cl::ParseCommandLineOptions(
-          Cut, Argv,
+          Cut, Args.data(),
           "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n\n"
           "  kloop extract FILES... [-- ARGS] | -p BUILD_DIR   kernel inventory as JSON\n",
           &errs()))

@@ -611,6 +611,25 @@ struct DiagCollector {
       Clear.print(nullptr, OS, /*ShowColors=*/false);
       return;
     }
+    // A top-level field rejected by the document's validator is reported at the
+    // document's start (1:1); point at the field's own line when it is there.
+    if (const SourceMgr *SM = D.getSourceMgr(); SM && D.getLineNo() == 1 && D.getColumnNo() == 0) {
+      StringRef Msg = D.getMessage();
+      StringRef Key = Msg.take_until([](char C) { return C == ':' || C == '.' || C == '['; });
+      unsigned Id = SM->FindBufferContainingLoc(D.getLoc());
+      if (!Key.empty() && Key.size() < Msg.size() && Id) {
+        StringRef Text = SM->getMemoryBuffer(Id)->getBuffer();
+        for (size_t Pos = 0; Pos < Text.size();) {
+          StringRef Line = Text.substr(Pos).take_until([](char C) { return C == '\n'; });
+          if (Line.starts_with(Key) && Line.drop_front(Key.size()).ltrim(" \t").starts_with(":")) {
+            SM->GetMessage(SMLoc::getFromPointer(Line.data()), D.getKind(), Msg)
+                .print(nullptr, OS, /*ShowColors=*/false);
+            return;
+          }
+          Pos += Line.size() + 1;
+        }
+      }
+    }
     D.print(nullptr, OS, /*ShowColors=*/false);
   }
 };
