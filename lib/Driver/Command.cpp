@@ -42,21 +42,28 @@ int kloopMain(int Argc, const char **Argv) {
   for (auto &KV : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
     if (KV.first != "help" && KV.first != "help-list" && KV.first != "version")
       KV.second->setHiddenFlag(cl::Hidden);
-  // LLVM names argv[0] in its errors ("Try: '<argv[0]> --help'"): with a known
-  // subcommand, name it too, so the hint points at that subcommand's options.
-  std::vector<const char *> Args(Argv, Argv + Cut);
-  std::string Prog;
+  // LLVM's errors end in "Try: '<argv[0]> --help'": with a known subcommand,
+  // point at that subcommand's options instead.
+  std::string Sub;
   if (Cut > 1)
     for (const RegisteredCommand &C : registeredCommands())
-      if (C.Sub->getName() == Argv[1]) {
-        Prog = std::string("kloop ") + Argv[1];
-        Args[0] = Prog.c_str();
-      }
-  if (!cl::ParseCommandLineOptions(
-          Cut, Args.data(),
-          "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n\n"
-          "  kloop extract FILES... [-- ARGS] | -p BUILD_DIR   kernel inventory as JSON\n",
-          &errs()))
+      if (C.Sub->getName() == Argv[1])
+        Sub = Argv[1];
+  std::string ErrText;
+  raw_string_ostream ErrOS(ErrText);
+  bool Parsed = cl::ParseCommandLineOptions(
+      Cut, Argv,
+      "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n\n"
+      "  kloop extract FILES... [-- ARGS] | -p BUILD_DIR   kernel inventory as JSON\n",
+      &ErrOS);
+  ErrOS.flush();
+  if (!Sub.empty()) {
+    std::string From = std::string("Try: '") + Argv[0] + " --help'", To = "Try: 'kloop " + Sub + " --help'";
+    for (size_t P = ErrText.find(From); P != std::string::npos; P = ErrText.find(From, P + To.size()))
+      ErrText.replace(P, From.size(), To);
+  }
+  errs() << ErrText;
+  if (!Parsed)
     return 2;
   for (const RegisteredCommand &C : registeredCommands())
     if (*C.Sub)
