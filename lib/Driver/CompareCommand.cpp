@@ -190,6 +190,9 @@ static int runCompare(const CommandContext &Ctx) {
                    *R->Verdict->GeomeanSpeedup);
   }
   OS << "throttled samples discarded: " << R->ThrottledDiscarded << "\n";
+  OS << formatv("time: builds {0:f1} s, verification runs {1:f1} s, timing runs {2:f1} s, decision {3:f2} s "
+                "({4} workload runs)\n",
+                R->BuildSeconds, R->VerifySeconds, R->TimingSeconds, R->DecideSeconds, R->Runs);
   for (const std::string &P : R->ProtectedChanges)
     OS << "protected: " << P << "\n";
   OS << (R->Accepted ? "ACCEPTED: " : "REFUSED: ") << R->Explanation << "\n";

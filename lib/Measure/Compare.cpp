@@ -11,6 +11,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -162,6 +163,10 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     Base.BuildDir = O.BaselineBuildCache + "/" + Digest->substr(0, 16);
     BaseStamp = Base.BuildDir + "/.kloop-build-ok";
   }
+  auto Since = [](std::chrono::steady_clock::time_point T) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - T).count();
+  };
+  auto TBuild = std::chrono::steady_clock::now();
   for (Side *S : {&Base, &Cand}) {
     if (S == &Base && !BaseStamp.empty() && sys::fs::exists(BaseStamp)) {
       Say("base build reused (" + Base.BuildDir + ")");
@@ -177,6 +182,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
         return err("baseline: " + toString(std::move(E)));
       Res.CandidateFailure = "candidate " + toString(std::move(E));
       Res.Explanation = "refused: " + *Res.CandidateFailure;
+      Res.BuildSeconds = Since(TBuild);
       return Res;
     }
     if (S == &Base && !BaseStamp.empty()) {
@@ -187,6 +193,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     }
     Say(std::string(S->Tag) + " build ok");
   }
+  Res.BuildSeconds = Since(TBuild);
 
   bool NvmlMissing = false;
   // Runs one invocation of side S; returns the result, an Error for kloop /
@@ -217,7 +224,10 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     R.OutDir = RunDir;
     R.Label = Label;
     R.Inject = Inj;
+    ++Res.Runs;
+    auto TRun = std::chrono::steady_clock::now();
     Expected<RunResult> RR = runIsolated(R);
+    (Inj && !Inj->Targets.empty() ? Res.VerifySeconds : Res.TimingSeconds) += Since(TRun);
     if (!RR)
       return RR.takeError();
     if (RR->ok()) {
@@ -367,7 +377,9 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   decide::DecisionThresholds T = O.Thresholds;
   if (C.HeldOutSeeds == 0 || !O.IncludeHeldOut)
     T.RequireHeldOutSeed = false;
+  auto TDecide = std::chrono::steady_clock::now();
   Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, T);
+  Res.DecideSeconds = Since(TDecide);
   if (!V)
     return V.takeError();
   Res.Verdict = std::move(*V);
@@ -388,6 +400,11 @@ json toJSON(const CompareResult &R) {
   J["protected_changes"] = R.ProtectedChanges;
   J["candidate_failure"] = R.CandidateFailure ? json(*R.CandidateFailure) : json(nullptr);
   J["throttled_discarded"] = R.ThrottledDiscarded;
+  J["time_s"] = {{"build", R.BuildSeconds},
+                 {"verify_runs", R.VerifySeconds},
+                 {"timing_runs", R.TimingSeconds},
+                 {"decide", R.DecideSeconds}};
+  J["runs"] = R.Runs;
   J["notes"] = R.Notes;
   J["seeds"] = json::array();
   for (const auto &S : R.Seeds)

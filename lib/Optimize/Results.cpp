@@ -143,6 +143,35 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   for (const StepRecord &S : *Steps)
     if (S.State == StepState::Verify && S.Payload.is_object() && S.Payload.contains("skipped"))
       Skipped = true;
+  // Where the candidates' time went (rounds >= 1; round 0 is the baseline and the final check): journal
+  // step durations, and inside each verify step the compare's own split (kloop-compare/1 "time_s").
+  double TApply = 0, TBuild = 0, TVerifyStep = 0, TPropose = 0, TRunsVerify = 0, TRunsTiming = 0,
+         TDecide = 0, TCompareBuild = 0;
+  for (const StepRecord &St : *Steps) {
+    if (St.Round < 1 || !St.FinishedNs)
+      continue;
+    double D = double(*St.FinishedNs - St.StartedNs) / 1e9;
+    switch (St.State) {
+    case StepState::Propose: TPropose += D; break;
+    case StepState::Apply: TApply += D; break;
+    case StepState::Build: TBuild += D; break;
+    case StepState::Verify: {
+      TVerifyStep += D;
+      const json &T = St.Payload.is_object() && St.Payload.contains("detail") && St.Payload["detail"].is_object()
+                          ? St.Payload["detail"].value("time_s", json())
+                          : json();
+      if (T.is_object()) {
+        TCompareBuild += T.value("build", 0.0);
+        TRunsVerify += T.value("verify_runs", 0.0);
+        TRunsTiming += T.value("timing_runs", 0.0);
+        TDecide += T.value("decide", 0.0);
+      }
+      break;
+    }
+    default: break;
+    }
+  }
+  double TAll = TPropose + TApply + TBuild + TVerifyStep;
   std::string Diff = F->is_object() ? (*F)["diff"].get<std::string>() : "";
   unsigned Plus = 0, Minus = 0;
   for (StringRef L : llvm::split(StringRef(Diff), '\n')) {
@@ -184,7 +213,15 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
      << "| build failures | " << BuildFailed << " |\n"
      << "| diff size | +" << Plus << " -" << Minus << " lines |\n"
      << "| tokens spent | " << TokIn + TokOut << " (in " << TokIn << ", out " << TokOut << ") |\n"
-     << "| cost | " << llvm::formatv("{0:f4}", Cost).str() << " USD |\n\n";
+     << "| cost | " << llvm::formatv("{0:f4}", Cost).str() << " USD |\n"
+     << llvm::formatv("| evaluation time | {0:f1} s: propose {1:f1}, apply {2:f1}, build {3:f1}, compare {4:f1} "
+                      "(builds {5:f1}, verification runs {6:f1}, timing runs {7:f1}, decision {8:f2}) |\n",
+                      TAll, TPropose, TApply, TBuild, TVerifyStep, TCompareBuild, TRunsVerify, TRunsTiming,
+                      TDecide)
+            .str()
+     << "| candidates per minute | "
+     << (TAll > 0 ? llvm::formatv("{0:f2}", 60.0 * double(Ps->size()) / TAll).str() : std::string("-"))
+     << " |\n\n";
   if (!ByReason.empty()) {
     OS << "## Refused, by reason\n\n";
     for (const auto &[Reason, Count] : ByReason)

@@ -89,6 +89,12 @@ struct CompareResult {
   std::vector<std::string> Notes;
   /// The whole verdict in words.
   std::string Explanation;
+  /// Wall time split, seconds: builds (both sides), verification runs
+  /// (capture and determinism, with the output comparisons), timing runs,
+  /// and the decision (bootstrap and rules).
+  double BuildSeconds = 0, VerifySeconds = 0, TimingSeconds = 0, DecideSeconds = 0;
+  /// Workload runs started, both sides.
+  unsigned Runs = 0;
 };
 
 /// Runs the comparison described in the file comment.
