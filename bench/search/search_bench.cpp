@@ -114,17 +114,6 @@ static Dimension dimFromJSON(const json &J) {
   return D;
 }
 
-/// Keeps the assignment's non-baseline values only (the normal form the walk uses).
-static Assignment normal(const TunableSpace &S, const Assignment &A) {
-  Assignment N;
-  for (const Dimension &D : S.Dims) {
-    auto It = A.find(D.key());
-    if (It != A.end() && It->second != D.Baseline)
-      N[D.key()] = It->second;
-  }
-  return N;
-}
-
 static int enumerate() {
   json Inv = readJSON(InventoryOpt);
   Expected<TunableSpace> S = enumerateSpace(Inv);
@@ -163,7 +152,7 @@ static int enumerate() {
       A[D.key()] = D.Values[Rest % D.Values.size()];
       Rest /= D.Values.size();
     }
-    All.push_back(normal(Kept, A));
+    All.push_back(normalAssignment(Kept, A));
   }
   // Grid order, baseline first (the exhaustive search needs it for its ratios anyway).
   std::stable_partition(All.begin(), All.end(), [](const Assignment &A) { return A.empty(); });

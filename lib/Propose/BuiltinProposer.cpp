@@ -230,6 +230,16 @@ static int64_t valueIn(const Dimension &D, const Assignment &A) {
   return It == A.end() ? D.Baseline : It->second;
 }
 
+Assignment normalAssignment(const TunableSpace &S, const Assignment &A) {
+  Assignment N;
+  for (const Dimension &D : S.Dims) {
+    auto It = A.find(D.key());
+    if (It != A.end() && It->second != D.Baseline)
+      N[D.key()] = It->second;
+  }
+  return N;
+}
+
 json editsFor(const TunableSpace &S, const Assignment &A) {
   json Edits = json::array();
   for (const Dimension &D : S.Dims) {
@@ -345,15 +355,7 @@ private:
   const SearchOptions &O;
   std::map<Assignment, Attempt> Tried;
 
-  Assignment normal(const Assignment &A) const {
-    Assignment N;
-    for (const Dimension &D : S.Dims) {
-      auto It = A.find(D.key());
-      if (It != A.end() && It->second != D.Baseline)
-        N[D.key()] = It->second;
-    }
-    return N;
-  }
+  Assignment normal(const Assignment &A) const { return normalAssignment(S, A); }
 
   std::vector<const Dimension *> order() const {
     std::vector<const Dimension *> Out;

@@ -83,6 +83,10 @@ llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory);
 /// A value per dimension key; a missing key means the baseline value.
 using Assignment = std::map<std::string, int64_t>;
 
+/// \p A without the dimensions at their baseline value and without keys that
+/// are not dimensions of \p S: the form in which the search compares
+/// assignments (an empty result is the baseline itself).
+Assignment normalAssignment(const TunableSpace &S, const Assignment &A);
 /// The proposal edits (edit language of include/kloop/Edit/Proposal.h) that
 /// turn the baseline into \p A: one per dimension whose value differs.
 nlohmann::json editsFor(const TunableSpace &S, const Assignment &A);
