@@ -32,6 +32,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
 
@@ -103,7 +104,7 @@ static Dimension dimFromJSON(const json &J) {
       Found = true;
     }
   if (!Found)
-    fail("space.json: unknown dimension kind '" + Kind + "'");
+    fail(SpaceOpt + ": unknown dimension kind '" + Kind + "'");
   D.Target = J.at("target");
   D.Kernel = J.at("kernel");
   D.Values = J.at("values").get<std::vector<int64_t>>();
@@ -114,9 +115,21 @@ static Dimension dimFromJSON(const json &J) {
   return D;
 }
 
+/// Runs \p Body, turning a JSON type or key error (nlohmann::json::exception) into a clean error that
+/// names \p File.
+template <typename Fn> static void guarded(const std::string &File, Fn Body) {
+  try {
+    Body();
+  } catch (const json::exception &E) {
+    fail(File + ": malformed: " + E.what());
+  }
+}
+
 static int enumerate() {
   json Inv = readJSON(InventoryOpt);
-  Expected<TunableSpace> S = enumerateSpace(Inv);
+  std::optional<Expected<TunableSpace>> Got;
+  guarded(InventoryOpt, [&] { Got.emplace(enumerateSpace(Inv)); });
+  Expected<TunableSpace> &S = *Got;
   if (!S)
     fail(InventoryOpt + ": " + toString(S.takeError()));
   std::set<std::string> Kinds;
@@ -136,7 +149,16 @@ static int enumerate() {
       fail(formatv("the grid of {0} dimension(s) has more than {1} points (--max-points)", Kept.Dims.size(),
                    unsigned(MaxPointsOpt)));
   }
-  sys::fs::create_directories(OutOpt);
+  if (std::error_code EC = sys::fs::create_directories(OutOpt))
+    fail("--out " + OutOpt + ": " + EC.message());
+  // Proposals of an earlier, larger space must not survive next to this one.
+  std::error_code EC;
+  for (sys::fs::directory_iterator It(OutOpt, EC), End; It != End && !EC; It.increment(EC)) {
+    StringRef Name = sys::path::filename(It->path());
+    if (Name.starts_with("p") && Name.ends_with(".json") &&
+        all_of(Name.drop_front().drop_back(5), [](char C) { return C >= '0' && C <= '9'; }))
+      sys::fs::remove(It->path());
+  }
   json Space = {{"schema", "kloop-search-space/1"}, {"inventory", InventoryOpt}, {"dims", json::array()},
                 {"points", json::array()}};
   for (const Dimension &D : Kept.Dims)
@@ -196,43 +218,74 @@ static std::optional<double> costOf(const json &Medians, const std::set<std::str
 }
 
 static int replay() {
+  if (!(MinGainOpt >= 0) || std::isinf(MinGainOpt))
+    fail(formatv("--min-gain must be a fraction >= 0 (0.02: 2%), not {0}", MinGainOpt.getValue()));
   json SpaceJ = readJSON(SpaceOpt);
   json Res = readJSON(ResultsOpt);
   TunableSpace S;
-  for (const json &D : SpaceJ.at("dims"))
-    S.Dims.push_back(dimFromJSON(D));
   std::map<Assignment, size_t> IdOf;
   std::vector<Assignment> Points;
-  for (const json &P : SpaceJ.at("points")) {
-    Assignment A = P.at("assignment").get<Assignment>();
-    IdOf[A] = Points.size();
-    Points.push_back(A);
-  }
-  if (!Res.contains("baseline") || !Res["baseline"].contains("median_ns"))
-    fail(ResultsOpt + ": no baseline.median_ns");
+  guarded(SpaceOpt, [&] {
+    for (const json &D : SpaceJ.at("dims"))
+      S.Dims.push_back(dimFromJSON(D));
+    for (const json &P : SpaceJ.at("points")) {
+      Assignment A = P.at("assignment").get<Assignment>();
+      if (normalAssignment(S, A) != A)
+        fail(formatv("{0}: point {1}: assignment names a dimension the space does not have, or a baseline value",
+                     SpaceOpt, Points.size()));
+      if (!IdOf.emplace(A, Points.size()).second)
+        fail(formatv("{0}: point {1} repeats point {2}", SpaceOpt, Points.size(), IdOf[A]));
+      Points.push_back(A);
+    }
+  });
+  if (S.Dims.empty())
+    fail(SpaceOpt + ": no dimensions");
+  std::set<std::string> Keys;
+  for (const Dimension &D : S.Dims)
+    if (!Keys.insert(D.key()).second)
+      fail(SpaceOpt + ": dimension " + D.key() + " appears twice");
+  for (const Dimension &D : S.Dims)
+    if (D.Values.empty() || !llvm::is_contained(D.Values, D.Baseline))
+      fail(SpaceOpt + ": dimension " + D.key() + ": its values must include its baseline value");
   std::set<std::string> Shapes;
-  for (auto &[K, V] : Res["baseline"]["median_ns"].items())
-    Shapes.insert(K);
-  std::optional<double> BaseCost = costOf(Res["baseline"]["median_ns"], Shapes);
-  if (!BaseCost)
-    fail(ResultsOpt + ": baseline.median_ns has no positive medians");
+  std::optional<double> BaseCost;
   std::vector<PointResult> R(Points.size());
-  std::vector<bool> Seen(Points.size(), false);
-  for (const json &P : Res.at("points")) {
-    size_t Id = P.at("id");
-    if (Id >= Points.size())
-      fail(formatv("{0}: point {1} is not in the space ({2} points)", ResultsOpt, Id, Points.size()));
-    Seen[Id] = true;
-    std::optional<double> C = P.value("ok", false) ? costOf(P.value("median_ns", json()), Shapes) : std::nullopt;
-    R[Id].Ok = C.has_value();
-    R[Id].Cost = C.value_or(0);
-    if (C)
+  guarded(ResultsOpt, [&] {
+    if (!Res.is_object() || !Res.contains("baseline") || !Res["baseline"].is_object() ||
+        !Res["baseline"].contains("median_ns") || !Res["baseline"]["median_ns"].is_object())
+      fail(ResultsOpt + ": no baseline.median_ns");
+    if (!Res["baseline"].value("ok", true))
+      fail(ResultsOpt + ": the baseline failed (baseline.ok is false): there is nothing to compare against");
+    for (auto &[K, V] : Res["baseline"]["median_ns"].items())
+      Shapes.insert(K);
+    BaseCost = costOf(Res["baseline"]["median_ns"], Shapes);
+    if (!BaseCost)
+      fail(ResultsOpt + ": baseline.median_ns has no positive medians");
+    std::vector<bool> Seen(Points.size(), false);
+    for (const json &P : Res.at("points")) {
+      if (!P.is_object() || !P.contains("id") || !P["id"].is_number_unsigned())
+        fail(ResultsOpt + ": every point needs a non-negative integer \"id\"");
+      size_t Id = P["id"].get<size_t>();
+      if (Id >= Points.size())
+        fail(formatv("{0}: point {1} is not in the space ({2} points)", ResultsOpt, Id, Points.size()));
+      if (Seen[Id])
+        fail(formatv("{0}: point {1} has two results", ResultsOpt, Id));
+      Seen[Id] = true;
+      if (!P.value("ok", false))
+        continue; // failed to apply, build or run: never a win
+      std::optional<double> C = costOf(P.value("median_ns", json()), Shapes);
+      if (!C)
+        fail(formatv("{0}: point {1} is ok but lacks a positive median for every shape ({2})", ResultsOpt, Id,
+                     join(Shapes, ", ")));
+      R[Id].Ok = true;
+      R[Id].Cost = *C;
       for (const std::string &Sh : Shapes)
         R[Id].Medians[Sh] = P["median_ns"][Sh].get<double>();
-  }
-  for (size_t I = 0; I < Points.size(); ++I)
-    if (!Seen[I])
-      fail(formatv("{0}: no result for point {1}", ResultsOpt, I));
+    }
+    for (size_t I = 0; I < Points.size(); ++I)
+      if (!Seen[I])
+        fail(formatv("{0}: no result for point {1}", ResultsOpt, I));
+  });
   // The baseline's own point (if measured as point 0) is not used: the baseline entry is the reference.
   auto Speedup = [&](size_t Id) { return R[Id].Ok ? *BaseCost / R[Id].Cost : 0.0; };
 

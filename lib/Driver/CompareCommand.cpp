@@ -96,6 +96,16 @@ static int runCompare(const CommandContext &Ctx) {
   };
   if (RoundsOpt < 1)
     return usage("--rounds must be at least 1");
+  if (!OutputOpt.empty()) {
+    // Checked before any build or run: an hour of GPU work must not end in "cannot write".
+    SmallString<256> Parent(OutputOpt.getValue());
+    sys::fs::make_absolute(Parent);
+    sys::path::remove_filename(Parent);
+    if (!sys::fs::is_directory(Parent) || sys::fs::access(Parent, sys::fs::AccessMode::Write))
+      return usage("-o '" + OutputOpt + "': directory '" + Parent + "' does not exist or is not writable");
+    if (sys::fs::is_directory(OutputOpt.getValue()))
+      return usage("-o '" + OutputOpt + "' is a directory; expected a file name");
+  }
   if (MaxSeedsOpt && !SearchOnlyOpt)
     return usage("--max-seeds screens a search step; a final acceptance (without --search-only) checks every seed");
   if (!(MinGainOpt >= 0) || std::isinf(MinGainOpt))

@@ -49,10 +49,24 @@ static std::string targetKey(const WorkloadConfig &C, StringRef Name) {
   return Name.str();
 }
 
-/// SHA-256 over the baseline's sources and protected files (path, NUL, the
-/// file's SHA-256, newline, in the config's order): the key of a cached build.
+/// SHA-256 over what a baseline build depends on, as far as the description
+/// says: the workload description's path, the build command, working directory
+/// and environment, and the sources and protected files (path, NUL, the file's
+/// SHA-256, newline, in the config's order). The key of a cached build; a build
+/// that reads other files must list them under `protected`.
 static Expected<std::string> sourceDigest(const WorkloadConfig &C, StringRef Dir) {
   SHA256 H;
+  auto Field = [&](StringRef Name, StringRef Value) {
+    H.update(Name);
+    H.update(StringRef("\0", 1));
+    H.update(Value);
+    H.update("\n");
+  };
+  Field("config", C.Path);
+  Field("build.command", C.Build.Command);
+  Field("build.cwd", C.Build.Cwd);
+  for (const auto &[K, V] : C.Build.Env)
+    Field("build.env." + K, V);
   for (const std::vector<std::string> *List : {&C.Sources, &C.Protected})
     for (const std::string &F : *List) {
       SmallString<256> P(Dir);
@@ -100,6 +114,9 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     const ShapeSpec *S = C.findShape(N);
     if (!S)
       return err(C.Path + ": no shape named '" + N + "'");
+    if (S->HeldOut && !O.IncludeHeldOut)
+      return err(C.Path + ": shape '" + N + "' is held out: a search step may not use it (only a final "
+                                             "acceptance, without --search-only)");
     Shapes.push_back(S);
   }
   if (Shapes.empty())

@@ -14,6 +14,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLParser.h"
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cmath>
@@ -642,6 +643,33 @@ Expected<WorkloadConfig> parseConfig(StringRef Text, StringRef Path) {
   if (Text.trim().empty())
     return createStringError(inconvertibleErrorCode(), "%s: error: the workload description is empty",
                              Path.str().c_str());
+  // What llvm::yaml::Input cannot be asked safely: a document with no content
+  // (only comments, or a bare `---`), and a second document it would ignore.
+  {
+    SourceMgr SM;
+    SM.setDiagHandler([](const SMDiagnostic &, void *) {}, nullptr); // the real parse reports syntax errors
+    yaml::Stream Docs(Text, SM);
+    unsigned N = 0;
+    bool Empty = true;
+    for (yaml::Document &D : Docs) {
+      ++N;
+      if (yaml::Node *Root = D.getRoot(); Root && !isa<yaml::NullNode>(Root))
+        Empty = false;
+      D.skip();
+    }
+    if (!SM.getNumBuffers() || Docs.failed()) {
+      // fall through: the parse below reports the syntax error with its line and column
+    } else if (N == 0 || (N == 1 && Empty)) {
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: error: the workload description is empty (only comments or `---`)",
+                               Path.str().c_str());
+    } else if (N > 1) {
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: error: holds %u YAML documents (separated by `---`); a workload description "
+                               "is one document",
+                               Path.str().c_str(), N);
+    }
+  }
   ParseContext Ctx;
   DiagCollector Diags;
   RawConfig Raw;

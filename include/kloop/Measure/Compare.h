@@ -55,9 +55,11 @@ struct CompareOptions {
   /// acceptance always checks every seed.
   unsigned MaxSeeds = 0;
   /// Keep baseline builds here between compares, one directory per SHA-256 of
-  /// the baseline's sources and protected files (a stamp file marks a finished
-  /// build); "" builds the baseline in WorkDir every time. A candidate is
-  /// always built afresh.
+  /// the workload description's path, the build command, cwd and environment,
+  /// and the baseline's sources and protected files (a stamp file marks a
+  /// finished build; files the build reads must be listed in `sources` or
+  /// `protected`); "" builds the baseline in WorkDir every time. A candidate
+  /// is always built afresh.
   std::string BaselineBuildCache;
   decide::DecisionThresholds Thresholds;
 };
