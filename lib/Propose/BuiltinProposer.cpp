@@ -57,12 +57,25 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "inventory: not a kloop inventory (no \"kernels\" array)");
   TunableSpace S;
-  // Launch site -> kernel, for block-size uses (their owner is the launch site).
+  // Launch site -> kernel, for block-size uses (their owner is the launch site), and -> threads per
+  // block as clang evaluated it (0 when not a constant).
   std::map<std::string, std::string> SiteKernel;
+  std::map<std::string, int64_t> SiteThreads;
   if (Inv.contains("launch_sites") && Inv["launch_sites"].is_array())
-    for (const json &L : Inv["launch_sites"])
-      if (L.contains("id") && L.contains("kernel") && L["kernel"].is_string())
-        SiteKernel[L["id"].get<std::string>()] = L["kernel"].get<std::string>();
+    for (const json &L : Inv["launch_sites"]) {
+      if (!L.contains("id") || !L["id"].is_string())
+        continue;
+      std::string SID = L["id"].get<std::string>();
+      if (L.contains("kernel") && L["kernel"].is_string())
+        SiteKernel[SID] = L["kernel"].get<std::string>();
+      int64_t T = 1;
+      if (L.contains("block") && L["block"].is_object() && L["block"].contains("value") &&
+          L["block"]["value"].is_array() && !L["block"]["value"].empty()) {
+        for (const json &V : L["block"]["value"])
+          T = V.is_number_integer() && V.get<int64_t>() > 0 && T <= 1024 ? T * V.get<int64_t>() : 0;
+        SiteThreads[SID] = T;
+      }
+    }
 
   // Constants: block sizes first, then tiles.
   std::map<std::string, std::string> BlockConstKernel; // constant ID -> kernel
@@ -78,6 +91,9 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
       }
       bool Block = false, TileUse = false;
       std::string Kernel;
+      // Largest value that keeps every launch using it within 1024 threads per block, assuming the
+      // block is the constant times the other factors (a dim3(BLOCK_X, BLOCK_Y) as in stencil2d).
+      int64_t MaxValue = 1024;
       if (C.contains("uses") && C["uses"].is_array())
         for (const json &U : C["uses"]) {
           std::string Ctx = U.value("context", "");
@@ -86,6 +102,9 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
             auto It = SiteKernel.find(U.value("owner", ""));
             if (It != SiteKernel.end() && Kernel.empty())
               Kernel = It->second;
+            auto T = SiteThreads.find(U.value("owner", ""));
+            if (T != SiteThreads.end() && T->second > 0 && *V > 0 && T->second % *V == 0)
+              MaxValue = std::min<int64_t>(MaxValue, 1024 / (T->second / *V));
           } else if (Ctx == "array_size" || Ctx == "loop_bound" || Ctx == "shared_memory_size") {
             TileUse = true;
           }
@@ -101,7 +120,14 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
           continue;
         }
         D.Kind = DimKind::BlockSize;
-        D.Values = sortedWith({64, 128, 256, 512, 1024}, *V);
+        std::vector<int64_t> Candidates;
+        for (int64_t C : {64, 128, 256, 512, 1024})
+          if (C <= MaxValue)
+            Candidates.push_back(C);
+        if (Candidates.size() < 5)
+          S.Notes.push_back(ID + ": block size values above " + std::to_string(MaxValue) +
+                            " left out: the launch's other block factors would exceed 1024 threads");
+        D.Values = sortedWith(Candidates, *V);
         BlockConstKernel[ID] = Kernel;
         S.Dims.push_back(D);
       } else if (TileUse) {

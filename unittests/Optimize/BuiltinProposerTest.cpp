@@ -62,6 +62,31 @@ TEST(BuiltinSpace, EnumeratesEveryKind) {
   EXPECT_EQ(Q->ParamEdits[0].first, "k/param:x");
 }
 
+// A block-size macro that is one factor of a 2-D block (dim3(BX, 8), 256
+// threads as evaluated): values that would put more than 1024 threads in the
+// block are left out of the space, with a note (they used to be proposed,
+// built and run, and fail at launch).
+TEST(BuiltinSpace, BlockFactorValuesStayWithin1024Threads) {
+  json Inv = inventory();
+  Inv["constants"][0]["value"] = 32;
+  Inv["launch_sites"][0]["block"] = {{"expr", "block"}, {"value", {32, 8, 1}}};
+  Expected<TunableSpace> S = enumerateSpace(Inv);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  const Dimension *B = find(*S, "block_size:macro:B");
+  ASSERT_NE(B, nullptr);
+  EXPECT_EQ(B->Values, (std::vector<int64_t>{32, 64, 128}));
+  bool Noted = false;
+  for (const std::string &N : S->Notes)
+    Noted |= N.find("macro:B: block size values above 128 left out") != std::string::npos;
+  EXPECT_TRUE(Noted);
+  // A 1-D block (256 x 1 x 1) keeps the whole range.
+  Inv["constants"][0]["value"] = 256;
+  Inv["launch_sites"][0]["block"] = {{"expr", "B"}, {"value", {256, 1, 1}}};
+  Expected<TunableSpace> S1 = enumerateSpace(Inv);
+  ASSERT_TRUE(!!S1);
+  EXPECT_EQ(find(*S1, "block_size:macro:B")->Values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
+}
+
 TEST(BuiltinSpace, RejectsNonInventory) {
   Expected<TunableSpace> S = enumerateSpace(json{{"foo", 1}});
   ASSERT_FALSE(!!S);
