@@ -612,21 +612,39 @@ struct DiagCollector {
       Clear.print(nullptr, OS, /*ShowColors=*/false);
       return;
     }
-    // A top-level field rejected by the document's validator is reported at the
-    // document's start (1:1); point at the field's own line when it is there.
-    if (const SourceMgr *SM = D.getSourceMgr(); SM && D.getLineNo() == 1 && D.getColumnNo() == 0) {
+    // A field rejected by a mapping's validator is reported where the mapping
+    // starts (1:1 for a top-level field, the first key of a nested one). When
+    // the message names the field ("build.timeout_s: ...", "shapes[2].bytes:
+    // ..."), point at the field itself: the first "<key>:" inside the mapping,
+    // i.e. from the reported line on, in lines indented at least as deep (for a
+    // top-level field: lines without indentation).
+    if (const SourceMgr *SM = D.getSourceMgr(); SM && D.getLoc().isValid()) {
       StringRef Msg = D.getMessage();
-      StringRef Key = Msg.take_until([](char C) { return C == ':' || C == '.' || C == '['; });
+      StringRef Path = Msg.take_until([](char C) { return C == ':' || C == ' '; });
+      StringRef Key = Path.rsplit('.').second.empty() ? Path : Path.rsplit('.').second;
+      Key = Key.take_until([](char C) { return C == '['; });
       unsigned Id = SM->FindBufferContainingLoc(D.getLoc());
-      if (!Key.empty() && Key.size() < Msg.size() && Id) {
+      if (!Key.empty() && Path.size() < Msg.size() && Msg[Path.size()] == ':' && Id) {
         StringRef Text = SM->getMemoryBuffer(Id)->getBuffer();
-        for (size_t Pos = 0; Pos < Text.size();) {
+        size_t LineStart = StringRef(Text.data(), D.getLoc().getPointer() - Text.data()).rfind('\n');
+        LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+        size_t Col = D.getLoc().getPointer() - Text.data() - LineStart;
+        bool TopLevel = !Path.contains('.') && !Path.contains('[');
+        for (size_t Pos = LineStart; Pos < Text.size();) {
           StringRef Line = Text.substr(Pos).take_until([](char C) { return C == '\n'; });
-          if (Line.starts_with(Key) && Line.drop_front(Key.size()).ltrim(" \t").starts_with(":")) {
-            SM->GetMessage(SMLoc::getFromPointer(Line.data()), D.getKind(), Msg)
-                .print(nullptr, OS, /*ShowColors=*/false);
-            return;
-          }
+          size_t Indent = Line.find_first_not_of(" \t");
+          bool Content = Indent != StringRef::npos && Line[Indent] != '#';
+          if (Content && Pos != LineStart && !TopLevel && Indent < Col)
+            break; // past the end of the mapping
+          if (Content && (!TopLevel || Indent == 0))
+            for (size_t At = Line.find(Key); At != StringRef::npos; At = Line.find(Key, At + 1)) {
+              bool StartOk = At == 0 || StringRef(" \t{,-").contains(Line[At - 1]);
+              if (StartOk && Line.drop_front(At + Key.size()).ltrim(" \t").starts_with(":")) {
+                SM->GetMessage(SMLoc::getFromPointer(Line.data() + At), D.getKind(), Msg)
+                    .print(nullptr, OS, /*ShowColors=*/false);
+                return;
+              }
+            }
           Pos += Line.size() + 1;
         }
       }
