@@ -7,9 +7,17 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 KLOOP=$(cd "$BUILD_DIR" && pwd)/bin/kloop
 OUT=${KLOOP_DEMO_OUT:-$(mktemp -d /tmp/kloop-demo.XXXXXX)}
 mkdir -p "$OUT"
+echo "== output directory: $OUT (inventory.json, run.db, result/) =="
 echo "== kloop extract -p examples (inventory of every bundled example) =="
 (cd "$SRC" && "$KLOOP" extract -p examples -o "$OUT/inventory.json") || echo "(some translation units failed; see above)"
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['kernels']), 'kernels,', len(d['constants']), 'tunable constants')" "$OUT/inventory.json" || true
+python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d['kernels']), 'kernels,', len(d['constants']), 'tunable constants, written to', sys.argv[1])
+for k in d['kernels']:
+    print('  %-40s loops %d, launch bounds %s' % (k['id'], len(k.get('loops', [])),
+          (k.get('launch_bounds') or {}).get('max_threads', {}).get('expr', '-') if k.get('launch_bounds') else '-'))
+" "$OUT/inventory.json" || true
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "== no GPU here: kloop optimize runs extract, propose, apply, build and the ptxas report;"
   echo "   verification and measurement are skipped and nothing is accepted =="

@@ -53,8 +53,8 @@ int kloopMain(int Argc, const char **Argv) {
   raw_string_ostream ErrOS(ErrText);
   bool Parsed = cl::ParseCommandLineOptions(
       Cut, Argv,
-      "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n\n"
-      "  kloop extract FILES... [-- ARGS] | -p BUILD_DIR   kernel inventory as JSON\n",
+      "kloop: closes the CUDA kernel tuning loop inside the compiler toolchain.\n"
+      "Run `kloop SUBCOMMAND --help` for a subcommand's options; arguments after `--` go to the compiler.\n",
       &ErrOS);
   ErrOS.flush();
   if (!Sub.empty()) {

@@ -171,7 +171,7 @@ Expected<Proposal> parseProposal(const json &J) {
                           : E.Kind == EditKind::AddKernelVariant   ? "of"
                                                                    : "id";
     if (Error Err = str(IdField, E.ID))
-      return std::move(Err);
+      return Err;
     switch (E.Kind) {
     case EditKind::SetConstant: {
       const json &V = EJ["value"];
@@ -196,25 +196,25 @@ Expected<Proposal> parseProposal(const json &J) {
     }
     case EditKind::SetLaunchBounds:
       if (Error Err = posInt("max_threads", E.MaxThreads, 1024))
-        return std::move(Err);
+        return Err;
       if (EJ.contains("min_blocks")) {
         long long M;
         if (Error Err = posInt("min_blocks", M, 1 << 20))
-          return std::move(Err);
+          return Err;
         E.MinBlocks = M;
       }
       break;
     case EditKind::SetLaunchConfig:
       if (Error Err = optExpr("grid", E.Grid))
-        return std::move(Err);
+        return Err;
       if (Error Err = optExpr("block", E.Block))
-        return std::move(Err);
+        return Err;
       if (Error Err = optExpr("shared_memory", E.SharedMemory))
-        return std::move(Err);
+        return Err;
       if (EJ.contains("allow_odd_block")) {
         std::string Why;
         if (Error Err = str("allow_odd_block", Why))
-          return std::move(Err);
+          return Err;
         E.AllowOddBlock = Why;
       }
       if (!E.Grid && !E.Block && !E.SharedMemory)
@@ -225,19 +225,19 @@ Expected<Proposal> parseProposal(const json &J) {
       break;
     case EditKind::ReplaceStmt:
       if (Error Err = posInt("stmt", E.StmtIndex, 1 << 20))
-        return std::move(Err);
+        return Err;
       [[fallthrough]];
     case EditKind::ReplaceBody:
     case EditKind::ReplaceLoop:
     case EditKind::InsertDeviceFunction:
       if (Error Err = str("code", E.Code))
-        return std::move(Err);
+        return Err;
       break;
     case EditKind::AddKernelVariant: {
       if (Error Err = str("code", E.Code))
-        return std::move(Err);
+        return Err;
       if (Error Err = str("name", E.Name))
-        return std::move(Err);
+        return Err;
       if (!isIdentifier(E.Name))
         return fail(Where + ": field 'name' must be an identifier, got '" + E.Name + "'");
       const json &R = EJ["retarget"];
@@ -263,7 +263,8 @@ Expected<Proposal> parseProposalText(StringRef Text, StringRef Source) {
     // Catch every json::exception, not only parse_error: a number too large for a
     // double ("1e999") is reported as out_of_range.406 (found by kloop-fuzz-proposal).
     try {
-      (void)json::parse(Text.begin(), Text.end());
+      json Discarded = json::parse(Text.begin(), Text.end());
+      (void)Discarded;
     } catch (const json::exception &E) {
       return fail(Source + ": not JSON: " + E.what());
     }

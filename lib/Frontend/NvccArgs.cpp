@@ -72,39 +72,36 @@ void parseGencode(StringRef Spec, std::vector<std::string> &Archs) {
 /// code generation, ptxas, the host compiler's location or linking: dropped.
 bool isDroppedWithValue(StringRef F) {
   return StringSwitch<bool>(F)
-      .Cases("-ccbin", "--compiler-bindir", true)
-      .Cases("-Xptxas", "--ptxas-options", true)
-      .Cases("-Xnvlink", "--nvlink-options", true)
-      .Cases("-Xlinker", "--linker-options", true)
-      .Cases("-Xcudafe", "-Xarchive", "--archive-options", true)
-      .Cases("-maxrregcount", "--maxrregcount", true)
-      .Cases("-t", "--threads", true)
-      .Cases("--diag-suppress", "-diag-suppress", "--diag-warn", "--diag-error", true)
-      .Cases("-code", "--gpu-code", true)
-      .Cases("-rdc", "--relocatable-device-code", true) // value handled by caller
-      .Cases("-ftz", "-prec-div", "-prec-sqrt", "-fmad", true)
-      .Cases("--ftz", "--prec-div", "--prec-sqrt", "--fmad", true)
-      .Cases("-cudart", "--cudart", true)
-      .Cases("-odir", "--output-directory", "-MF", "--dependency-output", true)
-      .Cases("-ptxas-options", "--resource-usage-options", true)
+      .Cases({"-ccbin", "--compiler-bindir"}, true)
+      .Cases({"-Xptxas", "--ptxas-options"}, true)
+      .Cases({"-Xnvlink", "--nvlink-options"}, true)
+      .Cases({"-Xlinker", "--linker-options"}, true)
+      .Cases({"-Xcudafe", "-Xarchive", "--archive-options"}, true)
+      .Cases({"-maxrregcount", "--maxrregcount"}, true)
+      .Cases({"-t", "--threads"}, true)
+      .Cases({"--diag-suppress", "-diag-suppress", "--diag-warn", "--diag-error"}, true)
+      .Cases({"-code", "--gpu-code"}, true)
+      .Cases({"-rdc", "--relocatable-device-code"}, true) // value handled by caller
+      .Cases({"-ftz", "-prec-div", "-prec-sqrt", "-fmad"}, true)
+      .Cases({"--ftz", "--prec-div", "--prec-sqrt", "--fmad"}, true)
+      .Cases({"-cudart", "--cudart"}, true)
+      .Cases({"-odir", "--output-directory", "-MF", "--dependency-output"}, true)
+      .Cases({"-ptxas-options", "--resource-usage-options"}, true)
       .Default(false);
 }
 
 /// Flags without a value that only affect code generation or nvcc itself.
 bool isDroppedAlone(StringRef F) {
   return StringSwitch<bool>(F)
-      .Cases("-lineinfo", "--generate-line-info", "-G", "--device-debug", true)
-      .Cases("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", true)
-      .Cases("--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda",
-             "-extended-lambda", true)
-      .Cases("--use_fast_math", "-use_fast_math", "--keep", "-keep", "-res-usage",
-             "--resource-usage", true)
-      .Cases("-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets",
-             "-Wno-deprecated-declarations-nvcc", true)
-      .Cases("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", true)
-      .Cases("--display-error-number", "--no-display-error-number", true)
-      .Cases("-dlink", "--device-link", "-dw", "--device-w", true)
-      .Cases("--restrict", "-restrict", true)
+      .Cases({"-lineinfo", "--generate-line-info", "-G", "--device-debug"}, true)
+      .Cases({"--expt-relaxed-constexpr", "-expt-relaxed-constexpr"}, true)
+      .Cases({"--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda", "-extended-lambda"}, true)
+      .Cases({"--use_fast_math", "-use_fast_math", "--keep", "-keep", "-res-usage", "--resource-usage"}, true)
+      .Cases({"-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets", "-Wno-deprecated-declarations-nvcc"}, true)
+      .Cases({"--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler"}, true)
+      .Cases({"--display-error-number", "--no-display-error-number"}, true)
+      .Cases({"-dlink", "--device-link", "-dw", "--device-w"}, true)
+      .Cases({"--restrict", "-restrict"}, true)
       .Default(false);
 }
 
@@ -156,7 +153,7 @@ Expected<TranslatedCommand> translateNvccArgs(ArrayRef<std::string> InArgs, Stri
       }
       Any = true;
       if (Error E = expandResponseFile(File, Directory, Next))
-        return std::move(E);
+        return E;
     }
     Args = std::move(Next);
     if (!Any)

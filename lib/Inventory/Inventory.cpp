@@ -31,7 +31,7 @@ public:
     if (!MI || !MI->isObjectLike())
       return;
     SourceLocation Loc = MI->getDefinitionLoc();
-    if (Loc.isInvalid() || !SM.isWrittenInMainFile(Loc) && SM.isInSystemHeader(Loc))
+    if (Loc.isInvalid() || (!SM.isWrittenInMainFile(Loc) && SM.isInSystemHeader(Loc)))
       return;
     // Integer literal bodies only, optionally parenthesised / negated: tunable values.
     std::string Text;

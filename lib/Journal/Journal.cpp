@@ -601,7 +601,7 @@ Expected<std::vector<RunRecord>> Journal::listRuns() {
   if (Error E = S.forEachRow([&] {
     Out.push_back(readRun(S));
   }))
-    return std::move(E);
+    return E;
   return Out;
 }
 
@@ -632,7 +632,7 @@ Expected<std::vector<RoundRecord>> Journal::listRounds(int64_t Run) {
   if (Error E = S.forEachRow([&] {
     Out.push_back({S.i64(0), S.i64(1), S.i64(2)});
   }))
-    return std::move(E);
+    return E;
   return Out;
 }
 
@@ -748,7 +748,7 @@ Expected<std::vector<StepRecord>> Journal::listSteps(int64_t Run) {
   if (Error E = S.forEachRow([&] {
     Out.push_back(Impl::readStep(S));
   }))
-    return std::move(E);
+    return E;
   return Out;
 }
 
@@ -884,7 +884,7 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
             Index[Sum.Proposal.Id] = Out.size();
             Out.push_back(std::move(Sum));
           }))
-            return std::move(E);
+            return E;
         }
         {
           Stmt S(Db, Path);
@@ -899,7 +899,7 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
                          S.i64(6) != 0};
             Out[Index.at(R.Proposal)].Edits.push_back(std::move(R));
           }))
-            return std::move(E);
+            return E;
         }
         {
           Stmt S(Db, Path);
@@ -912,7 +912,7 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
             RefusalRecord R{S.i64(0), S.i64(1), S.optI64(2), S.str(3)};
             Out[Index.at(R.Proposal)].Refusals.push_back(std::move(R));
           }))
-            return std::move(E);
+            return E;
         }
         {
           Stmt S(Db, Path);
@@ -927,7 +927,7 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
             if (It != Index.end())
               Out[It->second].Build = std::move(B); // later rows win: latest build
           }))
-            return std::move(E);
+            return E;
         }
         {
           Stmt S(Db, Path);
@@ -941,7 +941,7 @@ Expected<std::vector<ProposalSummary>> Journal::listProposals(int64_t Run) {
             VerdictRecord V{S.i64(0), S.i64(1), S.str(2), S.js(3), S.str(4), S.i64(5)};
             Out[Index.at(V.Proposal)].Verdict = std::move(V);
           }))
-            return std::move(E);
+            return E;
         }
         return Out;
       });
@@ -957,7 +957,7 @@ Expected<std::vector<BuildRecord>> Journal::listBuilds(int64_t Run) {
   if (Error E = S.forEachRow([&] {
     Out.push_back(Impl::readBuild(S));
   }))
-    return std::move(E);
+    return E;
   return Out;
 }
 
@@ -982,7 +982,7 @@ querySamples(sqlite3 *Db, StringRef Path, StringRef Sql,
     R.Throttled = S.i64(8) != 0;
     Out.push_back(std::move(R));
   }))
-    return std::move(E);
+    return E;
   return Out;
 }
 

@@ -85,7 +85,7 @@ public:
     if (E) {
       std::string Msg = llvm::toString(std::move(E));
       if (Error F = J.failStep(*Id, Msg))
-        return std::move(F);
+        return F;
       return err(stepStateName(St) + " " + Key + ": " + Msg);
     }
     return Payload;
@@ -220,7 +220,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       break;
     }
     if (Error E = J.beginRound(Res.Run, N))
-      return std::move(E);
+      return E;
     std::string Key = candKey(N);
     Res.Candidates = N;
 
@@ -256,7 +256,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
               NP.WallMs = X.Prov.WallMs;
             });
         if (Rest)
-          return std::move(Rest);
+          return Rest;
         if (Exhausted)
           return Out;
         Expected<int64_t> Id = J.recordProposal(Res.Run, N, NP);
@@ -315,7 +315,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
         return D.takeError();
       std::string PF = CandWork + ".proposal.json";
       if (Error E = writeFileAtomic(PF, Proposal.dump(2) + "\n"))
-        return std::move(E);
+        return E;
       Expected<ApplyOutcome> A = S.apply(PF, *D);
       if (!A)
         return A.takeError();
@@ -474,7 +474,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
   if ((*Fin)["best"].is_string())
     Res.Best = Best;
   if (Error E = J.setRunState(Res.Run, "stopped", Res.StopReason, true))
-    return std::move(E);
+    return E;
   return Res;
 }
 

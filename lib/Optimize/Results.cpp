@@ -228,6 +228,26 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
       OS << "- " << Count << " x " << Reason << "\n";
     OS << "\n";
   }
+  // The ptxas report of each build (nvcc -Xptxas -v): registers, spills, shared memory per kernel.
+  if (Expected<std::vector<BuildRecord>> Builds = J.listBuilds(*R)) {
+    std::string Rows;
+    for (const BuildRecord &B : *Builds) {
+      if (!B.Ptxas.is_object() || !B.Ptxas.contains("kernels") || !B.Ptxas["kernels"].is_array())
+        continue;
+      for (const json &K : B.Ptxas["kernels"])
+        Rows += llvm::formatv("| {0} | {1} | {2} | {3} | {4} | {5} |\n",
+                              B.Proposal ? "round " + std::to_string(B.Round) : std::string("baseline"),
+                              K.value("name", std::string("?")), K.value("registers", 0),
+                              K.value("spill_stores", 0), K.value("spill_loads", 0), K.value("smem", 0))
+                    .str();
+    }
+    if (!Rows.empty())
+      OS << "## ptxas report\n\n| build | kernel (mangled) | registers | spill stores (bytes) | spill loads "
+            "(bytes) | static shared memory (bytes) |\n|---|---|---:|---:|---:|---:|\n"
+         << Rows << "\n";
+  } else {
+    llvm::consumeError(Builds.takeError());
+  }
   OS << "## Candidates\n\n| round | proposer | edits | outcome | explanation |\n|---:|---|---|---|---|\n";
   for (const ProposalSummary &P : *Ps) {
     std::string Edits;
@@ -272,14 +292,14 @@ Expected<std::vector<std::string>> writeResults(Journal &J, int64_t Run, StringR
   if (!Rep)
     return Rep.takeError();
   if (Error E = write((OutDir + "/report.md").str(), *Rep))
-    return std::move(E);
+    return E;
   Expected<std::string> Pat = renderPatch(J, Run);
   if (!Pat)
     return Pat.takeError();
   std::string PatchPath = (OutDir + "/accepted.patch").str();
   if (!Pat->empty()) {
     if (Error E = write(PatchPath, *Pat))
-      return std::move(E);
+      return E;
   } else {
     llvm::sys::fs::remove(PatchPath);
   }

@@ -513,10 +513,20 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   if (Context.contains("ptxas_baseline"))
     Res = resourcesByKernel(*S, Context["ptxas_baseline"]);
   std::optional<Candidate> C = nextCandidate(*S, History, Res, Opts);
-  if (!C)
+  if (!C) {
+    size_t Wins = 0;
+    for (const Attempt &A : History)
+      Wins += A.Won;
+    std::string Dims;
+    for (const Dimension &D : S->Dims)
+      Dims += (Dims.empty() ? "" : ", ") + D.key();
+    // Without wins (or without measurements: nothing unmeasured is ever a win) each dimension ends at
+    // its first step in each direction; ptxas pruning can end one before any step.
     return llvm::make_error<SearchExhaustedError>(
-        "every dimension was walked until it stopped winning (" + std::to_string(S->Dims.size()) +
-        " dimensions, " + std::to_string(History.size()) + " candidates)");
+        "every dimension was walked until a step did not win, or was pruned by the ptxas report (" +
+        std::to_string(S->Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
+        " candidates, " + std::to_string(Wins) + " accepted)");
+  }
   ProposalReply R;
   json Assign = json::object();
   for (const auto &[K, V] : C->A)
