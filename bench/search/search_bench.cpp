@@ -394,6 +394,10 @@ static int replay() {
 }
 
 int main(int argc, char **argv) {
+  // libLLVM's own options are registered at top level: keep them out of --help.
+  for (auto &KV : cl::getRegisteredOptions(cl::SubCommand::getTopLevel()))
+    if (KV.first != "help" && KV.first != "version")
+      KV.second->setHiddenFlag(cl::Hidden);
   cl::ParseCommandLineOptions(argc, argv, "kloop-search-bench: builtin search vs exhaustive search\n");
   if (EnumSub)
     return enumerate();
