@@ -1273,7 +1273,7 @@ void writeOutput() {
     L["stream"] = R->Stream;
     L["stream_kind"] = streamKindName(Seq >= 0 && static_cast<size_t>(Seq) < G->SeqStreamKind.size()
                                           ? G->SeqStreamKind[static_cast<size_t>(Seq)]
-                                          : StreamUnknown);
+                                          : static_cast<uint8_t>(StreamUnknown));
     L["context"] = R->Context;
     L["device"] = R->Device;
     L["start_ns"] = R->Start;
