@@ -56,6 +56,28 @@ std::vector<PtxasKernel> parsePtxasOutput(StringRef Text) {
   return Out;
 }
 
+std::vector<std::string> nvccCompatibleArgs(llvm::ArrayRef<std::string> ClangArgs) {
+  std::vector<std::string> Out;
+  for (size_t I = 0; I < ClangArgs.size(); ++I) {
+    StringRef A = ClangArgs[I];
+    bool Separate = A == "-I" || A == "-isystem" || A == "-D" || A == "-U" || A == "-include";
+    if (Separate) {
+      if (I + 1 < ClangArgs.size()) {
+        Out.push_back(A.str());
+        Out.push_back(ClangArgs[++I]);
+      }
+      continue;
+    }
+    if ((A.starts_with("-I") || A.starts_with("-D") || A.starts_with("-U")) && A.size() > 2)
+      Out.push_back(A.str());
+    else if (A.starts_with("-isystem") && A.size() > 8)
+      Out.push_back(A.str());
+    else if (A.starts_with("-std="))
+      Out.push_back(A.str());
+  }
+  return Out;
+}
+
 json toJSON(const std::vector<PtxasKernel> &Ks) {
   json A = json::array();
   for (const PtxasKernel &K : Ks)
@@ -194,7 +216,8 @@ public:
           if (!StringRef(S).ends_with(".cu"))
             continue;
           std::vector<std::string> Argv = {*Nvcc, "-arch=sm_90", "-Xptxas", "-v", "-c", "-o", "/dev/null"};
-          Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
+          std::vector<std::string> Extra = nvccCompatibleArgs(O.CompilerArgs);
+          Argv.insert(Argv.end(), Extra.begin(), Extra.end());
           Argv.push_back((SourceDir + "/" + S).str());
           Expected<CommandResult> P = run(Argv, SourceDir, 300);
           if (!P)

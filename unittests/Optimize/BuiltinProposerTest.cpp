@@ -248,3 +248,14 @@ TEST(Ptxas, ParsesNvccVerboseOutput) {
 }
 
 } // namespace
+
+// The ptxas compile gets only what nvcc understands of the clang arguments
+// given after `--` (a --cuda-path used to make nvcc fail and the report empty).
+TEST(Ptxas, NvccCompatibleArgsKeepIncludesDefinesAndStd) {
+  std::vector<std::string> In = {"-std=c++17", "--cuda-path=/usr/local/cuda", "-I", "inc", "-Iinc2",
+                                 "-isystem", "sys", "-DX=1", "-D", "Y", "-UZ", "-nocudainc", "-x",
+                                 "cuda", "--cuda-gpu-arch=sm_90", "-Wall", "-include", "pre.h", "-I"};
+  std::vector<std::string> Want = {"-std=c++17", "-I", "inc", "-Iinc2", "-isystem", "sys", "-DX=1",
+                                   "-D", "Y", "-UZ", "-include", "pre.h"};
+  EXPECT_EQ(optimize::nvccCompatibleArgs(In), Want);
+}

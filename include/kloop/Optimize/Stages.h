@@ -12,6 +12,7 @@
 
 #include "kloop/Measure/Config.h"
 #include "kloop/Optimize/Optimize.h"
+#include "llvm/ADT/ArrayRef.h"
 
 #include <memory>
 
@@ -33,6 +34,13 @@ std::vector<PtxasKernel> parsePtxasOutput(llvm::StringRef Text);
 
 /// {"kernels": [{"name","arch","registers","spill_stores","spill_loads","smem","stack","cmem"}]}.
 nlohmann::json toJSON(const std::vector<PtxasKernel> &Ks);
+
+/// The compiler arguments (given after `--`, in clang's terms) that the nvcc
+/// compile of the ptxas report also understands: -I/-isystem/-D/-U (joined
+/// or separate), -include and -std=. Everything else (--cuda-path,
+/// --cuda-gpu-arch, -nocudainc, -x cuda, warnings...) is clang's alone and
+/// would make nvcc fail, leaving the report empty.
+std::vector<std::string> nvccCompatibleArgs(llvm::ArrayRef<std::string> ClangArgs);
 
 /// Settings of the process stages.
 struct ProcessStagesOptions {
