@@ -1321,6 +1321,13 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         S += (S.empty() ? "" : "x") + V.dump();
       return S;
     };
+    // "block 64x32x1 = 2048 threads; ..." when a constant block is outside 1 to 1024 threads.
+    auto blockOutOfRange = [&](const json &Block) -> std::optional<std::string> {
+      auto T = threads(Block);
+      if (!T || (*T >= 1 && *T <= 1024))
+        return std::nullopt;
+      return "block " + dims(Block) + " = " + std::to_string(*T) + " threads; a block holds 1 to 1024 threads";
+    };
     for (unsigned I : Result.Applied) {
       const Edit &Ed = P.Edits[I];
       if (Ed.Kind == EditKind::SetLaunchConfig && Ed.Block) {
@@ -1331,8 +1338,8 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         auto T = threads(B);
         if (!T)
           continue; // not a compile-time constant: cannot be checked here (docs/edits.md)
-        if (*T > 1024 || *T < 1)
-          refuse(I, "block " + dims(B) + " = " + std::to_string(*T) + " threads; a block holds 1 to 1024 threads");
+        if (auto Why = blockOutOfRange(B))
+          refuse(I, *Why);
         else if (*T % 32 && !Ed.AllowOddBlock)
           refuse(I, "block " + dims(B) + " = " + std::to_string(*T) +
                         " threads is not a multiple of the warp size 32 (say why in \"allow_odd_block\" to allow it)");
@@ -1373,15 +1380,12 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         ConstantEdits.push_back(I);
     if (!ConstantEdits.empty()) {
       std::string Problem;
-      for (auto &[SID, S] : Sites) {
-        auto T = threads(S->Data["block"]);
-        if (T && (*T > 1024 || *T < 1)) {
+      for (auto &[SID, S] : Sites)
+        if (auto Why = blockOutOfRange(S->Data["block"])) {
           Problem = "launch site " + SID + " then launches '" + S->Data.value("kernel", std::string("?")) +
-                    "' with block " + dims(S->Data["block"]) + " = " + std::to_string(*T) +
-                    " threads; a block holds 1 to 1024 threads";
+                    "' with " + *Why;
           break;
         }
-      }
       if (Problem.empty())
         for (auto &[KID, K] : Kernels) {
           const json &LB = K->Data["launch_bounds"];

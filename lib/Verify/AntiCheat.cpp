@@ -102,6 +102,15 @@ uint64_t countNewNaNs(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline,
   return Count;
 }
 
+/// True when the kernel (mangled, demangled) matches one of \p TargetKernels.
+static bool isTarget(ArrayRef<std::string> TargetKernels, StringRef Mangled,
+                     StringRef Demangled) {
+  for (const std::string &T : TargetKernels)
+    if (kernelMatches(T, Mangled, Demangled))
+      return true;
+  return false;
+}
+
 std::vector<Finding> checkStreams(const Profile &Baseline,
                                   const Profile &Candidate,
                                   ArrayRef<std::string> TargetKernels) {
@@ -126,10 +135,7 @@ std::vector<Finding> checkStreams(const Profile &Baseline,
         uint64_t N = Number.emplace(L->Stream, Number.size()).first->second;
         Role = (Role.empty() ? "" : Role + " ") + "stream #" + std::to_string(N);
       }
-      bool Target = false;
-      for (const std::string &T : TargetKernels)
-        Target |= kernelMatches(T, L->Kernel, L->Name);
-      if (Target)
+      if (isTarget(TargetKernels, L->Kernel, L->Name))
         M[Keys.key(L->Kernel, L->Name)].push_back(Role);
     }
     return M;
@@ -206,10 +212,7 @@ std::vector<Finding> checkLaunchCounts(const Profile &Baseline,
   auto B = Tally(Baseline), C = Tally(Candidate);
   std::vector<Finding> Out;
   for (const auto &[Key, BC] : B) {
-    bool Target = false;
-    for (const std::string &T : TargetKernels)
-      Target |= kernelMatches(T, BC.Mangled, BC.Demangled);
-    if (!Target)
+    if (!isTarget(TargetKernels, BC.Mangled, BC.Demangled))
       continue;
     auto It = C.find(Key);
     uint64_t CN = It == C.end() ? 0 : It->second.N;

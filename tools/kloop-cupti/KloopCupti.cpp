@@ -181,14 +181,15 @@ struct State {
   NvmlSampler Sampler;
   std::string NvmlError;
   std::atomic<bool> Finished{false};
-  // L2 flushing (Config::L2Flush): the scratch buffer, its context, and how many flushes were issued.
+  // L2 flushing (Config::L2Flush): the scratch buffer and its context (guarded by FlushMu), and how many
+  // launches were flushed or not.
   std::mutex FlushMu;
   CUdeviceptr FlushBuf = 0;
   size_t FlushBytes = 0;
   CUcontext FlushCtx = nullptr;
   bool FlushFailed = false;
-  uint64_t Flushes = 0;
-  uint64_t FlushesSkipped = 0;
+  std::atomic<uint64_t> Flushes{0};
+  std::atomic<uint64_t> FlushesSkipped{0};
   /// Process that initialised us: a fork()ed child (without exec) inherits the atexit handler but must
   /// not overwrite its parent's file.
   long Pid = 0;
@@ -604,7 +605,6 @@ void flushL2(CUstream Stream) {
     return;
   if (streamIsCapturing(Stream)) {
     addWarning("launch recorded into a CUDA graph (stream capture): L2 not flushed before it");
-    std::lock_guard<std::mutex> Lock(G->FlushMu);
     ++G->FlushesSkipped;
     return;
   }
@@ -648,15 +648,10 @@ void flushL2(CUstream Stream) {
   }
   if (!Buf)
     return;
-  uint64_t N;
-  {
-    std::lock_guard<std::mutex> Lock(G->FlushMu);
-    N = ++G->Flushes;
-  }
+  uint64_t N = ++G->Flushes;
   CUresult R = cuMemsetD32Async(Buf, static_cast<unsigned>(N), Bytes / 4, Stream);
   if (R != CUDA_SUCCESS) {
     addError("cuMemsetD32Async flushing L2 failed: " + cuErrorText(R));
-    std::lock_guard<std::mutex> Lock(G->FlushMu);
     --G->Flushes;
     ++G->FlushesSkipped;
   }
@@ -693,10 +688,8 @@ void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool Cou
                               : L.Stream == CU_STREAM_PER_THREAD           ? StreamPerThreadDefault
                                                                            : StreamCreated;
     if (CountOnly) {
-      if (G->Cfg.L2Flush) {
-        std::lock_guard<std::mutex> FLock(G->FlushMu);
-        ++G->FlushesSkipped;
-      }
+      if (G->Cfg.L2Flush)
+        ++G->FlushesSkipped; // a graph launch: its kernels are not preceded by a flush
       return;
     }
     const char *Name = L.Name;
@@ -853,10 +846,8 @@ void onLaunchExit(const CUpti_CallbackData *Data, bool Succeeded) {
     addWarning("kernel " + P->Mangled + ": no parameter information (no C++ signature in the name; " +
                P->NeedsDriverLayout->LayoutError + "; no driver launch reported inside the runtime launch); "
                "outputs not captured");
-    if (G->Cfg.L2Flush) {
-      std::lock_guard<std::mutex> Lock(G->FlushMu);
+    if (G->Cfg.L2Flush)
       ++G->FlushesSkipped;
-    }
     return;
   }
   if (!Succeeded) {
@@ -1346,8 +1337,8 @@ void writeOutput() {
   {
     std::lock_guard<std::mutex> FLock(G->FlushMu);
     J["l2_flush"] = {{"enabled", Cfg.L2Flush},
-                     {"flushes", G->Flushes},
-                     {"skipped", G->FlushesSkipped},
+                     {"flushes", G->Flushes.load()},
+                     {"skipped", G->FlushesSkipped.load()},
                      {"bytes", G->FlushBytes}};
   }
   // Device memory the program allocated through the tracked calls and had not freed at exit: what the
