@@ -175,7 +175,7 @@ static int runMeasure(const CommandContext &Ctx) {
       if (const ShapeSpec *S = C->findShape(K.Shape))
         attachRates(K, *S, std::nullopt);
 
-  OS << Rep->L2Note << "\n";
+  OS << Rep->L2Note << "\n" << Rep->TracingNote << "\n";
   if (Rep->Ceil)
     OS << format("ceilings of %s: copy %.1f GB/s (read+write), f32 FMA %.1f GFLOP/s\n", Rep->Ceil->Device.c_str(),
                  Rep->Ceil->CopyGBps, Rep->Ceil->FmaGFlops);

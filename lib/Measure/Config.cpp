@@ -38,6 +38,8 @@ StringRef toString(L2Policy P) {
   return "none";
 }
 
+StringRef toString(KernelTrace T) { return T == KernelTrace::Concurrent ? "concurrent" : "serial"; }
+
 const ShapeSpec *WorkloadConfig::findShape(StringRef N) const {
   for (const ShapeSpec &S : Shapes)
     if (S.Name == N)
@@ -278,7 +280,7 @@ struct RawConfig {
   std::vector<std::string> Sources, Protected, Targets;
   std::optional<RawBuild> Build;
   std::optional<RawRun> Run;
-  OptStr Iters, Seeds, HeldOutSeeds, L2;
+  OptStr Iters, Seeds, HeldOutSeeds, L2, Tracing;
   std::optional<std::vector<RawShape>> Shapes;
   std::vector<RawOutput> Outputs;
   WorkloadConfig Out;
@@ -486,6 +488,7 @@ template <> struct MappingTraits<RawConfig> {
     IO.mapOptional("seeds", C.Seeds);
     IO.mapOptional("held_out_seeds", C.HeldOutSeeds);
     IO.mapOptional("l2", C.L2);
+    IO.mapOptional("tracing", C.Tracing);
     IO.mapOptional("shapes", C.Shapes);
     IO.mapOptional("outputs", C.Outputs);
   }
@@ -497,7 +500,7 @@ template <> struct MappingTraits<RawConfig> {
 
 std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
   if (skipValidation(IO, {"version", "name", "sources", "protected", "build", "run", "targets", "iters", "seeds",
-                          "held_out_seeds", "l2", "shapes", "outputs"}))
+                          "held_out_seeds", "l2", "tracing", "shapes", "outputs"}))
     return "";
   WorkloadConfig &W = C.Out;
   uint64_t V = 1;
@@ -554,6 +557,15 @@ std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
       W.L2 = L2Policy::None;
     else
       return "l2: '" + *C.L2 + "' is not one of rotate|flush|none";
+  }
+  if (C.Tracing) {
+    StringRef T = StringRef(*C.Tracing).trim();
+    if (T == "serial")
+      W.Tracing = KernelTrace::Serial;
+    else if (T == "concurrent")
+      W.Tracing = KernelTrace::Concurrent;
+    else
+      return "tracing: '" + *C.Tracing + "' is not one of serial|concurrent";
   }
   if (!C.Shapes) {
     ShapeSpec Default;

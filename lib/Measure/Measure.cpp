@@ -381,6 +381,15 @@ void attachRates(KernelShapeStats &K, const ShapeSpec &Shape, const std::optiona
   }
 }
 
+std::string tracingNote(KernelTrace T) {
+  if (T == KernelTrace::Concurrent)
+    return "tracing: concurrent: CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL; on the H200 it slowed some launch "
+           "configurations by up to 6.5% and others not at all (docs/results.md), so compare launch "
+           "configurations with care";
+  return "tracing: serial: CUPTI_ACTIVITY_KIND_KERNEL; kernels are serialized, duration ratios across launch "
+         "configurations stayed within 0.8% of untraced ones on the H200 (docs/results.md)";
+}
+
 static std::string l2Note(L2Policy P) {
   switch (P) {
   case L2Policy::Rotate:
@@ -438,8 +447,10 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
   Rep.Workload = C.Name;
   Rep.L2 = C.L2;
   Rep.L2Note = l2Note(C.L2);
+  Rep.Tracing = C.Tracing;
+  Rep.TracingNote = tracingNote(C.Tracing);
   Rep.Ceil = O.Ceil;
-  bool NvmlMissing = false;
+  bool NvmlMissing = false, TraceMismatchNoted = false;
 
   PlaceholderValues V;
   V.BuildDir = O.BuildDir;
@@ -474,6 +485,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       InjectionSettings I;
       I.LibraryPath = O.CuptiLib;
       applyL2Policy(I, C.L2);
+      applyKernelTrace(I, C.Tracing);
       R.Inject = I; // no captures while timing: capture callbacks would perturb the launches
       Expected<RunResult> Res = runIsolated(R);
       if (!Res)
@@ -488,6 +500,10 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
         return err(Msg);
       }
       const verify::Profile &P = *Res->Prof;
+      if (std::string M = kernelTraceMismatch(P, C.Tracing); !M.empty() && !TraceMismatchNoted) {
+        Rep.Notes.push_back(M + " (first such run; the tracing note above may not hold)");
+        TraceMismatchNoted = true;
+      }
       if (Rep.Device.empty())
         Rep.Device = P.Device.Name;
       NvmlMissing |= !P.Nvml;
@@ -548,6 +564,8 @@ json toJSON(const MeasureReport &R) {
   J["workload"] = R.Workload;
   J["l2"] = toString(R.L2).str();
   J["l2_note"] = R.L2Note;
+  J["tracing"] = toString(R.Tracing).str();
+  J["tracing_note"] = R.TracingNote;
   J["device"] = R.Device;
   if (R.Ceil)
     J["ceilings"] = {{"device", R.Ceil->Device}, {"copy_gbps", R.Ceil->CopyGBps},

@@ -125,6 +125,20 @@ void applyL2Policy(InjectionSettings &I, L2Policy Policy) {
     I.Extra.erase("KLOOP_CUPTI_L2_FLUSH");
 }
 
+void applyKernelTrace(InjectionSettings &I, KernelTrace Trace) {
+  I.Extra["KLOOP_CUPTI_KERNEL_TRACE"] = toString(Trace).str();
+}
+
+std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked) {
+  if (P.KernelTrace == toString(Asked))
+    return "";
+  if (P.KernelTrace.empty())
+    return "profile " + P.Path + " does not say how kernels were traced (tracing: " + toString(Asked).str() +
+           " was asked; is libkloop-cupti.so older than kloop?)";
+  return "profile " + P.Path + " reports kernel_trace '" + P.KernelTrace + "' although tracing: " +
+         toString(Asked).str() + " was asked";
+}
+
 Expected<RunResult> runIsolated(const RunRequest &R) {
   if (R.TimeoutS == 0)
     return kerr("run '" + R.Label + "': timeout must be positive");

@@ -322,6 +322,8 @@ Expected<Profile> parseProfile(StringRef Text, StringRef Path) {
     if (Error E = R.u64(**Overhead, "wall_ns_in_callbacks", "overhead",
                         Out.OverheadWallNs, false))
       return E;
+  if (Error E = R.str(J, "kernel_trace", "", Out.KernelTrace, false))
+    return E;
   auto Memory = R.get(J, "memory", "", false);
   if (!Memory)
     return Memory.takeError();

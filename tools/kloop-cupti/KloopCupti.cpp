@@ -2,7 +2,8 @@
 //
 // Loaded by the CUDA driver through CUDA_INJECTION64_PATH into an unmodified program, the driver calls
 // InitializeInjection() once, during cuInit. From then on:
-//   - the CUPTI Activity API records every kernel execution (CONCURRENT_KERNEL records);
+//   - the CUPTI Activity API records every kernel execution (KERNEL records, or CONCURRENT_KERNEL ones with
+//     KLOOP_CUPTI_KERNEL_TRACE=concurrent);
 //   - an NVML thread samples clocks, temperature, power and throttle reasons (NvmlSampler);
 //   - CUPTI API callbacks on kernel launches number the launches ("seq") and, for target kernels,
 //     poison chosen output buffers before the launch and hash (and optionally dump) every device buffer
@@ -71,6 +72,13 @@ struct Config {
   /// launch's stream, so that no launch finds the previous one's data in L2 (the method of NVIDIA's
   /// nvbench, which also clears L2 with an asynchronous memset of an L2-sized buffer).
   bool L2Flush = false;
+  /// KLOOP_CUPTI_KERNEL_TRACE: which CUPTI activity kind times kernels. true (the default, "serial"):
+  /// CUPTI_ACTIVITY_KIND_KERNEL; false ("concurrent"): CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL. Measured on the
+  /// H200 (bench/overhead, docs/results.md): concurrent tracing slows some launch configurations of one
+  /// kernel by up to 6.5% and others not at all, which biases a comparison of two launch configurations;
+  /// serial tracing adds ~1.5 us between launches but keeps the ratios of kernel durations across launch
+  /// configurations within 0.8% of the untraced ones. Serial tracing serializes concurrent kernels.
+  bool SerialKernelTrace = true;
 };
 
 struct KernelRecord {
@@ -270,6 +278,11 @@ Config readConfig(std::vector<std::string> &Errors) {
   C.Dump = Dump == "1" || Dump == "true" || Dump == "yes";
   std::string Flush = envString("KLOOP_CUPTI_L2_FLUSH");
   C.L2Flush = Flush == "1" || Flush == "true" || Flush == "yes";
+  std::string Trace = envString("KLOOP_CUPTI_KERNEL_TRACE");
+  if (Trace == "concurrent")
+    C.SerialKernelTrace = false;
+  else if (!Trace.empty() && Trace != "serial")
+    Errors.push_back("KLOOP_CUPTI_KERNEL_TRACE='" + Trace + "': expected serial or concurrent; using serial");
   std::string Period = envString("KLOOP_CUPTI_SAMPLE_US");
   if (!Period.empty()) {
     if (auto V = parseUnsigned(Period))
@@ -1329,6 +1342,7 @@ void writeOutput() {
                          {"poison_args", Cfg.PoisonArgsText},
                          {"dump", Cfg.Dump},
                          {"sample_us", Cfg.SampleUs}};
+  J["kernel_trace"] = Cfg.SerialKernelTrace ? "serial" : "concurrent";
   J["overhead"] = {{"wall_ns_in_callbacks", G->NsInCallbacks.load()},
                    {"callbacks", G->Callbacks.load()},
                    {"capture_ns", G->NsCapturing.load()},
@@ -1481,8 +1495,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     R = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
     if (R != CUPTI_SUCCESS)
       Errors.push_back("cuptiActivityRegisterCallbacks failed: " + cuptiErrorText(R));
-    else if ((R = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
-      Errors.push_back("cuptiActivityEnable(CONCURRENT_KERNEL) failed: " + cuptiErrorText(R));
+    else if ((R = cuptiActivityEnable(G->Cfg.SerialKernelTrace ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                               : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
+      Errors.push_back(std::string("cuptiActivityEnable(") + (G->Cfg.SerialKernelTrace ? "KERNEL" : "CONCURRENT_KERNEL") +
+                       ") failed: " + cuptiErrorText(R));
     {
       std::lock_guard<std::mutex> Lock(G->Mu);
       for (const std::string &E : Errors)

@@ -56,6 +56,21 @@ enum class L2Policy {
 /// Spelling of \p P as in the YAML: "rotate", "flush", "none".
 llvm::StringRef toString(L2Policy P);
 
+/// Which CUPTI activity kind times the kernels (`tracing`, KLOOP_CUPTI_KERNEL_TRACE).
+/// Measured on the H200 (bench/overhead/run.sh, docs/results.md): under Concurrent
+/// tracing the same saxpy ran 6.5% slower at 65,536 blocks of 256 threads and 0.2%
+/// at 131,072 blocks of 128, so the speed-up between two launch configurations was
+/// biased by up to 5.8%; under Serial tracing the ratios of kernel durations across
+/// those launch configurations stayed within 0.8% of the untraced ratios, at the
+/// cost of ~1.5 us of idle time between launches (not inside the timed durations).
+enum class KernelTrace {
+  Serial,     ///< CUPTI_ACTIVITY_KIND_KERNEL (the default): kernels are serialized
+  Concurrent, ///< CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: concurrent kernels overlap
+};
+
+/// Spelling of \p T as in the YAML: "serial", "concurrent".
+llvm::StringRef toString(KernelTrace T);
+
 /// One shape/variant of the workload (`shapes[i]`).
 struct ShapeSpec {
   /// Unique among the shapes; used by `--shape` and in reports.
@@ -107,6 +122,8 @@ struct WorkloadConfig {
   /// Held-out seeds are Seeds..Seeds+HeldOutSeeds-1, used only for acceptance. Default 0.
   unsigned HeldOutSeeds = 0;
   L2Policy L2 = L2Policy::None;
+  /// `tracing`: how CUPTI times kernels. Default Serial.
+  KernelTrace Tracing = KernelTrace::Serial;
   std::vector<ShapeSpec> Shapes;
   std::vector<OutputSpec> Outputs;
 

@@ -135,6 +135,8 @@ struct MeasureReport {
   std::string Workload;
   L2Policy L2 = L2Policy::None;
   std::string L2Note;                   ///< what the policy means for these numbers
+  KernelTrace Tracing = KernelTrace::Serial;
+  std::string TracingNote;              ///< what the tracing mode means for these numbers
   std::string Device;                   ///< from the profiles
   std::optional<Ceilings> Ceil;
   std::vector<std::pair<std::string, unsigned>> RunsPerShape;
@@ -175,6 +177,11 @@ void attachRates(KernelShapeStats &K, const ShapeSpec &Shape, const std::optiona
 
 /// JSON form ("kloop-measure/1"); fields in docs/measure.md.
 nlohmann::json toJSON(const MeasureReport &R);
+
+/// One sentence on what tracing mode \p T means for the numbers measured under
+/// it (printed by `kloop measure` and `kloop compare`, figures from
+/// docs/results.md, bench/overhead).
+std::string tracingNote(KernelTrace T);
 
 } // namespace measure
 } // namespace kloop

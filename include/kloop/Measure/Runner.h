@@ -54,6 +54,16 @@ struct InjectionSettings {
 /// workload does it) or None.
 void applyL2Policy(InjectionSettings &I, L2Policy Policy);
 
+/// Sets KLOOP_CUPTI_KERNEL_TRACE in \p I to "serial" or "concurrent": the
+/// CUPTI activity kind libkloop-cupti.so times kernels with (`tracing` in
+/// .kloop.yaml; why Serial is the default: KernelTrace in Config.h).
+void applyKernelTrace(InjectionSettings &I, KernelTrace Trace);
+
+/// "" when profile \p P says it was timed with \p Asked, else a sentence
+/// naming the profile, the mode asked and the mode it reports (or that it
+/// reports none: a libkloop-cupti.so older than KLOOP_CUPTI_KERNEL_TRACE).
+std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked);
+
 /// One invocation to run.
 struct RunRequest {
   /// Shell command, placeholders already expanded (see expandCommand).

@@ -145,6 +145,10 @@ struct Profile {
   MemoryUse Memory;
   /// L2 flushing between launches.
   L2FlushInfo L2Flush;
+  /// "kernel_trace": the CUPTI activity kind that timed the kernels, "serial"
+  /// (CUPTI_ACTIVITY_KIND_KERNEL) or "concurrent"; empty when the profile does
+  /// not say (a library older than the member).
+  std::string KernelTrace;
 };
 
 /// Parses the text of a profile. \p Path names the file in error messages and

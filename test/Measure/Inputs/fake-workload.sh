@@ -31,5 +31,7 @@ echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
   start=$((total * 100000))
   printf '\n  {"seq": %d, "kernel": "_Z4initPf", "name": "init(float*)", "grid": [1,1,1], "block": [32,1,1], "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1, "start_ns": %d, "end_ns": %d, "duration_ns": 777}' $total $start $((start + 777))
   printf '],\n "env_samples": [{"t_ns": 0, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 300000, "throttle_reasons": 0},\n  {"t_ns": %d, "sm_clock_mhz": 1700, "mem_clock_mhz": 3201, "temp_c": 60, "power_mw": 700000, "throttle_reasons": 4}],\n' $((iters * 100000))
+  # Like libkloop-cupti.so, say which CUPTI activity kind timed the kernels, when kloop asked for one.
+  [ -n "${KLOOP_CUPTI_KERNEL_TRACE:-}" ] && printf ' "kernel_trace": "%s",\n' "$KLOOP_CUPTI_KERNEL_TRACE"
   printf ' "nvml": true, "captures": [], "overhead": {"wall_ns_in_callbacks": 5000}}\n'
 } > "$KLOOP_CUPTI_OUT"
