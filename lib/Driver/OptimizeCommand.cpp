@@ -3,7 +3,8 @@
 /// kloop optimize --config .kloop.yaml --journal run.db [--proposer builtin|llm|command]
 ///   [--command "..."] [--max-candidates N] [--max-rounds N] [--plateau K]
 ///   [--time-budget S] [--token-budget N] [--speed-of-light PCT] [--resume]
-///   [-o OUTDIR] [--seed N] [--no-ptxas] [-- COMPILER ARGS]
+///   [-o OUTDIR] [--seed N] [--no-ptxas] [--timing-rounds N] [--screen-seeds N]
+///   [--no-timing-first] [-- COMPILER ARGS]
 ///
 /// docs/optimize.md describes the state machine, the journal steps and the
 /// results (OUTDIR/accepted.patch, OUTDIR/report.md).
@@ -73,6 +74,10 @@ cl::opt<unsigned> ScreenSeedsOpt("screen-seeds",
                                  cl::desc("Search steps verify and time this many search seeds per shape; the "
                                           "final check uses all, held-out ones included (default 1; 0 = all)"),
                                  cl::init(1), cl::sub(OptSub));
+cl::opt<bool> NoTimingFirst("no-timing-first",
+                            cl::desc("Search steps verify every candidate, even one its timing already rejects "
+                                     "(default: time first, and skip verification when the timing rejects)"),
+                            cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -249,6 +254,7 @@ int runOptimize(const CommandContext &Ctx) {
   SO.Ptxas = !NoPtxas;
   SO.Rounds = RoundsOpt;
   SO.ScreenSeeds = ScreenSeedsOpt;
+  SO.TimingFirst = !NoTimingFirst;
   SO.BaselineBuildCache = std::string(OutDir) + "/baseline-builds";
   if (Expected<std::string> Lib = measure::findCuptiLibrary(Ctx.Argv0.c_str(), (void *)&selfPath))
     SO.CuptiLib = *Lib;

@@ -130,6 +130,9 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     if (Seeds.size() > O.MaxSeeds)
       Seeds.resize(O.MaxSeeds);
   }
+  if (O.TimingFirst && O.IncludeHeldOut)
+    return err("compare: timing first (verification only after the timing does not reject the candidate) screens "
+               "a search step; a final acceptance with held-out inputs verifies every run in the usual order");
 
   CompareResult Res;
   Res.Notes.push_back(
@@ -275,128 +278,234 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   InjectionSettings HashOnly = Capture;
   HashOnly.Dump = false;
 
-  std::vector<decide::ShapeEvidence> Evidence;
-  for (const ShapeSpec *Sh : Shapes) {
+  // What each shape collected: output checks, determinism, timing samples.
+  struct ShapeRuns {
     std::vector<decide::SeedCheck> Checks;
     std::vector<decide::DeterminismCheck> Det;
     std::map<std::string, std::vector<decide::Sample>> BaseS, CandS;
-    for (size_t SI = 0; SI < Seeds.size(); ++SI) {
-      unsigned Seed = Seeds[SI];
-      bool HeldOutSeed = Seed >= C.Seeds;
-      std::string Stem = Sh->Name + "-s" + std::to_string(Seed);
-      // 1. Capture runs, A then B.
-      auto BA = RunOne(Base, *Sh, Seed, "base-" + Stem + "-cap", Capture);
-      if (!BA)
-        return BA.takeError();
-      auto CA = RunOne(Cand, *Sh, Seed, "cand-" + Stem + "-cap", Capture);
-      if (!CA)
-        return CA.takeError();
-      if (!*CA) {
-        Res.Explanation = "refused: " + *Res.CandidateFailure;
-        return Res;
-      }
-      Expected<verify::CompareReport> Rep =
-          verify::compareProfiles(*(*BA)->Prof, *(*CA)->Prof, *Outs, C.Targets);
-      if (!Rep)
-        return err("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + toString(Rep.takeError()));
-      decide::SeedCheck SC;
-      SC.Seed = Seed;
-      SC.HeldOut = HeldOutSeed;
-      SC.Matched = Rep->Passed;
-      SC.Detail = Rep->Explanation;
-      Checks.push_back(SC);
-      Res.Seeds.push_back({Sh->Name, Seed, HeldOutSeed || Sh->HeldOut, Rep->Passed, Rep->Explanation});
-      Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Rep->Explanation);
-      // 2. Determinism, on the first seed of each shape.
-      if (SI == 0) {
-        auto BB = RunOne(Base, *Sh, Seed, "base-" + Stem + "-det", HashOnly);
-        if (!BB)
-          return BB.takeError();
-        auto CB = RunOne(Cand, *Sh, Seed, "cand-" + Stem + "-det", HashOnly);
-        if (!CB)
-          return CB.takeError();
-        if (!*CB) {
-          Res.Explanation = "refused: " + *Res.CandidateFailure;
-          return Res;
-        }
-        auto DB = verify::checkDeterminism(*(*BA)->Prof, *(*BB)->Prof, *Outs);
-        if (!DB)
-          return err("shape " + Sh->Name + " baseline determinism: " + toString(DB.takeError()));
-        auto DC = verify::checkDeterminism(*(*CA)->Prof, *(*CB)->Prof, *Outs);
-        std::vector<verify::OutputDeterminism> DCv;
-        if (DC)
-          DCv = std::move(*DC);
-        else
-          consumeError(DC.takeError()); // no capture in the candidate: not deterministic
-        for (const verify::DeterminismComparison &D : verify::compareDeterminism(*DB, DCv))
-          Det.push_back({D.Output, D.BaselineDeterministic, D.CandidateDeterministic});
-      }
-      // Dumps can be large: drop them once compared.
-      for (const verify::Profile *P : {&*(*BA)->Prof, &*(*CA)->Prof})
-        for (const verify::CaptureRecord &Cap : P->Captures)
-          if (!Cap.DumpPath.empty())
-            sys::fs::remove(Cap.DumpPath);
-      // 3. Timing rounds A B.
-      for (unsigned Round = 0; Round < O.Rounds; ++Round) {
-        for (Side *S : {&Base, &Cand}) {
-          auto R = RunOne(*S, *Sh, Seed, std::string(S->Tag) + "-" + Stem + "-t" + std::to_string(Round), Timing);
-          if (!R)
-            return R.takeError();
-          if (!*R) {
-            Res.Explanation = "refused: " + *Res.CandidateFailure;
-            return Res;
-          }
-          auto &Into = S == &Base ? BaseS : CandS;
-          for (auto &[Name, Samples] : targetSamples(C, *(*R)->Prof, O.Warmup)) {
-            auto &V = Into[targetKey(C, Name)];
-            V.insert(V.end(), Samples.begin(), Samples.end());
-          }
-        }
-      }
-      Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Twine(O.Rounds) + " timing rounds done");
+  };
+  std::vector<ShapeRuns> PerShape(Shapes.size());
+  auto Stem = [&](size_t ShI, unsigned Seed) { return Shapes[ShI]->Name + "-s" + std::to_string(Seed); };
+
+  // Steps 1 and 2 of (shape, seed): capture runs and, on the first seed, the
+  // determinism runs. False: the candidate failed (CandidateFailure is set).
+  auto VerifySeed = [&](size_t ShI, size_t SI) -> Expected<bool> {
+    const ShapeSpec *Sh = Shapes[ShI];
+    ShapeRuns &SR = PerShape[ShI];
+    unsigned Seed = Seeds[SI];
+    bool HeldOutSeed = Seed >= C.Seeds;
+    std::string St = Stem(ShI, Seed);
+    // 1. Capture runs, A then B.
+    auto BA = RunOne(Base, *Sh, Seed, "base-" + St + "-cap", Capture);
+    if (!BA)
+      return BA.takeError();
+    auto CA = RunOne(Cand, *Sh, Seed, "cand-" + St + "-cap", Capture);
+    if (!CA)
+      return CA.takeError();
+    if (!*CA)
+      return false;
+    Expected<verify::CompareReport> Rep = verify::compareProfiles(*(*BA)->Prof, *(*CA)->Prof, *Outs, C.Targets);
+    if (!Rep)
+      return err("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + toString(Rep.takeError()));
+    decide::SeedCheck SC;
+    SC.Seed = Seed;
+    SC.HeldOut = HeldOutSeed;
+    SC.Matched = Rep->Passed;
+    SC.Detail = Rep->Explanation;
+    SR.Checks.push_back(SC);
+    Res.Seeds.push_back({Sh->Name, Seed, HeldOutSeed || Sh->HeldOut, Rep->Passed, Rep->Explanation});
+    Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Rep->Explanation);
+    // 2. Determinism, on the first seed of each shape.
+    if (SI == 0) {
+      auto BB = RunOne(Base, *Sh, Seed, "base-" + St + "-det", HashOnly);
+      if (!BB)
+        return BB.takeError();
+      auto CB = RunOne(Cand, *Sh, Seed, "cand-" + St + "-det", HashOnly);
+      if (!CB)
+        return CB.takeError();
+      if (!*CB)
+        return false;
+      auto DB = verify::checkDeterminism(*(*BA)->Prof, *(*BB)->Prof, *Outs);
+      if (!DB)
+        return err("shape " + Sh->Name + " baseline determinism: " + toString(DB.takeError()));
+      auto DC = verify::checkDeterminism(*(*CA)->Prof, *(*CB)->Prof, *Outs);
+      std::vector<verify::OutputDeterminism> DCv;
+      if (DC)
+        DCv = std::move(*DC);
+      else
+        consumeError(DC.takeError()); // no capture in the candidate: not deterministic
+      for (const verify::DeterminismComparison &D : verify::compareDeterminism(*DB, DCv))
+        SR.Det.push_back({D.Output, D.BaselineDeterministic, D.CandidateDeterministic});
     }
-    std::set<std::string> Kernels;
-    for (auto &KV : BaseS)
-      Kernels.insert(KV.first);
-    for (auto &KV : CandS)
-      Kernels.insert(KV.first);
-    if (Kernels.empty())
-      return err("shape " + Sh->Name + ": no launch of a target kernel (" + join(C.Targets, ", ") +
+    // Dumps can be large: drop them once compared.
+    for (const verify::Profile *P : {&*(*BA)->Prof, &*(*CA)->Prof})
+      for (const verify::CaptureRecord &Cap : P->Captures)
+        if (!Cap.DumpPath.empty())
+          sys::fs::remove(Cap.DumpPath);
+    return true;
+  };
+
+  // Step 3 of (shape, seed): the timing rounds A B. False: the candidate failed.
+  auto TimeSeed = [&](size_t ShI, size_t SI) -> Expected<bool> {
+    const ShapeSpec *Sh = Shapes[ShI];
+    ShapeRuns &SR = PerShape[ShI];
+    unsigned Seed = Seeds[SI];
+    for (unsigned Round = 0; Round < O.Rounds; ++Round) {
+      for (Side *S : {&Base, &Cand}) {
+        auto R = RunOne(*S, *Sh, Seed, std::string(S->Tag) + "-" + Stem(ShI, Seed) + "-t" + std::to_string(Round),
+                        Timing);
+        if (!R)
+          return R.takeError();
+        if (!*R)
+          return false;
+        auto &Into = S == &Base ? SR.BaseS : SR.CandS;
+        for (auto &[Name, Samples] : targetSamples(C, *(*R)->Prof, O.Warmup)) {
+          auto &V = Into[targetKey(C, Name)];
+          V.insert(V.end(), Samples.begin(), Samples.end());
+        }
+      }
+    }
+    Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Twine(O.Rounds) + " timing rounds done");
+    return true;
+  };
+
+  // Every timed shape must have launched a target kernel.
+  auto CheckTimed = [&](size_t ShI) -> Error {
+    if (PerShape[ShI].BaseS.empty() && PerShape[ShI].CandS.empty())
+      return err("shape " + Shapes[ShI]->Name + ": no launch of a target kernel (" + join(C.Targets, ", ") +
                  ") in the timing runs");
-    for (const std::string &K : Kernels) {
-      decide::ShapeEvidence E;
-      E.Kernel = K;
-      E.Shape = Sh->Name;
-      E.HeldOutShape = Sh->HeldOut;
-      E.Baseline = BaseS[K];
-      E.Candidate = CandS[K];
-      E.Seeds = Checks;
-      E.Determinism = Det;
-      for (const decide::Sample &S : E.Baseline)
-        Res.ThrottledDiscarded += S.Throttled;
-      for (const decide::Sample &S : E.Candidate)
-        Res.ThrottledDiscarded += S.Throttled;
-      Evidence.push_back(std::move(E));
+    return Error::success();
+  };
+
+  // The evidence per kernel and shape, in shape order, then kernel order.
+  auto Gather = [&]() {
+    std::vector<decide::ShapeEvidence> Evidence;
+    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
+      ShapeRuns &SR = PerShape[ShI];
+      std::set<std::string> Kernels;
+      for (auto &KV : SR.BaseS)
+        Kernels.insert(KV.first);
+      for (auto &KV : SR.CandS)
+        Kernels.insert(KV.first);
+      for (const std::string &K : Kernels) {
+        decide::ShapeEvidence E;
+        E.Kernel = K;
+        E.Shape = Shapes[ShI]->Name;
+        E.HeldOutShape = Shapes[ShI]->HeldOut;
+        E.Baseline = SR.BaseS[K];
+        E.Candidate = SR.CandS[K];
+        E.Seeds = SR.Checks;
+        E.Determinism = SR.Det;
+        Evidence.push_back(std::move(E));
+      }
     }
-  }
+    return Evidence;
+  };
+  auto CountThrottled = [&](ArrayRef<decide::ShapeEvidence> Evidence) {
+    Res.ThrottledDiscarded = 0;
+    for (const decide::ShapeEvidence &E : Evidence)
+      for (const std::vector<decide::Sample> *Side : {&E.Baseline, &E.Candidate})
+        for (const decide::Sample &S : *Side)
+          Res.ThrottledDiscarded += S.Throttled;
+  };
 
   // Protected files must not have changed while the candidate built and ran.
-  if (!CandDigests.empty()) {
-    Expected<std::vector<verify::ProtectedChange>> Ch = verify::checkProtectedFiles(CandDigests);
-    if (!Ch)
-      return Ch.takeError();
-    for (const verify::ProtectedChange &P : *Ch)
-      Res.ProtectedChanges.push_back(P.Message + " while the candidate was built and run");
-  }
-  if (NvmlMissing)
-    Res.Notes.push_back("NVML was unavailable in at least one run: throttling was not checked there");
+  auto RecheckProtected = [&]() -> Error {
+    if (!CandDigests.empty()) {
+      Expected<std::vector<verify::ProtectedChange>> Ch = verify::checkProtectedFiles(CandDigests);
+      if (!Ch)
+        return Ch.takeError();
+      for (const verify::ProtectedChange &P : *Ch)
+        Res.ProtectedChanges.push_back(P.Message + " while the candidate was built and run");
+    }
+    if (NvmlMissing)
+      Res.Notes.push_back("NVML was unavailable in at least one run: throttling was not checked there");
+    return Error::success();
+  };
 
   decide::DecisionThresholds T = O.Thresholds;
   if (C.HeldOutSeeds == 0 || !O.IncludeHeldOut)
     T.RequireHeldOutSeed = false;
+  auto Refused = [&]() {
+    Res.Explanation = "refused: " + *Res.CandidateFailure;
+    return Res;
+  };
+
+  if (!O.TimingFirst) {
+    // Per (shape, seed): capture, determinism, timing.
+    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
+      for (size_t SI = 0; SI < Seeds.size(); ++SI) {
+        Expected<bool> Ok = VerifySeed(ShI, SI);
+        if (!Ok)
+          return Ok.takeError();
+        if (!*Ok)
+          return Refused();
+        Ok = TimeSeed(ShI, SI);
+        if (!Ok)
+          return Ok.takeError();
+        if (!*Ok)
+          return Refused();
+      }
+      if (Error E = CheckTimed(ShI))
+        return E;
+    }
+  } else {
+    // Timing of every (shape, seed) first; then the decision on timing alone.
+    Res.TimingFirst = true;
+    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
+      for (size_t SI = 0; SI < Seeds.size(); ++SI) {
+        Expected<bool> Ok = TimeSeed(ShI, SI);
+        if (!Ok)
+          return Ok.takeError();
+        if (!*Ok)
+          return Refused();
+      }
+      if (Error E = CheckTimed(ShI))
+        return E;
+    }
+    auto TScreen = std::chrono::steady_clock::now();
+    std::vector<decide::ShapeEvidence> TimingEvidence = Gather();
+    Expected<TimingScreen> Screen = screenOnTiming(TimingEvidence, T);
+    Res.DecideSeconds += Since(TScreen);
+    if (!Screen)
+      return Screen.takeError();
+    if (Screen->Rejects) {
+      if (Error E = RecheckProtected())
+        return E;
+      CountThrottled(TimingEvidence);
+      Res.VerificationSkipped = true;
+      Res.VerificationSkippedReason =
+          (Twine("the timing rejects the candidate on ") + Twine(Screen->Rejections.size()) + " of " +
+           Twine(Screen->Verdict.Shapes.size()) +
+           " kernel/shape pairs, and verifying its outputs cannot change a rejection")
+              .str();
+      Res.Verdict = std::move(Screen->Verdict);
+      std::string Why = "rejected: the timing rejects the candidate, so output verification was skipped (it "
+                        "cannot change a rejection): " +
+                        join(Screen->Rejections, " | ");
+      Res.Explanation =
+          Res.ProtectedChanges.empty() ? Why : "refused: " + join(Res.ProtectedChanges, "; ") + "; " + Why;
+      Say("verification skipped: " + Res.VerificationSkippedReason);
+      return Res;
+    }
+    // Timing does not reject it: capture and determinism runs, as always.
+    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI)
+      for (size_t SI = 0; SI < Seeds.size(); ++SI) {
+        Expected<bool> Ok = VerifySeed(ShI, SI);
+        if (!Ok)
+          return Ok.takeError();
+        if (!*Ok)
+          return Refused();
+      }
+  }
+
+  if (Error E = RecheckProtected())
+    return E;
+  std::vector<decide::ShapeEvidence> Evidence = Gather();
+  CountThrottled(Evidence);
   auto TDecide = std::chrono::steady_clock::now();
   Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, T);
-  Res.DecideSeconds = Since(TDecide);
+  Res.DecideSeconds += Since(TDecide);
   if (!V)
     return V.takeError();
   Res.Verdict = std::move(*V);
@@ -406,6 +515,33 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     Res.Explanation = "refused: " + join(Res.ProtectedChanges, "; ") +
                       (Res.Verdict->Outcome == decide::Verdict::Accepted ? "" : "; " + Res.Verdict->Explanation);
   return Res;
+}
+
+Expected<TimingScreen> screenOnTiming(ArrayRef<decide::ShapeEvidence> Timing, const decide::DecisionThresholds &T) {
+  std::vector<decide::ShapeEvidence> E(Timing.begin(), Timing.end());
+  for (decide::ShapeEvidence &X : E) {
+    X.Seeds.clear();
+    X.Determinism.clear();
+  }
+  Expected<decide::CombinedVerdict> V = decide::decideAll(E, T);
+  if (!V)
+    return V.takeError();
+  TimingScreen S;
+  for (const decide::ShapeVerdict &SV : V->Shapes) {
+    // Speed and tail are judged only with enough samples (then Speedup is set).
+    if (!SV.Speedup || (SV.SpeedupOk && SV.TailOk))
+      continue;
+    // Reasons are in rule order: speed (rule 2), then tail (rule 3), then the
+    // output and determinism reasons this evidence cannot satisfy.
+    size_t NPerf = size_t(!SV.SpeedupOk) + size_t(!SV.TailOk);
+    std::vector<std::string> Perf(SV.Reasons.begin(),
+                                  SV.Reasons.begin() + std::min(NPerf, SV.Reasons.size()));
+    S.Rejections.push_back("kernel " + SV.Kernel + " shape " + SV.Shape + (SV.HeldOutShape ? " (held out)" : "") +
+                           ": " + join(Perf, "; "));
+  }
+  S.Rejects = !S.Rejections.empty();
+  S.Verdict = std::move(*V);
+  return S;
 }
 
 json toJSON(const CompareResult &R) {
@@ -422,6 +558,10 @@ json toJSON(const CompareResult &R) {
                  {"timing_runs", R.TimingSeconds},
                  {"decide", R.DecideSeconds}};
   J["runs"] = R.Runs;
+  J["timing_first"] = R.TimingFirst;
+  J["verification_skipped"] = R.VerificationSkipped;
+  J["verification_skipped_reason"] =
+      R.VerificationSkipped ? json(R.VerificationSkippedReason) : json(nullptr);
   J["notes"] = R.Notes;
   J["seeds"] = json::array();
   for (const auto &S : R.Seeds)

@@ -257,6 +257,7 @@ public:
     if (!Final) {
       CO.Thresholds.RequireHeldOutSeed = false;
       CO.MaxSeeds = O.ScreenSeeds;
+      CO.TimingFirst = O.TimingFirst;
     }
     llvm::sys::fs::create_directories(WorkDir);
     Expected<measure::CompareResult> R = measure::compareWorkloads(C, CO);

@@ -21,6 +21,11 @@
 /// A candidate that fails to build, crashes, hangs or exits non-zero is
 /// refused with that reason; the same from the baseline is an error.
 ///
+/// With CompareOptions::TimingFirst (screening only) the order changes: the
+/// timing rounds of every shape and seed run first, and a candidate the timing
+/// alone rejects (screenOnTiming) is rejected without any capture or
+/// determinism run; otherwise steps 1 and 2 follow for every shape and seed.
+///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_MEASURE_COMPARE_H
 #define KLOOP_MEASURE_COMPARE_H
@@ -28,6 +33,7 @@
 #include "kloop/Decide/Decision.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Measure.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -54,6 +60,26 @@ struct CompareOptions {
   /// (0 = every seed). Only allowed with IncludeHeldOut = false: a final
   /// acceptance always checks every seed.
   unsigned MaxSeeds = 0;
+  /// Timing first (the search-step screening of `kloop optimize`, on unless
+  /// `--no-timing-first`; docs/optimize.md). What it does: the timing rounds
+  /// of every selected shape and seed run before any capture run (same ABAB
+  /// interleaving, same run labels); if the timing alone already rejects the
+  /// candidate for some kernel and shape (screenOnTiming: decide's speed rule
+  /// or p99 guard fails), the compare stops there and returns a rejection
+  /// with CompareResult::VerificationSkipped set, without a single capture or
+  /// determinism run. Otherwise the capture and determinism runs follow and
+  /// the decision uses everything, exactly as without this option.
+  /// Why it is sound: the acceptance rule needs every rule to hold on every
+  /// pair, so a pair refused on speed or tail refuses the candidate whatever
+  /// the outputs are; verification can only add reasons to a rejection, never
+  /// reverse it. An acceptance still needs every verification run, and a
+  /// candidate that passes timing but fails verification gets the same
+  /// refusal as without this option. A candidate run that fails during the
+  /// timing rounds is refused as always. The samples are the same runs in the
+  /// same order per (shape, seed); only the captures move after them.
+  /// Only allowed with IncludeHeldOut = false (an error otherwise): a final
+  /// acceptance verifies in full, in the usual order.
+  bool TimingFirst = false;
   /// Keep baseline builds here between compares, one directory per SHA-256 of
   /// the workload description's path, the build command, cwd and environment,
   /// and the baseline's sources and protected files (a stamp file marks a
@@ -97,16 +123,58 @@ struct CompareResult {
   double BuildSeconds = 0, VerifySeconds = 0, TimingSeconds = 0, DecideSeconds = 0;
   /// Workload runs started, both sides.
   unsigned Runs = 0;
+  /// The compare ran with CompareOptions::TimingFirst.
+  bool TimingFirst = false;
+  /// True when TimingFirst rejected the candidate on its timing alone and no
+  /// capture or determinism run was made (Seeds is then empty, and Verdict is
+  /// decide's verdict on the timing evidence alone: no seed or determinism
+  /// check, so every pair also carries rule 4 and 5 reasons; only its speed
+  /// and tail fields bear on the rejection).
+  bool VerificationSkipped = false;
+  /// Why verification was skipped ("" unless VerificationSkipped): the pairs
+  /// the timing rejects, and that verifying cannot change a rejection.
+  std::string VerificationSkippedReason;
 };
 
+/// What the timing evidence alone says about a candidate
+/// (CompareOptions::TimingFirst).
+struct TimingScreen {
+  /// True when decide::decide already rejects at least one (kernel, shape)
+  /// pair on its timing: enough samples on both sides, and the bootstrap CI
+  /// lower bound of the median speed-up does not exceed 1 + MinGain (rule 2)
+  /// or the candidate's p99 exceeds the baseline's by more than P99Tolerance
+  /// (rule 3). Output and determinism checks cannot reverse such a verdict.
+  /// False when every pair passes both rules or has too few samples to judge.
+  bool Rejects = false;
+  /// One entry per rejecting pair, in evidence order: "kernel K shape S:
+  /// " and decide's speed and tail reasons, joined with "; ".
+  std::vector<std::string> Rejections;
+  /// decide::decideAll over the evidence with its seed and determinism checks
+  /// removed (so every pair also fails rules 4 and 5 with "no output check"
+  /// and, with RequireDeterminismEvidence, "no determinism check"). Its
+  /// summaries, speed-up intervals and p99 changes are the timing's.
+  decide::CombinedVerdict Verdict;
+};
+
+/// Decides on timing alone with kloopDecide's rule (no statistics of its
+/// own): runs decide::decideAll over \p Timing without seed and determinism
+/// checks, and reports the pairs whose speed or tail rule fails.
+/// Errors: those of decide::decideAll (empty evidence, invalid thresholds,
+/// a duration that is not finite and > 0).
+llvm::Expected<TimingScreen> screenOnTiming(llvm::ArrayRef<decide::ShapeEvidence> Timing,
+                                            const decide::DecisionThresholds &T);
+
 /// Runs the comparison described in the file comment.
-/// Errors: no outputs declared (nothing to verify); an unknown shape; the
-/// baseline fails to build or run (with its log tail); a run reports no CUDA
+/// Errors: no outputs declared (nothing to verify); an unknown shape;
+/// MaxSeeds or TimingFirst together with IncludeHeldOut; the baseline fails
+/// to build or run (with its log tail); a run reports no CUDA
 /// device (NoGpuError); kloopVerify or kloopDecide errors.
 llvm::Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareOptions &O,
                                                const ProgressFn &Progress = nullptr);
 
-/// JSON form ("kloop-compare/1", embedding decide's "kloop-verdict/1").
+/// JSON form ("kloop-compare/1", embedding decide's "kloop-verdict/1"), with
+/// "timing_first", "verification_skipped" (booleans) and
+/// "verification_skipped_reason" (a string, or null when nothing was skipped).
 nlohmann::json toJSON(const CompareResult &R);
 
 } // namespace measure

@@ -58,6 +58,11 @@ struct ProcessStagesOptions {
   /// shape (measure::CompareOptions::MaxSeeds; 0 = every seed). The final
   /// compare always checks every seed, held-out ones included.
   unsigned ScreenSeeds = 1;
+  /// Search-time compares time the candidate before verifying it and skip
+  /// verification when the timing alone rejects it
+  /// (measure::CompareOptions::TimingFirst; `--no-timing-first` turns it
+  /// off). The final compare always verifies in full.
+  bool TimingFirst = true;
   /// Where baseline builds are kept between compares ("" = rebuild each time).
   std::string BaselineBuildCache;
 };
