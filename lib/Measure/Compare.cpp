@@ -141,6 +141,8 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
         : C.L2 == L2Policy::Flush ? " (libkloop-cupti.so clears L2 before every launch)"
                                   : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
           .str());
+  Res.Notes.push_back(tracingNote(C.Tracing));
+  bool TraceMismatchNoted = false;
 
   // Protected files: identical on both sides before anything runs.
   std::vector<verify::FileDigest> CandDigests;
@@ -252,6 +254,10 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       return RR.takeError();
     if (RR->ok()) {
       NvmlMissing |= !RR->Prof->Nvml;
+      if (std::string M = kernelTraceMismatch(*RR->Prof, C.Tracing); !M.empty() && !TraceMismatchNoted) {
+        Res.Notes.push_back(M + " (first such run; the tracing note above may not hold)");
+        TraceMismatchNoted = true;
+      }
       return std::optional<RunResult>(std::move(*RR));
     }
     if (saysNoCudaDevice(RR->StderrTail))
@@ -267,6 +273,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   InjectionSettings Timing;
   Timing.LibraryPath = O.CuptiLib;
   applyL2Policy(Timing, C.L2);
+  applyKernelTrace(Timing, C.Tracing);
   InjectionSettings Capture = Timing;
   Capture.Targets = C.Targets;
   Capture.Dump = true;

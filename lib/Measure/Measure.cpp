@@ -387,7 +387,7 @@ std::string tracingNote(KernelTrace T) {
            "configurations by up to 6.5% and others not at all (docs/results.md), so compare launch "
            "configurations with care";
   return "tracing: serial: CUPTI_ACTIVITY_KIND_KERNEL; kernels are serialized, duration ratios across launch "
-         "configurations stayed within 0.8% of untraced ones on the H200 (docs/results.md)";
+         "configurations stayed within 0.9% of untraced ones on the H200 (docs/results.md)";
 }
 
 static std::string l2Note(L2Policy P) {

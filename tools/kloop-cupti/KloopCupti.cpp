@@ -76,8 +76,8 @@ struct Config {
   /// CUPTI_ACTIVITY_KIND_KERNEL; false ("concurrent"): CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL. Measured on the
   /// H200 (bench/overhead, docs/results.md): concurrent tracing slows some launch configurations of one
   /// kernel by up to 6.5% and others not at all, which biases a comparison of two launch configurations;
-  /// serial tracing adds ~1.5 us between launches but keeps the ratios of kernel durations across launch
-  /// configurations within 0.8% of the untraced ones. Serial tracing serializes concurrent kernels.
+  /// serial tracing adds 1.4-2.5 us per launch but keeps the ratios of kernel durations across launch
+  /// configurations within 0.9% of the untraced ones. Serial tracing serializes concurrent kernels.
   bool SerialKernelTrace = true;
 };
 

@@ -61,8 +61,10 @@ llvm::StringRef toString(L2Policy P);
 /// tracing the same saxpy ran 6.5% slower at 65,536 blocks of 256 threads and 0.2%
 /// at 131,072 blocks of 128, so the speed-up between two launch configurations was
 /// biased by up to 5.8%; under Serial tracing the ratios of kernel durations across
-/// those launch configurations stayed within 0.8% of the untraced ratios, at the
-/// cost of ~1.5 us of idle time between launches (not inside the timed durations).
+/// those launch configurations stayed within 0.9% of the untraced ratios, at the
+/// cost of 1.4-2.5 us more per launch in back-to-back launches; part of it is inside
+/// the timed durations (they exceeded the untraced per-launch time by up to 0.55 us),
+/// a near-constant offset that compresses ratios toward 1, which is conservative.
 enum class KernelTrace {
   Serial,     ///< CUPTI_ACTIVITY_KIND_KERNEL (the default): kernels are serialized
   Concurrent, ///< CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: concurrent kernels overlap

@@ -58,6 +58,9 @@ profile = {"schema": "kloop-cupti/1", "device": {"name": "Fake GPU", "cc": "9.0"
            "launches": launches, "env_samples": [], "nvml": False, "captures": captures,
            "overhead": {"wall_ns_in_callbacks": 1000},
            "memory": {"live_allocations": live[0], "live_bytes": live[1], "peak_bytes": live[1]}}
+# Like libkloop-cupti.so, say which CUPTI activity kind timed the kernels, when kloop asked for one.
+if os.environ.get("KLOOP_CUPTI_KERNEL_TRACE"):
+    profile["kernel_trace"] = os.environ["KLOOP_CUPTI_KERNEL_TRACE"]
 with open(out, "w") as f:
     json.dump(profile, f)
 print("fake: %s seed %d" % (variant, seed))
