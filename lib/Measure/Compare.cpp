@@ -10,6 +10,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include <chrono>
 #include <map>
@@ -90,6 +91,29 @@ struct Side {
   std::map<std::string, std::vector<decide::Sample>> Samples; // key: shape \x1f target
 };
 } // namespace
+
+static constexpr const char *BuildStamp = ".kloop-build-ok";
+
+Error markBuildFinished(StringRef BuildDir, StringRef SourceDir) {
+  SmallString<256> P(BuildDir);
+  sys::path::append(P, BuildStamp);
+  std::error_code EC;
+  raw_fd_ostream OS(P, EC);
+  if (EC)
+    return err("cannot write build stamp " + P + ": " + EC.message());
+  OS << SourceDir << "\n";
+  OS.close();
+  if (OS.has_error())
+    return err("cannot write build stamp " + P + ": " + OS.error().message());
+  return Error::success();
+}
+
+bool isBuildFinished(StringRef BuildDir, StringRef SourceDir) {
+  SmallString<256> P(BuildDir);
+  sys::path::append(P, BuildStamp);
+  auto Buf = MemoryBuffer::getFile(P, /*IsText=*/true);
+  return Buf && (*Buf)->getBuffer().rtrim("\n") == SourceDir;
+}
 
 Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareOptions &O,
                                          const ProgressFn &Progress) {
@@ -189,9 +213,15 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - T).count();
   };
   auto TBuild = std::chrono::steady_clock::now();
+  if (!O.CandidateBuildDir.empty() && isBuildFinished(O.CandidateBuildDir, O.CandidateDir))
+    Cand.BuildDir = O.CandidateBuildDir;
   for (Side *S : {&Base, &Cand}) {
     if (S == &Base && !BaseStamp.empty() && sys::fs::exists(BaseStamp)) {
       Say("base build reused (" + Base.BuildDir + ")");
+      continue;
+    }
+    if (S == &Cand && Cand.BuildDir == O.CandidateBuildDir) {
+      Say("cand build reused (" + Cand.BuildDir + ")");
       continue;
     }
     BuildRequest B;

@@ -6,10 +6,12 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Regex.h"
 
 #include <chrono>
+#include <map>
 
 using json = nlohmann::json;
 using llvm::Error;
@@ -192,20 +194,29 @@ public:
   Expected<BuildOutcome> build(StringRef SourceDir, StringRef BuildDir) override {
     BuildOutcome B;
     auto Start = std::chrono::steady_clock::now();
-    llvm::sys::fs::create_directories(BuildDir);
-    measure::PlaceholderValues PV;
-    PV.BuildDir = BuildDir.str();
-    PV.SourceDir = SourceDir.str();
-    Expected<std::string> Cmd = measure::expandCommand(C.Build.Command, PV, "build.command");
-    if (!Cmd)
-      return Cmd.takeError();
-    Expected<CommandResult> R = run({"/bin/sh", "-c", *Cmd}, SourceDir, C.Build.TimeoutS ? C.Build.TimeoutS : 600);
-    if (!R)
-      return R.takeError();
-    B.Succeeded = R->ExitCode == 0;
-    B.Log = "$ " + *Cmd + "\n" + tail(R->Stdout + R->Stderr, 16000);
-    if (R->TimedOut)
-      B.Log += "\n(timed out after " + std::to_string(C.Build.TimeoutS) + " s)";
+    // The build of `kloop compare` itself (build.command with build.cwd, build.env and build.timeout_s), so
+    // that compare() can run this very build instead of building the candidate a second time.
+    measure::BuildRequest Req;
+    Req.SourceDir = SourceDir.str();
+    Req.BuildDir = BuildDir.str();
+    Req.LogDir = (BuildDir + "/.kloop-logs").str();
+    Req.Label = "build";
+    llvm::sys::fs::remove((BuildDir + "/.kloop-build-ok").str());
+    if (Error E = measure::buildWorkload(C, Req)) {
+      B.Succeeded = false;
+      B.Log = tail(llvm::toString(std::move(E)), 16000);
+    } else {
+      B.Succeeded = true;
+      std::string Out;
+      for (const char *Ext : {".stdout", ".stderr"})
+        if (auto Buf = llvm::MemoryBuffer::getFile(Req.LogDir + "/build" + Ext, /*IsText=*/true))
+          Out += (*Buf)->getBuffer().str();
+      B.Log = tail(Out, 16000);
+      if (Error E = measure::markBuildFinished(BuildDir, SourceDir))
+        B.Log += "\n" + llvm::toString(std::move(E)) + " (kloop compare will build the candidate again)";
+      else
+        Built[SourceDir.str()] = BuildDir.str();
+    }
     if (B.Succeeded && O.Ptxas) {
       Expected<std::string> Nvcc = measure::findNvcc();
       if (!Nvcc) {
@@ -254,6 +265,8 @@ public:
     CO.CuptiLib = O.CuptiLib;
     CO.IncludeHeldOut = Final;
     CO.BaselineBuildCache = O.BaselineBuildCache;
+    if (auto It = Built.find(CandDir.str()); It != Built.end())
+      CO.CandidateBuildDir = It->second;
     if (!Final) {
       CO.Thresholds.RequireHeldOutSeed = false;
       CO.MaxSeeds = O.ScreenSeeds;
@@ -335,6 +348,8 @@ public:
 private:
   const measure::WorkloadConfig &C;
   ProcessStagesOptions O;
+  /// Source directory -> the build directory build() built it in (and stamped), for compare() to reuse.
+  std::map<std::string, std::string> Built;
 
   static std::string tail(const std::string &S, size_t N = 2000) {
     return S.size() <= N ? S : "..." + S.substr(S.size() - N);

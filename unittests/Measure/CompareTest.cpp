@@ -145,3 +145,28 @@ TEST(TimingFirst, JSONSaysWhetherVerificationWasSkipped) {
 }
 
 } // namespace
+
+namespace {
+
+// The build stamp of kloop optimize's build step: reused only for the very source directory it names.
+TEST(BuildStamp, MarksABuildOfOneSourceDirectory) {
+  SmallString<128> Dir;
+  ASSERT_FALSE(sys::fs::createUniqueDirectory("kloop-stamp", Dir));
+  EXPECT_FALSE(isBuildFinished(Dir, "/src/cand-1")); // no stamp yet
+  ASSERT_FALSE(errorToBool(markBuildFinished(Dir, "/src/cand-1")));
+  EXPECT_TRUE(isBuildFinished(Dir, "/src/cand-1"));
+  EXPECT_FALSE(isBuildFinished(Dir, "/src/cand-2"));
+  EXPECT_FALSE(isBuildFinished(Dir, "/src/cand-1/"));
+  SmallString<128> Stamp(Dir);
+  sys::path::append(Stamp, ".kloop-build-ok");
+  sys::fs::remove(Stamp);
+  sys::fs::remove(Dir);
+}
+
+TEST(BuildStamp, UnwritableDirectoryIsAnError) {
+  Error E = markBuildFinished("/nonexistent-kloop-dir/build", "/src");
+  ASSERT_TRUE(bool(E));
+  EXPECT_NE(toString(std::move(E)).find("/nonexistent-kloop-dir/build/.kloop-build-ok"), std::string::npos);
+}
+
+} // namespace

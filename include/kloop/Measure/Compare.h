@@ -85,10 +85,27 @@ struct CompareOptions {
   /// and the baseline's sources and protected files (a stamp file marks a
   /// finished build; files the build reads must be listed in `sources` or
   /// `protected`); "" builds the baseline in WorkDir every time. A candidate
-  /// is always built afresh.
+  /// is built afresh unless CandidateBuildDir holds a stamped build of it.
   std::string BaselineBuildCache;
+  /// A build of CandidateDir that the caller already made with
+  /// buildWorkload() and {build_dir} = this directory, then marked with
+  /// markBuildFinished() (kloop optimize's build step). When its stamp names
+  /// CandidateDir, the candidate is not built again and runs from there;
+  /// otherwise (empty, no stamp, another source directory) it is built in
+  /// WorkDir as usual. Saves one build per search step (3-5 s of nvcc per
+  /// candidate on the GPU machine, docs/optimize.md).
+  std::string CandidateBuildDir;
   decide::DecisionThresholds Thresholds;
 };
+
+/// Writes the stamp that marks \p BuildDir as a finished build of
+/// \p SourceDir (a file `.kloop-build-ok` holding the source directory).
+/// Errors: the stamp cannot be written (the message names the path).
+llvm::Error markBuildFinished(llvm::StringRef BuildDir, llvm::StringRef SourceDir);
+
+/// True when \p BuildDir holds the stamp of markBuildFinished() for exactly
+/// \p SourceDir.
+bool isBuildFinished(llvm::StringRef BuildDir, llvm::StringRef SourceDir);
 
 /// What one compare found.
 struct CompareResult {
