@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # The README's main job: inventory of the bundled examples, then `kloop optimize` on saxpy
-# with the builtin proposer, and the resulting patch. Usage: scripts/demo.sh BUILD_DIR
+# with the builtin proposer, and the resulting patch; then (unless KLOOP_DEMO_REPLAY=0) one written
+# proposal, shared-memory tiling of examples/matmul, replayed through the llm proposer against the
+# local test server of bench/llm-replay, so that a machine with a GPU shows an accepted patch with its
+# evidence. Usage: scripts/demo.sh BUILD_DIR
 set -euo pipefail
 BUILD_DIR=${1:?usage: scripts/demo.sh BUILD_DIR}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,4 +35,10 @@ if [ -f "$OUT/result/accepted.patch" ]; then
   cat "$OUT/result/accepted.patch"
 else
   echo "== no accepted.patch: nothing was accepted =="
+fi
+if [ "${KLOOP_DEMO_REPLAY:-1}" != 0 ]; then
+  echo "== a written proposal replayed through the llm proposer (bench/llm-replay, local test server, no"
+  echo "   model is called): shared-memory tiling of examples/matmul, measured and decided like any other =="
+  LLM_REPLAY_ONLY=matmul-smem-tiling "$SRC/bench/llm-replay/run.sh" "$KLOOP" "$OUT/llm-replay" matmul \
+    || echo "== the replay did not end as bench/llm-replay expects; see $OUT/llm-replay/matmul =="
 fi
