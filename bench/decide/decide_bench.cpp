@@ -92,6 +92,10 @@ Expected<ProcessSamples> readProcess(const std::string &Json, const std::string 
   Expected<verify::Profile> P = verify::readProfile(Json);
   if (!P)
     return P.takeError();
+  // A profile whose library recorded errors or whose kernel records were dropped is incomplete: its launches
+  // and the events file would no longer be the same launches, and the bench would time a broken run.
+  if (std::string M = verify::profileProblems(*P); !M.empty())
+    return err(M);
   std::vector<const verify::LaunchRecord *> L;
   for (const verify::LaunchRecord &R : P->Launches)
     if (StringRef(R.Name.empty() ? R.Kernel : R.Name).contains(KernelOpt))

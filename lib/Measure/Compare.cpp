@@ -166,7 +166,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
                                   : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
           .str());
   Res.Notes.push_back(tracingNote(C.Tracing));
-  bool TraceMismatchNoted = false;
+  bool TraceMismatchNoted = false, ProblemNoted = false;
 
   // Protected files: identical on both sides before anything runs.
   std::vector<verify::FileDigest> CandDigests;
@@ -287,6 +287,10 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       if (std::string M = kernelTraceMismatch(*RR->Prof, C.Tracing); !M.empty() && !TraceMismatchNoted) {
         Res.Notes.push_back(M + " (first such run; the tracing note above may not hold)");
         TraceMismatchNoted = true;
+      }
+      if (std::string M = verify::profileProblems(*RR->Prof); !M.empty() && !ProblemNoted) {
+        Res.Notes.push_back(M + " (first such run)");
+        ProblemNoted = true;
       }
       return std::optional<RunResult>(std::move(*RR));
     }

@@ -450,7 +450,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
   Rep.Tracing = C.Tracing;
   Rep.TracingNote = tracingNote(C.Tracing);
   Rep.Ceil = O.Ceil;
-  bool NvmlMissing = false, TraceMismatchNoted = false;
+  bool NvmlMissing = false, TraceMismatchNoted = false, ProblemNoted = false;
 
   PlaceholderValues V;
   V.BuildDir = O.BuildDir;
@@ -503,6 +503,10 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       if (std::string M = kernelTraceMismatch(P, C.Tracing); !M.empty() && !TraceMismatchNoted) {
         Rep.Notes.push_back(M + " (first such run; the tracing note above may not hold)");
         TraceMismatchNoted = true;
+      }
+      if (std::string M = verify::profileProblems(P); !M.empty() && !ProblemNoted) {
+        Rep.Notes.push_back(M + " (first such run)");
+        ProblemNoted = true;
       }
       if (Rep.Device.empty())
         Rep.Device = P.Device.Name;

@@ -324,6 +324,20 @@ Expected<Profile> parseProfile(StringRef Text, StringRef Path) {
       return E;
   if (Error E = R.str(J, "kernel_trace", "", Out.KernelTrace, false))
     return E;
+  if (Error E = R.u64(J, "dropped_records", "", Out.DroppedRecords, false))
+    return E;
+  if (auto Errs = R.get(J, "errors", "", false); !Errs) {
+    return Errs.takeError();
+  } else if (*Errs) {
+    if (!(*Errs)->is_array())
+      return R.error("errors", "expected an array of strings");
+    for (size_t I = 0; I < (*Errs)->size(); ++I) {
+      const json &M = (**Errs)[I];
+      if (!M.is_string())
+        return R.error("errors[" + std::to_string(I) + "]", "expected a string");
+      Out.Errors.push_back(M.get<std::string>());
+    }
+  }
   auto Memory = R.get(J, "memory", "", false);
   if (!Memory)
     return Memory.takeError();
@@ -353,6 +367,22 @@ Expected<Profile> parseProfile(StringRef Text, StringRef Path) {
       return E;
   }
   return Out;
+}
+
+std::string profileProblems(const Profile &P) {
+  if (P.Errors.empty() && P.DroppedRecords == 0)
+    return "";
+  std::string S = "profile " + P.Path + " is incomplete:";
+  if (!P.Errors.empty()) {
+    S += " " + std::to_string(P.Errors.size()) + " error(s) recorded by libkloop-cupti.so (";
+    for (size_t I = 0; I < P.Errors.size() && I < 3; ++I)
+      S += (I ? "; '" : "'") + P.Errors[I] + "'";
+    S += P.Errors.size() > 3 ? "; ...)" : ")";
+  }
+  if (P.DroppedRecords)
+    S += (P.Errors.empty() ? " " : ", ") + std::to_string(P.DroppedRecords) +
+         " kernel record(s) dropped by CUPTI (those launches are missing from the samples)";
+  return S;
 }
 
 Expected<Profile> readProfile(StringRef Path) {

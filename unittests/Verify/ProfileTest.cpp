@@ -227,3 +227,36 @@ TEST(Profile, UnseenLaunchSeqAndNewMembers) {
   EXPECT_NE(llvm::toString(Bad.takeError()).find("x.json: launches[1].seq: expected -1 or a non-negative integer"),
             std::string::npos);
 }
+
+// "errors", "dropped_records" and "kernel_trace" are read; profileProblems() names what makes a profile
+// incomplete, and says nothing for a clean one. Malformed members are errors with their path.
+TEST(Profile, ErrorsDroppedRecordsAndKernelTrace) {
+  json J = {{"schema", "kloop-cupti/1"}, {"launches", json::array()}, {"captures", json::array()}};
+  auto Clean = parseProfile(J.dump(), "c.json");
+  ASSERT_TRUE(static_cast<bool>(Clean)) << llvm::toString(Clean.takeError());
+  EXPECT_EQ(profileProblems(*Clean), "");
+  EXPECT_EQ(Clean->KernelTrace, "");
+
+  J["errors"] = {"a failed", "b failed", "c failed", "d failed"};
+  J["dropped_records"] = 5;
+  J["kernel_trace"] = "serial";
+  auto P = parseProfile(J.dump(), "p.json");
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  EXPECT_EQ(P->Errors.size(), 4u);
+  EXPECT_EQ(P->DroppedRecords, 5u);
+  EXPECT_EQ(P->KernelTrace, "serial");
+  std::string M = profileProblems(*P);
+  EXPECT_NE(M.find("profile p.json is incomplete: 4 error(s)"), std::string::npos) << M;
+  EXPECT_NE(M.find("'a failed'; 'b failed'; 'c failed'; ...)"), std::string::npos) << M;
+  EXPECT_EQ(M.find("d failed"), std::string::npos) << M;
+  EXPECT_NE(M.find("5 kernel record(s) dropped"), std::string::npos) << M;
+
+  J["errors"] = {"ok", 3};
+  auto Bad = parseProfile(J.dump(), "b.json");
+  ASSERT_FALSE(static_cast<bool>(Bad));
+  EXPECT_NE(llvm::toString(Bad.takeError()).find("b.json: errors[1]: expected a string"), std::string::npos);
+  J["errors"] = "oops";
+  auto Bad2 = parseProfile(J.dump(), "b.json");
+  ASSERT_FALSE(static_cast<bool>(Bad2));
+  EXPECT_NE(llvm::toString(Bad2.takeError()).find("b.json: errors: expected an array of strings"), std::string::npos);
+}

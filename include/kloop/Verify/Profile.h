@@ -149,7 +149,19 @@ struct Profile {
   /// (CUPTI_ACTIVITY_KIND_KERNEL) or "concurrent"; empty when the profile does
   /// not say (a library older than the member).
   std::string KernelTrace;
+  /// "errors": failures the library recorded that make the file incomplete
+  /// (a CUDA or CUPTI call that failed, a bad KLOOP_CUPTI_* variable), each
+  /// "message" or "message (N times)"; empty when none or absent.
+  std::vector<std::string> Errors;
+  /// "dropped_records": kernel activity records CUPTI dropped (launches
+  /// missing from Launches); 0 when absent.
+  uint64_t DroppedRecords = 0;
 };
+
+/// "" when \p P reports no error and no dropped record, else one sentence
+/// naming the profile and what it reports (the first errors, quoted, and the
+/// dropped count): what `kloop measure` and `kloop compare` add to their notes.
+std::string profileProblems(const Profile &P);
 
 /// Parses the text of a profile. \p Path names the file in error messages and
 /// is the base for relative dump paths.

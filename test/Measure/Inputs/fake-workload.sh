@@ -5,6 +5,7 @@
 #     saxpy (50 us), then ITERS launches of 1000, 1010, ... ns, one launch of a
 #     non-target kernel, and an NVML sample reporting a power cap (throttle 0x4)
 #     from the start of the last saxpy launch on.
+# profile-errors: the same, with an "errors" entry and dropped records in the profile.
 # Other modes fail the way real workloads do.
 mode=$1; iters=${2:-12}; seed=${3:-0}
 case $mode in
@@ -14,7 +15,7 @@ case $mode in
   noprofile) echo "fake: ran but CUDA was never initialised"; exit 0 ;;
   nodevice) echo "CUDA error: no CUDA-capable device is detected" >&2; exit 1 ;;
   corrupt) echo '{"schema": "kloop-cupti/1", "launches": [' > "$KLOOP_CUPTI_OUT"; exit 0 ;;
-  ok) ;;
+  ok|profile-errors) ;;
   *) echo "fake: unknown mode $mode" >&2; exit 2 ;;
 esac
 echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
@@ -33,5 +34,7 @@ echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
   printf '],\n "env_samples": [{"t_ns": 0, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 300000, "throttle_reasons": 0},\n  {"t_ns": %d, "sm_clock_mhz": 1700, "mem_clock_mhz": 3201, "temp_c": 60, "power_mw": 700000, "throttle_reasons": 4}],\n' $((iters * 100000))
   # Like libkloop-cupti.so, say which CUPTI activity kind timed the kernels, when kloop asked for one.
   [ -n "${KLOOP_CUPTI_KERNEL_TRACE:-}" ] && printf ' "kernel_trace": "%s",\n' "$KLOOP_CUPTI_KERNEL_TRACE"
+  # profile-errors: what libkloop-cupti.so writes when a CUPTI call failed and records were dropped.
+  [ "$mode" = profile-errors ] && printf ' "errors": ["cuptiActivityFlushAll failed: CUPTI_ERROR_UNKNOWN (2 times)"], "dropped_records": 7,\n'
   printf ' "nvml": true, "captures": [], "overhead": {"wall_ns_in_callbacks": 5000}}\n'
 } > "$KLOOP_CUPTI_OUT"
