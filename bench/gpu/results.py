@@ -36,6 +36,8 @@ def pct(v):
 
 
 def one(db_path):
+    if not os.path.isfile(db_path):
+        raise ValueError("%s: %s" % (db_path, "no such file" if not os.path.exists(db_path) else "not a file"))
     con = sqlite3.connect("file:%s?mode=ro" % db_path, uri=True)
     run = con.execute("select id, stop_reason from runs order by id desc limit 1").fetchone()
     if run is None:
@@ -84,6 +86,9 @@ def main(argv):
         sys.stderr.write(__doc__)
         return 2
     out, examples = argv[1], argv[2:]
+    if not os.path.isdir(out):
+        sys.stderr.write("results.py: %s: no such directory (the OUT_DIR of bench/gpu/optimize.sh)\n" % out)
+        return 1
     ceil_path = os.path.join(out, "cache", "ceilings.json")
     if os.path.exists(ceil_path):
         for dev, c in json.load(open(ceil_path)).items():

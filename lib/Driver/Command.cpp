@@ -1,7 +1,10 @@
 //===- Command.cpp - Subcommand registry and kloop's main -----------------===//
 #include "kloop/Driver/Command.h"
 
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstring>
 #include <string>
@@ -18,6 +21,17 @@ std::vector<RegisteredCommand> &registeredCommands() {
 
 CommandRegistration::CommandRegistration(cl::SubCommand &Sub, CommandFn Fn) {
   registeredCommands().push_back({&Sub, Fn});
+}
+
+std::string checkOutputFile(StringRef Path) {
+  if (sys::fs::is_directory(Path))
+    return ("-o '" + Path + "' is a directory; expected a file name").str();
+  SmallString<256> Parent(Path);
+  sys::fs::make_absolute(Parent);
+  sys::path::remove_filename(Parent);
+  if (!sys::fs::is_directory(Parent) || sys::fs::access(Parent, sys::fs::AccessMode::Write))
+    return ("-o '" + Path + "': directory '" + Parent + "' does not exist or is not writable").str();
+  return "";
 }
 
 static void printVersion(raw_ostream &OS) { OS << "kloop 0.1.0 (LLVM/Clang 22)\n"; }

@@ -96,16 +96,10 @@ static int runCompare(const CommandContext &Ctx) {
   };
   if (RoundsOpt < 1)
     return usage("--rounds must be at least 1");
-  if (!OutputOpt.empty()) {
-    // Checked before any build or run: an hour of GPU work must not end in "cannot write".
-    SmallString<256> Parent(OutputOpt.getValue());
-    sys::fs::make_absolute(Parent);
-    sys::path::remove_filename(Parent);
-    if (!sys::fs::is_directory(Parent) || sys::fs::access(Parent, sys::fs::AccessMode::Write))
-      return usage("-o '" + OutputOpt + "': directory '" + Parent + "' does not exist or is not writable");
-    if (sys::fs::is_directory(OutputOpt.getValue()))
-      return usage("-o '" + OutputOpt + "' is a directory; expected a file name");
-  }
+  // Checked before any build or run: an hour of GPU work must not end in "cannot write".
+  if (!OutputOpt.empty())
+    if (std::string Why = checkOutputFile(OutputOpt); !Why.empty())
+      return usage(Why);
   if (MaxSeedsOpt && !SearchOnlyOpt)
     return usage("--max-seeds screens a search step; a final acceptance (without --search-only) checks every seed");
   if (!(MinGainOpt >= 0) || std::isinf(MinGainOpt))
@@ -121,6 +115,16 @@ static int runCompare(const CommandContext &Ctx) {
       errs() << "kloop compare: error: " << C->Path << ": no shape named '" << Name << "' (shapes: " << Known << ")\n";
       return 1;
     }
+  // A description that cannot be compared is said so on any machine, before the GPU probe.
+  if (C->Outputs.empty()) {
+    errs() << "kloop compare: error: " << C->Path
+           << ": outputs: none declared; compare must verify the candidate's outputs (add the output argument "
+              "of each target kernel)\n";
+    return 1;
+  }
+  if (WarmupOpt >= C->Iters)
+    return usage("--warmup " + Twine(WarmupOpt) + " discards every launch of a run (" + C->Path + " has iters: " +
+                 Twine(C->Iters) + "); use fewer warm-up launches than iters");
   Expected<std::string> Gpu = probeGpu();
   if (!Gpu) {
     errs() << "kloop compare: comparison skipped: " << toString(Gpu.takeError()) << "\n";

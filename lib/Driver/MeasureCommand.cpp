@@ -109,6 +109,18 @@ static int runMeasure(const CommandContext &Ctx) {
       return 1;
     }
 
+  auto usage = [](const Twine &Msg) {
+    errs() << "kloop measure: error: " << Msg << "\n";
+    return 2;
+  };
+  // Checked before any build or run: a long measurement must not end in "cannot write".
+  if (!OutputOpt.empty())
+    if (std::string Why = checkOutputFile(OutputOpt); !Why.empty())
+      return usage(Why);
+  if (WarmupOpt >= C->Iters)
+    return usage("--warmup " + Twine(WarmupOpt) + " discards every launch of a run (" + C->Path + " has iters: " +
+                 Twine(C->Iters) + "); use fewer warm-up launches than iters");
+
   // No GPU: say so plainly and stop before building anything.
   Expected<std::string> Gpu = probeGpu();
   if (!Gpu) {

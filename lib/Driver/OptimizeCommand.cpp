@@ -54,13 +54,18 @@ cl::opt<unsigned> MaxRounds("max-rounds", cl::desc("Budget: rounds (default 50)"
                             cl::sub(OptSub));
 cl::opt<unsigned> PlateauOpt("plateau", cl::desc("Stop after K rounds without an accepted win (default 5; 0: never)"),
                              cl::init(5), cl::sub(OptSub));
-cl::opt<double> TimeBudget("time-budget", cl::desc("Budget: wall seconds"), cl::init(0), cl::sub(OptSub));
-cl::opt<int64_t> TokenBudget("token-budget", cl::desc("Budget: tokens in + out"), cl::init(0),
+cl::opt<double> TimeBudget("time-budget", cl::desc("Budget: wall seconds (default 0: no limit)"), cl::init(0),
+                           cl::sub(OptSub));
+cl::opt<int64_t> TokenBudget("token-budget", cl::desc("Budget: tokens in + out (default 0: no limit)"), cl::init(0),
                              cl::sub(OptSub));
 cl::opt<double> SpeedOfLight("speed-of-light",
-                             cl::desc("Stop within PCT percent of the roofline ceiling"),
+                             cl::desc("Stop when every shape of the incumbent is within PCT percent of the "
+                                      "copy-bandwidth ceiling (default 0: off)"),
                              cl::init(0), cl::sub(OptSub));
-cl::opt<bool> ResumeOpt("resume", cl::desc("Continue the journal's last run"), cl::sub(OptSub));
+cl::opt<bool> ResumeOpt("resume",
+                        cl::desc("Continue the journal's last run with the same .kloop.yaml (the options are "
+                                 "this command's); a finished run only gets its results regenerated"),
+                        cl::sub(OptSub));
 cl::opt<std::string> OutDirOpt("o", cl::desc("Output directory (default: kloop-out next to the journal)"),
                                cl::value_desc("dir"), cl::sub(OptSub));
 cl::opt<uint64_t> SeedOpt("seed", cl::desc("Seed of the builtin search (default 0)"), cl::init(0),
@@ -167,6 +172,9 @@ int runOptimize(const CommandContext &Ctx) {
     return fail("--time-budget must be a number of seconds >= 0 (0: no limit), not " + formatv("{0}", TimeBudget.getValue()).str(), 2);
   if (TokenBudget < 0)
     return fail("--token-budget must be >= 0 (0: no limit), not " + std::to_string(TokenBudget), 2);
+  if (RoundsOpt < 1)
+    return fail("--timing-rounds must be at least 1 (each search step and the final check time the candidate "
+                "against the incumbent in that many ABAB rounds)", 2);
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
     return fail("--speed-of-light must be a percentage in [0, 100] (0: off), not " + formatv("{0}", SpeedOfLight.getValue()).str(), 2);
   Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);

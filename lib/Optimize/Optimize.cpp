@@ -122,8 +122,36 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     if (Runs->empty())
       return err(J.path() + ": --resume: the journal has no run to resume");
     Res.Run = Runs->back().Id;
-    if (Runs->back().FinishedNs)
-      say("run " + std::to_string(Res.Run) + " already finished; regenerating its results");
+    if (Runs->back().FinishedNs) {
+      // A finished run is not continued: its final check and stop reason are journaled, and new rounds
+      // under other limits would contradict them (a candidate accepted in a search step, but no final
+      // check and no patch). Its results are regenerated from the journal; a longer search is a new run.
+      Expected<std::optional<StepRecord>> Fin = J.findFinishedStep(Res.Run, 0, StepState::Done, "final");
+      if (!Fin)
+        return Fin.takeError();
+      if (!*Fin || !(*Fin)->Payload.is_object())
+        return err(J.path() + ": --resume: run " + std::to_string(Res.Run) +
+                   " is finished but has no final step; its journal is inconsistent");
+      const json &F = (*Fin)->Payload;
+      say("run " + std::to_string(Res.Run) +
+          " already finished; its results are regenerated from the journal, and nothing is run (start a "
+          "new journal to search further)");
+      Res.StopReason = F.value("stop_reason", std::string());
+      Res.Candidates = F.value("candidates", 0u);
+      Res.GpuSkipped = F.value("gpu_skipped", false);
+      Res.Diff = F.value("diff", std::string());
+      if (F.contains("best") && F["best"].is_string()) {
+        StringRef B = F["best"].get_ref<const std::string &>();
+        unsigned N = 0;
+        if (B.consume_front("cand-") && !B.getAsInteger(10, N))
+          Res.Best = N;
+      }
+      return Res;
+    }
+    if (!O.ConfigHash.empty() && Runs->back().ConfigHash != O.ConfigHash)
+      return err(J.path() + ": --resume: the workload description changed since run " + std::to_string(Res.Run) +
+                 " began (config hash " + Runs->back().ConfigHash + ", now " + O.ConfigHash +
+                 "); resume with the same .kloop.yaml, or start a new journal");
   } else {
     Expected<int64_t> R = J.createRun(O.ConfigHash, "0.1.0");
     if (!R)

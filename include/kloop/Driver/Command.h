@@ -50,6 +50,13 @@ struct RegisteredCommand {
 /// All registered subcommands, in registration order.
 std::vector<RegisteredCommand> &registeredCommands();
 
+/// Checks an output file named on the command line (`-o FILE`) before any work
+/// is done, so that a long run cannot end in "cannot write". Returns "" when
+/// its directory exists and is writable and FILE is not a directory, else the
+/// reason, naming the path: "-o 'x/y.json': directory '/abs/x' does not exist
+/// or is not writable", "-o 'd' is a directory; expected a file name".
+std::string checkOutputFile(llvm::StringRef Path);
+
 /// Entry point of the `kloop` executable (the ClangTidyMain pattern): splits
 /// argv at `--`, parses options and runs the selected subcommand.
 int kloopMain(int Argc, const char **Argv);
