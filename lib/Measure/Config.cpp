@@ -618,6 +618,41 @@ struct DiagCollector {
     // llvm::yaml says "unexpected scalar" where it expected a scalar and found a
     // sequence or mapping (`name: [1]`): say that.
     if (D.getMessage() == "unexpected scalar" && D.getSourceMgr()) {
+      // `key:` with nothing after it is an empty value, which llvm::yaml reports at the next key: name the
+      // key, at its own line.
+      if (unsigned Id = D.getSourceMgr()->FindBufferContainingLoc(D.getLoc()); Id && D.getLoc().isValid()) {
+        StringRef Text = D.getSourceMgr()->getMemoryBuffer(Id)->getBuffer();
+        size_t Here = D.getLoc().getPointer() - Text.data();
+        // StringRef::rfind(C, From) looks strictly before From.
+        size_t LineStart = Text.rfind('\n', Here); // the newline that ends the previous line
+        for (size_t End = LineStart; End != StringRef::npos && End > 0;) {
+          size_t Start = Text.rfind('\n', End);
+          Start = Start == StringRef::npos ? 0 : Start + 1;
+          StringRef Line = Text.slice(Start, End);
+          StringRef Body = Line.split('#').first.rtrim(" \t\r");
+          if (Body.trim().empty()) { // blank or comment line: look further up
+            End = Start ? Start - 1 : StringRef::npos;
+            continue;
+          }
+          StringRef Key = Body.ltrim(" \t-").rtrim(':');
+          // The reported node is the next key only when it is not indented deeper than this one; deeper,
+          // it is this key's own value, a nested list or mapping where one value belongs.
+          size_t HereCol = Here - (LineStart + 1);
+          size_t KeyCol = Body.find_first_not_of(" \t-");
+          if (HereCol > KeyCol)
+            break;
+          if (Body.ends_with(":") && !Key.empty() &&
+              all_of(Key, [](char C) { return isAlnum(C) || C == '_'; })) {
+            size_t Col = Body.find(Key);
+            D.getSourceMgr()
+                ->GetMessage(SMLoc::getFromPointer(Line.data() + Col), D.getKind(),
+                             (Key + ": no value given (write a value after the colon, or leave the key out)").str())
+                .print(nullptr, OS, /*ShowColors=*/false);
+            return;
+          }
+          break;
+        }
+      }
       SMDiagnostic Clear(*D.getSourceMgr(), D.getLoc(), D.getFilename(), D.getLineNo(), D.getColumnNo(),
                          D.getKind(), "expected a single value here, not a list or a mapping",
                          D.getLineContents(), D.getRanges());
