@@ -177,9 +177,24 @@ int runOptimize(const CommandContext &Ctx) {
                 "against the incumbent in that many ABAB rounds)", 2);
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
     return fail("--speed-of-light must be a percentage in [0, 100] (0: off), not " + formatv("{0}", SpeedOfLight.getValue()).str(), 2);
+  // The journal path, before anything is read or created: SQLite's own words for these cases ("unable to
+  // open database file", "cannot switch to WAL mode") do not say what is wrong.
+  if (JournalPath.empty())
+    return fail("--journal must name a file (the SQLite journal of the run)", 2);
+  if (sys::fs::is_directory(JournalPath))
+    return fail("--journal '" + JournalPath + "' is a directory; expected a file name", 2);
+  {
+    SmallString<256> Parent(JournalPath.getValue());
+    sys::fs::make_absolute(Parent);
+    sys::path::remove_filename(Parent);
+    if (!sys::fs::is_directory(Parent))
+      return fail("--journal '" + JournalPath + "': directory '" + Parent + "' does not exist", 2);
+  }
   Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
-  if (!C)
-    return fail(toString(C.takeError()));
+  if (!C) { // already "file:line:col: error: ...", as kloop measure and compare print it
+    errs() << toString(C.takeError()) << "\n";
+    return 1;
+  }
   SmallString<256> OutDir(OutDirOpt.empty() ? (sys::path::parent_path(JournalPath).str().empty()
                                                    ? std::string("kloop-out")
                                                    : (sys::path::parent_path(JournalPath) + "/kloop-out").str())
