@@ -493,8 +493,13 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   if (S->Dims.empty())
     return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter");
   std::vector<Attempt> History;
+  // Candidates whose verification and measurement were skipped (no GPU), and candidates measured at all.
+  size_t Unmeasured = 0, Measured = 0;
   if (Context.contains("history") && Context["history"].is_array())
     for (const json &H : Context["history"]) {
+      std::string Outcome = H.is_object() ? H.value("outcome", std::string()) : std::string();
+      Unmeasured += Outcome == "unmeasured";
+      Measured += Outcome == "accepted" || Outcome == "rejected" || Outcome == "failed_verification";
       const json *Prov = nullptr;
       if (H.contains("proposal") && H["proposal"].is_object() && H["proposal"].contains("provenance"))
         Prov = &H["proposal"]["provenance"];
@@ -522,6 +527,12 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
       Dims += (Dims.empty() ? "" : ", ") + D.key();
     // Without wins (or without measurements: nothing unmeasured is ever a win) each dimension ends at
     // its first step in each direction; ptxas pruning can end one before any step.
+    if (Unmeasured > 0 && Measured == 0)
+      return llvm::make_error<SearchExhaustedError>(
+          "no candidate could be measured (verification and measurement skipped: no GPU), so none could win "
+          "and each dimension ended at its first step in each direction (" +
+          std::to_string(S->Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
+          " candidates, " + std::to_string(Unmeasured) + " not measured, none measured)");
     return llvm::make_error<SearchExhaustedError>(
         "every dimension was walked until a step did not win, or was pruned by the ptxas report (" +
         std::to_string(S->Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
