@@ -161,6 +161,19 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
   Expected<RunRecord> RunRec = J.getRun(Res.Run);
   if (!RunRec)
     return RunRec.takeError();
+  // --time-budget counts the time the run has worked: the steps finished by earlier invocations (a run
+  // resumed after a crash), then this invocation's wall time. Counting from the run's first start would
+  // charge the time it lay crashed, and a resumed run could stop at once with its round half done.
+  const int64_t InvocationStartNs = journalNowNs();
+  double PriorWorkS = 0;
+  if (O.Resume) {
+    Expected<std::vector<StepRecord>> Prior = J.listSteps(Res.Run);
+    if (!Prior)
+      return Prior.takeError();
+    for (const StepRecord &St : *Prior)
+      if (St.FinishedNs)
+        PriorWorkS += double(*St.FinishedNs - St.StartedNs) / 1e9;
+  }
   StepRunner SR(J, Res.Run);
   std::string CandRoot = O.OutDir + "/candidates";
   if (std::error_code EC = llvm::sys::fs::create_directories(CandRoot))
@@ -217,7 +230,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
   int64_t Tokens = 0;
   std::optional<double> IncumbentPct; // min % of roofline over shapes, when measured
   std::string Stop;
-  auto elapsedS = [&]() { return (journalNowNs() - RunRec->StartedNs) / 1e9; };
+  auto elapsedS = [&]() { return PriorWorkS + double(journalNowNs() - InvocationStartNs) / 1e9; };
 
   for (unsigned N = 1;; ++N) {
     // Stop rules, checked before each round.
