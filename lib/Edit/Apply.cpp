@@ -33,6 +33,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <set>
@@ -1328,8 +1329,70 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         return std::nullopt;
       return "block " + dims(Block) + " = " + std::to_string(*T) + " threads; a block holds 1 to 1024 threads";
     };
+    // A launch site's inventory member, or null (const json's operator[] must not miss).
+    auto member = [](const json &Data, const char *Name) -> const json & {
+      static const json Null;
+      return Data.is_object() && Data.contains(Name) ? Data[Name] : Null;
+    };
+    // "grid 0x1x1: x is 0, but ..." when a constant grid is outside CUDA's maximum grid size
+    // (CUDA C Programming Guide, "Features and Technical Specifications": x 2^31-1, y and z 65535).
+    auto gridOutOfRange = [&](const json &Grid) -> std::optional<std::string> {
+      if (!Grid.is_object() || !Grid.contains("value") || !Grid["value"].is_array() || Grid["value"].size() != 3)
+        return std::nullopt;
+      static const char *const Axis[] = {"x", "y", "z"};
+      const long long *Limit = MaxGridDim;
+      for (unsigned D = 0; D < 3; ++D) {
+        const json &V = Grid["value"][D];
+        if (!V.is_number_integer())
+          return std::nullopt;
+        long long N = V.get<long long>();
+        if (N >= 1 && N <= Limit[D])
+          continue;
+        std::string Why = "grid " + dims(Grid) + ": " + Axis[D] + " is " + std::to_string(N) +
+                          (N < 1 ? ", but every dimension is at least 1"
+                                 : ", more than " + std::to_string(Limit[D]));
+        // dim3 holds unsigned ints: a negative component arrives as N + 2^32.
+        if (N > 2147483647LL && N <= 4294967295LL)
+          Why += " (" + std::to_string(N) + " is what " + std::to_string(N - 4294967296LL) +
+                 " becomes as the unsigned int of a dim3)";
+        return Why + "; CUDA's maximum grid size is 2147483647 x 65535 x 65535 blocks";
+      }
+      return std::nullopt;
+    };
+    // "shared memory '-1' = -1 bytes, which is negative ..." when a constant dynamic shared-memory size
+    // is below 0 or above 227 KiB, the most one block may use on sm_90 (H100/H200) with opt-in; smaller
+    // limits of other GPUs (sm_80: 163 KiB, sm_86/sm_89: 99 KiB) are not checked: the target GPU is
+    // not known here.
+    auto sharedMemoryOutOfRange = [&](const json &Smem) -> std::optional<std::string> {
+      constexpr long long Max = MaxDynamicSharedMemory;
+      if (!Smem.is_object() || !Smem.contains("value") || !Smem["value"].is_number_integer())
+        return std::nullopt;
+      long long N = Smem["value"].get<long long>();
+      std::string Expr = Smem.value("expr", std::string());
+      if (N < 0)
+        return "shared memory '" + Expr + "' = " + std::to_string(N) +
+               " bytes, which is negative (the size_t launch argument turns it into " +
+               std::to_string(static_cast<std::uint64_t>(N)) + " bytes); dynamic shared memory is 0 to " +
+               std::to_string(Max) + " bytes";
+      if (N > Max)
+        return "shared memory '" + Expr + "' = " + std::to_string(N) + " bytes, more than " + std::to_string(Max) +
+               " bytes (227 KiB), the most dynamic shared memory one block may use on sm_90 (H100/H200), with "
+               "opt-in";
+      return std::nullopt;
+    };
     for (unsigned I : Result.Applied) {
       const Edit &Ed = P.Edits[I];
+      if (Ed.Kind == EditKind::SetLaunchConfig && (Ed.Grid || Ed.SharedMemory)) {
+        auto It = Sites.find(Ed.ID);
+        if (It != Sites.end()) {
+          // Grids and sizes that are not compile-time constants cannot be checked here (docs/edits.md).
+          if (auto Why = Ed.Grid ? gridOutOfRange(member(It->second->Data, "grid")) : std::nullopt)
+            refuse(I, *Why);
+          else if (auto Why = Ed.SharedMemory ? sharedMemoryOutOfRange(member(It->second->Data, "shared_memory"))
+                                              : std::nullopt)
+            refuse(I, *Why);
+        }
+      }
       if (Ed.Kind == EditKind::SetLaunchConfig && Ed.Block) {
         auto It = Sites.find(Ed.ID);
         if (It == Sites.end())
@@ -1373,19 +1436,26 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     }
     // A set_constant can change a block size or launch bounds without naming a launch (a macro that is
     // one factor of a dim3, e.g. BLOCK_X with BLOCK_Y = 8): every launch whose block clang could
-    // evaluate, and every constant __launch_bounds__, must stay within 1 to 1024 threads.
+    // evaluate, and every constant __launch_bounds__, must stay within 1 to 1024 threads; every
+    // constant grid and dynamic shared-memory size must stay within the limits above.
     std::vector<unsigned> ConstantEdits;
     for (unsigned I : Result.Applied)
       if (P.Edits[I].Kind == EditKind::SetConstant)
         ConstantEdits.push_back(I);
     if (!ConstantEdits.empty()) {
       std::string Problem;
-      for (auto &[SID, S] : Sites)
-        if (auto Why = blockOutOfRange(S->Data["block"])) {
+      for (auto &[SID, S] : Sites) {
+        std::optional<std::string> Why = blockOutOfRange(S->Data["block"]);
+        if (!Why)
+          Why = gridOutOfRange(member(S->Data, "grid"));
+        if (!Why)
+          Why = sharedMemoryOutOfRange(member(S->Data, "shared_memory"));
+        if (Why) {
           Problem = "launch site " + SID + " then launches '" + S->Data.value("kernel", std::string("?")) +
                     "' with " + *Why;
           break;
         }
+      }
       if (Problem.empty())
         for (auto &[KID, K] : Kernels) {
           const json &LB = K->Data["launch_bounds"];

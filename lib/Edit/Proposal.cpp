@@ -1,7 +1,9 @@
 //===- Proposal.cpp - Parsing and validating the edit language ------------===//
 #include "kloop/Edit/Proposal.h"
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <set>
 
 using namespace llvm;
@@ -72,7 +74,79 @@ std::string Edit::label() const {
   return L;
 }
 
-Expected<Proposal> parseProposal(const json &J) {
+namespace {
+/// Spellings of the numbers nlohmann stored as doubles (StrictJson::FloatSpellings).
+using Spellings = std::map<std::string, std::string>;
+
+/// clang refuses `#pragma unroll N` above 2^31 - 1 ("value 'N' is too large").
+constexpr long long MaxUnrollCount = 2147483647;
+
+/// How an integer field is bounded, for intProblem().
+struct IntRange {
+  long long Min, Max;
+  /// Said after the range when a value is outside it ("null removes the pragma").
+  const char *Note = nullptr;
+  /// The field also takes a C++ expression string (set_constant, set_launch_config).
+  bool ExprAllowed = false;
+};
+
+/// "[1, 1024]", or for a field bounded only by int64: "at most 9223372036854775807"
+/// (or "at least ..." when \p Written is negative).
+std::string rangeText(const IntRange &R, StringRef Written) {
+  if (R.Min == std::numeric_limits<long long>::min() && R.Max == std::numeric_limits<long long>::max())
+    return Written.starts_with("-") ? "at least " + std::to_string(R.Min) : "at most " + std::to_string(R.Max);
+  return "[" + std::to_string(R.Min) + ", " + std::to_string(R.Max) + "]";
+}
+
+/// Why the number \p V (written \p Written) is not an integer in \p R, or
+/// std::nullopt with the value in \p Out. V must be a JSON number.
+std::optional<std::string> intProblem(const json &V, const std::string &Written, const IntRange &R, long long &Out) {
+  const std::string Range = rangeText(R, Written);
+  auto outOfRange = [&] {
+    if (Range.front() == '[')
+      return Written + " is out of range " + Range + (R.Note ? std::string(" (") + R.Note + ")" : "");
+    return Written + " is out of range (" + Range + (R.Note ? std::string("; ") + R.Note : "") + ")";
+  };
+  if (V.is_number_unsigned()) {
+    std::uint64_t U = V.get<std::uint64_t>();
+    if (R.Max < 0 || U > static_cast<std::uint64_t>(R.Max) ||
+        (R.Min > 0 && U < static_cast<std::uint64_t>(R.Min)))
+      return outOfRange();
+    Out = static_cast<long long>(U);
+    return std::nullopt;
+  }
+  if (V.is_number_integer()) {
+    long long S = V.get<long long>();
+    if (S < R.Min || S > R.Max)
+      return outOfRange();
+    Out = S;
+    return std::nullopt;
+  }
+  // A double: an integer written beyond int64/uint64 (only its spelling tells),
+  // or a number with a fraction or an exponent, which is not an integer even when
+  // its value is whole ("1e3", "4.0").
+  StringRef Digits = StringRef(Written);
+  Digits.consume_front("-");
+  if (!Digits.empty() && Digits.find_first_not_of("0123456789") == StringRef::npos)
+    return outOfRange();
+  return Written + " is not an integer (expected: an integer" + (Range.front() == '[' ? " in " + Range : "") +
+         (R.ExprAllowed ? ", or a C++ expression string" : "") + ")";
+}
+} // namespace
+
+/// parseProposal, with the spellings of the doubles when \p J was read from text
+/// (null otherwise).
+static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spelled) {
+  // The value as written: the spelling of a double when the text is known, else
+  // nlohmann's rendering (exact for integers).
+  auto written = [&](const json &V, const std::string &Pointer) {
+    if (V.is_number_float() && Spelled) {
+      auto It = Spelled->find(Pointer);
+      if (It != Spelled->end())
+        return It->second;
+    }
+    return V.dump();
+  };
   if (!J.is_object())
     return fail(Twine("a proposal must be a JSON object, not ") + typeName(J));
   static const std::set<std::string> Top = {"version", "edits", "rationale", "provenance"};
@@ -81,9 +155,13 @@ Expected<Proposal> parseProposal(const json &J) {
       return fail("unknown top-level field '" + It.key() + "' (allowed: version, edits, rationale, provenance)");
   Proposal P;
   // "version" may be left out (an LLM's answer often is); it means 1.
-  if (J.contains("version") &&
-      (!J["version"].is_number_integer() || J["version"].get<long long>() != ProposalSchemaVersion))
-    return fail("field 'version' must be 1, got " + J["version"].dump());
+  if (J.contains("version")) {
+    const json &V = J["version"];
+    bool One = V.is_number_unsigned() ? V.get<std::uint64_t>() == ProposalSchemaVersion
+                                      : V.is_number_integer() && V.get<long long>() == ProposalSchemaVersion;
+    if (!One)
+      return fail("field 'version' must be 1, got " + written(V, "/version"));
+  }
   if (!J.contains("edits"))
     return fail("missing field 'edits'");
   if (!J["edits"].is_array())
@@ -142,20 +220,31 @@ Expected<Proposal> parseProposal(const json &J) {
         return fail(Where + ": field '" + F + "' must not be empty");
       return Error::success();
     };
-    auto posInt = [&](const char *F, long long &Out, long long Max) -> Error {
+    // An integer field: a JSON number that is an integer in R. The caller refuses
+    // other types, saying what it expects.
+    auto number = [&](const char *F, const IntRange &R, long long &Out) -> Error {
       const json &V = EJ[F];
-      if (!V.is_number_integer() || V.get<long long>() < 1 || V.get<long long>() > Max)
-        return fail(Where + ": field '" + F + "' must be an integer in [1, " + std::to_string(Max) + "], got " +
-                    V.dump());
-      Out = V.get<long long>();
+      std::string Written = written(V, "/edits/" + std::to_string(Index - 1) + "/" + F);
+      if (auto Why = intProblem(V, Written, R, Out))
+        return fail(Where + ": field '" + F + "' " + *Why);
       return Error::success();
     };
-    auto optExpr = [&](const char *F, std::optional<std::string> &Out) -> Error {
+    auto posInt = [&](const char *F, long long &Out, long long Max) -> Error {
+      const json &V = EJ[F];
+      if (!V.is_number())
+        return fail(Where + ": field '" + F + "' must be an integer in [1, " + std::to_string(Max) + "], got " +
+                    V.dump());
+      return number(F, IntRange{1, Max}, Out);
+    };
+    auto optExpr = [&](const char *F, std::optional<std::string> &Out, const IntRange &R) -> Error {
       if (!EJ.contains(F))
         return Error::success();
       const json &V = EJ[F];
-      if (V.is_number_integer()) {
-        Out = std::to_string(V.get<long long>());
+      if (V.is_number()) {
+        long long N;
+        if (Error Err = number(F, R, N))
+          return Err;
+        Out = std::to_string(N);
         return Error::success();
       }
       std::string S;
@@ -175,9 +264,17 @@ Expected<Proposal> parseProposal(const json &J) {
     switch (E.Kind) {
     case EditKind::SetConstant: {
       const json &V = EJ["value"];
-      if (V.is_number_integer())
-        E.Value = std::to_string(V.get<long long>());
-      else if (V.is_string() && !StringRef(V.get<std::string>()).trim().empty())
+      long long N;
+      if (V.is_number()) {
+        if (Error Err = number("value", IntRange{std::numeric_limits<long long>::min(),
+                                                 std::numeric_limits<long long>::max(),
+                                                 "write a wider constant as an expression string, e.g. "
+                                                 "\"18446744073709551615ull\"",
+                                                 /*ExprAllowed=*/true},
+                               N))
+          return Err;
+        E.Value = std::to_string(N);
+      } else if (V.is_string() && !StringRef(V.get<std::string>()).trim().empty())
         E.Value = V.get<std::string>();
       else
         return fail(Where + ": field 'value' must be an integer or a non-empty expression string, not " +
@@ -188,10 +285,13 @@ Expected<Proposal> parseProposal(const json &J) {
       const json &V = EJ["count"];
       if (V.is_null())
         break;
-      if (!V.is_number_integer() || V.get<long long>() < 1)
-        return fail(Where + ": field 'count' must be a positive integer or null (remove the pragma), got " +
-                    V.dump());
-      E.Count = V.get<long long>();
+      if (!V.is_number())
+        return fail(Where + ": field 'count' must be an integer in [1, " + std::to_string(MaxUnrollCount) +
+                    "] or null (remove the pragma), got " + V.dump());
+      long long N;
+      if (Error Err = number("count", IntRange{1, MaxUnrollCount, "null removes the pragma"}, N))
+        return Err;
+      E.Count = N;
       break;
     }
     case EditKind::SetLaunchBounds:
@@ -205,11 +305,18 @@ Expected<Proposal> parseProposal(const json &J) {
       }
       break;
     case EditKind::SetLaunchConfig:
-      if (Error Err = optExpr("grid", E.Grid))
+      if (Error Err = optExpr("grid", E.Grid,
+                              IntRange{1, MaxGridDim[0], "an integer grid is its x dimension: CUDA's maximum grid "
+                                                    "size is 2147483647 x 65535 x 65535 blocks",
+                                       /*ExprAllowed=*/true}))
         return Err;
-      if (Error Err = optExpr("block", E.Block))
+      if (Error Err = optExpr("block", E.Block, IntRange{1, 1024, "threads in a block", /*ExprAllowed=*/true}))
         return Err;
-      if (Error Err = optExpr("shared_memory", E.SharedMemory))
+      if (Error Err = optExpr("shared_memory", E.SharedMemory,
+                              IntRange{0, MaxDynamicSharedMemory,
+                                       "bytes of dynamic shared memory; 232448 = 227 KiB is the most one block "
+                                       "may use on sm_90 (H100/H200), with opt-in",
+                                       /*ExprAllowed=*/true}))
         return Err;
       if (EJ.contains("allow_odd_block")) {
         std::string Why;
@@ -256,21 +363,17 @@ Expected<Proposal> parseProposal(const json &J) {
   return P;
 }
 
+Expected<Proposal> parseProposal(const json &J) { return parseProposalImpl(J, nullptr); }
+
 Expected<Proposal> parseProposalText(StringRef Text, StringRef Source) {
-  json J = json::parse(Text.begin(), Text.end(), nullptr, /*allow_exceptions=*/false);
-  if (J.is_discarded()) {
-    // Re-parse with exceptions for the parser's message (position and token).
-    // Catch every json::exception, not only parse_error: a number too large for a
-    // double ("1e999") is reported as out_of_range.406 (found by kloop-fuzz-proposal).
-    try {
-      json Discarded = json::parse(Text.begin(), Text.end());
-      (void)Discarded;
-    } catch (const json::exception &E) {
-      return fail(Source + ": not JSON: " + E.what());
-    }
-    return fail(Source + ": not JSON");
-  }
-  auto P = parseProposal(J);
+  // parseStrictJson reports every parser error, a number too large for a double
+  // ("1e999": out_of_range.406, found by kloop-fuzz-proposal) included, without throwing.
+  StrictJson S = parseStrictJson(Text);
+  if (S.SyntaxError)
+    return fail(Source + ": not JSON: " + *S.SyntaxError);
+  if (!S.Duplicates.empty())
+    return fail(Source + ": " + S.Duplicates.front().message());
+  auto P = parseProposalImpl(S.Value, &S.FloatSpellings);
   if (!P)
     return fail(Source + ": " + toString(P.takeError()));
   return P;

@@ -1,6 +1,7 @@
 //===- LLMProposer.cpp - Proposals from an LLM over HTTP ------------------===//
 #include "kloop/Propose/LLMProposer.h"
 #include "Http.h"
+#include "kloop/Edit/Proposal.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -296,6 +297,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     Prov.Model = redact(Body["model"].get<std::string>(), Key);
   const json &Usage = Body.contains("usage") ? Body["usage"] : json();
   std::string Text, CutOff;
+  std::string DuplicateInTool; // a key repeated in an Anthropic tool_use input
   if (Config.Api == LLMApi::OpenAI) {
     Prov.TokensIn = intField(Usage, "prompt_tokens");
     Prov.TokensOut = intField(Usage, "completion_tokens");
@@ -320,13 +322,25 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     if (!Body.contains("content") || !Body["content"].is_array())
       return Fail("reply has no content[] array: " + quoteHead(Resp.Body));
     bool Tool = false;
-    for (const json &Block : Body["content"])
+    for (size_t I = 0; I < Body["content"].size(); ++I) {
+      const json &Block = Body["content"][I];
       if (Block.is_object() && Block.value("type", "") == "tool_use" &&
           Block.contains("input")) {
         Text = Block["input"].dump();
         Tool = true;
+        // The proposal is an object inside the HTTP body, which json::parse read
+        // above keeping only the last of a repeated key: read the body again to
+        // refuse a key repeated in the proposal, as for a proposal sent as text.
+        std::string Input = "/content/" + std::to_string(I) + "/input";
+        for (const StrictJson::DuplicatedKey &D : parseStrictJson(Resp.Body).Duplicates)
+          if (D.Object == Input || StringRef(D.Object).starts_with(Input + "/")) {
+            StrictJson::DuplicatedKey InProposal{D.Key, D.Object.substr(Input.size())};
+            DuplicateInTool = InProposal.message() + " (tool_use input at " + Input + ")";
+            break;
+          }
         break;
       }
+    }
     if (!Tool)
       for (const json &Block : Body["content"])
         if (Block.is_object() && Block.value("type", "") == "text" &&
@@ -343,7 +357,11 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
                    1e6;
   Prov.WallMs = ElapsedMs();
 
-  Expected<json> Parsed = parseProposalText(Text, Source, Prov);
+  Expected<json> Parsed =
+      DuplicateInTool.empty()
+          ? parseProposalText(Text, Source, Prov)
+          // The raw text is the body as received: Text no longer holds the repeated key.
+          : Expected<json>(make_error<ReplyNotJSONError>(Source, DuplicateInTool, Resp.Body, Prov));
   if (!Parsed)
     return handleErrors(Parsed.takeError(), [&](std::unique_ptr<ReplyNotJSONError> E) {
       if (!CutOff.empty())

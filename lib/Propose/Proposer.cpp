@@ -1,5 +1,6 @@
 //===- Proposer.cpp - Proposal replies: provenance and parsing ------------===//
 #include "kloop/Propose/Proposer.h"
+#include "kloop/Edit/Proposal.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -52,22 +53,21 @@ static StringRef stripFence(StringRef T) {
 
 Expected<json> parseProposalText(StringRef Text, StringRef Source, const Provenance &Prov) {
   StringRef Body = stripFence(Text.trim()).trim();
-  json J = json::parse(Body.begin(), Body.end(), nullptr, /*allow_exceptions=*/false);
+  // The same reader as kloop apply's (kloop/Edit/Proposal.h): it reports every parser
+  // error without throwing (a number too large for a double, "1e999", made the
+  // exception-based re-parse here throw out_of_range.406, which was not caught) and
+  // the keys that an object repeats, which json::parse would silently resolve to the
+  // last occurrence.
+  StrictJson S = parseStrictJson(Body);
   std::string Reason;
-  if (J.is_discarded()) {
-    // Re-parse with exceptions only to get the parser's message (position).
-    try {
-      json Unused = json::parse(Body.begin(), Body.end());
-      (void)Unused;
-      Reason = "invalid JSON";
-    } catch (const json::parse_error &E) {
-      Reason = E.what();
-    }
-  } else if (!J.is_object()) {
-    Reason = std::string("a JSON ") + J.type_name() + ", not an object";
-  } else {
-    return J;
-  }
+  if (S.SyntaxError)
+    Reason = *S.SyntaxError;
+  else if (!S.Duplicates.empty())
+    Reason = S.Duplicates.front().message();
+  else if (!S.Value.is_object())
+    Reason = std::string("a JSON ") + S.Value.type_name() + ", not an object";
+  else
+    return std::move(S.Value);
   return make_error<ReplyNotJSONError>(Source.str(), Reason, Text.str(), Prov);
 }
 

@@ -379,6 +379,39 @@ TEST_P(LLMProposerTest, TruncatedBodyAndResetAreTransportErrorsThatAreRetried) {
       << Reset;
 }
 
+TEST_P(LLMProposerTest, ADuplicatedKeyInTheReplyIsARefusalNamingIt) {
+  // The reply as text: OpenAI's message content, or Anthropic's text block (no tool offered).
+  // json::parse kept only the last "edits"; the reply must be refused instead, as a
+  // ReplyNotJSONError, which the optimize loop journals as a refusal with this reason.
+  LLMConfig C = config();
+  C.Structured = StructuredOutput::JsonObject;
+  Expected<ProposalReply> R = run({"duplicated_key"}, C);
+  ASSERT_FALSE(bool(R)) << R->RawText;
+  bool Typed = false;
+  handleAllErrors(R.takeError(), [&](const ReplyNotJSONError &E) {
+    Typed = true;
+    EXPECT_EQ(E.Reason, "duplicated key 'edits' in the top-level object");
+    EXPECT_EQ(E.Source.rfind("LLM at " + Server->base() + "/", 0), 0u) << E.Source;
+    EXPECT_NE(E.RawText.find("\"count\": 8"), std::string::npos) << E.RawText;
+    EXPECT_EQ(E.Prov.TokensIn, std::optional<int64_t>(11)); // tokens were spent
+  });
+  EXPECT_TRUE(Typed);
+  if (isOpenAI(GetParam()))
+    return;
+  // Anthropic's tool_use input is an object inside the HTTP body: a key repeated there is
+  // refused too, and the raw text is the body as received.
+  R = run({"duplicated_key_tool_use"}, config());
+  ASSERT_FALSE(bool(R)) << R->RawText;
+  Typed = false;
+  handleAllErrors(R.takeError(), [&](const ReplyNotJSONError &E) {
+    Typed = true;
+    EXPECT_EQ(E.Reason, "duplicated key 'count' in edit #1 (tool_use input at /content/0/input)");
+    EXPECT_NE(E.RawText.find("\"count\": 4, \"count\": 8"), std::string::npos) << E.RawText;
+    EXPECT_EQ(E.Prov.TokensOut, std::optional<int64_t>(7));
+  });
+  EXPECT_TRUE(Typed);
+}
+
 TEST_P(LLMProposerTest, ANonJSONHttpBodyIsAnError) {
   std::string Msg = failure(run({"not_json_body"}, config()));
   EXPECT_NE(Msg.find("reply body is not a JSON object: \"<html><body>502 Bad Gateway"),

@@ -202,6 +202,60 @@ TEST(ParseProposalText, RejectsAnythingMoreLenient) {
   }
 }
 
+TEST(ParseProposalText, RefusesADuplicatedKeyNamingItAndWhere) {
+  // json::parse keeps the last of a repeated key; the proposal would silently be
+  // another one than the proposer's text shows.
+  struct Case {
+    const char *Text, *Why;
+  } Cases[] = {
+      {R"({"rationale":"x","edits":[{"kind":"add_const","id":"k/param:a"}],"edits":[]})",
+       "duplicated key 'edits' in the top-level object"},
+      {"```json\n{\"edits\":[{\"kind\":\"set_constant\",\"id\":\"macro:B\",\"value\":128,"
+       "\"value\":\"nope\"}]}\n```",
+       "duplicated key 'value' in edit #1"},
+      {R"({"edits":[{"kind":"add_const","id":"k/param:a"},{"kind":"add_const","id":"k/param:b","id":"k/param:c"}]})",
+       "duplicated key 'id' in edit #2"},
+      {R"({"provenance":{"model":"a","model":"b"},"edits":[]})",
+       "duplicated key 'model' in the object at '/provenance'"},
+      {R"({"edits":[],"a/b~c":{"x":[{"k":1,"k":2}]}})",
+       "duplicated key 'k' in the object at '/a~1b~0c/x/0'"},
+  };
+  for (const Case &C : Cases) {
+    Expected<json> J = parseProposalText(C.Text, "command './agent.sh'", someProvenance());
+    ASSERT_FALSE(bool(J)) << C.Text;
+    bool Typed = false;
+    handleAllErrors(J.takeError(), [&](const ReplyNotJSONError &E) {
+      Typed = true;
+      EXPECT_EQ(E.Reason, C.Why);
+      EXPECT_EQ(E.RawText, C.Text);
+      EXPECT_EQ(E.Prov.TokensIn, std::optional<int64_t>(3));
+      EXPECT_EQ(E.message().rfind("command './agent.sh': reply is not a JSON object (" + std::string(C.Why) + ")", 0),
+                0u)
+          << E.message();
+    });
+    EXPECT_TRUE(Typed) << C.Text;
+  }
+  // The same key in different objects is no duplicate.
+  Expected<json> J = parseProposalText(R"({"rationale":"x","provenance":{"rationale":"y"},"edits":[]})", "t",
+                                       someProvenance());
+  ASSERT_TRUE(bool(J)) << errorText(J.takeError());
+  EXPECT_EQ((*J)["provenance"]["rationale"], "y");
+}
+
+// Regression: a number too large for a double made the exception-based re-parse for the
+// error message throw json::out_of_range (not a parse_error, the only one caught), which
+// terminated kloop optimize on such a reply.
+TEST(ParseProposalText, ANumberTooLargeForADoubleIsNotJSONNotACrash) {
+  Expected<json> J = parseProposalText(R"({"version":1e999,"edits":[]})", "LLM at http://x", someProvenance());
+  ASSERT_FALSE(bool(J));
+  bool Typed = false;
+  handleAllErrors(J.takeError(), [&](const ReplyNotJSONError &E) {
+    Typed = true;
+    EXPECT_EQ(E.Reason, "[json.exception.out_of_range.406] number overflow parsing '1e999'");
+  });
+  EXPECT_TRUE(Typed);
+}
+
 TEST(ParseProposalText, QuotesOnlyTheFirst200Characters) {
   std::string Long = "not json " + std::string(500, 'z') + "TAIL";
   Expected<json> J = parseProposalText(Long, "src", Provenance());

@@ -12,7 +12,9 @@
 #include "nlohmann/json.hpp"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,18 @@ namespace kloop {
 
 /// Version of the proposal schema (field "version"); bumped on incompatible change.
 constexpr int ProposalSchemaVersion = 1;
+
+/// CUDA's maximum grid size in blocks, x, y and z (CUDA C Programming Guide,
+/// "Features and Technical Specifications"). An integer set_launch_config "grid"
+/// (its x dimension) is checked against x while parsing; applyProposal checks
+/// every constant grid of an edited launch against all three.
+constexpr long long MaxGridDim[3] = {2147483647, 65535, 65535};
+
+/// The most dynamic shared memory, in bytes, that one block may use on sm_90
+/// (H100/H200), with cudaFuncSetAttribute's opt-in: 227 KiB. An integer
+/// "shared_memory" and every constant size of an edited launch must be 0 to this;
+/// lower limits of other GPUs (sm_80: 163 KiB) are not checked.
+constexpr long long MaxDynamicSharedMemory = 232448;
 
 /// The kinds of edit (JSON field "kind", spelled as in editKindName()).
 enum class EditKind {
@@ -79,14 +93,67 @@ struct Proposal {
   nlohmann::json Provenance = nlohmann::json::object();
 };
 
+/// What parseStrictJson() read from a JSON text.
+struct StrictJson {
+  /// The parsed value; null when SyntaxError is set. Where an object repeats a
+  /// key, the last occurrence is kept (as nlohmann::json::parse does), so check
+  /// Duplicates before using it.
+  nlohmann::json Value;
+  /// nlohmann's parser message when the text is not one JSON value, e.g.
+  /// "[json.exception.parse_error.101] parse error at line 1, column 2: ...", or
+  /// "[json.exception.out_of_range.406] number overflow parsing '1e999'".
+  std::optional<std::string> SyntaxError;
+  /// A key that one object holds more than once.
+  struct DuplicatedKey {
+    std::string Key;    ///< the key as decoded from its string
+    std::string Object; ///< JSON pointer (RFC 6901) of the object; "" for the top level
+    /// "duplicated key 'edits' in the top-level object", "duplicated key 'value'
+    /// in edit #2" (the object at /edits/1) or "duplicated key 'model' in the
+    /// object at '/provenance'".
+    inline std::string message() const;
+  };
+  /// Every repeated key, in the order of the text (each repetition once; those
+  /// before a syntax error included).
+  std::vector<DuplicatedKey> Duplicates;
+  /// The text as written of every number that nlohmann stores as a double, keyed
+  /// by the JSON pointer of the value: numbers with a fraction or an exponent
+  /// ("2.5", "1e3") and integers beyond the range of int64/uint64
+  /// ("99999999999999999999999"), which a double cannot hold exactly.
+  std::map<std::string, std::string> FloatSpellings;
+};
+
+/// Parses \p Text as exactly one JSON value (RFC 8259, surrounding whitespace
+/// allowed; no comments, nothing after the value) with nlohmann's parser, and
+/// also records what nlohmann::json::parse silently loses: repeated keys of an
+/// object (the last one would win) and the spelling of floating-point numbers.
+/// Never throws. Every proposal reader uses it, kloopEdit's parseProposalText
+/// and the proposers' reply parser (kloop/Propose/Proposer.h), so that both
+/// refuse a duplicated key; it is defined in this header because kloopPropose
+/// does not link kloopEdit.
+inline StrictJson parseStrictJson(llvm::StringRef Text);
+
 /// Validates \p J against the schema of docs/edits.md. Errors (llvm::StringError)
-/// name the edit index and field: "edit #2 (set_unroll): field 'count' must be a
-/// positive integer or null", "edit #1: unknown kind 'set_magic'", "unknown
-/// top-level field 'foo'", "field 'version' must be 1".
+/// name the edit index and field: "edit #2 (set_unroll): field 'count' must be an
+/// integer in [1, 2147483647] or null (remove the pragma), got \"4\"", "edit #1:
+/// unknown kind 'set_magic'", "unknown top-level field 'foo'", "field
+/// 'version' must be 1".
+/// An integer field outside its range, or a JSON number that is not an integer,
+/// is refused naming the field, the value and the range: "edit #1
+/// (set_launch_bounds): field 'max_threads' 2048 is out of range [1, 1024]",
+/// "edit #1 (set_constant): field 'value' 18446744073709551615 is out of range
+/// (at most 9223372036854775807)", "field 'value' 2.5 is not an integer (...)".
+/// \p J carries no number spellings, so an integer too large for uint64 (which
+/// nlohmann stores as a double) is reported as not an integer here;
+/// parseProposalText() tells the two apart.
 llvm::Expected<Proposal> parseProposal(const nlohmann::json &J);
 
-/// Parses \p Text as JSON then validates it; a syntax error is reported as
-/// "<Source>: not JSON: <parser message>".
+/// Parses \p Text with parseStrictJson() then validates it with the rules of
+/// parseProposal(). A syntax error is reported as "<Source>: not JSON: <parser
+/// message>", a repeated key as "<Source>: duplicated key 'edits' in the
+/// top-level object" (or "in edit #N", "in the object at '/provenance'"): JSON
+/// parsers disagree on which occurrence counts, so kloop does not pick one. An
+/// integer written beyond the range of int64 is "out of range", and a number
+/// written with a fraction or an exponent ("1e3") is "not an integer".
 llvm::Expected<Proposal> parseProposalText(llvm::StringRef Text, llvm::StringRef Source = "proposal");
 
 /// Where a proposal's source text goes, for codeSlotProblem().
@@ -110,6 +177,128 @@ std::optional<std::string> codeSlotProblem(llvm::StringRef Text, CodeSlot Slot);
 
 /// The JSON form of \p P (round-trips through parseProposal).
 nlohmann::json proposalToJson(const Proposal &P);
+
+// ---- parseStrictJson (inline: kloopPropose uses it without linking kloopEdit) ----
+
+namespace detail {
+/// A nlohmann SAX handler that builds the same DOM as nlohmann::json::parse and
+/// records repeated keys and the spelling of floating-point numbers.
+class StrictJsonBuilder : public nlohmann::json::json_sax_t {
+public:
+  /// Builds into \p Out (Value, Duplicates, FloatSpellings, SyntaxError).
+  explicit StrictJsonBuilder(StrictJson &Out) : Out(Out) {}
+
+  // The SAX events of nlohmann::json_sax, in the order of the text. Each value
+  // goes where the parser is (the top level, the next element of the open
+  // array, or the open object's member under the last key); returning false
+  // stops the parse, which only parse_error does.
+  bool null() override { return put(nullptr); }
+  bool boolean(bool V) override { return put(V); }
+  bool number_integer(number_integer_t V) override { return put(V); }
+  bool number_unsigned(number_unsigned_t V) override { return put(V); }
+  bool number_float(number_float_t V, const string_t &Spelling) override {
+    put(V);
+    Out.FloatSpellings[pointer(Frames.size())] = Spelling;
+    return true;
+  }
+  bool string(string_t &V) override { return put(V); }
+  bool binary(binary_t &V) override { return put(nlohmann::json::binary(V)); }
+  bool start_object(std::size_t) override { return open(nlohmann::json::object()); }
+  bool key(string_t &K) override {
+    Frame &F = Frames.back();
+    if (!F.Keys.insert(K).second)
+      Out.Duplicates.push_back({K, pointer(Frames.size() - 1)});
+    F.Token = K;
+    return true;
+  }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(nlohmann::json::array()); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string &, const nlohmann::json::exception &E) override {
+    Out.SyntaxError = E.what();
+    return false;
+  }
+
+private:
+  /// One open object or array: the container, the keys seen so far (objects),
+  /// the key or index of the member being read.
+  struct Frame {
+    nlohmann::json *Container;
+    std::set<std::string> Keys;
+    std::string Token;
+    std::size_t NextIndex = 0;
+  };
+  StrictJson &Out;
+  std::vector<Frame> Frames;
+
+  /// Stores \p V where the parser is; returns it (its address is stable until
+  /// the next value of the same array).
+  nlohmann::json *store(nlohmann::json V) {
+    if (Frames.empty()) {
+      Out.Value = std::move(V);
+      return &Out.Value;
+    }
+    Frame &F = Frames.back();
+    if (F.Container->is_array()) {
+      F.Token = std::to_string(F.NextIndex++);
+      F.Container->push_back(std::move(V));
+      return &F.Container->back();
+    }
+    nlohmann::json &Slot = (*F.Container)[F.Token];
+    Slot = std::move(V);
+    return &Slot;
+  }
+  bool put(nlohmann::json V) {
+    store(std::move(V));
+    return true;
+  }
+  bool open(nlohmann::json Empty) {
+    nlohmann::json *C = store(std::move(Empty));
+    Frames.push_back(Frame{C, {}, {}, 0});
+    return true;
+  }
+  bool close() {
+    Frames.pop_back();
+    return true;
+  }
+  /// The JSON pointer made of the tokens of the first \p Depth open containers.
+  std::string pointer(std::size_t Depth) const {
+    std::string P;
+    for (std::size_t I = 0; I < Depth; ++I) {
+      P += '/';
+      for (char C : Frames[I].Token)
+        P += C == '~' ? std::string("~0") : C == '/' ? std::string("~1") : std::string(1, C);
+    }
+    return P;
+  }
+};
+} // namespace detail
+
+inline std::string StrictJson::DuplicatedKey::message() const {
+  std::string Where;
+  llvm::StringRef Rest(Object);
+  if (Object.empty()) {
+    Where = "the top-level object";
+  } else if (Rest.consume_front("/edits/") && !Rest.empty() && Rest.size() < 10 &&
+             Rest.find_first_not_of("0123456789") == llvm::StringRef::npos) {
+    Where = "edit #" + std::to_string(std::stoul(Rest.str()) + 1);
+  } else {
+    Where = "the object at '" + Object + "'";
+  }
+  return "duplicated key '" + Key + "' in " + Where;
+}
+
+inline StrictJson parseStrictJson(llvm::StringRef Text) {
+  StrictJson Out;
+  detail::StrictJsonBuilder Builder(Out);
+  bool Ok = nlohmann::json::sax_parse(Text.begin(), Text.end(), &Builder);
+  if (!Ok || Out.SyntaxError) {
+    if (!Out.SyntaxError)
+      Out.SyntaxError = "the JSON parser stopped";
+    Out.Value = nullptr;
+  }
+  return Out;
+}
 
 } // namespace kloop
 

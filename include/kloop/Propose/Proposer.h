@@ -98,8 +98,12 @@ public:
 /// Parses a proposer's reply text into a JSON object. Accepts the text as is
 /// (surrounding whitespace ignored) or wrapped in one Markdown code fence
 /// (```json ... ``` or ``` ... ```) spanning the whole text; nothing more
-/// lenient (no prose around the JSON, no trailing commas, no comments).
-/// Returns ReplyNotJSONError (with \p Source and \p Prov) otherwise.
+/// lenient (no prose around the JSON, no trailing commas, no comments, no key
+/// repeated in an object). Reads with kloop::parseStrictJson (kloop/Edit/Proposal.h),
+/// as kloop apply does. Returns ReplyNotJSONError (with \p Source and \p Prov)
+/// otherwise; its Reason is the parser's message, "a JSON array, not an object",
+/// or "duplicated key 'edits' in the top-level object" (or "in edit #N", "in the
+/// object at '/provenance'"), which the optimize loop journals as the refusal.
 llvm::Expected<nlohmann::json> parseProposalText(llvm::StringRef Text,
                                                  llvm::StringRef Source,
                                                  const Provenance &Prov);
