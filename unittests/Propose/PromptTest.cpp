@@ -1,4 +1,5 @@
 //===- PromptTest.cpp - Prompt templates, versions and reply parsing ------===//
+#include "kloop/Edit/Proposal.h"
 #include "kloop/Propose/Prompt.h"
 #include "kloop/Propose/Proposer.h"
 
@@ -9,6 +10,8 @@
 
 #include "gtest/gtest.h"
 #include <cstdlib>
+#include <functional>
+#include <map>
 
 using namespace kloop;
 using namespace llvm;
@@ -313,3 +316,38 @@ TEST(PromptFiles, CurrentTemplateNamesTheSchemasFields) {
   for (const char *Old : {"target,", "factor}", "shared_mem?", "justification?"})
     EXPECT_EQ(Text.find(Old), std::string::npos) << Old;
 }
+
+namespace {
+// The limits the schema shows the model are the ones kloop apply enforces (kloop/Edit/Proposal.h): a
+// schema that allowed more would invite proposals that are then refused, one that allowed less would
+// hide legal ones.
+TEST(ProposalSchema, IntegerLimitsMatchWhatApplyEnforces) {
+  Expected<json> S = loadProposalSchema(srcRoot() + "/prompts/proposal.schema.json");
+  ASSERT_TRUE(static_cast<bool>(S)) << toString(S.takeError());
+  std::map<std::string, std::pair<long long, long long>> Want = {
+      {"grid", {1, kloop::MaxGridDim[0]}},
+      {"block", {1, 1024}},
+      {"shared_memory", {0, kloop::MaxDynamicSharedMemory}},
+      {"max_threads", {1, 1024}}};
+  std::map<std::string, int> Seen;
+  std::function<void(const json &)> Walk = [&](const json &O) {
+    if (O.is_object()) {
+      if (O.contains("properties") && O["properties"].is_object())
+        for (const auto &[K, V] : O["properties"].items())
+          if (auto It = Want.find(K); It != Want.end()) {
+            ++Seen[K];
+            EXPECT_EQ(V.value("minimum", -1LL), It->second.first) << K;
+            EXPECT_EQ(V.value("maximum", -1LL), It->second.second) << K;
+          }
+      for (const auto &[K, V] : O.items())
+        Walk(V);
+    } else if (O.is_array()) {
+      for (const json &V : O)
+        Walk(V);
+    }
+  };
+  Walk(*S);
+  for (const auto &[K, R] : Want)
+    EXPECT_GE(Seen[K], 1) << "the schema has no property '" << K << "'";
+}
+} // namespace
