@@ -122,9 +122,8 @@ static int runCompare(const CommandContext &Ctx) {
               "of each target kernel)\n";
     return 1;
   }
-  if (WarmupOpt >= C->Iters)
-    return usage("--warmup " + Twine(WarmupOpt) + " discards every launch of a run (" + C->Path + " has iters: " +
-                 Twine(C->Iters) + "); use fewer warm-up launches than iters");
+  if (std::string Why = warmupProblem(WarmupOpt, *C); !Why.empty())
+    return usage(Why);
   Expected<std::string> Gpu = probeGpu();
   if (!Gpu) {
     errs() << "kloop compare: comparison skipped: " << toString(Gpu.takeError()) << "\n";

@@ -117,9 +117,8 @@ static int runMeasure(const CommandContext &Ctx) {
   if (!OutputOpt.empty())
     if (std::string Why = checkOutputFile(OutputOpt); !Why.empty())
       return usage(Why);
-  if (WarmupOpt >= C->Iters)
-    return usage("--warmup " + Twine(WarmupOpt) + " discards every launch of a run (" + C->Path + " has iters: " +
-                 Twine(C->Iters) + "); use fewer warm-up launches than iters");
+  if (std::string Why = warmupProblem(WarmupOpt, *C); !Why.empty())
+    return usage(Why);
 
   // No GPU: say so plainly and stop before building anything.
   Expected<std::string> Gpu = probeGpu();

@@ -166,7 +166,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
                                   : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
           .str());
   Res.Notes.push_back(tracingNote(C.Tracing));
-  bool TraceMismatchNoted = false, ProblemNoted = false;
+  ProfileNotes Noted(C.Tracing);
 
   // Protected files: identical on both sides before anything runs.
   std::vector<verify::FileDigest> CandDigests;
@@ -284,14 +284,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       return RR.takeError();
     if (RR->ok()) {
       NvmlMissing |= !RR->Prof->Nvml;
-      if (std::string M = kernelTraceMismatch(*RR->Prof, C.Tracing); !M.empty() && !TraceMismatchNoted) {
-        Res.Notes.push_back(M + " (first such run; the tracing note above may not hold)");
-        TraceMismatchNoted = true;
-      }
-      if (std::string M = verify::profileProblems(*RR->Prof); !M.empty() && !ProblemNoted) {
-        Res.Notes.push_back(M + " (first such run)");
-        ProblemNoted = true;
-      }
+      Noted.check(*RR->Prof, Res.Notes);
       return std::optional<RunResult>(std::move(*RR));
     }
     if (saysNoCudaDevice(RR->StderrTail))

@@ -40,6 +40,13 @@ StringRef toString(L2Policy P) {
 
 StringRef toString(KernelTrace T) { return T == KernelTrace::Concurrent ? "concurrent" : "serial"; }
 
+std::string warmupProblem(unsigned Warmup, const WorkloadConfig &C) {
+  if (Warmup < C.Iters)
+    return "";
+  return "--warmup " + std::to_string(Warmup) + " discards every launch of a run (" + C.Path +
+         " has iters: " + std::to_string(C.Iters) + "); use fewer warm-up launches than iters";
+}
+
 const ShapeSpec *WorkloadConfig::findShape(StringRef N) const {
   for (const ShapeSpec &S : Shapes)
     if (S.Name == N)

@@ -450,7 +450,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
   Rep.Tracing = C.Tracing;
   Rep.TracingNote = tracingNote(C.Tracing);
   Rep.Ceil = O.Ceil;
-  bool NvmlMissing = false, TraceMismatchNoted = false, ProblemNoted = false;
+  bool NvmlMissing = false;
+  ProfileNotes Noted(C.Tracing);
 
   PlaceholderValues V;
   V.BuildDir = O.BuildDir;
@@ -500,14 +501,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
         return err(Msg);
       }
       const verify::Profile &P = *Res->Prof;
-      if (std::string M = kernelTraceMismatch(P, C.Tracing); !M.empty() && !TraceMismatchNoted) {
-        Rep.Notes.push_back(M + " (first such run; the tracing note above may not hold)");
-        TraceMismatchNoted = true;
-      }
-      if (std::string M = verify::profileProblems(P); !M.empty() && !ProblemNoted) {
-        Rep.Notes.push_back(M + " (first such run)");
-        ProblemNoted = true;
-      }
+      Noted.check(P, Rep.Notes);
       if (Rep.Device.empty())
         Rep.Device = P.Device.Name;
       NvmlMissing |= !P.Nvml;

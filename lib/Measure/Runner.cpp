@@ -139,6 +139,17 @@ std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked) {
          toString(Asked).str() + " was asked";
 }
 
+void ProfileNotes::check(const verify::Profile &P, std::vector<std::string> &Notes) {
+  if (std::string M = kernelTraceMismatch(P, Asked); !M.empty() && !TraceNoted) {
+    Notes.push_back(M + " (first such run; the tracing note above may not hold)");
+    TraceNoted = true;
+  }
+  if (std::string M = verify::profileProblems(P); !M.empty() && !ProblemNoted) {
+    Notes.push_back(M + " (first such run)");
+    ProblemNoted = true;
+  }
+}
+
 Expected<RunResult> runIsolated(const RunRequest &R) {
   if (R.TimeoutS == 0)
     return kerr("run '" + R.Label + "': timeout must be positive");

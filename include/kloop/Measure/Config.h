@@ -73,6 +73,12 @@ enum class KernelTrace {
 /// Spelling of \p T as in the YAML: "serial", "concurrent".
 llvm::StringRef toString(KernelTrace T);
 
+struct WorkloadConfig;
+
+/// "" when discarding \p Warmup launches of each target per run leaves samples
+/// in a run of \p C (Warmup < iters), else the usage error that says so.
+std::string warmupProblem(unsigned Warmup, const WorkloadConfig &C);
+
 /// One shape/variant of the workload (`shapes[i]`).
 struct ShapeSpec {
   /// Unique among the shapes; used by `--shape` and in reports.

@@ -64,6 +64,21 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace);
 /// reports none: a libkloop-cupti.so older than KLOOP_CUPTI_KERNEL_TRACE).
 std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked);
 
+/// What the profiles of one measurement or comparison say about themselves,
+/// turned into notes: the first profile traced in another mode than \p Asked
+/// (kernelTraceMismatch) and the first one that reports errors or dropped
+/// records (verify::profileProblems), each noted once, "(first such run)".
+class ProfileNotes {
+public:
+  explicit ProfileNotes(KernelTrace Asked) : Asked(Asked) {}
+  /// Appends to \p Notes what \p P adds that was not noted yet.
+  void check(const verify::Profile &P, std::vector<std::string> &Notes);
+
+private:
+  KernelTrace Asked;
+  bool TraceNoted = false, ProblemNoted = false;
+};
+
 /// One invocation to run.
 struct RunRequest {
   /// Shell command, placeholders already expanded (see expandCommand).
