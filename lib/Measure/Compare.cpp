@@ -92,11 +92,14 @@ struct Side {
 };
 } // namespace
 
-static constexpr const char *BuildStamp = ".kloop-build-ok";
+std::string buildStampPath(StringRef BuildDir) {
+  SmallString<256> P(BuildDir);
+  sys::path::append(P, ".kloop-build-ok");
+  return P.str().str();
+}
 
 Error markBuildFinished(StringRef BuildDir, StringRef SourceDir) {
-  SmallString<256> P(BuildDir);
-  sys::path::append(P, BuildStamp);
+  std::string P = buildStampPath(BuildDir);
   std::error_code EC;
   raw_fd_ostream OS(P, EC);
   if (EC)
@@ -109,9 +112,7 @@ Error markBuildFinished(StringRef BuildDir, StringRef SourceDir) {
 }
 
 bool isBuildFinished(StringRef BuildDir, StringRef SourceDir) {
-  SmallString<256> P(BuildDir);
-  sys::path::append(P, BuildStamp);
-  auto Buf = MemoryBuffer::getFile(P, /*IsText=*/true);
+  auto Buf = MemoryBuffer::getFile(buildStampPath(BuildDir), /*IsText=*/true);
   return Buf && (*Buf)->getBuffer().rtrim("\n") == SourceDir;
 }
 
@@ -207,7 +208,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     if (!Digest)
       return err("baseline: " + toString(Digest.takeError()));
     Base.BuildDir = O.BaselineBuildCache + "/" + Digest->substr(0, 16);
-    BaseStamp = Base.BuildDir + "/.kloop-build-ok";
+    BaseStamp = buildStampPath(Base.BuildDir);
   }
   auto Since = [](std::chrono::steady_clock::time_point T) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - T).count();
@@ -237,12 +238,10 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       Res.BuildSeconds = Since(TBuild);
       return Res;
     }
-    if (S == &Base && !BaseStamp.empty()) {
-      std::error_code EC;
-      raw_fd_ostream Stamp(BaseStamp, EC);
-      if (!EC)
-        Stamp << O.BaselineDir << "\n";
-    }
+    // The cache is keyed by content, so any stamp reuses it (not only one naming this source directory);
+    // a stamp that cannot be written only costs a rebuild next time.
+    if (S == &Base && !BaseStamp.empty())
+      consumeError(markBuildFinished(Base.BuildDir, O.BaselineDir));
     Say(std::string(S->Tag) + " build ok");
   }
   Res.BuildSeconds = Since(TBuild);

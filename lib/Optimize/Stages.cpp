@@ -201,7 +201,7 @@ public:
     Req.BuildDir = BuildDir.str();
     Req.LogDir = (BuildDir + "/.kloop-logs").str();
     Req.Label = "build";
-    llvm::sys::fs::remove((BuildDir + "/.kloop-build-ok").str());
+    llvm::sys::fs::remove(measure::buildStampPath(BuildDir));
     if (Error E = measure::buildWorkload(C, Req)) {
       B.Succeeded = false;
       B.Log = tail(llvm::toString(std::move(E)), 16000);

@@ -98,6 +98,10 @@ struct CompareOptions {
   decide::DecisionThresholds Thresholds;
 };
 
+/// The stamp file of a finished build in \p BuildDir: `<BuildDir>/.kloop-build-ok`
+/// (the baseline build cache and markBuildFinished() both use it).
+std::string buildStampPath(llvm::StringRef BuildDir);
+
 /// Writes the stamp that marks \p BuildDir as a finished build of
 /// \p SourceDir (a file `.kloop-build-ok` holding the source directory).
 /// Errors: the stamp cannot be written (the message names the path).
