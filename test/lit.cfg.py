@@ -22,6 +22,8 @@ config.environment["PATH"] = os.pathsep.join(
 for var in ("HOME", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_HOME"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# kloop extract's cache (kloop/Inventory/ExtractCache.h) stays inside the build tree during tests.
+config.environment["XDG_CACHE_HOME"] = os.path.join(config.kloop_obj_root, "test", "xdg-cache")
 
 config.substitutions.append(("%kloop_src", config.kloop_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))

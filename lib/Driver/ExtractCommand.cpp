@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Inventory/Inventory.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -31,6 +32,23 @@ cl::opt<std::string> GpuArch("cuda-gpu-arch",
 cl::opt<std::string> Root("root", cl::desc("Paths in the output are relative to this directory (default: cwd)"),
                           cl::sub(ExtractSub));
 cl::opt<bool> Compact("compact", cl::desc("Print JSON on one line"), cl::sub(ExtractSub));
+cl::opt<std::string> CacheDir("cache-dir",
+                              cl::desc("Reuse unchanged translation units' parses from this directory "
+                                       "(default: $XDG_CACHE_HOME/kloop/extract, else ~/.cache/kloop/extract)"),
+                              cl::value_desc("dir"), cl::sub(ExtractSub));
+cl::opt<bool> NoCache("no-cache", cl::desc("Parse every translation unit; read and write no cache"),
+                      cl::sub(ExtractSub));
+cl::opt<bool> CacheStats("cache-stats",
+                         cl::desc("Say on stderr how many translation units came from the cache"),
+                         cl::sub(ExtractSub));
+
+/// The cache this run uses, or nullptr (--no-cache, or no directory known).
+std::unique_ptr<kloop::ExtractCache> openCache() {
+  std::string Dir = CacheDir.empty() ? kloop::defaultExtractCacheDir() : std::string(CacheDir);
+  if (NoCache || Dir.empty())
+    return nullptr;
+  return std::make_unique<kloop::ExtractCache>(Dir, kloop::executableId());
+}
 
 int runExtract(const kloop::CommandContext &Ctx) {
   kloop::FrontendOptions Opts;
@@ -46,7 +64,12 @@ int runExtract(const kloop::CommandContext &Ctx) {
     errs() << "kloop extract: error: " << toString(Planned.takeError()) << "\n";
     return 1;
   }
-  std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts);
+  std::unique_ptr<kloop::ExtractCache> Cache = openCache();
+  std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts, Cache.get());
+  if (CacheStats)
+    errs() << "kloop extract: cache: " << (Cache ? Cache->hits() : 0) << " of " << Results.size()
+           << " translation unit(s) reused, " << (Cache ? Cache->stores() : 0) << " stored"
+           << (Cache ? " (" + Cache->dir() + ")" : std::string(" (cache off)")) << "\n";
   SmallString<256> RootDir(Root);
   if (RootDir.empty())
     sys::fs::current_path(RootDir);

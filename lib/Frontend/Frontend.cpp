@@ -309,6 +309,25 @@ public:
 };
 } // namespace
 
+/// The files \p Files knows that exist on disk and are not mapped in memory,
+/// as sorted absolute paths.
+static std::vector<std::string>
+filesOnDisk(FileManager &Files, StringRef Directory,
+            const std::vector<std::pair<std::string, std::string>> &MappedFiles) {
+  SmallVector<OptionalFileEntryRef, 64> Entries;
+  Files.GetUniqueIDMapping(Entries);
+  std::set<std::string> Out;
+  for (OptionalFileEntryRef F : Entries) {
+    if (!F)
+      continue;
+    std::string Abs = absolutePath(F->getName(), Directory);
+    bool Mapped = llvm::any_of(MappedFiles, [&](const auto &M) { return M.first == Abs; });
+    if (!Mapped && sys::fs::is_regular_file(Abs))
+      Out.insert(Abs);
+  }
+  return {Out.begin(), Out.end()};
+}
+
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, StringRef Directory,
                              std::unique_ptr<FrontendAction> Action,
                              const std::vector<std::pair<std::string, std::string>> &MappedFiles) {
@@ -331,6 +350,7 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
   Invocation.setDiagnosticOptions(&DiagOpts);
   bool Ok = Invocation.run();
   R.Diagnostics = std::move(Diags.Diags);
+  R.InputFiles = filesOnDisk(*Files, Directory, MappedFiles);
   R.Ok = Ok && llvm::none_of(R.Diagnostics, [](const ParseDiagnostic &D) {
            return D.Level == "error" || D.Level == "fatal";
          });

@@ -808,8 +808,8 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     }
   } else {
     const FunctionDecl *Callee = CE->getDirectCallee();
-    if (!Callee)
-      return;
+    if (!Callee || !Callee->getIdentifier())
+      return; // operators, conversions: never a launch API
     StringRef N = Callee->getName();
     if (N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel") {
       if (CE->getNumArgs() < 3)
@@ -849,7 +849,8 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
               if (const auto *ME = dyn_cast<MemberExpr>(LHS->IgnoreParenImpCasts()))
                 if (const auto *Base = dyn_cast<DeclRefExpr>(ME->getBase()->IgnoreParenImpCasts()))
                   if (Base->getDecl() == CfgVar) {
-                    StringRef F = ME->getMemberDecl()->getName();
+                    const IdentifierInfo *II = ME->getMemberDecl()->getIdentifier();
+                    StringRef F = II ? II->getName() : StringRef();
                     if (F == "gridDim") Grid = RHS;
                     else if (F == "blockDim") Block = RHS;
                     else if (F == "dynamicSmemBytes") Smem = RHS;

@@ -1,5 +1,6 @@
 //===- Inventory.cpp - Parsing both sides and merging the inventory -------===//
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Inventory/ExtractCache.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -147,15 +148,32 @@ std::unique_ptr<FrontendAction> makeInventoryAction(Side Which, SideInventory &O
   return std::make_unique<InventoryAction>(Which, Out);
 }
 
-std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const FrontendOptions &Opts) {
+/// Parses \p Job on both sides.
+static TUResult parseBothSides(const CompileJob &Job, const FrontendOptions &Opts) {
+  TUResult R;
+  R.Job = Job;
+  if (R.Job.Error)
+    return R;
+  R.Device = parseSide(R.Job, Side::Device, Opts, makeInventoryAction(Side::Device, R.DeviceInv));
+  R.Host = parseSide(R.Job, Side::Host, Opts, makeInventoryAction(Side::Host, R.HostInv));
+  return R;
+}
+
+std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const FrontendOptions &Opts,
+                                   ExtractCache *Cache) {
   std::vector<TUResult> Results(Jobs.size());
   parallelFor(Jobs.size(), Opts.Jobs, [&](size_t I) {
-    TUResult &R = Results[I];
-    R.Job = Jobs[I];
-    if (R.Job.Error)
+    if (!Cache || Jobs[I].Error) {
+      Results[I] = parseBothSides(Jobs[I], Opts);
       return;
-    R.Device = parseSide(R.Job, Side::Device, Opts, makeInventoryAction(Side::Device, R.DeviceInv));
-    R.Host = parseSide(R.Job, Side::Host, Opts, makeInventoryAction(Side::Host, R.HostInv));
+    }
+    std::string Key = Cache->key(Jobs[I], Opts);
+    if (std::optional<TUResult> Hit = Cache->lookup(Key, Jobs[I])) {
+      Results[I] = std::move(*Hit);
+      return;
+    }
+    Results[I] = parseBothSides(Jobs[I], Opts);
+    llvm::consumeError(Cache->store(Key, Results[I]));
   });
   return Results;
 }

@@ -99,6 +99,10 @@ struct ParseResult {
   bool Ok = false;
   /// Errors and warnings, in the order clang reported them.
   std::vector<ParseDiagnostic> Diagnostics;
+  /// Absolute paths of every file on disk the parse read or found while
+  /// searching (main file, headers, `__has_include` hits), sorted; in-memory
+  /// (mapped) files are left out. What the extract cache re-hashes.
+  std::vector<std::string> InputFiles;
 };
 
 /// Parses \p Job on side \p S, running \p Action (e.g. an ASTFrontendAction that

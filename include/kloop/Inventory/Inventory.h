@@ -146,8 +146,14 @@ struct TUResult {
   bool failed() const { return Job.Error.has_value() || !Device.Ok || !Host.Ok; }
 };
 
-/// Parses every job on both sides (in parallel, Opts.Jobs threads).
-std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const FrontendOptions &Opts);
+class ExtractCache;
+
+/// Parses every job on both sides (in parallel, Opts.Jobs threads). With
+/// \p Cache, a job whose entry is still valid is taken from it instead of being
+/// parsed, and every parsed job is stored (kloop/Inventory/ExtractCache.h);
+/// a failed store is ignored (it only costs a parse next time).
+std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const FrontendOptions &Opts,
+                                   ExtractCache *Cache = nullptr);
 
 /// Merges per-TU results into the JSON document of docs/inventory.md: kernels
 /// (deduplicated across translation units that include one header), device
