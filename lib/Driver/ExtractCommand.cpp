@@ -5,6 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 #include "kloop/Inventory/Inventory.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -46,6 +48,8 @@ int runExtract(const kloop::CommandContext &Ctx) {
     errs() << "kloop extract: error: " << toString(Planned.takeError()) << "\n";
     return 1;
   }
+  if (!kloop::recoverInterruptedWrites("extract", kloop::jobFiles(*Planned)))
+    return 1;
   std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts);
   SmallString<256> RootDir(Root);
   if (RootDir.empty())
@@ -69,14 +73,11 @@ int runExtract(const kloop::CommandContext &Ctx) {
           errs() << (Errs.size() == 1 ? "" : "  ") << E.get<std::string>() << "\n";
       }
     }
-  std::string Text = Doc.dump(Compact ? -1 : 2) + "\n";
+  std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (Output.empty()) {
     outs() << Text;
-  } else if (Error E = writeToOutput(Output, [&](raw_ostream &OS) {
-               OS << Text;
-               return Error::success();
-             })) {
-    errs() << "kloop extract: error: cannot write " << Output << ": " << toString(std::move(E)) << "\n";
+  } else if (Error E = kloop::writeFileAtomically(Output, Text)) {
+    errs() << "kloop extract: error: " << toString(std::move(E)) << "\n";
     return 1;
   }
   if (Failed)

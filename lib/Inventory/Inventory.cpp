@@ -1,5 +1,6 @@
 //===- Inventory.cpp - Parsing both sides and merging the inventory -------===//
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Support/JSON.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -358,7 +359,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         else if (ConstRenamed.count(C))
           C = ConstRenamed[C];
         V["constant"] = C;
-        std::string Key = V.dump();
+        std::string Key = dumpJSON(V);
         if (UseKeys[C].insert(Key).second)
           Uses[C].push_back(V);
       }
