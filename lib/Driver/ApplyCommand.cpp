@@ -107,7 +107,7 @@ Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::st
     return createStringError(EC, "cannot create a temporary file");
   FileRemover RmSrc(Tmp);
   if (Error E = kloop::writeFileAtomically(Tmp, Text))
-    return std::move(E);
+    return E;
   SmallString<256> Log;
   sys::fs::createTemporaryFile("kloop-ptxas", "txt", Log);
   FileRemover RmLog(Log);

@@ -23,6 +23,7 @@
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
 #include <set>
 
 #ifndef KLOOP_LLVM_BINDIR
@@ -332,16 +333,34 @@ public:
 /// expression nested 2000 deep or a 20,000-term sum overflows the 8 MiB of a default thread.
 static constexpr unsigned ParseStackBytes = 512u << 20;
 
+/// Lets the crash-recovery SIGSEGV handler run on an alternate signal stack: a stack overflow leaves
+/// no room on the thread's own stack to deliver the signal, and the process would be killed.
+static void enableCrashRecoveryOnOverflow() {
+  CrashRecoveryContext::Enable();
+  struct sigaction SA;
+  if (::sigaction(SIGSEGV, nullptr, &SA) == 0 && !(SA.sa_flags & SA_ONSTACK)) {
+    SA.sa_flags |= SA_ONSTACK;
+    ::sigaction(SIGSEGV, &SA, nullptr);
+  }
+}
+
 /// Runs \p Fn on a thread with ParseStackBytes of stack under clang's stack-exhaustion handling
-/// (clang::noteBottomOfStack) and a CrashRecoveryContext; false when it crashed.
+/// (clang::noteBottomOfStack) and a CrashRecoveryContext; false when it crashed (a crash, an
+/// assertion, a stack overflow beyond ParseStackBytes).
 static bool runParseSafely(llvm::function_ref<void()> Fn) {
-  static bool Enabled = (CrashRecoveryContext::Enable(), true);
+  static bool Enabled = (enableCrashRecoveryOnOverflow(), true);
   (void)Enabled;
   CrashRecoveryContext CRC;
   return CRC.RunSafelyOnThread(
       [&] {
+        // Freed when Fn returns; a crash abandons this frame (and these 64 KiB) with the thread.
+        std::vector<char> AltStack(64 << 10);
+        stack_t SS = {AltStack.data(), 0, AltStack.size()};
+        ::sigaltstack(&SS, nullptr);
         clang::noteBottomOfStack(/*ForceSet=*/true);
         Fn();
+        SS.ss_flags = SS_DISABLE;
+        ::sigaltstack(&SS, nullptr);
       },
       ParseStackBytes);
 }
