@@ -41,17 +41,26 @@ def main():
     new = contents(ref)
     rng = random.Random(12)
     counts = {"old": 0, "new": 0}
+    recovered = 0  # runs killed after the intent manifest was written
     for run in range(int(runs)):
         d = os.path.join(work, "run%d" % run)
         shutil.rmtree(d, ignore_errors=True)
         shutil.copytree(inputs, d)
         p = subprocess.Popen(apply(d), stderr=subprocess.DEVNULL)
-        # Most kills land near the end, where the files are written.
-        time.sleep(duration * rng.uniform(0.6, 1.05))
+        if run % 3:
+            # Within 2 ms of the first temporary (run % 3 == 1) or of the intent manifest (== 2) appearing.
+            mark = "kloop-" if run % 3 == 1 else "kloop-apply-intent.json"
+            while p.poll() is None and not any(mark in n for n in leftovers(d)):
+                pass
+            time.sleep(rng.uniform(0, 0.002))
+        else:
+            # Anywhere near the end, where the files are written.
+            time.sleep(duration * rng.uniform(0.6, 1.05))
         p.send_signal(signal.SIGKILL)
         p.wait()
-        subprocess.run([kloop, "extract"] + files(d) + ["--"] + clang_args,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        after = subprocess.run([kloop, "extract"] + files(d) + ["--"] + clang_args,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        recovered += "recovered an interrupted write" in after.stderr
         now = contents(d)
         state = "old" if now == old else "new" if now == new else None
         if state is None:
@@ -62,8 +71,8 @@ def main():
             return 1
         counts[state] += 1
         shutil.rmtree(d)
-    print("all-or-nothing in %s of %s runs (%d all old, %d all new)" %
-          (runs, runs, counts["old"], counts["new"]))
+    print("all-or-nothing in %s of %s runs (%d all old, %d all new; %d recovered from a manifest)" %
+          (runs, runs, counts["old"], counts["new"], recovered))
     return 0
 
 
