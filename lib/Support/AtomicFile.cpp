@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <csignal>
 #include <fcntl.h>
+#include <mutex>
 #include <random>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -51,25 +52,23 @@ int writeAll(FileSink &Sink, int FD, StringRef Data) {
   return 0;
 }
 
-/// Mode of a new file: \p Opts.Mode, else the target's, else 0666 less the umask.
-unsigned modeFor(StringRef Target, const AtomicWriteOptions &Opts) {
+/// Mode of the new file: \p Opts.Mode, else the target's; none for a new file (0666 less the umask).
+std::optional<unsigned> modeFor(StringRef Target, const AtomicWriteOptions &Opts) {
   if (Opts.Mode)
-    return *Opts.Mode;
+    return Opts.Mode;
   struct stat St;
   if (::stat(Target.str().c_str(), &St) == 0)
     return St.st_mode & 07777;
-  mode_t Mask = ::umask(0);
-  ::umask(Mask);
-  return 0666 & ~Mask;
+  return std::nullopt;
 }
 
-/// Creates \p Path exclusively; -1 with errno on failure.
-int createExclusive(const std::string &Path, unsigned Mode) {
+/// Creates \p Path exclusively with \p Mode; -1 with errno on failure.
+int createExclusive(const std::string &Path, std::optional<unsigned> Mode) {
   int FD;
   do
-    FD = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    FD = ::open(Path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   while (FD < 0 && errno == EINTR);
-  if (FD >= 0 && ::fchmod(FD, Mode) != 0) {
+  if (FD >= 0 && Mode && ::fchmod(FD, *Mode) != 0) {
     int Saved = errno;
     ::close(FD);
     ::unlink(Path.c_str());
@@ -81,12 +80,16 @@ int createExclusive(const std::string &Path, unsigned Mode) {
 } // namespace
 
 std::string siblingFileName(StringRef Target, StringRef Kind, int Pid) {
+  static std::mutex Lock;
   static std::mt19937_64 Rng{std::random_device{}()};
   static const char Alnum[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   for (;;) {
     std::string Suffix;
-    for (int I = 0; I < 8; ++I)
-      Suffix += Alnum[Rng() % 36];
+    {
+      std::lock_guard<std::mutex> G(Lock);
+      for (int I = 0; I < 8; ++I)
+        Suffix += Alnum[Rng() % 36];
+    }
     std::string P = (Target + ".kloop-" + Kind + "." + Twine(Pid) + "." + Suffix).str();
     if (!sys::fs::exists(P))
       return P;

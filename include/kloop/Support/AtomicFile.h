@@ -45,8 +45,8 @@ FileSink &systemFileSink();
 
 /// Options of writeFileAtomically and writeTempFileNextTo.
 struct AtomicWriteOptions {
-  /// Permission bits of the new file; default: the existing target's, else
-  /// 0644 (both less the process umask only when the file is new).
+  /// Permission bits of the new file; default: the existing target's, and
+  /// for a new file 0666 less the process umask (as open(2) creates files).
   std::optional<unsigned> Mode;
   /// The sink the contents go through; null: systemFileSink().
   FileSink *Sink = nullptr;
