@@ -728,13 +728,7 @@ Journal::findFinishedStep(int64_t Run, int64_t Round, StepState State, StringRef
     return Row.takeError();
   if (!*Row)
     return std::optional<StepRecord>();
-  StepRecord R = Impl::readStep(S);
-  if (R.Payload.is_discarded())
-    return createStringError(inconvertibleErrorCode(),
-                             "journal '" + Path + "': finished step " + std::to_string(R.Id) + " (" +
-                                 stepStateName(State) + " " + Key + ", round " + std::to_string(Round) +
-                                 ") holds a payload that is not JSON");
-  return std::optional<StepRecord>(std::move(R));
+  return std::optional<StepRecord>(Impl::readStep(S));
 }
 
 Expected<bool> Journal::isStepFinished(int64_t Run, int64_t Round, StepState State,
