@@ -4,6 +4,9 @@
 #   nvcc   the CUDA SDK (headers and nvcc) is installed at config.cuda_path
 #   cupti  CUPTI headers and library are present (the injection library was built)
 #   gpu    an NVIDIA GPU answers `nvidia-smi -L` (never on CI; set on the GPU machine)
+#   tmpfs-mount  `mount -t tmpfs` works here (root, no container restriction): full-disk tests
+#                mount a 64 KiB tmpfs, fill it and check that kloop's writer keeps the old file
+#   slow   KLOOP_SLOW_TESTS is set (randomized crash loops)
 import os
 import shutil
 import subprocess
@@ -45,5 +48,27 @@ if shutil.which("nvidia-smi"):
             config.available_features.add("gpu")
     except Exception:
         pass
+def _can_mount_tmpfs():
+    import tempfile
+    if not (shutil.which("mount") and shutil.which("umount")) or os.geteuid() != 0:
+        return False
+    d = tempfile.mkdtemp(prefix="kloop-lit-tmpfs.")
+    try:
+        if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", d],
+                          capture_output=True, timeout=20).returncode != 0:
+            return False
+        subprocess.run(["umount", d], capture_output=True, timeout=20)
+        return True
+    except Exception:
+        return False
+    finally:
+        try:
+            os.rmdir(d)
+        except OSError:
+            pass
+
+
+if _can_mount_tmpfs():
+    config.available_features.add("tmpfs-mount")
 if os.environ.get("KLOOP_SLOW_TESTS"):
     config.available_features.add("slow")

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 #include "kloop/Edit/Apply.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/Inventory.h"
@@ -104,13 +106,8 @@ Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::st
   if (std::error_code EC = sys::fs::createTemporaryFile("kloop-apply", "cu", Tmp))
     return createStringError(EC, "cannot create a temporary file");
   FileRemover RmSrc(Tmp);
-  {
-    std::error_code EC;
-    raw_fd_ostream OS(Tmp, EC);
-    if (EC)
-      return createStringError(EC, "cannot write " + std::string(Tmp));
-    OS << Text;
-  }
+  if (Error E = kloop::writeFileAtomically(Tmp, Text))
+    return E;
   SmallString<256> Log;
   sys::fs::createTemporaryFile("kloop-ptxas", "txt", Log);
   FileRemover RmLog(Log);
@@ -179,6 +176,8 @@ int runApply(const kloop::CommandContext &Ctx) {
     errs() << "kloop apply: error: " << toString(Planned.takeError()) << "\n";
     return 1;
   }
+  if (!kloop::recoverInterruptedWrites("apply", kloop::jobFiles(*Planned)))
+    return 1;
   kloop::ApplyOptions AO;
   AO.Root = rootDir();
   AO.Format = !NoFormat;
@@ -244,7 +243,7 @@ int runApply(const kloop::CommandContext &Ctx) {
       }
       Report[C->RelPath] = {{"before", *Before}, {"after", *After}};
     }
-    errs() << "kloop apply: ptxas report " << Report.dump(2) << "\n";
+    errs() << "kloop apply: ptxas report " << kloop::dumpJSON(Report, 2) << "\n";
   }
   if (InPlace) {
     if (Error E = kloop::writeChangesInPlace(Result->Changes)) {
@@ -257,11 +256,8 @@ int runApply(const kloop::CommandContext &Ctx) {
   }
   if (!ExportFixes.empty()) {
     std::string Main = Planned->empty() ? "" : Planned->front().File;
-    if (Error E = writeToOutput(ExportFixes, [&](raw_ostream &OS) {
-          OS << kloop::exportFixesYaml(Result->Changes, Main);
-          return Error::success();
-        })) {
-      errs() << "kloop apply: error: cannot write " << ExportFixes << ": " << toString(std::move(E)) << "\n";
+    if (Error E = kloop::writeFileAtomically(ExportFixes, kloop::exportFixesYaml(Result->Changes, Main))) {
+      errs() << "kloop apply: error: " << toString(std::move(E)) << "\n";
       return 1;
     }
     return 0;

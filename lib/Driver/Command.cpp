@@ -1,5 +1,7 @@
 //===- Command.cpp - Subcommand registry and kloop's main -----------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Frontend/Frontend.h"
+#include "kloop/Support/FileTransaction.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -21,6 +23,24 @@ std::vector<RegisteredCommand> &registeredCommands() {
 
 CommandRegistration::CommandRegistration(cl::SubCommand &Sub, CommandFn Fn) {
   registeredCommands().push_back({&Sub, Fn});
+}
+
+std::vector<std::string> jobFiles(const std::vector<CompileJob> &Jobs) {
+  std::vector<std::string> Files;
+  for (const CompileJob &J : Jobs)
+    Files.push_back(J.File);
+  return Files;
+}
+
+bool recoverInterruptedWrites(StringRef Tool, ArrayRef<std::string> Paths) {
+  Expected<std::vector<std::string>> Notes = kloop::recoverInterruptedWrites(Paths);
+  if (!Notes) {
+    errs() << "kloop " << Tool << ": error: " << toString(Notes.takeError()) << "\n";
+    return false;
+  }
+  for (const std::string &N : *Notes)
+    errs() << "kloop " << Tool << ": note: " << N << "\n";
+  return true;
 }
 
 std::string checkOutputFile(StringRef Path) {

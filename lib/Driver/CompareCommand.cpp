@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 #include "kloop/Measure/Compare.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -211,13 +213,10 @@ static int runCompare(const CommandContext &Ctx) {
   OS << (R->Accepted ? "ACCEPTED: " : "REFUSED: ") << R->Explanation << "\n";
 
   if (!OutputOpt.empty()) {
-    std::error_code EC;
-    raw_fd_ostream F(OutputOpt, EC);
-    if (EC) {
-      errs() << "kloop compare: error: cannot write '" << OutputOpt << "': " << EC.message() << "\n";
+    if (Error E = writeFileAtomically(OutputOpt, dumpJSON(toJSON(*R), 2) + "\n")) {
+      errs() << "kloop compare: error: " << toString(std::move(E)) << "\n";
       return 1;
     }
-    F << toJSON(*R).dump(2) << "\n";
   }
   return R->Accepted ? 0 : 1;
 }

@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
 #include "kloop/Inventory/ExtractCache.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 #include "kloop/Inventory/Inventory.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -64,6 +66,8 @@ int runExtract(const kloop::CommandContext &Ctx) {
     errs() << "kloop extract: error: " << toString(Planned.takeError()) << "\n";
     return 1;
   }
+  if (!kloop::recoverInterruptedWrites("extract", kloop::jobFiles(*Planned)))
+    return 1;
   std::unique_ptr<kloop::ExtractCache> Cache = openCache();
   std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts, Cache.get());
   if (CacheStats)
@@ -92,14 +96,11 @@ int runExtract(const kloop::CommandContext &Ctx) {
           errs() << (Errs.size() == 1 ? "" : "  ") << E.get<std::string>() << "\n";
       }
     }
-  std::string Text = Doc.dump(Compact ? -1 : 2) + "\n";
+  std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (Output.empty()) {
     outs() << Text;
-  } else if (Error E = writeToOutput(Output, [&](raw_ostream &OS) {
-               OS << Text;
-               return Error::success();
-             })) {
-    errs() << "kloop extract: error: cannot write " << Output << ": " << toString(std::move(E)) << "\n";
+  } else if (Error E = kloop::writeFileAtomically(Output, Text)) {
+    errs() << "kloop extract: error: " << toString(std::move(E)) << "\n";
     return 1;
   }
   if (Failed)

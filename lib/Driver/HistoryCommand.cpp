@@ -9,6 +9,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Support/JSON.h"
 #include "kloop/Journal/Journal.h"
 
 #include "llvm/Support/Format.h"
@@ -117,7 +118,7 @@ int runHistory(const kloop::CommandContext &) {
       PsJ.push_back(std::move(P));
     }
     Out["proposals"] = std::move(PsJ);
-    outs() << Out.dump(2) << "\n";
+    outs() << kloop::dumpJSON(Out, 2) << "\n";
     return 0;
   }
 

@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Measure.h"
 
@@ -219,13 +221,10 @@ static int runMeasure(const CommandContext &Ctx) {
     OS << "note: " << N << "\n";
 
   if (!OutputOpt.empty()) {
-    std::error_code EC;
-    raw_fd_ostream F(OutputOpt, EC);
-    if (EC) {
-      errs() << "kloop measure: error: cannot write '" << OutputOpt << "': " << EC.message() << "\n";
+    if (Error E = writeFileAtomically(OutputOpt, dumpJSON(toJSON(*Rep), 2) + "\n")) {
+      errs() << "kloop measure: error: " << toString(std::move(E)) << "\n";
       return 1;
     }
-    F << toJSON(*Rep).dump(2) << "\n";
   }
   if (Errors) {
     errs() << "kloop measure: " << Errors << " MEASUREMENT ERROR(S): figures above a measured ceiling are not "

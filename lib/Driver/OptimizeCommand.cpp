@@ -11,6 +11,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Support/JSON.h"
 #include <map>
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
@@ -136,7 +137,7 @@ std::string annotateSources(const std::vector<std::pair<std::string, std::string
 std::string renderProfile(const json &Ctx) {
   if (!Ctx.contains("profile") || !Ctx["profile"].is_array() || Ctx["profile"].empty())
     return "not measured yet: no candidate of this run has been measured (no GPU, or the first round)";
-  return Ctx["profile"].dump(2);
+  return dumpJSON(Ctx["profile"], 2);
 }
 
 /// Adapts optimize's context to the LLM template's placeholders.
@@ -150,9 +151,9 @@ public:
       Names += (Names.empty() ? "" : ", ") + K.value("id", std::string());
     json L = {{"kernel_name", Names},
               {"kernel_source", annotateSources(Files, Ctx["inventory"])},
-              {"ptxas_report", Ctx["ptxas_baseline"].dump(2)},
+              {"ptxas_report", dumpJSON(Ctx["ptxas_baseline"], 2)},
               {"profile", renderProfile(Ctx)},
-              {"history", Ctx["history"].dump(2)}};
+              {"history", dumpJSON(Ctx["history"], 2)}};
     return P->propose(L);
   }
   StringRef kind() const override { return P->kind(); }
@@ -195,6 +196,8 @@ int runOptimize(const CommandContext &Ctx) {
     errs() << toString(C.takeError()) << "\n";
     return 1;
   }
+  if (!recoverInterruptedWrites("optimize", {C->Dir}))
+    return 1;
   SmallString<256> OutDir(OutDirOpt.empty() ? (sys::path::parent_path(JournalPath).str().empty()
                                                    ? std::string("kloop-out")
                                                    : (sys::path::parent_path(JournalPath) + "/kloop-out").str())

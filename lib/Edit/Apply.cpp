@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Edit/Apply.h"
+#include "kloop/Support/JSON.h"
 #include "kloop/Inventory/Inventory.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -624,7 +625,7 @@ private:
     if (Pointee.isConstQualified())
       return refuse("parameter '" + P->getNameAsString() + "' already points to const");
     if (E.Data.value("written", false)) {
-      std::string Ev = E.Data["write_evidence"].is_null() ? std::string("") : E.Data["write_evidence"].dump();
+      std::string Ev = E.Data["write_evidence"].is_null() ? std::string("") : dumpJSON(E.Data["write_evidence"]);
       return refuse("the kernel writes through parameter '" + P->getNameAsString() + "'" +
                     (Ev.empty() ? "" : " (" + Ev + ")"));
     }
@@ -1319,7 +1320,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     auto dims = [](const json &Block) {
       std::string S;
       for (const json &V : Block["value"])
-        S += (S.empty() ? "" : "x") + V.dump();
+        S += (S.empty() ? "" : "x") + dumpJSON(V);
       return S;
     };
     // "block 64x32x1 = 2048 threads; ..." when a constant block is outside 1 to 1024 threads.

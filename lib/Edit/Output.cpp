@@ -1,5 +1,6 @@
-//===- Output.cpp - Diff, clang-apply-replacements YAML, atomic writes ----===//
+//===- Output.cpp - Diff, clang-apply-replacements YAML, in-place writes -===//
 #include "kloop/Edit/Apply.h"
+#include "kloop/Support/FileTransaction.h"
 
 #include "clang/Tooling/Core/Replacement.h"
 #include "clang/Tooling/ReplacementsYaml.h"
@@ -148,49 +149,10 @@ std::string exportFixesYaml(const std::vector<FileChange> &Changes, StringRef Ma
 }
 
 Error writeChangesInPlace(const std::vector<FileChange> &Changes) {
-  std::vector<std::pair<std::string, std::string>> Temps; // temp -> target
-  auto Cleanup = [&] {
-    for (auto &[T, F] : Temps)
-      sys::fs::remove(T);
-  };
-  for (const FileChange &C : Changes) {
-    sys::fs::file_status Stat;
-    if (std::error_code EC = sys::fs::status(C.File, Stat)) {
-      Cleanup();
-      return createStringError(EC, "cannot stat " + C.File + ": " + EC.message());
-    }
-    int FD;
-    SmallString<256> Temp;
-    if (std::error_code EC = sys::fs::createUniqueFile(C.File + ".kloop-%%%%%%", FD, Temp, sys::fs::OF_None,
-                                                       Stat.permissions())) {
-      Cleanup();
-      return createStringError(EC, "cannot create a temporary file next to " + C.File + ": " + EC.message());
-    }
-    Temps.emplace_back(std::string(Temp), C.File);
-    {
-      raw_fd_ostream OS(FD, /*shouldClose=*/true);
-      OS << C.After;
-      OS.flush();
-      if (OS.has_error()) {
-        std::error_code EC = OS.error();
-        OS.clear_error();
-        Cleanup();
-        return createStringError(EC, "cannot write " + std::string(Temp) + ": " + EC.message());
-      }
-    }
-    if (std::error_code EC = sys::fs::setPermissions(Temp, Stat.permissions())) {
-      Cleanup();
-      return createStringError(EC, "cannot set permissions of " + std::string(Temp) + ": " + EC.message());
-    }
-  }
-  for (size_t I = 0; I < Temps.size(); ++I)
-    if (std::error_code EC = sys::fs::rename(Temps[I].first, Temps[I].second)) {
-      for (size_t J = I; J < Temps.size(); ++J)
-        sys::fs::remove(Temps[J].first);
-      return createStringError(EC, "cannot rename " + Temps[I].first + " over " + Temps[I].second + ": " +
-                                       EC.message() + (I ? " (earlier files were already replaced)" : ""));
-    }
-  return Error::success();
+  std::vector<FileReplacement> Files;
+  for (const FileChange &C : Changes)
+    Files.push_back({C.File, C.Before, C.After});
+  return replaceFilesAtomically(Files);
 }
 
 } // namespace kloop

@@ -1,5 +1,6 @@
 //===- Proposal.cpp - Parsing and validating the edit language ------------===//
 #include "kloop/Edit/Proposal.h"
+#include "kloop/Support/JSON.h"
 
 #include <cstdint>
 #include <cstring>
@@ -145,7 +146,7 @@ static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spel
       if (It != Spelled->end())
         return It->second;
     }
-    return V.dump();
+    return dumpJSON(V);
   };
   if (!J.is_object())
     return fail(Twine("a proposal must be a JSON object, not ") + typeName(J));
@@ -233,7 +234,7 @@ static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spel
       const json &V = EJ[F];
       if (!V.is_number())
         return fail(Where + ": field '" + F + "' must be an integer in [1, " + std::to_string(Max) + "], got " +
-                    V.dump());
+                    dumpJSON(V));
       return number(F, IntRange{1, Max}, Out);
     };
     auto optExpr = [&](const char *F, std::optional<std::string> &Out, const IntRange &R) -> Error {
@@ -287,7 +288,7 @@ static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spel
         break;
       if (!V.is_number())
         return fail(Where + ": field 'count' must be an integer in [1, " + std::to_string(MaxUnrollCount) +
-                    "] or null (remove the pragma), got " + V.dump());
+                    "] or null (remove the pragma), got " + dumpJSON(V));
       long long N;
       if (Error Err = number("count", IntRange{1, MaxUnrollCount, "null removes the pragma"}, N))
         return Err;

@@ -3,6 +3,7 @@
 #include "kloop/Frontend/NvccArgs.h"
 
 #include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/Stack.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/FrontendAction.h"
@@ -13,6 +14,7 @@
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -21,6 +23,7 @@
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
 #include <set>
 
 #ifndef KLOOP_LLVM_BINDIR
@@ -74,6 +77,19 @@ static bool commandIsCuda(const tooling::CompileCommand &C) {
   return false;
 }
 
+/// Why \p File cannot be read as a source (reading a FIFO blocks forever, a device never ends).
+static std::optional<std::string> notRegularFile(StringRef File) {
+  sys::fs::file_status St;
+  if (sys::fs::status(File, St) || St.type() == sys::fs::file_type::regular_file)
+    return std::nullopt;
+  StringRef Kind = St.type() == sys::fs::file_type::fifo_file     ? "a FIFO"
+                   : St.type() == sys::fs::file_type::socket_file ? "a socket"
+                   : St.type() == sys::fs::file_type::block_file || St.type() == sys::fs::file_type::character_file
+                       ? "a device"
+                       : "an unknown kind of file";
+  return ("not a regular file (" + Kind + "); kloop reads only regular source files").str();
+}
+
 /// Turns one database command into a job (translating nvcc flags).
 static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir) {
   // A relative "directory" is relative to the database's own folder (what
@@ -85,6 +101,10 @@ static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir) {
   J.File = absolutePath(C.Filename, C.Directory);
   if (!sys::fs::exists(J.File)) {
     J.Error = "no such file";
+    return J;
+  }
+  if (std::optional<std::string> Why = notRegularFile(J.File)) {
+    J.Error = *Why;
     return J;
   }
   std::vector<std::string> Rest(C.CommandLine.begin() + (C.CommandLine.empty() ? 0 : 1),
@@ -328,6 +348,42 @@ filesOnDisk(FileManager &Files, StringRef Directory,
   return {Out.begin(), Out.end()};
 }
 
+/// Stack of each parse thread: clang and kloop's AST visitors recurse once per nesting level, and an
+/// expression nested 2000 deep or a 20,000-term sum overflows the 8 MiB of a default thread.
+static constexpr unsigned ParseStackBytes = 512u << 20;
+
+/// Lets the crash-recovery SIGSEGV handler run on an alternate signal stack: a stack overflow leaves
+/// no room on the thread's own stack to deliver the signal, and the process would be killed.
+static void enableCrashRecoveryOnOverflow() {
+  CrashRecoveryContext::Enable();
+  struct sigaction SA;
+  if (::sigaction(SIGSEGV, nullptr, &SA) == 0 && !(SA.sa_flags & SA_ONSTACK)) {
+    SA.sa_flags |= SA_ONSTACK;
+    ::sigaction(SIGSEGV, &SA, nullptr);
+  }
+}
+
+/// Runs \p Fn on a thread with ParseStackBytes of stack under clang's stack-exhaustion handling
+/// (clang::noteBottomOfStack) and a CrashRecoveryContext; false when it crashed (a crash, an
+/// assertion, a stack overflow beyond ParseStackBytes).
+static bool runParseSafely(llvm::function_ref<void()> Fn) {
+  static bool Enabled = (enableCrashRecoveryOnOverflow(), true);
+  (void)Enabled;
+  CrashRecoveryContext CRC;
+  return CRC.RunSafelyOnThread(
+      [&] {
+        // Freed when Fn returns; a crash abandons this frame (and these 64 KiB) with the thread.
+        std::vector<char> AltStack(64 << 10);
+        stack_t SS = {AltStack.data(), 0, AltStack.size()};
+        ::sigaltstack(&SS, nullptr);
+        clang::noteBottomOfStack(/*ForceSet=*/true);
+        Fn();
+        SS.ss_flags = SS_DISABLE;
+        ::sigaltstack(&SS, nullptr);
+      },
+      ParseStackBytes);
+}
+
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, StringRef Directory,
                              std::unique_ptr<FrontendAction> Action,
                              const std::vector<std::pair<std::string, std::string>> &MappedFiles) {
@@ -348,7 +404,14 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
   tooling::ToolInvocation Invocation(CommandLine, std::move(Action), Files.get());
   Invocation.setDiagnosticConsumer(&Diags);
   Invocation.setDiagnosticOptions(&DiagOpts);
-  bool Ok = Invocation.run();
+  bool Ok = false;
+  if (!runParseSafely([&] { Ok = Invocation.run(); })) {
+    ParseDiagnostic D;
+    D.Level = "fatal";
+    D.Message = "kloop crashed while parsing this translation unit (a construct nested too deep for the "
+                "parser?); its other results are discarded";
+    Diags.Diags.push_back(D);
+  }
   R.Diagnostics = std::move(Diags.Diags);
   R.InputFiles = filesOnDisk(*Files, Directory, MappedFiles);
   R.Ok = Ok && llvm::none_of(R.Diagnostics, [](const ParseDiagnostic &D) {

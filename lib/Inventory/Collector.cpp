@@ -1,5 +1,6 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Support/JSON.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -1070,7 +1071,7 @@ SideInventory Collector::run() {
   std::set<std::string> Seen;
   std::vector<json> Uses;
   for (json &U : Out.ConstantUses) {
-    std::string Key = U.dump();
+    std::string Key = dumpJSON(U);
     if (Seen.insert(Key).second)
       Uses.push_back(std::move(U));
   }

@@ -1,5 +1,7 @@
 //===- ExtractCache.cpp - Reusing unchanged TU parses ----------------------===//
 #include "kloop/Inventory/ExtractCache.h"
+#include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/JSON.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -236,13 +238,8 @@ Error ExtractCache::store(StringRef Key, const TUResult &R) {
     return createStringError(EC, "%s: cannot create the cache directory: %s", Path.c_str(),
                              EC.message().c_str());
   json Entry{{"files", Files}, {"result", tuResultToJSON(R)}};
-  std::string Text = Entry.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (Error E = writeToOutput(Path, [&](raw_ostream &OS) {
-        OS << Text;
-        return Error::success();
-      }))
-    return createStringError(inconvertibleErrorCode(), "%s: %s", Path.c_str(),
-                             toString(std::move(E)).c_str());
+  if (Error E = writeFileAtomically(Path, dumpJSON(Entry)))
+    return E;
   ++Stores;
   return Error::success();
 }

@@ -1,6 +1,7 @@
 //===- Inventory.cpp - Parsing both sides and merging the inventory -------===//
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Inventory/ExtractCache.h"
+#include "kloop/Support/JSON.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -376,7 +377,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         else if (ConstRenamed.count(C))
           C = ConstRenamed[C];
         V["constant"] = C;
-        std::string Key = V.dump();
+        std::string Key = dumpJSON(V);
         if (UseKeys[C].insert(Key).second)
           Uses[C].push_back(V);
       }

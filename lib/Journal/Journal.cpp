@@ -1,5 +1,6 @@
 //===- Journal.cpp - SQLite journal of one optimization run ---------------===//
 #include "kloop/Journal/Journal.h"
+#include "kloop/Support/JSON.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -183,7 +184,7 @@ public:
   Stmt &bind(const json &V) {
     if (V.is_null())
       return bindNull();
-    return bind(V.dump());
+    return bind(kloop::dumpJSON(V));
   }
   template <typename T> Stmt &bind(const std::optional<T> &V) {
     if (!V)
@@ -799,7 +800,7 @@ Expected<int64_t> Journal::recordEdit(int64_t Proposal, int64_t Ordinal,
                    "edit", [&](Stmt &S) {
                      S.bind(Proposal).bind(Ordinal).bind(Target).bind(Kind);
                      // spec is NOT NULL: a null edit is stored as the JSON text "null".
-                     S.bind(Spec.dump()).bind(Applied);
+                     S.bind(kloop::dumpJSON(Spec)).bind(Applied);
                    });
 }
 

@@ -1,5 +1,6 @@
 //===- Compare.cpp - Baseline against candidate, end to end ---------------===//
 #include "kloop/Measure/Compare.h"
+#include "kloop/Support/AtomicFile.h"
 #include "llvm/Support/SHA256.h"
 
 #include "kloop/Decide/DecisionJSON.h"
@@ -100,15 +101,7 @@ std::string buildStampPath(StringRef BuildDir) {
 
 Error markBuildFinished(StringRef BuildDir, StringRef SourceDir) {
   std::string P = buildStampPath(BuildDir);
-  std::error_code EC;
-  raw_fd_ostream OS(P, EC);
-  if (EC)
-    return err("cannot write build stamp " + P + ": " + EC.message());
-  OS << SourceDir << "\n";
-  OS.close();
-  if (OS.has_error())
-    return err("cannot write build stamp " + P + ": " + OS.error().message());
-  return Error::success();
+  return writeFileAtomically(P, (SourceDir + "\n").str());
 }
 
 bool isBuildFinished(StringRef BuildDir, StringRef SourceDir) {

@@ -708,6 +708,52 @@ struct DiagCollector {
 };
 } // namespace
 
+namespace {
+/// Nesting of \p Line's start: `- ` indicators opening sequences, plus indentation / 8.
+unsigned blockNesting(StringRef Line) {
+  size_t Indent = Line.find_first_not_of(' ');
+  if (Indent == StringRef::npos)
+    return 0;
+  unsigned Dashes = 0;
+  for (StringRef R = Line.drop_front(Indent); R.starts_with("- ") || R == "-"; R = R.drop_front(2).ltrim(' '))
+    ++Dashes;
+  return Dashes + static_cast<unsigned>(Indent / 8);
+}
+
+/// The line where \p Text nests deeper than MaxYamlNesting, if any. Flow brackets inside
+/// quoted scalars and comments do not count; unbalanced ones are left to the YAML parser.
+std::optional<unsigned> tooDeepLine(StringRef Text) {
+  unsigned Flow = 0, LineNo = 1;
+  char Quote = 0;
+  bool LineStart = true;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    char C = Text[I];
+    if (LineStart && blockNesting(Text.substr(I, Text.find('\n', I) - I)) + Flow > MaxYamlNesting)
+      return LineNo;
+    LineStart = C == '\n';
+    if (C == '\n')
+      ++LineNo;
+    if (Quote) {
+      if (C == '\\' && Quote == '"')
+        ++I;
+      else if (C == Quote)
+        Quote = 0;
+    } else if ((C == '"' || C == '\'') && (I == 0 || StringRef(" \t\n[{,:").contains(Text[I - 1]))) {
+      Quote = C; // a quoted scalar starts only where a token can
+    } else if (C == '#' && (I == 0 || isSpace(Text[I - 1]))) {
+      size_t End = Text.find('\n', I);
+      I = (End == StringRef::npos ? Text.size() : End) - 1;
+    } else if (C == '[' || C == '{') {
+      if (++Flow > MaxYamlNesting)
+        return LineNo;
+    } else if ((C == ']' || C == '}') && Flow) {
+      --Flow;
+    }
+  }
+  return std::nullopt;
+}
+} // namespace
+
 Expected<WorkloadConfig> parseConfig(StringRef Text, StringRef Path) {
   SmallString<256> Abs(Path);
   if (Path != "<memory>")
@@ -715,6 +761,11 @@ Expected<WorkloadConfig> parseConfig(StringRef Text, StringRef Path) {
   if (Text.trim().empty())
     return createStringError(inconvertibleErrorCode(), "%s: error: the workload description is empty",
                              Path.str().c_str());
+  if (std::optional<unsigned> Line = tooDeepLine(Text))
+    return createStringError(inconvertibleErrorCode(),
+                             "%s:%u: error: the YAML nests deeper than %u levels (brackets, `- ` or indentation); "
+                             "a workload description needs a few",
+                             Path.str().c_str(), *Line, MaxYamlNesting);
   // What llvm::yaml::Input cannot be asked safely: a document with no content
   // (only comments, or a bare `---`), and a second document it would ignore.
   {

@@ -1,5 +1,7 @@
 //===- Measure.cpp - Build, run and summarise a workload ------------------===//
 #include "kloop/Measure/Measure.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -179,7 +181,7 @@ Expected<std::optional<Ceilings>> lookupCeilings(StringRef CacheFile, StringRef 
   json E = *It;
   E["schema"] = "kloop-ceilings/1";
   E["device"] = Device.str();
-  Expected<Ceilings> C = parseCeilingsOutput(E.dump());
+  Expected<Ceilings> C = parseCeilingsOutput(dumpJSON(E));
   if (!C)
     return err("ceilings cache '" + CacheFile + "', entry '" + Device + "': " + toString(C.takeError()));
   return std::optional<Ceilings>(*C);
@@ -195,17 +197,7 @@ Error storeCeilings(StringRef CacheFile, const Ceilings &C) {
   if (!Dir.empty())
     if (std::error_code EC = sys::fs::create_directories(Dir))
       return err("cannot create '" + Dir + "': " + EC.message());
-  std::string Tmp = (CacheFile + ".tmp" + Twine(sys::Process::getProcessId())).str();
-  {
-    std::error_code EC;
-    raw_fd_ostream OS(Tmp, EC);
-    if (EC)
-      return err("cannot write '" + Tmp + "': " + EC.message());
-    OS << J->dump(2) << "\n";
-  }
-  if (std::error_code EC = sys::fs::rename(Tmp, CacheFile))
-    return err("cannot rename '" + Tmp + "' to '" + CacheFile + "': " + EC.message());
-  return Error::success();
+  return writeFileAtomically(CacheFile, J->dump(2) + "\n");
 }
 
 Expected<std::string> findNvcc() {
@@ -241,13 +233,8 @@ Expected<Ceilings> ensureCeilings(StringRef Device, StringRef CacheFile, StringR
   sys::path::append(Exe, "ceilings");
   if (std::error_code EC = sys::fs::create_directories(WorkDir))
     return err("cannot create '" + WorkDir + "': " + EC.message());
-  {
-    std::error_code EC;
-    raw_fd_ostream OS(Src, EC);
-    if (EC)
-      return err("cannot write '" + Src + "': " + EC.message());
-    OS << CeilingsSource;
-  }
+  if (Error E = writeFileAtomically(Src, CeilingsSource))
+    return E;
   RunRequest B;
   B.Command = shellQuote(*Nvcc) + " -O3 -arch=native -o " + shellQuote(Exe) + " " + shellQuote(Src);
   B.Cwd = WorkDir.str();

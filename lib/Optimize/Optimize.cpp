@@ -1,5 +1,7 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 #include "kloop/Propose/BuiltinProposer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -36,32 +38,97 @@ static void maybeCrash(StepState St, int64_t Round) {
     _exit(137);
 }
 
-static Error writeFileAtomic(StringRef Path, StringRef Text) {
-  std::string Tmp = (Path + ".tmp").str();
-  {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Tmp, EC);
-    if (EC)
-      return err("cannot write " + Tmp + ": " + EC.message());
-    OS << Text;
+namespace {
+/// The JSON kind of a payload field that a later step reads.
+enum class Kind { Bool, String, Int, Array, Any };
+
+/// A payload field: key, kind, and whether it may be absent.
+struct Field {
+  const char *Key;
+  Kind K;
+  bool Optional = false;
+};
+
+bool hasKind(const json &V, Kind K) {
+  switch (K) {
+  case Kind::Bool:
+    return V.is_boolean();
+  case Kind::String:
+    return V.is_string();
+  case Kind::Int:
+    return V.is_number_integer();
+  case Kind::Array:
+    return V.is_array();
+  case Kind::Any:
+    return true;
   }
-  if (std::error_code EC = llvm::sys::fs::rename(Tmp, Path))
-    return err("cannot rename " + Tmp + " to " + Path + ": " + EC.message());
-  return Error::success();
+  return false;
 }
 
-namespace {
+const char *kindName(Kind K) {
+  return K == Kind::Bool ? "a boolean" : K == Kind::String ? "a string" : K == Kind::Int ? "an integer"
+                                       : K == Kind::Array  ? "an array"
+                                                           : "present";
+}
+
+/// What is wrong with payload \p P given its fields \p Fields; "" when nothing.
+std::string shapeProblem(const json &P, llvm::ArrayRef<Field> Fields) {
+  if (!P.is_object())
+    return "expected an object, found " + std::string(P.type_name());
+  for (const Field &F : Fields) {
+    if (!P.contains(F.Key)) {
+      if (!F.Optional)
+        return "\"" + std::string(F.Key) + "\" is missing";
+      continue;
+    }
+    if (!hasKind(P[F.Key], F.K))
+      return "\"" + std::string(F.Key) + "\" is not " + kindName(F.K);
+  }
+  return "";
+}
+
+/// A check of a reused payload: "" when it has the shape its readers expect.
+using ShapeCheck = std::function<std::string(const json &)>;
+
+ShapeCheck fields(std::vector<Field> Fs) {
+  return [Fs](const json &P) { return shapeProblem(P, Fs); };
+}
+
+/// The propose step: exhausted, a reply that was not JSON, or a proposal.
+std::string proposeShape(const json &P) {
+  std::string W = shapeProblem(P, {{"exhausted", Kind::Bool, true}, {"why", Kind::String, true},
+                                   {"unparsed", Kind::Bool, true}, {"tokens", Kind::Int, true}});
+  if (!W.empty() || P.value("exhausted", false))
+    return W;
+  return shapeProblem(P, {{"proposal_id", Kind::Int}, {"proposal", Kind::Any, P.value("unparsed", false)}});
+}
+
+/// Verify and measure: skipped (no GPU) or the comparison's fields.
+std::string verifyShape(const json &P) {
+  if (P.is_object() && P.contains("skipped"))
+    return "";
+  return shapeProblem(P, {{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
+                          {"evidence", Kind::Array}, {"detail", Kind::Any}});
+}
+
 /// Runs one journaled step, or reuses its payload when it already finished.
 class StepRunner {
 public:
   StepRunner(Journal &J, int64_t Run) : J(J), Run(Run) {}
   /// \p Body returns the payload; a Failure payload (with "error") marks the step failed.
-  Expected<json> step(int64_t Round, StepState St, StringRef Key,
+  /// A reused payload must pass \p Shape (a journal edited or written by another
+  /// version): else an error naming the step.
+  Expected<json> step(int64_t Round, StepState St, StringRef Key, const ShapeCheck &Shape,
                       llvm::function_ref<Expected<json>()> Body, bool *Reused = nullptr) {
     Expected<std::optional<StepRecord>> Done = J.findFinishedStep(Run, Round, St, Key);
     if (!Done)
       return Done.takeError();
     if (*Done) {
+      if (std::string W = Shape((*Done)->Payload); !W.empty())
+        return err(J.path() + ": --resume: finished step " + std::to_string((*Done)->Id) + " (" +
+                   stepStateName(St) + (Key.empty() ? "" : " ") + Key + ", round " + std::to_string(Round) +
+                   ") holds a payload of the wrong shape: " + W +
+                   "; start a new journal, or remove that step's row to redo it");
       if (Reused)
         *Reused = true;
       return (*Done)->Payload;
@@ -180,7 +247,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     return err("cannot create " + CandRoot + ": " + EC.message());
 
   // ---- round 0: inventory, baseline copy and build ----
-  Expected<json> Inv = SR.step(0, StepState::Extract, "", [&]() -> Expected<json> {
+  Expected<json> Inv = SR.step(0, StepState::Extract, "", fields({{"inventory", Kind::Any}}), [&]() -> Expected<json> {
     say("extract: inventory of the workload's sources");
     Expected<json> I = S.extract();
     if (!I)
@@ -190,7 +257,8 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
   if (!Inv)
     return Inv.takeError();
   std::string BaseDir;
-  Expected<json> BaseBuild = SR.step(0, StepState::Build, "baseline", [&]() -> Expected<json> {
+  Expected<json> BaseBuild = SR.step(0, StepState::Build, "baseline", fields({{"source_dir", Kind::String}, {"ptxas", Kind::Any}}),
+                                     [&]() -> Expected<json> {
     say("build: baseline");
     Expected<std::string> D = S.copySources(O.BaselineDir, CandRoot + "/baseline");
     if (!D)
@@ -268,7 +336,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     // Propose.
     bool Exhausted = false;
     std::string ExhaustedWhy;
-    Expected<json> Prop = SR.step(N, StepState::Propose, Key, [&]() -> Expected<json> {
+    Expected<json> Prop = SR.step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
       json Ctx = O.ExtraContext;
       Ctx["inventory"] = (*Inv)["inventory"];
       Ctx["history"] = History;
@@ -349,13 +417,14 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     std::string CandWork = CandRoot + "/" + Key;
 
     // Apply.
-    Expected<json> Ap = SR.step(N, StepState::Apply, Key, [&]() -> Expected<json> {
+    Expected<json> Ap = SR.step(N, StepState::Apply, Key,
+        fields({{"applied", Kind::Bool}, {"refusal", Kind::String}, {"source_dir", Kind::String}}), [&]() -> Expected<json> {
       std::string From = O.AbsoluteProposals ? BaseDir : Incumbent;
       Expected<std::string> D = S.copySources(From, CandWork);
       if (!D)
         return D.takeError();
       std::string PF = CandWork + ".proposal.json";
-      if (Error E = writeFileAtomic(PF, Proposal.dump(2) + "\n"))
+      if (Error E = writeFileAtomically(PF, dumpJSON(Proposal, 2) + "\n"))
         return E;
       Expected<ApplyOutcome> A = S.apply(PF, *D);
       if (!A)
@@ -388,7 +457,8 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     std::string CandDir = (*Ap)["source_dir"].get<std::string>();
 
     // Build (+ ptxas report).
-    Expected<json> Bd = SR.step(N, StepState::Build, Key, [&]() -> Expected<json> {
+    Expected<json> Bd = SR.step(N, StepState::Build, Key,
+        fields({{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool}}), [&]() -> Expected<json> {
       Expected<BuildOutcome> B = S.build(CandDir, O.OutDir + "/build/" + Key);
       if (!B)
         return B.takeError();
@@ -423,7 +493,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     }
 
     // Verify + Measure (one interleaved comparison), then Decide.
-    Expected<json> Vf = SR.step(N, StepState::Verify, Key, [&]() -> Expected<json> {
+    Expected<json> Vf = SR.step(N, StepState::Verify, Key, verifyShape, [&]() -> Expected<json> {
       if (!Gpu)
         return json{{"skipped", "verification and measurement skipped: no GPU"}};
       Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandWork + ".compare", false);
@@ -434,14 +504,17 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     });
     if (!Vf)
       return Vf.takeError();
-    Expected<json> Ms = SR.step(N, StepState::Measure, Key, [&]() -> Expected<json> {
+    Expected<json> Ms = SR.step(N, StepState::Measure, Key, fields({}), [&]() -> Expected<json> {
       if (Vf->contains("skipped"))
         return json{{"skipped", (*Vf)["skipped"]}};
       return json{{"evidence", (*Vf)["evidence"]}};
     });
     if (!Ms)
       return Ms.takeError();
-    Expected<json> Dc = SR.step(N, StepState::Decide, Key, [&]() -> Expected<json> {
+    Expected<json> Dc = SR.step(N, StepState::Decide, Key,
+        fields({{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
+                {"evidence", Kind::Array, true}}),
+        [&]() -> Expected<json> {
       json D;
       if (Vf->contains("skipped")) {
         D = {{"accepted", false}, {"outcome", "unmeasured"},
@@ -484,7 +557,8 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
 
   // ---- final: the change from the baseline, checked once more with held-out inputs ----
   Res.StopReason = Stop;
-  Expected<json> Fin = SR.step(0, StepState::Done, "final", [&]() -> Expected<json> {
+  Expected<json> Fin = SR.step(0, StepState::Done, "final",
+      fields({{"stop_reason", Kind::String}, {"diff", Kind::String}, {"best", Kind::Any}}), [&]() -> Expected<json> {
     json F = {{"stop_reason", Stop}, {"candidates", Res.Candidates}, {"gpu_skipped", !Gpu},
               {"best", Best ? json(candKey(*Best)) : json(nullptr)}, {"diff", ""},
               {"evidence", json::array()}, {"tokens", Tokens}};

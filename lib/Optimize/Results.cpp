@@ -1,5 +1,7 @@
 //===- Results.cpp - accepted.patch and report.md from the journal --------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Support/JSON.h"
+#include "kloop/Support/AtomicFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -253,9 +255,9 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     std::string Edits;
     for (const EditRecord &E : P.Edits)
         Edits += (Edits.empty() ? "" : "; ") + E.Kind + " " + E.Target +
-                 (E.Spec.contains("value") ? "=" + E.Spec["value"].dump()
-                  : E.Spec.contains("count") ? "=" + E.Spec["count"].dump()
-                  : E.Spec.contains("min_blocks") ? " min_blocks=" + E.Spec["min_blocks"].dump()
+                 (E.Spec.contains("value") ? "=" + dumpJSON(E.Spec["value"])
+                  : E.Spec.contains("count") ? "=" + dumpJSON(E.Spec["count"])
+                  : E.Spec.contains("min_blocks") ? " min_blocks=" + dumpJSON(E.Spec["min_blocks"])
                                                   : "");
     std::string Outcome = !P.Refusals.empty() ? "refused" : P.Verdict ? P.Verdict->Outcome : "(unfinished)";
     std::string Why = !P.Refusals.empty() ? P.Refusals.front().Reason
@@ -277,14 +279,8 @@ Expected<std::vector<std::string>> writeResults(Journal &J, int64_t Run, StringR
     return err("cannot create " + OutDir + ": " + EC.message());
   std::vector<std::string> Written;
   auto write = [&](const std::string &Path, const std::string &Text) -> Error {
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(Path + ".tmp", EC);
-    if (EC)
-      return err("cannot write " + Path + ": " + EC.message());
-    OS << Text;
-    OS.close();
-    if (std::error_code E2 = llvm::sys::fs::rename(Path + ".tmp", Path))
-      return err("cannot write " + Path + ": " + E2.message());
+    if (Error E = writeFileAtomically(Path, Text))
+      return E;
     Written.push_back(Path);
     return Error::success();
   };

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Propose/BuiltinProposer.h"
+#include "kloop/Support/JSON.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -551,7 +552,7 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                   {"dimension", C->DimKey},
                   {"value", C->Value},
                   {"assignment", Assign}}}};
-  R.RawText = R.Proposal.dump();
+  R.RawText = dumpJSON(R.Proposal);
   R.Prov.ProposerKind = "builtin";
   R.Prov.Seed = (int64_t)Opts.Seed;
   R.Prov.Attempts = 1;

@@ -1,5 +1,6 @@
 //===- CommandProposer.cpp - Proposals from any executable ----------------===//
 #include "kloop/Propose/CommandProposer.h"
+#include "kloop/Support/JSON.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -236,7 +237,7 @@ static std::string tail(StringRef S, size_t N = 2000) {
 
 Expected<ProposalReply> CommandProposer::propose(const json &Context) {
   std::string Name = commandName(Config.Argv);
-  Expected<CommandResult> R = runCommand(Config, Context.dump());
+  Expected<CommandResult> R = runCommand(Config, dumpJSON(Context));
   if (!R)
     return R.takeError();
   auto Fail = [&](const Twine &Why) {

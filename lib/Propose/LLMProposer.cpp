@@ -1,5 +1,6 @@
 //===- LLMProposer.cpp - Proposals from an LLM over HTTP ------------------===//
 #include "kloop/Propose/LLMProposer.h"
+#include "kloop/Support/JSON.h"
 #include "Http.h"
 #include "kloop/Edit/Proposal.h"
 
@@ -219,7 +220,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     if (Ctx.is_object() && Ctx.contains("answer_schema"))
       return Fail("the context must not set 'answer_schema'; the proposer fills it");
     if (Ctx.is_object())
-      Ctx["answer_schema"] = Schema.dump(2);
+      Ctx["answer_schema"] = dumpJSON(Schema, 2);
   }
   Expected<RenderedPrompt> Prompt = Template.render(Ctx);
   if (!Prompt)
@@ -227,7 +228,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
 
   http::Request Req;
   Req.URL = URL;
-  Req.Body = requestBody(*Prompt).dump();
+  Req.Body = dumpJSON(requestBody(*Prompt));
   Req.ConnectTimeoutMs = static_cast<long>(Config.ConnectTimeout.count());
   Req.TotalTimeoutMs = static_cast<long>(Config.TotalTimeout.count());
   Req.Headers = {"Content-Type: application/json", "Accept: application/json",
@@ -326,7 +327,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
       const json &Block = Body["content"][I];
       if (Block.is_object() && Block.value("type", "") == "tool_use" &&
           Block.contains("input")) {
-        Text = Block["input"].dump();
+        Text = dumpJSON(Block["input"]);
         Tool = true;
         // The proposal is an object inside the HTTP body, which json::parse read
         // above keeping only the last of a repeated key: read the body again to

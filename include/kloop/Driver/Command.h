@@ -13,6 +13,8 @@
 #ifndef KLOOP_DRIVER_COMMAND_H
 #define KLOOP_DRIVER_COMMAND_H
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include <string>
 #include <vector>
@@ -56,6 +58,18 @@ std::vector<RegisteredCommand> &registeredCommands();
 /// reason, naming the path: "-o 'x/y.json': directory '/abs/x' does not exist
 /// or is not writable", "-o 'd' is a directory; expected a file name".
 std::string checkOutputFile(llvm::StringRef Path);
+
+/// Finishes or rolls back an interrupted `apply --in-place` recorded by an
+/// intent manifest in the directories of \p Paths or above them, and removes
+/// kloop's stray temporary files next to \p Paths
+/// (kloop::recoverInterruptedWrites). Prints what it did as
+/// "kloop <Tool>: note: ..." lines on stderr; returns false after printing
+/// "kloop <Tool>: error: ..." when a manifest cannot be recovered.
+bool recoverInterruptedWrites(llvm::StringRef Tool, llvm::ArrayRef<std::string> Paths);
+
+struct CompileJob;
+/// The source files of \p Jobs (CompileJob::File), e.g. for recoverInterruptedWrites.
+std::vector<std::string> jobFiles(const std::vector<CompileJob> &Jobs);
 
 /// Entry point of the `kloop` executable (the ClangTidyMain pattern): splits
 /// argv at `--`, parses options and runs the selected subcommand.

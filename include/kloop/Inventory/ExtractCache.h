@@ -19,7 +19,7 @@
 /// entry was written that would now shadow an included one earlier in the
 /// search path. `--no-cache` or deleting the directory clears it.
 ///
-/// Entries are one JSON file each, written atomically (temporary + rename), so
+/// Entries are one JSON file each, written by kloop/Support/AtomicFile.h, so
 /// parallel and concurrent runs share a directory safely. A corrupt or
 /// unreadable entry is a miss, never an error.
 ///

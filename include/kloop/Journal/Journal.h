@@ -273,7 +273,8 @@ public:
   llvm::Expected<bool> isStepFinished(int64_t Run, int64_t Round,
                                       StepState State, llvm::StringRef Key = "");
   /// The finished attempt of step (Run, Round, State, Key), so a resumed run can
-  /// reuse its payload; std::nullopt if it has not finished.
+  /// reuse its payload; std::nullopt if it has not finished. The payload is
+  /// JSON (the schema's CHECK json_valid); its shape is the caller's to check.
   llvm::Expected<std::optional<StepRecord>>
   findFinishedStep(int64_t Run, int64_t Round, StepState State,
                    llvm::StringRef Key = "");

@@ -143,6 +143,12 @@ struct WorkloadConfig {
   bool isTarget(llvm::StringRef DemangledName) const;
 };
 
+/// The deepest nesting of YAML collections parseConfig accepts: flow brackets
+/// open at once, `- ` indicators opening sequences on one line, and (block
+/// nesting) columns of indentation / 8. A workload description nests about 4
+/// levels; 64 keeps llvm::yaml's recursion far from any stack limit.
+constexpr unsigned MaxYamlNesting = 64;
+
 /// Parses and validates YAML text \p Text. \p Path names the file in errors
 /// and its directory becomes WorkloadConfig::Dir (made absolute).
 /// Errors (llvm::StringError, all reported at once is not attempted: the first
@@ -151,7 +157,9 @@ struct WorkloadConfig {
 /// tolerance kind not in abs|rel|ulp|exact; negative or non-numeric numbers;
 /// l2 not in rotate|flush|none; unknown dtype; placeholders in run.command
 /// that some shape does not define; placeholders in build.command other than
-/// {build_dir} {source_dir}.
+/// {build_dir} {source_dir}; nesting deeper than MaxYamlNesting (checked
+/// before llvm::yaml, which recurses once per level and overflows the stack on
+/// a flow sequence nested 50,000 deep), naming the line.
 llvm::Expected<WorkloadConfig> parseConfig(llvm::StringRef Text, llvm::StringRef Path);
 
 /// Reads \p Path and calls parseConfig. Error when the file cannot be read.
