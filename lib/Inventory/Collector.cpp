@@ -122,7 +122,8 @@ public:
   json evalInt(const Expr *E) const {
     if (!E)
       return nullptr;
-    if (E->isValueDependent() || E->isTypeDependent() || E->isInstantiationDependent())
+    // Dependent code and clang's error recovery (RecoveryExpr) cannot be evaluated.
+    if (E->isValueDependent() || E->isTypeDependent() || E->isInstantiationDependent() || E->containsErrors())
       return nullptr;
     Expr::EvalResult R;
     if (E->EvaluateAsInt(R, Ctx))
@@ -149,6 +150,12 @@ public:
   }
 
   std::string typeString(QualType T) const { return T.getAsString(Ctx.getPrintingPolicy()); }
+
+  /// An invalid declaration, or one whose type holds an error or is still
+  /// dependent, has no symbol: the mangler is not asked (it may assert on them).
+  static bool canMangle(const FunctionDecl *F) {
+    return !F->isInvalidDecl() && !F->getType()->containsErrors() && !F->getType()->isDependentType();
+  }
 
   /// Records the uses of tunable constants in a tunable context \p E.
   void noteContext(const Expr *E, StringRef Context, StringRef Owner) {
@@ -486,10 +493,10 @@ private:
       E.Data["condition"] = F->getCond() ? C.textOf(F->getCond()->getSourceRange()) : "";
     } else if (const auto *W = dyn_cast<WhileStmt>(S)) {
       C.noteContext(W->getCond(), "loop_bound", KID);
-      E.Data["condition"] = C.textOf(W->getCond()->getSourceRange());
+      E.Data["condition"] = W->getCond() ? C.textOf(W->getCond()->getSourceRange()) : "";
     } else if (const auto *D = dyn_cast<DoStmt>(S)) {
       C.noteContext(D->getCond(), "loop_bound", KID);
-      E.Data["condition"] = C.textOf(D->getCond()->getSourceRange());
+      E.Data["condition"] = D->getCond() ? C.textOf(D->getCond()->getSourceRange()) : "";
     }
     E.Data["trip_count"] = Trip;
     C.Out.Entities.push_back(std::move(E));
@@ -574,7 +581,7 @@ private:
         }
         E.Data["element_type"] = C.typeString(TL.getType());
       }
-      if (!T->isDependentType() && T->isConstantArrayType())
+      if (!V->isInvalidDecl() && !T->isDependentType() && !T->isIncompleteType() && T->isConstantArrayType())
         Bytes = (long long)C.Ctx.getTypeSizeInChars(T).getQuantity();
       E.Data["dims"] = Dims;
       E.Data["bytes"] = Bytes;
@@ -611,6 +618,7 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   K.Kind = EntityKind::Kernel;
   K.ID = KID;
   K.D = FD;
+  K.InvalidDecl = FD->isInvalidDecl();
   const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
   SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
   K.Span = spanOf(Whole);
@@ -632,6 +640,8 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   auto mangle = [&](const FunctionDecl *F) {
     std::string S;
     llvm::raw_string_ostream OS(S);
+    if (!canMangle(F))
+      return S;
     if (Mangler->shouldMangleDeclName(F))
       Mangler->mangleName(GlobalDecl(F), OS);
     else
@@ -673,9 +683,10 @@ void Collector::collectKernel(const FunctionDecl *FD) {
         printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
       std::string M = mangle(Spec);
       Insts.push_back({{"id", KID + Args}, {"template_args", Args}, {"mangled", M}});
-      Mangled.push_back(M);
+      if (!M.empty())
+        Mangled.push_back(M);
     }
-  } else {
+  } else if (canMangle(FD)) {
     Mangled.push_back(mangle(FD));
   }
   K.Data["template_params"] = TParams;
@@ -748,6 +759,7 @@ void Collector::collectDeviceFunction(const FunctionDecl *FD) {
   E.Kind = EntityKind::DeviceFunction;
   E.ID = "device:" + FD->getQualifiedNameAsString();
   E.D = FD;
+  E.InvalidDecl = FD->isInvalidDecl();
   const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
   SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
   E.Span = spanOf(Whole);
@@ -1079,9 +1091,16 @@ SideInventory Collector::run() {
 
 } // namespace
 
-SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable &Macros) {
+SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable &Macros,
+                                   const ErrorTable *Errors) {
   Collector C(Ctx, Which, Macros);
-  return C.run();
+  SideInventory Inv = C.run();
+  Inv.Parsed = true;
+  if (Errors) {
+    Inv.Errors = Errors->Errors;
+    attributeErrors(Inv, Inv.Errors);
+  }
+  return Inv;
 }
 
 } // namespace kloop
