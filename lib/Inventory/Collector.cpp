@@ -126,9 +126,12 @@ public:
     if (E->isValueDependent() || E->isTypeDependent() || E->isInstantiationDependent() || E->containsErrors())
       return nullptr;
     Expr::EvalResult R;
-    if (E->EvaluateAsInt(R, Ctx))
-      return R.Val.getInt().getExtValue();
-    return nullptr;
+    if (!E->EvaluateAsInt(R, Ctx) || R.Val.getInt().getBitWidth() > 64)
+      return nullptr;
+    // An unsigned 64-bit value above INT64_MAX (a size_t -1) is kept as its two's complement
+    // (-1), which is what later checks report; APSInt::getExtValue asserts on it.
+    const llvm::APSInt &V = R.Val.getInt();
+    return V.isSigned() ? V.getSExtValue() : (long long)V.getZExtValue();
   }
 
   std::string kernelID(const FunctionDecl *FD) {
@@ -240,6 +243,10 @@ public:
   void collectKernel(const FunctionDecl *FD);
   void collectDeviceFunction(const FunctionDecl *FD);
   void collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing);
+  void collectBrokenLaunch(const RecoveryExpr *RE, const FunctionDecl *Enclosing);
+  /// A launch-site entity at \p Site with the next ID of \p Enclosing (configuration not yet set).
+  Entity newLaunch(const Expr *Site, const FunctionDecl *Enclosing, StringRef Via, const FunctionDecl *Kernel,
+                   const Expr *CalleeExpr);
   void finishGlobalConstants();
   void classifyMacroUses();
 
@@ -791,9 +798,23 @@ static const FunctionDecl *kernelFromExpr(const Expr *E) {
   return nullptr;
 }
 
+/// The first function (or function template's pattern) an unresolved callee names.
+static const FunctionDecl *lookedUpCallee(const Expr *Callee) {
+  const auto *ULE = dyn_cast_or_null<UnresolvedLookupExpr>(Callee ? Callee->IgnoreParenImpCasts() : nullptr);
+  if (!ULE)
+    return nullptr;
+  for (const NamedDecl *ND : ULE->decls()) {
+    const NamedDecl *U = ND->getUnderlyingDecl();
+    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+      return FT->getTemplatedDecl();
+    if (const auto *F = dyn_cast<FunctionDecl>(U))
+      return F;
+  }
+  return nullptr;
+}
+
 void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing) {
   const FunctionDecl *Kernel = nullptr;
-  std::string KernelName;
   std::string Via;
   const Expr *Grid = nullptr, *Block = nullptr, *Smem = nullptr, *Stream = nullptr;
   const Expr *CalleeExpr = nullptr;
@@ -802,16 +823,7 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     CalleeExpr = KC->getCallee();
     Kernel = KC->getDirectCallee();
     if (!Kernel)
-      if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(KC->getCallee()->IgnoreParenImpCasts()))
-        for (const NamedDecl *ND : ULE->decls()) {
-          const NamedDecl *U = ND->getUnderlyingDecl();
-          if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
-            Kernel = FT->getTemplatedDecl();
-          else
-            Kernel = dyn_cast<FunctionDecl>(U);
-          if (Kernel)
-            break;
-        }
+      Kernel = lookedUpCallee(KC->getCallee());
     if (const CallExpr *Cfg = KC->getConfig()) {
       if (Cfg->getNumArgs() > 0) Grid = Cfg->getArg(0);
       if (Cfg->getNumArgs() > 1) Block = Cfg->getArg(1);
@@ -820,8 +832,8 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     }
   } else {
     const FunctionDecl *Callee = CE->getDirectCallee();
-    if (!Callee)
-      return;
+    if (!Callee || !Callee->getIdentifier())
+      return; // no callee, or an operator / conversion (getName() asserts on those)
     StringRef N = Callee->getName();
     if (N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel") {
       if (CE->getNumArgs() < 3)
@@ -860,7 +872,7 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
             if (LHS)
               if (const auto *ME = dyn_cast<MemberExpr>(LHS->IgnoreParenImpCasts()))
                 if (const auto *Base = dyn_cast<DeclRefExpr>(ME->getBase()->IgnoreParenImpCasts()))
-                  if (Base->getDecl() == CfgVar) {
+                  if (Base->getDecl() == CfgVar && ME->getMemberDecl()->getIdentifier()) {
                     StringRef F = ME->getMemberDecl()->getName();
                     if (F == "gridDim") Grid = RHS;
                     else if (F == "blockDim") Block = RHS;
@@ -877,23 +889,7 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
       return;
     }
   }
-  if (Kernel)
-    KernelName = Kernel->getTemplateInstantiationPattern()
-                     ? kernelID(Kernel->getTemplateInstantiationPattern())
-                     : kernelID(Kernel);
-  std::string Fn = Enclosing ? Enclosing->getQualifiedNameAsString() : std::string("<global>");
-  unsigned N = ++LaunchCounts[Enclosing];
-  Entity E;
-  E.Kind = EntityKind::LaunchSite;
-  E.ID = Fn + "/launch#" + std::to_string(N); // the merge step prefixes the file
-  E.Owner = Fn;
-  E.S = CE;
-  E.Span = spanOf(CE->getSourceRange());
-  setEditability(E, CE->getSourceRange());
-  E.Data["via"] = Via;
-  E.Data["kernel"] = Kernel ? json(KernelName) : json(nullptr);
-  E.Data["callee"] = CalleeExpr ? textOf(CalleeExpr->getSourceRange()) : "";
-  E.Data["function"] = Fn;
+  Entity E = newLaunch(CE, Enclosing, Via, Kernel, CalleeExpr);
   auto dim = [&](const Expr *X, const char *Ctxt) -> json {
     if (!X)
       return nullptr;
@@ -973,6 +969,50 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
   Out.Entities.push_back(std::move(E));
 }
 
+Entity Collector::newLaunch(const Expr *Site, const FunctionDecl *Enclosing, StringRef Via,
+                            const FunctionDecl *Kernel, const Expr *CalleeExpr) {
+  std::string KernelName;
+  if (Kernel)
+    KernelName = Kernel->getTemplateInstantiationPattern()
+                     ? kernelID(Kernel->getTemplateInstantiationPattern())
+                     : kernelID(Kernel);
+  std::string Fn = Enclosing ? Enclosing->getQualifiedNameAsString() : std::string("<global>");
+  unsigned N = ++LaunchCounts[Enclosing];
+  Entity E;
+  E.Kind = EntityKind::LaunchSite;
+  E.ID = Fn + "/launch#" + std::to_string(N); // the merge step prefixes the file
+  E.Owner = Fn;
+  E.S = Site;
+  E.Span = spanOf(Site->getSourceRange());
+  setEditability(E, Site->getSourceRange());
+  E.Data["via"] = Via;
+  E.Data["kernel"] = Kernel ? json(KernelName) : json(nullptr);
+  E.Data["callee"] = CalleeExpr ? textOf(CalleeExpr->getSourceRange()) : "";
+  E.Data["function"] = Fn;
+  return E;
+}
+
+/// `k<<<g, b>>>(args)` whose arguments do not compile: clang keeps a RecoveryExpr holding the
+/// callee (and the arguments), without the configuration. It is listed, with an unknown
+/// configuration, so that the IDs of the launches after it in the function do not shift; the
+/// errors inside it give it status "error".
+void Collector::collectBrokenLaunch(const RecoveryExpr *RE, const FunctionDecl *Enclosing) {
+  ArrayRef<const Expr *> Subs = RE->subExpressions();
+  if (Subs.empty() || !Subs.front())
+    return;
+  const Expr *Callee = Subs.front();
+  const FunctionDecl *Kernel = kernelFromExpr(Callee);
+  if (!Kernel)
+    Kernel = lookedUpCallee(Callee);
+  if (!Kernel || !Kernel->hasAttr<CUDAGlobalAttr>() || textOf(RE->getSourceRange()).find("<<<") == std::string::npos)
+    return;
+  Entity E = newLaunch(RE, Enclosing, "<<<>>>", Kernel, Callee);
+  for (const char *Field : {"grid", "block", "shared_memory", "stream"})
+    E.Data[Field] = nullptr;
+  E.Data["template_args"] = json::array();
+  Out.Entities.push_back(std::move(E));
+}
+
 class Visitor : public RecursiveASTVisitor<Visitor> {
 public:
   explicit Visitor(Collector &C) : C(C) {}
@@ -1016,6 +1056,15 @@ public:
     if (CE->getBeginLoc().isValid() && C.SM.isInSystemHeader(C.SM.getExpansionLoc(CE->getBeginLoc())))
       return true;
     C.collectLaunch(CE, Enclosing);
+    return true;
+  }
+
+  bool VisitRecoveryExpr(RecoveryExpr *RE) {
+    if (C.Which != Side::Host)
+      return true;
+    if (RE->getBeginLoc().isValid() && C.SM.isInSystemHeader(C.SM.getExpansionLoc(RE->getBeginLoc())))
+      return true;
+    C.collectBrokenLaunch(RE, Stack.empty() ? nullptr : Stack.back());
     return true;
   }
 

@@ -282,7 +282,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       TUs.push_back(TU);
       continue;
     }
-    // "partial" when at least one kernel, device function or launch site has no error.
+    // "partial" when at least one kernel or launch site has no error (device functions alone
+    // are nothing to tune).
     bool AnyOk = false;
     auto noteStatus = [&](const Entity &E) { AnyOk |= !E.hasErrors(); };
 
@@ -369,7 +370,6 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         break;
       case EntityKind::DeviceFunction:
         J["id"] = E.ID;
-        noteStatus(E);
         setStatus(J, entityErrors(E), E.InvalidDecl);
         DeviceFns.emplace(E.ID, J);
         break;

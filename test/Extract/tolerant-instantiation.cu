@@ -8,6 +8,6 @@ __global__ void uses(int *p) { p[0] = width(p[1]); }
 __global__ void other(int *p) { p[0] = 2; }
 // CHECK: TU tolerant-instantiation.cu partial
 // CHECK: KERNEL uses error editable=0
-// CHECK-NEXT: KERNELERR uses tolerant-instantiation.cu:6:{{[0-9]+}}: error: member reference base type 'int' is not a structure or union [device]
+// CHECK-NEXT: KERNELERR uses tolerant-instantiation.cu:6:{{[0-9]+}}: error: member reference base type 'int' is not a structure or union [device, host]
 // CHECK-NEXT: KERNEL other ok editable=1
 // CHECK: DEVFN device:width error editable=0

@@ -6,5 +6,5 @@
 __global__ void takes_unknown(UnknownType *p, int n) { p[n] = 0; }
 __global__ void fine(int *p) { p[0] = 1; }
 // CHECK: TU tolerant-invalid-decl.cu partial
-// CHECK: KERNEL takes_unknown error editable=0 reason=has {{[0-9]+}} compile error{{s?}}, the first: tolerant-invalid-decl.cu:6:29: error: unknown type name 'UnknownType'
+// CHECK: KERNEL takes_unknown error editable=0 reason=has {{[0-9]+}} compile error{{s?}}, the first: tolerant-invalid-decl.cu:6:31: error: unknown type name 'UnknownType'
 // CHECK: KERNEL fine ok editable=1

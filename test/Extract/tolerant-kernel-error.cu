@@ -4,8 +4,9 @@
 #include "cuda.h"
 __global__ void good(float *p) { p[threadIdx.x] = 1.0f; }
 __global__ void bad(float *p) {
-  for (int i = 0; i < 4; ++i)
+  for (int i = 0; i < 4; ++i) {
     p[i] = missing_value;
+  }
 }
 // CHECK: TU tolerant-kernel-error.cu partial sides=error/error
 // CHECK-NEXT: TUERR {{.*}}tolerant-kernel-error.cu:8:12: error: use of undeclared identifier 'missing_value' [device, host]

@@ -11,5 +11,5 @@ void run(float *p) {
 // CHECK: TU tolerant-launch-error.cu partial sides=error/error
 // CHECK: KERNEL k ok editable=1
 // CHECK-NEXT: LAUNCH tolerant-launch-error.cu:run/launch#1 ok editable=1 kernel=k
-// CHECK-NEXT: LAUNCH tolerant-launch-error.cu:run/launch#2 error editable=0 kernel=k reason=has 1 compile error, the first: tolerant-launch-error.cu:9:16: error: use of undeclared identifier 'no_such_pointer' [host]
-// CHECK-NEXT: LAUNCHERR tolerant-launch-error.cu:run/launch#2 tolerant-launch-error.cu:9:16: error: use of undeclared identifier 'no_such_pointer' [host]
+// CHECK-NEXT: LAUNCH tolerant-launch-error.cu:run/launch#2 error editable=0 kernel=k reason=has 1 compile error, the first: tolerant-launch-error.cu:9:16: error: use of undeclared identifier 'no_such_pointer' [device, host]
+// CHECK-NEXT: LAUNCHERR tolerant-launch-error.cu:run/launch#2 tolerant-launch-error.cu:9:16: error: use of undeclared identifier 'no_such_pointer' [device, host]

@@ -240,8 +240,8 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
 /// errors. Paths are written relative to \p Root when they lie below it.
 /// Kernels, device functions and launch sites carry "status" ("ok" or "error")
 /// and "errors"; a translation unit's status is "ok" (no error), "partial"
-/// (errors, and at least one of its kernels, device functions or launch sites
-/// has status "ok") or "error" (lost(), or nothing of it has status "ok").
+/// (errors, and at least one of its kernels or launch sites has status "ok") or
+/// "error" (lost(), or none of its kernels and launch sites has status "ok").
 nlohmann::json mergeInventory(const std::vector<TUResult> &Results, llvm::StringRef Root);
 
 } // namespace kloop
