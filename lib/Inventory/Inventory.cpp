@@ -223,6 +223,25 @@ static void setStatus(json &J, const json &Errors, bool InvalidDecl) {
   }
 }
 
+/// A translation unit's entry without its status: "file", "sides" (whether each
+/// parse reported an error) and "errors" (Job.Error, or both parses' errors).
+static json tuEntry(const TUResult &R, const std::string &File,
+                    const std::function<std::string(StringRef)> &Rel) {
+  json TU{{"file", File}};
+  if (R.Job.Error) {
+    TU["errors"] = json::array({R.Job.Error.value()});
+    return TU;
+  }
+  TU["sides"] = {{"device", R.Device.Ok ? "ok" : "error"}, {"host", R.Host.Ok ? "ok" : "error"}};
+  std::vector<std::pair<ParseDiagnostic, Side>> Errs;
+  for (const ParseResult *P : {&R.Device, &R.Host})
+    for (const ParseDiagnostic &D : P->Diagnostics)
+      if (D.Level == "error" || D.Level == "fatal")
+        Errs.push_back({D, P == &R.Device ? Side::Device : Side::Host});
+  TU["errors"] = sideTaggedErrors(Errs, Rel);
+  return TU;
+}
+
 json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   json Doc;
   Doc["schema"] = "kloop-inventory";
@@ -263,20 +282,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
 
   for (const TUResult &R : Results) {
     Dir = R.Job.Directory;
-    json TU{{"file", relPath(R.Job.File, Root)}};
-    if (R.Job.Error) {
-      TU["status"] = "error";
-      TU["errors"] = json::array({R.Job.Error.value()});
-      TUs.push_back(TU);
-      continue;
-    }
-    TU["sides"] = {{"device", R.Device.Ok ? "ok" : "error"}, {"host", R.Host.Ok ? "ok" : "error"}};
-    std::vector<std::pair<ParseDiagnostic, Side>> TUErrs;
-    for (const ParseResult *P : {&R.Device, &R.Host})
-      for (const ParseDiagnostic &D : P->Diagnostics)
-        if (D.Level == "error" || D.Level == "fatal")
-          TUErrs.push_back({D, P == &R.Device ? Side::Device : Side::Host});
-    TU["errors"] = sideTaggedErrors(TUErrs, rel);
+    json TU = tuEntry(R, relPath(R.Job.File, Root), rel);
     if (R.lost()) {
       TU["status"] = "error";
       TUs.push_back(TU);
@@ -431,7 +437,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         if (UseKeys[C].insert(Key).second)
           Uses[C].push_back(V);
       }
-    TU["status"] = TUErrs.empty() ? "ok" : AnyOk ? "partial" : "error";
+    TU["status"] = TU["errors"].empty() ? "ok" : AnyOk ? "partial" : "error";
     TUs.push_back(TU);
   }
 
