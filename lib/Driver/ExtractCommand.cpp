@@ -82,20 +82,24 @@ int runExtract(const kloop::CommandContext &Ctx) {
   sys::path::remove_dots(RootDir, true);
   nlohmann::json Doc = kloop::mergeInventory(Results, RootDir);
 
-  int Failed = 0;
-  for (const nlohmann::json &TU : Doc["translation_units"])
-    if (TU["status"] != "ok") {
-      ++Failed;
-      errs() << "kloop extract: error: " << TU["file"].get<std::string>() << ": ";
-      const nlohmann::json &Errs = TU["errors"];
-      if (Errs.empty())
-        errs() << "failed to parse\n";
-      else {
-        errs() << (Errs.size() == 1 ? "" : "failed to parse\n");
-        for (const auto &E : Errs)
-          errs() << (Errs.size() == 1 ? "" : "  ") << E.get<std::string>() << "\n";
-      }
-    }
+  // A translation unit with status "error" is lost whole and fails the run; one
+  // with status "partial" still yields the entities its errors do not touch, so
+  // its errors are warnings (docs/inventory.md, "Errors").
+  int Failed = 0, Partial = 0;
+  for (const nlohmann::json &TU : Doc["translation_units"]) {
+    bool Lost = TU["status"] == "error";
+    if (!Lost && TU["status"] != "partial")
+      continue;
+    ++(Lost ? Failed : Partial);
+    errs() << "kloop extract: " << (Lost ? "error: " : "warning: ") << TU["file"].get<std::string>() << ": ";
+    const nlohmann::json &Errs = TU["errors"];
+    const char *Head = Lost ? "failed to parse" : "parsed with errors; what they touch has status \"error\"";
+    bool OneLine = Lost && Errs.size() == 1; // "error: f.cu: f.cu:1:2: error: ..."
+    if (!OneLine)
+      errs() << Head << "\n";
+    for (const auto &E : Errs)
+      errs() << (OneLine ? "" : "  ") << E.get<std::string>() << "\n";
+  }
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (Output.empty()) {
     outs() << Text;
@@ -103,6 +107,10 @@ int runExtract(const kloop::CommandContext &Ctx) {
     errs() << "kloop extract: error: " << toString(std::move(E)) << "\n";
     return 1;
   }
+  if (Partial)
+    errs() << "kloop extract: " << Partial << " of " << Doc["translation_units"].size()
+           << " translation unit(s) parsed with errors; their kernels and launch sites outside the errors "
+              "have status \"ok\"\n";
   if (Failed)
     errs() << "kloop extract: " << Failed << " of " << Doc["translation_units"].size()
            << " translation unit(s) failed; the others are reported\n";

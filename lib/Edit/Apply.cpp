@@ -144,9 +144,10 @@ std::pair<std::string, std::string> splitAt(StringRef ID) {
 
 class Planner {
 public:
-  Planner(PlanState &St, Side W, const CompileJob &Job, ASTContext &Ctx, const MacroTable &Macros)
+  Planner(PlanState &St, Side W, const CompileJob &Job, ASTContext &Ctx, const MacroTable &Macros,
+          const ErrorTable &Errors)
       : St(St), W(W), Job(Job), Ctx(Ctx), SM(Ctx.getSourceManager()), LO(Ctx.getLangOpts()),
-        Inv(collectSideInventory(Ctx, W, Macros)) {
+        Inv(collectSideInventory(Ctx, W, Macros, &Errors)) {
     for (Entity &E : Inv.Entities) {
       std::string ID = E.ID;
       if (E.Kind == EntityKind::LaunchSite)
@@ -829,11 +830,14 @@ private:
 
 class PlanConsumer : public ASTConsumer {
 public:
-  PlanConsumer(PlanState &St, Side W, const CompileJob &Job, MacroTable &M) : St(St), W(W), Job(Job), M(M) {}
+  PlanConsumer(PlanState &St, Side W, const CompileJob &Job, MacroTable &M, ErrorTable &Errors)
+      : St(St), W(W), Job(Job), M(M), Errors(Errors) {}
   void HandleTranslationUnit(ASTContext &Ctx) override {
-    if (Ctx.getDiagnostics().hasErrorOccurred())
+    // An imperfect TU is planned on clang's recovered AST (entities its errors touch are not
+    // editable); after a fatal error nothing is trusted.
+    if (Ctx.getDiagnostics().hasFatalErrorOccurred())
       return;
-    Planner(St, W, Job, Ctx, M).run();
+    Planner(St, W, Job, Ctx, M, Errors).run();
   }
 
 private:
@@ -841,6 +845,7 @@ private:
   Side W;
   const CompileJob &Job;
   MacroTable &M;
+  ErrorTable &Errors;
 };
 
 class PlanAction : public ASTFrontendAction {
@@ -848,7 +853,8 @@ public:
   PlanAction(PlanState &St, Side W, const CompileJob &Job) : St(St), W(W), Job(Job) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
     recordMacros(CI.getPreprocessor(), Macros);
-    return std::make_unique<PlanConsumer>(St, W, Job, Macros);
+    recordErrors(CI.getDiagnostics(), W, Errors);
+    return std::make_unique<PlanConsumer>(St, W, Job, Macros, Errors);
   }
 
 private:
@@ -856,6 +862,7 @@ private:
   Side W;
   const CompileJob &Job;
   MacroTable Macros;
+  ErrorTable Errors;
 };
 
 std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts) {
@@ -1065,9 +1072,9 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     for (Side S : {Side::Host, Side::Device}) {
       ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
                                        std::make_unique<PlanAction>(St, S, Job));
-      if (!R.Ok) {
-        std::string Msg = Job.File + " does not parse cleanly (" + sideName(S).str() +
-                          " side) before the edit; kloop apply edits only code that compiles:";
+      if (parseUnusable(R)) {
+        std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
+                          " side) before the edit; kloop apply edits only code clang can read:";
         for (const ParseDiagnostic &D : R.Diagnostics)
           if (D.Level != "warning")
             Msg += "\n  " + D.str();
@@ -1281,7 +1288,9 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
                                          makeInventoryAction(S, Inv), Mapped);
         std::multiset<std::string> Before = BeforeDiags[Job.File + "|" + sideName(S).str()];
         for (const ParseDiagnostic &D : R.Diagnostics) {
-          auto It = Before.find(diagKey(D));
+          // New: an error inside the new text, or a diagnostic the baseline does not have as often.
+          bool InNewText = D.Level != "warning" && blame(D, Job) >= 0;
+          auto It = InNewText ? Before.end() : Before.find(diagKey(D));
           if (It != Before.end()) {
             Before.erase(It);
             continue;

@@ -288,6 +288,9 @@ std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const Fr
   Extra.push_back("-Wno-unknown-cuda-version");
   Extra.push_back("-Qunused-arguments");
   Extra.push_back("-fno-caret-diagnostics"); // also stops clang printing "N warnings generated"
+  // No error limit: after 20 errors clang would stop with a fatal error and lose every later
+  // kernel of the translation unit (the inventory reads what error recovery keeps).
+  Extra.push_back("-ferror-limit=0");
   Extra.push_back("-resource-dir=" + clang::GetResourcesPath(clangDriverPath()));
   // Extra flags go right after argv[0] so that an explicit -x in the command
   // still applies to the file that follows it.

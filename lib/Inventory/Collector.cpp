@@ -123,12 +123,16 @@ public:
   json evalInt(const Expr *E) const {
     if (!E)
       return nullptr;
-    if (E->isValueDependent() || E->isTypeDependent() || E->isInstantiationDependent())
+    // Dependent code and clang's error recovery (RecoveryExpr) cannot be evaluated.
+    if (E->isValueDependent() || E->isTypeDependent() || E->isInstantiationDependent() || E->containsErrors())
       return nullptr;
     Expr::EvalResult R;
-    if (E->EvaluateAsInt(R, Ctx))
-      return R.Val.getInt().getExtValue();
-    return nullptr;
+    if (!E->EvaluateAsInt(R, Ctx) || R.Val.getInt().getBitWidth() > 64)
+      return nullptr;
+    // An unsigned 64-bit value above INT64_MAX (a size_t -1) is kept as its two's complement
+    // (-1), which is what later checks report; APSInt::getExtValue asserts on it.
+    const llvm::APSInt &V = R.Val.getInt();
+    return V.isSigned() ? V.getSExtValue() : (long long)V.getZExtValue();
   }
 
   std::string kernelID(const FunctionDecl *FD) {
@@ -150,6 +154,12 @@ public:
   }
 
   std::string typeString(QualType T) const { return T.getAsString(Ctx.getPrintingPolicy()); }
+
+  /// An invalid declaration, or one whose type holds an error or is still
+  /// dependent, has no symbol: the mangler is not asked (it may assert on them).
+  static bool canMangle(const FunctionDecl *F) {
+    return !F->isInvalidDecl() && !F->getType()->containsErrors() && !F->getType()->isDependentType();
+  }
 
   /// Records the uses of tunable constants in a tunable context \p E.
   void noteContext(const Expr *E, StringRef Context, StringRef Owner) {
@@ -234,6 +244,10 @@ public:
   void collectKernel(const FunctionDecl *FD);
   void collectDeviceFunction(const FunctionDecl *FD);
   void collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing);
+  void collectBrokenLaunch(const RecoveryExpr *RE, const FunctionDecl *Enclosing);
+  /// A launch-site entity at \p Site with the next ID of \p Enclosing (configuration not yet set).
+  Entity newLaunch(const Expr *Site, const FunctionDecl *Enclosing, StringRef Via, const FunctionDecl *Kernel,
+                   const Expr *CalleeExpr);
   void finishGlobalConstants();
   void classifyMacroUses();
 
@@ -487,10 +501,10 @@ private:
       E.Data["condition"] = F->getCond() ? C.textOf(F->getCond()->getSourceRange()) : "";
     } else if (const auto *W = dyn_cast<WhileStmt>(S)) {
       C.noteContext(W->getCond(), "loop_bound", KID);
-      E.Data["condition"] = C.textOf(W->getCond()->getSourceRange());
+      E.Data["condition"] = W->getCond() ? C.textOf(W->getCond()->getSourceRange()) : "";
     } else if (const auto *D = dyn_cast<DoStmt>(S)) {
       C.noteContext(D->getCond(), "loop_bound", KID);
-      E.Data["condition"] = C.textOf(D->getCond()->getSourceRange());
+      E.Data["condition"] = D->getCond() ? C.textOf(D->getCond()->getSourceRange()) : "";
     }
     E.Data["trip_count"] = Trip;
     C.Out.Entities.push_back(std::move(E));
@@ -575,7 +589,7 @@ private:
         }
         E.Data["element_type"] = C.typeString(TL.getType());
       }
-      if (!T->isDependentType() && T->isConstantArrayType())
+      if (!V->isInvalidDecl() && !T->isDependentType() && !T->isIncompleteType() && T->isConstantArrayType())
         Bytes = (long long)C.Ctx.getTypeSizeInChars(T).getQuantity();
       E.Data["dims"] = Dims;
       E.Data["bytes"] = Bytes;
@@ -612,6 +626,7 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   K.Kind = EntityKind::Kernel;
   K.ID = KID;
   K.D = FD;
+  K.InvalidDecl = FD->isInvalidDecl();
   const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
   SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
   K.Span = spanOf(Whole);
@@ -633,6 +648,8 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   auto mangle = [&](const FunctionDecl *F) {
     std::string S;
     llvm::raw_string_ostream OS(S);
+    if (!canMangle(F))
+      return S;
     if (Mangler->shouldMangleDeclName(F))
       Mangler->mangleName(GlobalDecl(F), OS);
     else
@@ -674,9 +691,10 @@ void Collector::collectKernel(const FunctionDecl *FD) {
         printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
       std::string M = mangle(Spec);
       Insts.push_back({{"id", KID + Args}, {"template_args", Args}, {"mangled", M}});
-      Mangled.push_back(M);
+      if (!M.empty())
+        Mangled.push_back(M);
     }
-  } else {
+  } else if (canMangle(FD)) {
     Mangled.push_back(mangle(FD));
   }
   K.Data["template_params"] = TParams;
@@ -749,6 +767,7 @@ void Collector::collectDeviceFunction(const FunctionDecl *FD) {
   E.Kind = EntityKind::DeviceFunction;
   E.ID = "device:" + FD->getQualifiedNameAsString();
   E.D = FD;
+  E.InvalidDecl = FD->isInvalidDecl();
   const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
   SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
   E.Span = spanOf(Whole);
@@ -780,9 +799,23 @@ static const FunctionDecl *kernelFromExpr(const Expr *E) {
   return nullptr;
 }
 
+/// The first function (or function template's pattern) an unresolved callee names.
+static const FunctionDecl *lookedUpCallee(const Expr *Callee) {
+  const auto *ULE = dyn_cast_or_null<UnresolvedLookupExpr>(Callee ? Callee->IgnoreParenImpCasts() : nullptr);
+  if (!ULE)
+    return nullptr;
+  for (const NamedDecl *ND : ULE->decls()) {
+    const NamedDecl *U = ND->getUnderlyingDecl();
+    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
+      return FT->getTemplatedDecl();
+    if (const auto *F = dyn_cast<FunctionDecl>(U))
+      return F;
+  }
+  return nullptr;
+}
+
 void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing) {
   const FunctionDecl *Kernel = nullptr;
-  std::string KernelName;
   std::string Via;
   const Expr *Grid = nullptr, *Block = nullptr, *Smem = nullptr, *Stream = nullptr;
   const Expr *CalleeExpr = nullptr;
@@ -791,16 +824,7 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     CalleeExpr = KC->getCallee();
     Kernel = KC->getDirectCallee();
     if (!Kernel)
-      if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(KC->getCallee()->IgnoreParenImpCasts()))
-        for (const NamedDecl *ND : ULE->decls()) {
-          const NamedDecl *U = ND->getUnderlyingDecl();
-          if (const auto *FT = dyn_cast<FunctionTemplateDecl>(U))
-            Kernel = FT->getTemplatedDecl();
-          else
-            Kernel = dyn_cast<FunctionDecl>(U);
-          if (Kernel)
-            break;
-        }
+      Kernel = lookedUpCallee(KC->getCallee());
     if (const CallExpr *Cfg = KC->getConfig()) {
       if (Cfg->getNumArgs() > 0) Grid = Cfg->getArg(0);
       if (Cfg->getNumArgs() > 1) Block = Cfg->getArg(1);
@@ -867,23 +891,7 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
       return;
     }
   }
-  if (Kernel)
-    KernelName = Kernel->getTemplateInstantiationPattern()
-                     ? kernelID(Kernel->getTemplateInstantiationPattern())
-                     : kernelID(Kernel);
-  std::string Fn = Enclosing ? Enclosing->getQualifiedNameAsString() : std::string("<global>");
-  unsigned N = ++LaunchCounts[Enclosing];
-  Entity E;
-  E.Kind = EntityKind::LaunchSite;
-  E.ID = Fn + "/launch#" + std::to_string(N); // the merge step prefixes the file
-  E.Owner = Fn;
-  E.S = CE;
-  E.Span = spanOf(CE->getSourceRange());
-  setEditability(E, CE->getSourceRange());
-  E.Data["via"] = Via;
-  E.Data["kernel"] = Kernel ? json(KernelName) : json(nullptr);
-  E.Data["callee"] = CalleeExpr ? textOf(CalleeExpr->getSourceRange()) : "";
-  E.Data["function"] = Fn;
+  Entity E = newLaunch(CE, Enclosing, Via, Kernel, CalleeExpr);
   auto dim = [&](const Expr *X, const char *Ctxt) -> json {
     if (!X)
       return nullptr;
@@ -963,6 +971,50 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
   Out.Entities.push_back(std::move(E));
 }
 
+Entity Collector::newLaunch(const Expr *Site, const FunctionDecl *Enclosing, StringRef Via,
+                            const FunctionDecl *Kernel, const Expr *CalleeExpr) {
+  std::string KernelName;
+  if (Kernel)
+    KernelName = Kernel->getTemplateInstantiationPattern()
+                     ? kernelID(Kernel->getTemplateInstantiationPattern())
+                     : kernelID(Kernel);
+  std::string Fn = Enclosing ? Enclosing->getQualifiedNameAsString() : std::string("<global>");
+  unsigned N = ++LaunchCounts[Enclosing];
+  Entity E;
+  E.Kind = EntityKind::LaunchSite;
+  E.ID = Fn + "/launch#" + std::to_string(N); // the merge step prefixes the file
+  E.Owner = Fn;
+  E.S = Site;
+  E.Span = spanOf(Site->getSourceRange());
+  setEditability(E, Site->getSourceRange());
+  E.Data["via"] = Via;
+  E.Data["kernel"] = Kernel ? json(KernelName) : json(nullptr);
+  E.Data["callee"] = CalleeExpr ? textOf(CalleeExpr->getSourceRange()) : "";
+  E.Data["function"] = Fn;
+  return E;
+}
+
+/// `k<<<g, b>>>(args)` whose arguments do not compile: clang keeps a RecoveryExpr holding the
+/// callee (and the arguments), without the configuration. It is listed, with an unknown
+/// configuration, so that the IDs of the launches after it in the function do not shift; the
+/// errors inside it give it status "error".
+void Collector::collectBrokenLaunch(const RecoveryExpr *RE, const FunctionDecl *Enclosing) {
+  ArrayRef<const Expr *> Subs = RE->subExpressions();
+  if (Subs.empty() || !Subs.front())
+    return;
+  const Expr *Callee = Subs.front();
+  const FunctionDecl *Kernel = kernelFromExpr(Callee);
+  if (!Kernel)
+    Kernel = lookedUpCallee(Callee);
+  if (!Kernel || !Kernel->hasAttr<CUDAGlobalAttr>() || textOf(RE->getSourceRange()).find("<<<") == std::string::npos)
+    return;
+  Entity E = newLaunch(RE, Enclosing, "<<<>>>", Kernel, Callee);
+  for (const char *Field : {"grid", "block", "shared_memory", "stream"})
+    E.Data[Field] = nullptr;
+  E.Data["template_args"] = json::array();
+  Out.Entities.push_back(std::move(E));
+}
+
 class Visitor : public RecursiveASTVisitor<Visitor> {
 public:
   explicit Visitor(Collector &C) : C(C) {}
@@ -1006,6 +1058,15 @@ public:
     if (CE->getBeginLoc().isValid() && C.SM.isInSystemHeader(C.SM.getExpansionLoc(CE->getBeginLoc())))
       return true;
     C.collectLaunch(CE, Enclosing);
+    return true;
+  }
+
+  bool VisitRecoveryExpr(RecoveryExpr *RE) {
+    if (C.Which != Side::Host)
+      return true;
+    if (RE->getBeginLoc().isValid() && C.SM.isInSystemHeader(C.SM.getExpansionLoc(RE->getBeginLoc())))
+      return true;
+    C.collectBrokenLaunch(RE, Stack.empty() ? nullptr : Stack.back());
     return true;
   }
 
@@ -1081,9 +1142,16 @@ SideInventory Collector::run() {
 
 } // namespace
 
-SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable &Macros) {
+SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable &Macros,
+                                   const ErrorTable *Errors) {
   Collector C(Ctx, Which, Macros);
-  return C.run();
+  SideInventory Inv = C.run();
+  Inv.Parsed = true;
+  if (Errors) {
+    Inv.Errors = Errors->Errors;
+    attributeErrors(Inv, Inv.Errors);
+  }
+  return Inv;
 }
 
 } // namespace kloop

@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace kloop {
 
 /// Version of the entry format; bumped when tuResultToJSON changes.
-static constexpr int CacheFormatVersion = 1;
+static constexpr int CacheFormatVersion = 2;
 
 std::string defaultExtractCacheDir() {
   SmallString<256> Dir;
@@ -59,6 +59,52 @@ static EntityKind entityKindFromName(const std::string &Name) {
   throw std::invalid_argument("unknown entity kind '" + Name + "'");
 }
 
+static json diagToJSON(const ParseDiagnostic &D) { return {D.File, D.Line, D.Column, D.Level, D.Message}; }
+
+static ParseDiagnostic diagFromJSON(const json &D) {
+  ParseDiagnostic PD;
+  PD.File = D.at(0).get<std::string>();
+  PD.Line = D.at(1).get<unsigned>();
+  PD.Column = D.at(2).get<unsigned>();
+  PD.Level = D.at(3).get<std::string>();
+  PD.Message = D.at(4).get<std::string>();
+  return PD;
+}
+
+static json pointToJSON(const SourcePoint &P) { return {P.File, P.Offset}; }
+
+static SourcePoint pointFromJSON(const json &J) {
+  return SourcePoint{J.at(0).get<std::string>(), J.at(1).get<unsigned>()};
+}
+
+static json errorsToJSON(const std::vector<LocatedError> &Errors) {
+  json Out = json::array();
+  for (const LocatedError &E : Errors) {
+    json Context = json::array();
+    for (const SourcePoint &P : E.Context)
+      Context.push_back(pointToJSON(P));
+    Out.push_back({{"diag", diagToJSON(E.Diag)},
+                   {"side", sideName(E.Which)},
+                   {"at", pointToJSON(E.At)},
+                   {"context", Context}});
+  }
+  return Out;
+}
+
+static std::vector<LocatedError> errorsFromJSON(const json &J) {
+  std::vector<LocatedError> Out;
+  for (const json &E : J) {
+    LocatedError L;
+    L.Diag = diagFromJSON(E.at("diag"));
+    L.Which = E.at("side").get<std::string>() == "host" ? Side::Host : Side::Device;
+    L.At = pointFromJSON(E.at("at"));
+    for (const json &P : E.at("context"))
+      L.Context.push_back(pointFromJSON(P));
+    Out.push_back(std::move(L));
+  }
+  return Out;
+}
+
 static json sideToJSON(const SideInventory &S) {
   json Entities = json::array();
   for (const Entity &E : S.Entities)
@@ -68,8 +114,14 @@ static json sideToJSON(const SideInventory &S) {
                         {"span", spanToJSON(E.Span)},
                         {"editable", E.Editable},
                         {"not_editable_reason", E.NotEditableReason},
-                        {"data", E.Data}});
-  return {{"side", sideName(S.Which)}, {"entities", Entities}, {"constant_uses", S.ConstantUses}};
+                        {"data", E.Data},
+                        {"errors", errorsToJSON(E.Errors)},
+                        {"invalid_decl", E.InvalidDecl}});
+  return {{"side", sideName(S.Which)},
+          {"entities", Entities},
+          {"constant_uses", S.ConstantUses},
+          {"parsed", S.Parsed},
+          {"errors", errorsToJSON(S.Errors)}};
 }
 
 static SideInventory sideFromJSON(const json &J) {
@@ -84,31 +136,28 @@ static SideInventory sideFromJSON(const json &J) {
     En.Editable = E.at("editable").get<bool>();
     En.NotEditableReason = E.at("not_editable_reason").get<std::string>();
     En.Data = E.at("data");
+    En.Errors = errorsFromJSON(E.at("errors"));
+    En.InvalidDecl = E.at("invalid_decl").get<bool>();
     S.Entities.push_back(std::move(En));
   }
   S.ConstantUses = J.at("constant_uses").get<std::vector<json>>();
+  S.Parsed = J.at("parsed").get<bool>();
+  S.Errors = errorsFromJSON(J.at("errors"));
   return S;
 }
 
 static json parseToJSON(const ParseResult &P) {
   json Diags = json::array();
   for (const ParseDiagnostic &D : P.Diagnostics)
-    Diags.push_back({D.File, D.Line, D.Column, D.Level, D.Message});
+    Diags.push_back(diagToJSON(D));
   return {{"ok", P.Ok}, {"diagnostics", Diags}, {"input_files", P.InputFiles}};
 }
 
 static ParseResult parseFromJSON(const json &J) {
   ParseResult P;
   P.Ok = J.at("ok").get<bool>();
-  for (const json &D : J.at("diagnostics")) {
-    ParseDiagnostic PD;
-    PD.File = D.at(0).get<std::string>();
-    PD.Line = D.at(1).get<unsigned>();
-    PD.Column = D.at(2).get<unsigned>();
-    PD.Level = D.at(3).get<std::string>();
-    PD.Message = D.at(4).get<std::string>();
-    P.Diagnostics.push_back(std::move(PD));
-  }
+  for (const json &D : J.at("diagnostics"))
+    P.Diagnostics.push_back(diagFromJSON(D));
   P.InputFiles = J.at("input_files").get<std::vector<std::string>>();
   return P;
 }

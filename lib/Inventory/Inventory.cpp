@@ -11,9 +11,11 @@
 #include "clang/Lex/MacroInfo.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/Preprocessor.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -112,17 +114,21 @@ private:
 
 class InventoryConsumer : public ASTConsumer {
 public:
-  InventoryConsumer(Side W, SideInventory &Out, MacroTable &Macros) : W(W), Out(Out), Macros(Macros) {}
+  InventoryConsumer(Side W, SideInventory &Out, MacroTable &Macros, ErrorTable &Errors)
+      : W(W), Out(Out), Macros(Macros), Errors(Errors) {}
   void HandleTranslationUnit(ASTContext &Ctx) override {
-    if (Ctx.getDiagnostics().hasErrorOccurred())
-      return; // a broken AST is not inventoried; the errors are reported instead
-    Out = collectSideInventory(Ctx, W, Macros);
+    // After a fatal error clang reports nothing more: no entity could be trusted.
+    // Other errors leave a recovered AST whose entities carry the errors that touch them.
+    if (Ctx.getDiagnostics().hasFatalErrorOccurred())
+      return;
+    Out = collectSideInventory(Ctx, W, Macros, &Errors);
   }
 
 private:
   Side W;
   SideInventory &Out;
   MacroTable &Macros;
+  ErrorTable &Errors;
 };
 
 class InventoryAction : public ASTFrontendAction {
@@ -130,13 +136,15 @@ public:
   InventoryAction(Side W, SideInventory &Out) : W(W), Out(Out) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
     recordMacros(CI.getPreprocessor(), Macros);
-    return std::make_unique<InventoryConsumer>(W, Out, Macros);
+    recordErrors(CI.getDiagnostics(), W, Errors);
+    return std::make_unique<InventoryConsumer>(W, Out, Macros, Errors);
   }
 
 private:
   Side W;
   SideInventory &Out;
   MacroTable Macros;
+  ErrorTable Errors;
 };
 
 } // namespace
@@ -157,6 +165,9 @@ static TUResult parseBothSides(const CompileJob &Job, const FrontendOptions &Opt
     return R;
   R.Device = parseSide(R.Job, Side::Device, Opts, makeInventoryAction(Side::Device, R.DeviceInv));
   R.Host = parseSide(R.Job, Side::Host, Opts, makeInventoryAction(Side::Host, R.HostInv));
+  // Each side's entities also carry the other side's errors inside them.
+  attributeErrors(R.DeviceInv, R.HostInv.Errors);
+  attributeErrors(R.HostInv, R.DeviceInv.Errors);
   return R;
 }
 
@@ -194,6 +205,62 @@ static std::string relPath(StringRef P, StringRef Root) {
   return P.str();
 }
 
+/// One line per distinct error, "file:line:col: level: message [device, host]",
+/// naming every side that reported it; \p Rel rewrites the file name.
+static json sideTaggedErrors(const std::vector<std::pair<ParseDiagnostic, Side>> &Errs,
+                             const std::function<std::string(StringRef)> &Rel) {
+  std::vector<std::pair<std::string, std::set<Side>>> Lines;
+  for (const auto &[D, S] : Errs) {
+    ParseDiagnostic X = D;
+    X.File = Rel(D.File);
+    std::string L = X.str();
+    auto It = llvm::find_if(Lines, [&](const auto &P) { return P.first == L; });
+    if (It == Lines.end())
+      Lines.push_back({L, {S}});
+    else
+      It->second.insert(S);
+  }
+  json Out = json::array();
+  for (const auto &[L, Sides] : Lines) {
+    std::string Tag;
+    for (Side S : Sides)
+      Tag += (Tag.empty() ? "" : ", ") + sideName(S).str();
+    Out.push_back(L + " [" + Tag + "]");
+  }
+  return Out;
+}
+
+/// Sets "errors", "status" and, for an entity with errors (or an invalid
+/// declaration), "editable": false with the reason.
+static void setStatus(json &J, const json &Errors, bool InvalidDecl) {
+  J["errors"] = Errors;
+  bool Bad = InvalidDecl || !Errors.empty();
+  J["status"] = Bad ? "error" : "ok";
+  if (Bad) {
+    J["editable"] = false;
+    J["not_editable_reason"] = errorReason(Errors.get<std::vector<std::string>>());
+  }
+}
+
+/// A translation unit's entry without its status: "file", "sides" (whether each
+/// parse reported an error) and "errors" (Job.Error, or both parses' errors).
+static json tuEntry(const TUResult &R, const std::string &File,
+                    const std::function<std::string(StringRef)> &Rel) {
+  json TU{{"file", File}};
+  if (R.Job.Error) {
+    TU["errors"] = json::array({R.Job.Error.value()});
+    return TU;
+  }
+  TU["sides"] = {{"device", R.Device.Ok ? "ok" : "error"}, {"host", R.Host.Ok ? "ok" : "error"}};
+  std::vector<std::pair<ParseDiagnostic, Side>> Errs;
+  for (const ParseResult *P : {&R.Device, &R.Host})
+    for (const ParseDiagnostic &D : P->Diagnostics)
+      if (D.Level == "error" || D.Level == "fatal")
+        Errs.push_back({D, P == &R.Device ? Side::Device : Side::Host});
+  TU["errors"] = sideTaggedErrors(Errs, Rel);
+  return TU;
+}
+
 json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   json Doc;
   Doc["schema"] = "kloop-inventory";
@@ -224,29 +291,26 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
     return J;
   };
 
+  auto rel = [&](StringRef F) { return F.empty() ? std::string() : relPath(absPath(F), Root); };
+  auto entityErrors = [&](const Entity &E) {
+    std::vector<std::pair<ParseDiagnostic, Side>> Errs;
+    for (const LocatedError &X : E.Errors)
+      Errs.push_back({X.Diag, X.Which});
+    return sideTaggedErrors(Errs, rel);
+  };
+
   for (const TUResult &R : Results) {
     Dir = R.Job.Directory;
-    json TU{{"file", relPath(R.Job.File, Root)}};
-    json Errors = json::array();
-    if (R.Job.Error) {
+    json TU = tuEntry(R, relPath(R.Job.File, Root), rel);
+    if (R.lost()) {
       TU["status"] = "error";
-      Errors.push_back(R.Job.Error.value());
-    } else {
-      TU["status"] = R.failed() ? "error" : "ok";
-      TU["sides"] = {{"device", R.Device.Ok ? "ok" : "error"}, {"host", R.Host.Ok ? "ok" : "error"}};
-      std::set<std::string> SeenDiag;
-      for (const ParseResult *P : {&R.Device, &R.Host})
-        for (const ParseDiagnostic &D : P->Diagnostics)
-          if ((D.Level == "error" || D.Level == "fatal") && SeenDiag.insert(D.str()).second) {
-            ParseDiagnostic Rel = D;
-            Rel.File = relPath(absPath(D.File), Root);
-            Errors.push_back(Rel.str() + (P == &R.Device ? " [device]" : " [host]"));
-          }
-    }
-    TU["errors"] = Errors;
-    TUs.push_back(TU);
-    if (R.Job.Error)
+      TUs.push_back(TU);
       continue;
+    }
+    // "partial" when at least one kernel or launch site has no error (device functions alone
+    // are nothing to tune).
+    bool AnyOk = false;
+    auto noteStatus = [&](const Entity &E) { AnyOk |= !E.hasErrors(); };
 
     // The device side owns kernels and their regions; the host side contributes
     // launch sites (and kernels only when the device side produced nothing).
@@ -255,6 +319,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
     for (const Entity &E : KSide.Entities) {
       if (E.Kind != EntityKind::Kernel)
         continue;
+      noteStatus(E);
       std::string Site = absPath(E.Span.File) + ":" + std::to_string(E.Span.BeginOffset);
       std::string ID = E.ID;
       auto It = KernelDefSite.find(ID);
@@ -275,6 +340,12 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         for (const json &M : E.Data["mangled"])
           if (std::find(K["mangled"].begin(), K["mangled"].end(), M) == K["mangled"].end())
             K["mangled"].push_back(M);
+        // An error inside the kernel seen from any translation unit marks it.
+        json Errs = K["errors"];
+        for (const json &X : entityErrors(E))
+          if (std::find(Errs.begin(), Errs.end(), X) == Errs.end())
+            Errs.push_back(X);
+        setStatus(K, Errs, E.InvalidDecl || (K["status"] == "error" && K["errors"].empty()));
         continue;
       }
       KernelDefSite[ID] = Site;
@@ -284,6 +355,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       K["editable"] = E.Editable;
       if (!E.Editable)
         K["not_editable_reason"] = E.NotEditableReason;
+      setStatus(K, entityErrors(E), E.InvalidDecl);
       Kernels[ID] = K;
     }
     // Constants: one ID per definition. Two files defining one macro name
@@ -323,6 +395,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         break;
       case EntityKind::DeviceFunction:
         J["id"] = E.ID;
+        setStatus(J, entityErrors(E), E.InvalidDecl);
         DeviceFns.emplace(E.ID, J);
         break;
       case EntityKind::Constant:
@@ -353,6 +426,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
           J["not_editable_reason"] = E.NotEditableReason;
         if (!J["kernel"].is_null() && Renamed.count(J["kernel"].get<std::string>()))
           J["kernel"] = Renamed[J["kernel"].get<std::string>()];
+        noteStatus(E);
+        setStatus(J, entityErrors(E), E.InvalidDecl);
         LaunchSites.emplace(ID, J);
       } else if (E.Kind == EntityKind::Constant) {
         json J = E.Data;
@@ -381,6 +456,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         if (UseKeys[C].insert(Key).second)
           Uses[C].push_back(V);
       }
+    TU["status"] = TU["errors"].empty() ? "ok" : AnyOk ? "partial" : "error";
+    TUs.push_back(TU);
   }
 
   // A constant name defined differently in several files: every definition
@@ -415,6 +492,10 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
     json Loops = json::array(), Shared = json::array(), Locals = json::array(), TParams = json::array(),
          Params = json::array(), LB = nullptr;
     for (json &Rg : Regions[ID]) {
+      if (K["status"] == "error" && Rg.value("editable", true)) {
+        Rg["editable"] = false;
+        Rg["not_editable_reason"] = "is in kernel '" + ID + "', which " + K["not_editable_reason"].get<std::string>();
+      }
       std::string Kind = Rg["kind"];
       if (Kind == "loop") Loops.push_back(Rg);
       else if (Kind == "shared_array") Shared.push_back(Rg);

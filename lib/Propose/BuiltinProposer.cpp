@@ -53,6 +53,23 @@ static std::vector<int64_t> sortedWith(std::vector<int64_t> V, int64_t Baseline)
 
 static bool isPow2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
 
+/// The first kernel or launch site in \p Broken that uses constant \p C (directly, or a launch
+/// site of a broken kernel), if any.
+static std::optional<std::string> brokenUser(const json &C, const std::set<std::string> &Broken,
+                                             const std::map<std::string, std::string> &SiteKernel) {
+  if (!C.contains("uses") || !C["uses"].is_array())
+    return std::nullopt;
+  for (const json &U : C["uses"]) {
+    std::string Owner = U.is_object() ? U.value("owner", "") : "";
+    if (Broken.count(Owner))
+      return Owner;
+    auto It = SiteKernel.find(Owner);
+    if (It != SiteKernel.end() && Broken.count(It->second))
+      return It->second;
+  }
+  return std::nullopt;
+}
+
 Expected<TunableSpace> enumerateSpace(const json &Inv) {
   if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -62,11 +79,19 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
   // block as clang evaluated it (0 when not a constant).
   std::map<std::string, std::string> SiteKernel;
   std::map<std::string, int64_t> SiteThreads;
+  // Kernels and launch sites with compile errors (status "error") are never tuned, nor are the
+  // constants they use: clang could not check an edit of them.
+  std::set<std::string> Broken;
+  for (const json &K : Inv["kernels"])
+    if (K.is_object() && K.value("status", "ok") == "error")
+      Broken.insert(K.value("id", ""));
   if (Inv.contains("launch_sites") && Inv["launch_sites"].is_array())
     for (const json &L : Inv["launch_sites"]) {
       if (!L.contains("id") || !L["id"].is_string())
         continue;
       std::string SID = L["id"].get<std::string>();
+      if (L.value("status", "ok") == "error")
+        Broken.insert(SID);
       if (L.contains("kernel") && L["kernel"].is_string())
         SiteKernel[SID] = L["kernel"].get<std::string>();
       int64_t T = 1;
@@ -88,6 +113,10 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
         continue;
       if (!C.value("editable", true)) {
         S.Notes.push_back(ID + ": not editable");
+        continue;
+      }
+      if (auto User = brokenUser(C, Broken, SiteKernel)) {
+        S.Notes.push_back(ID + ": used by " + *User + ", which has compile errors; left alone");
         continue;
       }
       bool Block = false, TileUse = false;
@@ -152,6 +181,10 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
       for (const json &M : K["mangled"])
         if (M.is_string())
           S.Mangled[KID].push_back(M.get<std::string>());
+    if (Broken.count(KID)) {
+      S.Notes.push_back(KID + ": kernel has compile errors; not tuned");
+      continue;
+    }
     if (!K.value("editable", true)) {
       S.Notes.push_back(KID + ": kernel not editable");
       continue;

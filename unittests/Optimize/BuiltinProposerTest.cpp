@@ -87,6 +87,27 @@ TEST(BuiltinSpace, BlockFactorValuesStayWithin1024Threads) {
   EXPECT_EQ(find(*S1, "block_size:macro:B")->Values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
 }
 
+// A kernel with compile errors (status "error", from a translation unit kloop
+// extract parsed with errors) is not tuned, nor is any constant it or its
+// launch sites use, even when an older inventory still says "editable".
+TEST(BuiltinSpace, KernelWithCompileErrorsIsNotTuned) {
+  json Inv = inventory();
+  Inv["kernels"][0]["status"] = "error";
+  TunableSpace S = cantFail(enumerateSpace(Inv));
+  EXPECT_TRUE(S.Dims.empty());
+  bool Noted = false;
+  for (const std::string &N : S.Notes)
+    Noted |= N == "macro:B: used by k, which has compile errors; left alone";
+  EXPECT_TRUE(Noted);
+  // A broken launch site keeps its block size untuned; the kernel's own regions still are tuned.
+  Inv["kernels"][0]["status"] = "ok";
+  Inv["launch_sites"][0]["status"] = "error";
+  Inv["constants"][0]["uses"].erase(1); // B used only by the launch site
+  TunableSpace S1 = cantFail(enumerateSpace(Inv));
+  EXPECT_EQ(find(S1, "block_size:macro:B"), nullptr);
+  EXPECT_NE(find(S1, "unroll:k/loop#1"), nullptr);
+}
+
 TEST(BuiltinSpace, RejectsNonInventory) {
   Expected<TunableSpace> S = enumerateSpace(json{{"foo", 1}});
   ASSERT_FALSE(!!S);

@@ -78,7 +78,9 @@ llvm::Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &O
 
 /// The full clang command line (argv[0] included) that parses \p Job on side
 /// \p S with -fsyntax-only, the CUDA installation's include directories and
-/// `-Wno-unknown-cuda-version` (clang 22 knows CUDA up to 12.9; CUDA 13 parses).
+/// `-Wno-unknown-cuda-version` (clang 22 knows CUDA up to 12.9; CUDA 13 parses),
+/// and `-ferror-limit=0` (no fatal stop after 20 errors: a translation unit with
+/// errors still yields the kernels they do not touch).
 std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S,
                                          const FrontendOptions &Opts);
 

@@ -36,6 +36,7 @@
 namespace clang {
 class ASTContext;
 class Decl;
+class DiagnosticsEngine;
 class Stmt;
 class Preprocessor;
 class FrontendAction;
@@ -74,6 +75,40 @@ struct SourceSpan {
   nlohmann::json toJson() const;
 };
 
+/// A place in a source file: the presumed file name (spelled as in
+/// SourceSpan::File) and a byte offset into it.
+struct SourcePoint {
+  std::string File;
+  unsigned Offset = 0;
+};
+
+/// One error (level "error" or "fatal") that clang reported in one parse,
+/// located so that it can be attributed to the entities it touches.
+struct LocatedError {
+  /// The error as clang reported it (presumed file, line, column, message).
+  ParseDiagnostic Diag;
+  /// The side whose parse reported it.
+  Side Which = Side::Device;
+  /// Where it lies; for code produced by a macro, where the macro is expanded
+  /// (as for SourceSpan). File is empty when the error has no location.
+  SourcePoint At;
+  /// Where the error's context notes point: clang's "in instantiation of ...
+  /// requested here", "while substituting ...", "during template argument
+  /// deduction ..." and CUDA's "called by ..." notes that follow the error. An
+  /// error inside a template (or a device function reached through a call
+  /// chain) thereby also touches the kernel or launch site that instantiates or
+  /// calls it.
+  std::vector<SourcePoint> Context;
+  /// True when At or one of Context lies inside \p S (same file, offset in
+  /// [BeginOffset, EndOffset]).
+  bool touches(const SourceSpan &S) const;
+};
+
+/// The errors one parse reported, in order; filled by recordErrors.
+struct ErrorTable {
+  std::vector<LocatedError> Errors;
+};
+
 /// One named thing in the inventory.
 struct Entity {
   /// Stable ID (see the grammar above).
@@ -90,6 +125,16 @@ struct Entity {
   std::string NotEditableReason;
   /// Kind-specific fields, exactly as they appear in the JSON document.
   nlohmann::json Data = nlohmann::json::object();
+  /// Kernels, device functions and launch sites: the errors that touch the
+  /// entity (LocatedError::touches its Span), from either side. With any, or
+  /// with InvalidDecl, its status is "error" and it is not editable.
+  std::vector<LocatedError> Errors;
+  /// True when clang marked the entity's declaration invalid
+  /// (clang::Decl::isInvalidDecl): its status is "error" even when the error
+  /// that made it so lies elsewhere (e.g. in a header declaring a type it uses).
+  bool InvalidDecl = false;
+  /// "ok" or "error" (docs/inventory.md, "Errors").
+  bool hasErrors() const { return InvalidDecl || !Errors.empty(); }
   /// The AST node, valid only while the ASTContext that produced the entity
   /// lives (kloop apply resolves IDs through these).
   const clang::Decl *D = nullptr;
@@ -124,11 +169,43 @@ struct SideInventory {
   ///  "loop_bound"|"unroll"|"launch_bounds"|"template_arg"|"shared_memory_size",
   ///  "owner": ID, "file", "line", "column"}.
   std::vector<nlohmann::json> ConstantUses;
+  /// True when the parse produced an AST and it was walked: false when the
+  /// parse did not run or stopped at a fatal error (a missing #include), after
+  /// which clang reports nothing more, so no entity could be trusted.
+  bool Parsed = false;
+  /// Every error of the parse (when collectSideInventory was given an ErrorTable).
+  std::vector<LocatedError> Errors;
 };
 
 /// Walks a parsed translation unit and lists its entities. \p Macros is the
-/// table the same parse's preprocessor callbacks filled (may be empty).
-SideInventory collectSideInventory(clang::ASTContext &Ctx, Side Which, const MacroTable &Macros);
+/// table the same parse's preprocessor callbacks filled (may be empty). The
+/// AST may hold errors (clang's recovery: invalid declarations, RecoveryExpr):
+/// with \p Errors (the table recordErrors filled for this parse) every error is
+/// attributed to the kernels, device functions and launch sites it touches
+/// (attributeErrors).
+SideInventory collectSideInventory(clang::ASTContext &Ctx, Side Which, const MacroTable &Macros,
+                                   const ErrorTable *Errors = nullptr);
+
+/// Records every error and fatal error \p Diags reports from now on, with the
+/// context notes that follow it, into \p Table; the diagnostics still reach the
+/// consumer installed before (it is wrapped, not replaced). \p Which names the
+/// side of the parse. \p Table must outlive the parse.
+void recordErrors(clang::DiagnosticsEngine &Diags, Side Which, ErrorTable &Table);
+
+/// Adds each of \p Errors to every kernel, device function and launch site of
+/// \p Inv it touches (an error already there is not added twice). A touched
+/// entity becomes not editable, its reason naming the first error.
+void attributeErrors(SideInventory &Inv, const std::vector<LocatedError> &Errors);
+
+/// The not-editable reason of an entity with errors, from its error lines
+/// ("file:line:col: error: message [side]"): "has N compile error(s), the
+/// first: <line>"; with none, that its declaration is invalid.
+std::string errorReason(const std::vector<std::string> &ErrorLines);
+
+/// True when a parse yields nothing to read: a fatal error (clang stops
+/// reporting after one, e.g. a missing #include), or an error without a
+/// location (the driver refused the command line, so nothing was parsed).
+bool parseUnusable(const ParseResult &R);
 
 /// Installs preprocessor callbacks on \p PP that fill \p Table.
 void recordMacros(clang::Preprocessor &PP, MacroTable &Table);
@@ -142,16 +219,24 @@ struct TUResult {
   CompileJob Job;
   ParseResult Device, Host;
   SideInventory DeviceInv, HostInv;
-  /// True when the job could not even be parsed (Job.Error set) or a side failed.
-  bool failed() const { return Job.Error.has_value() || !Device.Ok || !Host.Ok; }
+  /// True when the translation unit yields nothing: the job could not be
+  /// parsed (Job.Error set), or a side is unusable (parseUnusable) or produced
+  /// no AST. Its status is "error" and it contributes no entity.
+  bool lost() const {
+    return Job.Error.has_value() || parseUnusable(Device) || parseUnusable(Host) || !DeviceInv.Parsed ||
+           !HostInv.Parsed;
+  }
 };
 
 class ExtractCache;
 
-/// Parses every job on both sides (in parallel, Opts.Jobs threads). With
-/// \p Cache, a job whose entry is still valid is taken from it instead of being
-/// parsed, and every parsed job is stored (kloop/Inventory/ExtractCache.h);
-/// a failed store is ignored (it only costs a parse next time).
+/// Parses every job on both sides (in parallel, Opts.Jobs threads), with no
+/// error limit, and collects the inventory of each side even when it has
+/// errors; each side's entities also get the other side's errors that touch
+/// them (attributeErrors). With \p Cache, a job whose entry is still valid is
+/// taken from it instead of being parsed, and every parsed job is stored
+/// (kloop/Inventory/ExtractCache.h); a failed store is ignored (it only costs a
+/// parse next time).
 std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const FrontendOptions &Opts,
                                    ExtractCache *Cache = nullptr);
 
@@ -159,6 +244,10 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
 /// (deduplicated across translation units that include one header), device
 /// functions, launch sites, constants with every use, and per-TU status with
 /// errors. Paths are written relative to \p Root when they lie below it.
+/// Kernels, device functions and launch sites carry "status" ("ok" or "error")
+/// and "errors"; a translation unit's status is "ok" (no error), "partial"
+/// (errors, and at least one of its kernels or launch sites has status "ok") or
+/// "error" (lost(), or none of its kernels and launch sites has status "ok").
 nlohmann::json mergeInventory(const std::vector<TUResult> &Results, llvm::StringRef Root);
 
 } // namespace kloop

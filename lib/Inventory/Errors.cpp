@@ -1,0 +1,181 @@
+//===- Errors.cpp - Recording a parse's errors and attributing them -------===//
+//
+// A translation unit with errors still yields the entities its errors do not
+// touch (docs/inventory.md, "Errors"). The errors are recorded while clang
+// parses, with their context notes, and attributed to entities by source range.
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Inventory/Inventory.h"
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringRef.h"
+
+using namespace clang;
+
+namespace kloop {
+
+namespace {
+
+/// Notes that say where an error's context comes from. Their text is clang's
+/// (DiagnosticSemaKinds.td: note_*_instantiation_here, note_*_substitution*,
+/// note_called_by); a note "declared here" or "candidate ..." is not context.
+bool isContextNote(StringRef Message) {
+  return Message.starts_with("in instantiation of") || Message.starts_with("while substituting") ||
+         Message.starts_with("during template argument deduction") || Message.starts_with("called by");
+}
+
+SourcePoint pointOf(const Diagnostic &Info) {
+  SourcePoint P;
+  if (Info.getLocation().isInvalid() || !Info.hasSourceManager())
+    return P;
+  const SourceManager &SM = Info.getSourceManager();
+  SourceLocation L = SM.getExpansionLoc(Info.getLocation());
+  PresumedLoc PL = SM.getPresumedLoc(L);
+  if (PL.isInvalid())
+    return P;
+  P.File = PL.getFilename();
+  P.Offset = SM.getFileOffset(L);
+  return P;
+}
+
+ParseDiagnostic diagnosticOf(DiagnosticsEngine::Level Level, const Diagnostic &Info) {
+  ParseDiagnostic D;
+  D.Level = Level == DiagnosticsEngine::Fatal ? "fatal" : "error";
+  SmallString<256> Msg;
+  Info.FormatDiagnostic(Msg);
+  D.Message = std::string(Msg);
+  if (Info.getLocation().isValid() && Info.hasSourceManager()) {
+    PresumedLoc P = Info.getSourceManager().getPresumedLoc(Info.getLocation());
+    if (P.isValid()) {
+      D.File = P.getFilename();
+      D.Line = P.getLine();
+      D.Column = P.getColumn();
+    }
+  }
+  return D;
+}
+
+/// Wraps the consumer a parse already has: every diagnostic still reaches it,
+/// and errors with their context notes are also recorded.
+class ErrorRecorder : public DiagnosticConsumer {
+public:
+  ErrorRecorder(DiagnosticConsumer *Next, std::unique_ptr<DiagnosticConsumer> Owned, Side Which,
+                ErrorTable &Table)
+      : Next(Next), Owned(std::move(Owned)), Which(Which), Table(Table) {}
+
+  void BeginSourceFile(const LangOptions &LO, const Preprocessor *PP) override {
+    if (Next)
+      Next->BeginSourceFile(LO, PP);
+  }
+  void EndSourceFile() override {
+    if (Next)
+      Next->EndSourceFile();
+  }
+  void finish() override {
+    if (Next)
+      Next->finish();
+  }
+  void clear() override {
+    DiagnosticConsumer::clear();
+    if (Next)
+      Next->clear();
+  }
+  bool IncludeInDiagnosticCounts() const override { return !Next || Next->IncludeInDiagnosticCounts(); }
+
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Next)
+      Next->HandleDiagnostic(Level, Info);
+    if (Level == DiagnosticsEngine::Error || Level == DiagnosticsEngine::Fatal) {
+      LocatedError E;
+      E.Diag = diagnosticOf(Level, Info);
+      E.Which = Which;
+      E.At = pointOf(Info);
+      Table.Errors.push_back(std::move(E));
+      InError = true;
+      return;
+    }
+    if (Level != DiagnosticsEngine::Note) {
+      InError = false; // the notes that follow belong to a warning
+      return;
+    }
+    if (!InError)
+      return;
+    SmallString<128> Msg;
+    Info.FormatDiagnostic(Msg);
+    if (!isContextNote(Msg))
+      return;
+    SourcePoint P = pointOf(Info);
+    if (!P.File.empty())
+      Table.Errors.back().Context.push_back(std::move(P));
+  }
+
+private:
+  DiagnosticConsumer *Next;
+  std::unique_ptr<DiagnosticConsumer> Owned;
+  Side Which;
+  ErrorTable &Table;
+  bool InError = false;
+};
+
+bool sameError(const LocatedError &A, const LocatedError &B) {
+  return A.Which == B.Which && A.Diag.str() == B.Diag.str();
+}
+
+} // namespace
+
+bool LocatedError::touches(const SourceSpan &S) const {
+  auto In = [&](const SourcePoint &P) {
+    return !P.File.empty() && P.File == S.File && P.Offset >= S.BeginOffset && P.Offset <= S.EndOffset;
+  };
+  if (In(At))
+    return true;
+  for (const SourcePoint &P : Context)
+    if (In(P))
+      return true;
+  return false;
+}
+
+void recordErrors(DiagnosticsEngine &Diags, Side Which, ErrorTable &Table) {
+  DiagnosticConsumer *Next = Diags.getClient();
+  std::unique_ptr<DiagnosticConsumer> Owned = Diags.takeClient();
+  Diags.setClient(new ErrorRecorder(Next, std::move(Owned), Which, Table), /*ShouldOwnClient=*/true);
+}
+
+std::string errorReason(const std::vector<std::string> &ErrorLines) {
+  if (ErrorLines.empty())
+    return "has an invalid declaration (clang could not make sense of it; see the translation unit's "
+           "errors)";
+  return "has " + std::to_string(ErrorLines.size()) + " compile error" + (ErrorLines.size() == 1 ? "" : "s") +
+         ", the first: " + ErrorLines.front();
+}
+
+void attributeErrors(SideInventory &Inv, const std::vector<LocatedError> &Errors) {
+  for (Entity &E : Inv.Entities) {
+    if (E.Kind != EntityKind::Kernel && E.Kind != EntityKind::DeviceFunction &&
+        E.Kind != EntityKind::LaunchSite)
+      continue;
+    for (const LocatedError &X : Errors)
+      if (X.touches(E.Span) &&
+          llvm::none_of(E.Errors, [&](const LocatedError &Y) { return sameError(X, Y); }))
+        E.Errors.push_back(X);
+    if (!E.hasErrors())
+      continue;
+    std::vector<std::string> Lines;
+    for (const LocatedError &X : E.Errors)
+      Lines.push_back(X.Diag.str() + " [" + sideName(X.Which).str() + "]");
+    E.Editable = false;
+    E.NotEditableReason = errorReason(Lines);
+  }
+}
+
+bool parseUnusable(const ParseResult &R) {
+  return llvm::any_of(R.Diagnostics, [](const ParseDiagnostic &D) {
+    return D.Level == "fatal" || (D.Level == "error" && D.File.empty());
+  });
+}
+
+} // namespace kloop
