@@ -31,6 +31,11 @@ cl::opt<std::string> GpuArch("cuda-gpu-arch",
 cl::opt<std::string> Root("root", cl::desc("Paths in the output are relative to this directory (default: cwd)"),
                           cl::sub(ExtractSub));
 cl::opt<bool> Compact("compact", cl::desc("Print JSON on one line"), cl::sub(ExtractSub));
+cl::opt<bool> StrictFlags("strict-flags",
+                          cl::desc("A compile flag that neither nvcc nor clang knows, or an nvcc flag "
+                                   "kloop does not support, fails its translation unit (default: a "
+                                   "warning, and the flag is ignored)"),
+                          cl::sub(ExtractSub));
 
 int runExtract(const kloop::CommandContext &Ctx) {
   kloop::FrontendOptions Opts;
@@ -41,11 +46,15 @@ int runExtract(const kloop::CommandContext &Ctx) {
   Opts.CudaPath = CudaPath;
   Opts.GpuArch = GpuArch;
   Opts.Jobs = Jobs;
+  Opts.StrictFlags = StrictFlags;
   auto Planned = kloop::planCompileJobs(Opts);
   if (!Planned) {
     errs() << "kloop extract: error: " << toString(Planned.takeError()) << "\n";
     return 1;
   }
+  for (const kloop::CompileJob &J : *Planned)
+    for (const std::string &W : J.Warnings)
+      errs() << "kloop extract: warning: " << J.File << ": " << W << "\n";
   std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts);
   SmallString<256> RootDir(Root);
   if (RootDir.empty())

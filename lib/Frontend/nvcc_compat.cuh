@@ -8,6 +8,9 @@
 // test/Compat/; test/Compat/nvcc-accepts.test compiles the same snippets with nvcc.
 #ifndef KLOOP_NVCC_COMPAT_CUH
 #define KLOOP_NVCC_COMPAT_CUH
+// Like the CUDA headers it stands in for: no warnings from here, and kloop's inventory skips
+// its code (it lists the user's kernels and launches, not the toolkit's).
+#pragma clang system_header
 
 // Only with the real CUDA headers (clang's runtime wrapper), never with -nocudainc.
 #if defined(__CUDA__) && defined(__CUDACC__) && defined(__cplusplus) &&                        \
