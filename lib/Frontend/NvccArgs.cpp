@@ -133,7 +133,7 @@ const std::vector<FlagRow> &flagRows() {
     drop("--generate-nonsystem-dependencies", "-MM", false, "dependency file output"),
     drop("--generate-dependencies-with-compile", "-MD", false, "dependency file output"),
     drop("--generate-nonsystem-dependencies-with-compile", "-MMD", false, "dependency file output"),
-    drop("--dependency-output", "-MF", false, "dependency file output"),
+    drop("--dependency-output", "-MF", true, "dependency file output (--help shows no value, nvcc takes a file)"),
     drop("--generate-dependency-targets", "-MP", false, "dependency file output"),
     tr("--compile", "-c", false, Act::Compile, "-c"),
     tr("--device-c", "-dc", false, Act::DeviceC, "-fgpu-rdc -c"),
