@@ -92,29 +92,45 @@ void joinChevron(std::string &Out, const RawToken &Pair, const RawToken &Third) 
 
 } // namespace
 
+/// True when \p Source has `<<` then blanks then `<`, or `>>` then whitespace then `>`: the
+/// only texts worth lexing.
+static bool mayHaveSpacedChevron(StringRef Source) {
+  for (auto [Pair, Blanks] : {std::pair<StringRef, StringRef>{"<<", " \t"}, {">>", " \t\r\n\v\f"}})
+    for (size_t Pos = Source.find(Pair); Pos != StringRef::npos; Pos = Source.find(Pair, Pos + 2)) {
+      size_t After = Source.find_first_not_of(Blanks, Pos + 2);
+      if (After != Pos + 2 && After != StringRef::npos && Source[After] == Pair[0])
+        return true;
+    }
+  return false;
+}
+
+/// Length of the launch opener at \p T[I]: 1 for `<<<`, 2 for a spaced `<< <` (not after
+/// `operator`), 0 for anything else.
+static size_t launchOpener(StringRef Src, const std::vector<RawToken> &T, size_t I) {
+  if (T[I].Kind == tok::lesslessless)
+    return 1;
+  if (I + 1 < T.size() && spacedPair(Src, T[I], tok::lessless, T[I + 1], tok::less, " \t") &&
+      !(I > 0 && T[I - 1].Kind == tok::raw_identifier && T[I - 1].Text == "operator"))
+    return 2;
+  return 0;
+}
+
 std::optional<std::string> normalizeLaunchChevrons(StringRef Source) {
-  size_t Pos = Source.find("<<");
-  bool Candidate = false;
-  for (; Pos != StringRef::npos && !Candidate; Pos = Source.find("<<", Pos + 2)) {
-    size_t After = Source.find_first_not_of(" \t", Pos + 2);
-    Candidate = After != Pos + 2 && After != StringRef::npos && Source[After] == '<';
-  }
-  if (!Candidate)
+  if (!mayHaveSpacedChevron(Source))
     return std::nullopt;
   std::vector<RawToken> T = lexRaw(Source);
   std::string Out = Source.str();
   bool Changed = false;
-  for (size_t I = 0; I + 1 < T.size(); ++I) {
-    if (!spacedPair(Source, T[I], tok::lessless, T[I + 1], tok::less, " \t") ||
-        (I > 0 && T[I - 1].Kind == tok::raw_identifier && T[I - 1].Text == "operator"))
-      continue;
-    size_t Close = findClose(Source, T, I + 2);
+  for (size_t I = 0; I < T.size(); ++I) {
+    size_t Open = launchOpener(Source, T, I);
+    size_t Close = Open ? findClose(Source, T, I + Open) : 0;
     if (!Close)
       continue;
-    joinChevron(Out, T[I], T[I + 1]);
+    if (Open == 2)
+      joinChevron(Out, T[I], T[I + 1]);
     if (T[Close].Kind == tok::greatergreater)
       joinChevron(Out, T[Close], T[Close + 1]);
-    Changed = true;
+    Changed |= Open == 2 || T[Close].Kind == tok::greatergreater;
     I = Close;
   }
   if (!Changed)
