@@ -145,8 +145,11 @@ class BufferFile : public vfs::File {
 public:
   BufferFile(vfs::Status S, std::unique_ptr<MemoryBuffer> B) : S(std::move(S)), B(std::move(B)) {}
   ErrorOr<vfs::Status> status() override { return S; }
-  ErrorOr<std::unique_ptr<MemoryBuffer>> getBuffer(const Twine &Name, int64_t, bool, bool) override {
-    return MemoryBuffer::getMemBufferCopy(B->getBuffer(), Name);
+  /// Hands the contents over (clang's FileManager reads an opened file once).
+  ErrorOr<std::unique_ptr<MemoryBuffer>> getBuffer(const Twine &, int64_t, bool, bool) override {
+    if (!B)
+      return std::make_error_code(std::errc::io_error);
+    return std::move(B);
   }
   std::error_code close() override { return {}; }
 
