@@ -51,6 +51,11 @@ std::unique_ptr<kloop::ExtractCache> openCache() {
     return nullptr;
   return std::make_unique<kloop::ExtractCache>(Dir, kloop::executableId());
 }
+cl::opt<bool> StrictFlags("strict-flags",
+                          cl::desc("A compile flag that neither nvcc nor clang knows, or an nvcc flag "
+                                   "kloop does not support, fails its translation unit (default: a "
+                                   "warning, and the flag is ignored)"),
+                          cl::sub(ExtractSub));
 
 int runExtract(const kloop::CommandContext &Ctx) {
   kloop::FrontendOptions Opts;
@@ -61,11 +66,15 @@ int runExtract(const kloop::CommandContext &Ctx) {
   Opts.CudaPath = CudaPath;
   Opts.GpuArch = GpuArch;
   Opts.Jobs = Jobs;
+  Opts.StrictFlags = StrictFlags;
   auto Planned = kloop::planCompileJobs(Opts);
   if (!Planned) {
     errs() << "kloop extract: error: " << toString(Planned.takeError()) << "\n";
     return 1;
   }
+  for (const kloop::CompileJob &J : *Planned)
+    for (const std::string &W : J.Warnings)
+      errs() << "kloop extract: warning: " << J.File << ": " << W << "\n";
   if (!kloop::recoverInterruptedWrites("extract", kloop::jobFiles(*Planned)))
     return 1;
   std::unique_ptr<kloop::ExtractCache> Cache = openCache();

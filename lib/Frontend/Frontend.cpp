@@ -1,12 +1,14 @@
 //===- Frontend.cpp - Parsing CUDA translation units ----------------------===//
 #include "kloop/Frontend/Frontend.h"
 #include "kloop/Frontend/NvccArgs.h"
+#include "NvccCompat.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/Stack.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Options/OptionUtils.h"
 #include "clang/Tooling/ArgumentsAdjusters.h"
 #include "clang/Tooling/CompilationDatabase.h"
@@ -90,8 +92,53 @@ static std::optional<std::string> notRegularFile(StringRef File) {
   return ("not a regular file (" + Kind + "); kloop reads only regular source files").str();
 }
 
-/// Turns one database command into a job (translating nvcc flags).
-static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir) {
+/// GPU architectures named with clang's own flags.
+static void collectClangGpuArchs(CompileJob &J) {
+  for (const std::string &A : J.Args) {
+    StringRef S(A);
+    if (S.consume_front("--cuda-gpu-arch=") || S.consume_front("--offload-arch="))
+      J.GpuArchs.push_back(S.str());
+  }
+}
+
+/// Quotes and joins \p Flags: 'a', 'b'.
+static std::string quotedList(const std::vector<std::string> &Flags) {
+  std::string S;
+  for (size_t I = 0; I < Flags.size(); ++I)
+    S += (I ? ", '" : "'") + Flags[I] + "'";
+  return S;
+}
+
+/// Turns the flags no one knows and the unsupported nvcc flags of \p T into warnings of
+/// \p J, or into its error under --strict-flags.
+static void reportIgnoredFlags(const TranslatedCommand &T, bool Strict, CompileJob &J) {
+  std::vector<std::string> Msgs;
+  if (!T.Unknown.empty())
+    Msgs.push_back("unknown compiler flag" + std::string(T.Unknown.size() > 1 ? "s " : " ") +
+                   quotedList(T.Unknown) +
+                   " in its compile command (neither an nvcc flag nor a clang flag)");
+  for (const std::string &F : T.Unsupported) {
+    const NvccFlagInfo *Info = findNvccFlag(StringRef(F).split('=').first);
+    Msgs.push_back("nvcc flag '" + F + "' is not supported by kloop's parse" +
+                   (Info ? " (" + Info->Note.str() + ")" : std::string()));
+  }
+  if (Msgs.empty())
+    return;
+  if (Strict) {
+    std::string E;
+    for (const std::string &M : Msgs)
+      E += (E.empty() ? "" : "; ") + M;
+    J.Error = E + " (--strict-flags)";
+    return;
+  }
+  for (const std::string &M : Msgs)
+    J.Warnings.push_back(M + "; ignored");
+}
+
+/// Turns one compile command into a job. nvcc commands and \p NvccStyle commands (the
+/// arguments after `--`) go through the nvcc flag table; other commands are clang's.
+static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir, bool NvccStyle,
+                          bool StrictFlags) {
   // A relative "directory" is relative to the database's own folder (what
   // CMake never writes but hand-written and checked-in databases often do).
   if (!DatabaseDir.empty() && !sys::path::is_absolute(C.Directory))
@@ -109,30 +156,24 @@ static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir) {
   }
   std::vector<std::string> Rest(C.CommandLine.begin() + (C.CommandLine.empty() ? 0 : 1),
                                 C.CommandLine.end());
-  if (!C.CommandLine.empty() && isNvccCompiler(C.CommandLine[0])) {
-    auto T = translateNvccArgs(Rest, C.Directory);
-    if (!T) {
-      J.Error = "bad nvcc command in the compilation database: " + toString(T.takeError());
+  TranslatedCommand T;
+  if (NvccStyle || (!C.CommandLine.empty() && isNvccCompiler(C.CommandLine[0]))) {
+    auto Translated = translateNvccArgs(Rest, C.Directory);
+    if (!Translated) {
+      J.Error = "bad nvcc command: " + toString(Translated.takeError());
       return J;
     }
-    J.Args = std::move(T->Args);
-    J.GpuArchs = std::move(T->GpuArchs);
+    T = std::move(*Translated);
   } else {
-    J.Args = std::move(Rest);
-    for (const std::string &A : J.Args) {
-      StringRef S(A);
-      if (S.consume_front("--cuda-gpu-arch=") || S.consume_front("--offload-arch="))
-        J.GpuArchs.push_back(S.str());
-    }
+    T.Unknown = findUnknownClangFlags(Rest);
+    for (std::string &A : Rest)
+      if (!llvm::is_contained(T.Unknown, A))
+        T.Args.push_back(std::move(A));
   }
-  std::vector<std::string> Unknown = findUnknownClangFlags(J.Args);
-  if (!Unknown.empty()) {
-    std::string Msg = "unknown compiler flag" + std::string(Unknown.size() > 1 ? "s" : "") + " ";
-    for (size_t I = 0; I < Unknown.size(); ++I)
-      Msg += (I ? ", '" : "'") + Unknown[I] + "'";
-    Msg += " in its compile command (neither an nvcc flag kloop translates nor a clang flag)";
-    J.Error = Msg;
-  }
+  J.Args = std::move(T.Args);
+  J.GpuArchs = std::move(T.GpuArchs);
+  collectClangGpuArchs(J);
+  reportIgnoredFlags(T, StrictFlags, J);
   return J;
 }
 
@@ -179,7 +220,7 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
     if (Opts.Inputs.empty()) {
       for (const tooling::CompileCommand &C : DB->getAllCompileCommands())
         if (commandIsCuda(C))
-          Jobs.push_back(makeJob(C, DbDir));
+          Jobs.push_back(makeJob(C, DbDir, /*NvccStyle=*/false, Opts.StrictFlags));
       if (Jobs.empty())
         return createStringError(inconvertibleErrorCode(),
                                  "%s: the compilation database has no CUDA translation units",
@@ -238,7 +279,8 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
       Jobs.push_back(J);
       continue;
     }
-    Jobs.push_back(makeJob(Cmds.front(), DB ? DbDir : std::string()));
+    Jobs.push_back(makeJob(Cmds.front(), DB ? DbDir : std::string(), /*NvccStyle=*/Fixed != nullptr,
+                           Opts.StrictFlags));
   }
   return Jobs;
 }
@@ -292,6 +334,8 @@ std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const Fr
   // kernel of the translation unit (the inventory reads what error recovery keeps).
   Extra.push_back("-ferror-limit=0");
   Extra.push_back("-resource-dir=" + clang::GetResourcesPath(clangDriverPath()));
+  Extra.push_back("-include");
+  Extra.push_back(nvccCompatHeaderPath().str());
   // Extra flags go right after argv[0] so that an explicit -x in the command
   // still applies to the file that follows it.
   Args.insert(Args.begin() + 1, Extra.begin(), Extra.end());
@@ -308,10 +352,33 @@ namespace {
 class CollectingDiagConsumer : public DiagnosticConsumer {
 public:
   std::vector<ParseDiagnostic> Diags;
+  /// Errors reported as warnings because nvcc accepts the code (isNvccSharedInitWarning).
+  unsigned NvccWarnings = 0;
+  /// Errors reported as errors.
+  unsigned RealErrors = 0;
+  /// The engine of the file being parsed (from its preprocessor).
+  DiagnosticsEngine *Engine = nullptr;
+  void BeginSourceFile(const LangOptions &LO, const Preprocessor *PP) override {
+    DiagnosticConsumer::BeginSourceFile(LO, PP);
+    if (PP)
+      Engine = &PP->getDiagnostics();
+  }
   void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
     DiagnosticConsumer::HandleDiagnostic(Level, Info);
     if (Level < DiagnosticsEngine::Warning)
       return;
+    bool AsNvccWarning = Level == DiagnosticsEngine::Error && isNvccSharedInitWarning(Info);
+    if (AsNvccWarning) {
+      Level = DiagnosticsEngine::Warning;
+      ++NvccWarnings;
+      // clang has counted it as an error, which would make consumers treat the AST as
+      // broken; while no real error has occurred, clear the counts (a soft reset keeps the
+      // diagnostic mappings).
+      if (RealErrors == 0 && Engine)
+        Engine->Reset(/*soft=*/true);
+    } else if (Level >= DiagnosticsEngine::Error) {
+      ++RealErrors;
+    }
     ParseDiagnostic D;
     D.Level = Level == DiagnosticsEngine::Fatal   ? "fatal"
               : Level == DiagnosticsEngine::Error ? "error"
@@ -319,6 +386,8 @@ public:
     SmallString<256> Msg;
     Info.FormatDiagnostic(Msg);
     D.Message = std::string(Msg);
+    if (AsNvccWarning)
+      D.Message += " (nvcc: warning 20054-D, the variable is not initialized)";
     if (Info.getLocation().isValid() && Info.hasSourceManager()) {
       PresumedLoc P = Info.getSourceManager().getPresumedLoc(Info.getLocation());
       if (P.isValid()) {
@@ -399,9 +468,10 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
       Mem->addFile(Path, 0, MemoryBuffer::getMemBufferCopy(Content, Path));
     Overlay->pushOverlay(Mem);
   }
+  IntrusiveRefCntPtr<vfs::FileSystem> FS = withNvccCompat(Overlay);
   if (!Directory.empty())
-    Overlay->setCurrentWorkingDirectory(Directory);
-  IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), Overlay));
+    FS->setCurrentWorkingDirectory(Directory);
+  IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), FS));
   CollectingDiagConsumer Diags;
   DiagnosticOptions DiagOpts;
   tooling::ToolInvocation Invocation(CommandLine, std::move(Action), Files.get());
@@ -417,7 +487,8 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
   }
   R.Diagnostics = std::move(Diags.Diags);
   R.InputFiles = filesOnDisk(*Files, Directory, MappedFiles);
-  R.Ok = Ok && llvm::none_of(R.Diagnostics, [](const ParseDiagnostic &D) {
+  // clang counts a downgraded error as an error all the same; the collected levels decide.
+  R.Ok = (Ok || Diags.NvccWarnings > 0) && llvm::none_of(R.Diagnostics, [](const ParseDiagnostic &D) {
            return D.Level == "error" || D.Level == "fatal";
          });
   if (!Ok && R.Diagnostics.empty()) {

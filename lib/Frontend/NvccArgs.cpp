@@ -4,12 +4,16 @@
 #include "clang/Options/Options.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Option/Arg.h"
 #include "llvm/Option/ArgList.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/StringSaver.h"
+
+#include <algorithm>
+#include <optional>
 
 using namespace llvm;
 
@@ -68,45 +72,7 @@ void parseGencode(StringRef Spec, std::vector<std::string> &Archs) {
     Archs.push_back(Arch);
 }
 
-/// Flags nvcc accepts that take a separate or '='-joined value and only affect
-/// code generation, ptxas, the host compiler's location or linking: dropped.
-bool isDroppedWithValue(StringRef F) {
-  return StringSwitch<bool>(F)
-      .Cases({"-ccbin", "--compiler-bindir"}, true)
-      .Cases({"-Xptxas", "--ptxas-options"}, true)
-      .Cases({"-Xnvlink", "--nvlink-options"}, true)
-      .Cases({"-Xlinker", "--linker-options"}, true)
-      .Cases({"-Xcudafe", "-Xarchive", "--archive-options"}, true)
-      .Cases({"-maxrregcount", "--maxrregcount"}, true)
-      .Cases({"-t", "--threads"}, true)
-      .Cases({"--diag-suppress", "-diag-suppress", "--diag-warn", "--diag-error"}, true)
-      .Cases({"-code", "--gpu-code"}, true)
-      .Cases({"-rdc", "--relocatable-device-code"}, true) // value handled by caller
-      .Cases({"-ftz", "-prec-div", "-prec-sqrt", "-fmad"}, true)
-      .Cases({"--ftz", "--prec-div", "--prec-sqrt", "--fmad"}, true)
-      .Cases({"-cudart", "--cudart"}, true)
-      .Cases({"-odir", "--output-directory", "-MF", "--dependency-output"}, true)
-      .Cases({"-ptxas-options", "--resource-usage-options"}, true)
-      .Default(false);
-}
-
-/// Flags without a value that only affect code generation or nvcc itself.
-bool isDroppedAlone(StringRef F) {
-  return StringSwitch<bool>(F)
-      .Cases({"-lineinfo", "--generate-line-info", "-G", "--device-debug"}, true)
-      .Cases({"--expt-relaxed-constexpr", "-expt-relaxed-constexpr"}, true)
-      .Cases({"--expt-extended-lambda", "-expt-extended-lambda", "--extended-lambda", "-extended-lambda"}, true)
-      .Cases({"--use_fast_math", "-use_fast_math", "--keep", "-keep", "-res-usage", "--resource-usage"}, true)
-      .Cases({"-Wno-deprecated-gpu-targets", "--Wno-deprecated-gpu-targets", "-Wno-deprecated-declarations-nvcc"}, true)
-      .Cases({"--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler"}, true)
-      .Cases({"--display-error-number", "--no-display-error-number"}, true)
-      .Cases({"-dlink", "--device-link", "-dw", "--device-w"}, true)
-      .Cases({"--restrict", "-restrict"}, true)
-      .Default(false);
-}
-
-/// nvcc options spelled with one dash and a long name that clang would
-/// misread; their value follows as the next argument or after '='.
+/// Reads one response file's arguments into \p Out.
 Error expandResponseFile(StringRef Path, StringRef Directory, std::vector<std::string> &Out) {
   SmallString<256> Full(Path);
   if (!sys::path::is_absolute(Full) && !Directory.empty()) {
@@ -128,9 +94,279 @@ Error expandResponseFile(StringRef Path, StringRef Directory, std::vector<std::s
 
 } // namespace
 
-Expected<TranslatedCommand> translateNvccArgs(ArrayRef<std::string> InArgs, StringRef Directory) {
-  // Expand response files first (nvcc: @file, --options-file/-optf FILE), one level
-  // deep per pass, up to a small depth to refuse cycles.
+namespace {
+
+/// What a row of the flag table does to the clang command line.
+enum class Act {
+  Drop, Unsupported, Werror, Arch, Gencode, HostOptions, Language, Std, DefaultStream, Define,
+  Undefine, IncludePath, SystemInclude, PreInclude, Rdc, DeviceC, Compile, Optimize,
+  TemplateDepth, TemplateBacktrace, NoExceptions, FastMath, NoWarnings, OptionsFile
+};
+
+struct FlagRow {
+  NvccFlagInfo Info;
+  Act A;
+};
+
+FlagRow tr(StringRef L, StringRef S, bool V, Act A, StringRef Note) {
+  return {{L, S, V, NvccFlagClass::Translated, Note}, A};
+}
+FlagRow drop(StringRef L, StringRef S, bool V, StringRef Note, Act A = Act::Drop) {
+  return {{L, S, V, NvccFlagClass::Dropped, Note}, A};
+}
+FlagRow unsupported(StringRef L, StringRef S, bool V, StringRef Note) {
+  return {{L, S, V, NvccFlagClass::Unsupported, Note}, Act::Unsupported};
+}
+
+/// Every flag of CUDA 13.0's `nvcc --help`, in its order, then flags nvcc accepts without
+/// listing them. Sources: `nvcc --help` and the nvcc manual ("NVCC Command Options").
+const std::vector<FlagRow> &flagRows() {
+  static const std::vector<FlagRow> Rows = {
+    drop("--cuda", "-cuda", false, "compilation phase; kloop always parses both sides"),
+    drop("--cubin", "-cubin", false, "compilation phase; kloop always parses both sides"),
+    drop("--fatbin", "-fatbin", false, "compilation phase; kloop always parses both sides"),
+    drop("--ptx", "-ptx", false, "compilation phase; kloop always parses both sides"),
+    drop("--optix-ir", "-optix-ir", false, "compilation phase; kloop always parses both sides"),
+    drop("--ltoir", "-ltoir", false, "compilation phase; kloop always parses both sides"),
+    drop("--preprocess", "-E", false, "compilation phase; kloop always parses both sides"),
+    drop("--generate-dependencies", "-M", false, "dependency file output"),
+    drop("--generate-nonsystem-dependencies", "-MM", false, "dependency file output"),
+    drop("--generate-dependencies-with-compile", "-MD", false, "dependency file output"),
+    drop("--generate-nonsystem-dependencies-with-compile", "-MMD", false, "dependency file output"),
+    drop("--dependency-output", "-MF", true, "dependency file output (--help shows no value, nvcc takes a file)"),
+    drop("--generate-dependency-targets", "-MP", false, "dependency file output"),
+    tr("--compile", "-c", false, Act::Compile, "-c"),
+    tr("--device-c", "-dc", false, Act::DeviceC, "-fgpu-rdc -c"),
+    drop("--device-w", "-dw", false, "compilation phase; kloop always parses both sides"),
+    drop("--device-link", "-dlink", false, "compilation phase; kloop always parses both sides"),
+    drop("--link", "-link", false, "compilation phase; kloop always parses both sides"),
+    drop("--lib", "-lib", false, "compilation phase; kloop always parses both sides"),
+    drop("--run", "-run", false, "compilation phase; kloop always parses both sides"),
+    drop("--output-file", "-o", true, "output files, temporaries or nvcc's own reporting"),
+    tr("--pre-include", "-include", true, Act::PreInclude, "-include FILE (each of a comma-separated list)"),
+    drop("--objdir-as-tempdir", "-objtemp", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--library", "-l", true, "linking"),
+    tr("--define-macro", "-D", true, Act::Define, "-DDEF (each of a comma-separated list, as nvcc splits it)"),
+    tr("--undefine-macro", "-U", true, Act::Undefine, "-UNAME (each of a comma-separated list)"),
+    tr("--include-path", "-I", true, Act::IncludePath, "-IDIR (each of a comma-separated list)"),
+    tr("--system-include", "-isystem", true, Act::SystemInclude, "-isystem DIR (each of a comma-separated list)"),
+    drop("--library-path", "-L", true, "linking"),
+    drop("--output-directory", "-odir", true, "output files, temporaries or nvcc's own reporting"),
+    drop("--compiler-bindir", "-ccbin", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--allow-unsupported-compiler", "-allow-unsupported-compiler", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--archiver-binary", "-arbin", true, "linking"),
+    drop("--cudart", "-cudart", true, "linking"),
+    drop("--cudadevrt", "-cudadevrt", true, "linking"),
+    drop("--libdevice-directory", "-ldir", true, "linking"),
+    unsupported("--target-directory", "-target-dir", true, "selects another target's include directory (targets/<dir>/include); kloop parses with targets/x86_64-linux"),
+    drop("--use-local-env", "-use-local-env", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--force-cl-env-setup", "-force-cl-env-setup", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--profile", "-pg", false, "code generation, ptxas or build parallelism"),
+    drop("--debug", "-g", false, "code generation, ptxas or build parallelism"),
+    drop("--device-debug", "-G", false, "code generation, ptxas or build parallelism"),
+    drop("--generate-line-info", "-lineinfo", false, "code generation, ptxas or build parallelism"),
+    drop("--optimization-info", "-opt-info", true, "code generation, ptxas or build parallelism"),
+    tr("--optimize", "-O", true, Act::Optimize, "-OLEVEL (defines __OPTIMIZE__ like nvcc's host compiler)"),
+    drop("--Ofast-compile", "-Ofc", true, "code generation, ptxas or build parallelism"),
+    drop("--dopt", "-dopt", true, "code generation, ptxas or build parallelism"),
+    drop("--dlink-time-opt", "-dlto", false, "code generation, ptxas or build parallelism"),
+    drop("--lto", "-lto", false, "code generation, ptxas or build parallelism"),
+    drop("--gen-opt-lto", "-gen-opt-lto", false, "code generation, ptxas or build parallelism"),
+    tr("--ftemplate-backtrace-limit", "-ftemplate-backtrace-limit", true, Act::TemplateBacktrace, "-ftemplate-backtrace-limit=N"),
+    tr("--ftemplate-depth", "-ftemplate-depth", true, Act::TemplateDepth, "-ftemplate-depth=N"),
+    tr("--no-exceptions", "-noeh", false, Act::NoExceptions, "-fno-exceptions"),
+    drop("--shared", "-shared", false, "linking"),
+    tr("--x", "-x", true, Act::Language, "-x cuda for cu, else -x c / -x c++"),
+    tr("--std", "-std", true, Act::Std, "-std=VALUE"),
+    drop("--no-host-device-initializer-list", "-nohdinitlist", false, "only makes nvcc refuse more device code; kloop's parse stays permissive"),
+    drop("--no-host-device-move-forward", "-nohdmoveforward", false, "only makes nvcc refuse more device code; kloop's parse stays permissive"),
+    drop("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", false, "clang accepts this code without a flag (constexpr functions are implicitly __host__ __device__, __device__ lambdas are always allowed)"),
+    drop("--extended-lambda", "-extended-lambda", false, "clang accepts this code without a flag (constexpr functions are implicitly __host__ __device__, __device__ lambdas are always allowed)"),
+    drop("--expt-extended-lambda", "-expt-extended-lambda", false, "clang accepts this code without a flag (constexpr functions are implicitly __host__ __device__, __device__ lambdas are always allowed)"),
+    drop("--machine", "-m", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--m64", "-m64", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    tr("--compiler-options", "-Xcompiler", true, Act::HostOptions, "host flags that matter for parsing and that clang knows (-D, -U, -I, -isystem, -include, -std, -O, -w, -f* but -fopenmp*)"),
+    drop("--linker-options", "-Xlinker", true, "linking"),
+    drop("--archive-options", "-Xarchive", true, "linking"),
+    drop("--ptxas-options", "-Xptxas", true, "code generation, ptxas or build parallelism"),
+    drop("--nvlink-options", "-Xnvlink", true, "linking"),
+    drop("--static-global-template-stub", "-static-global-template-stub", true, "code generation, ptxas or build parallelism"),
+    drop("--device-entity-has-hidden-visibility", "-device-entity-has-hidden-visibility", true, "code generation, ptxas or build parallelism"),
+    drop("--forward-unknown-to-host-compiler", "-forward-unknown-to-host-compiler", false, "kloop passes flags nvcc does not know to clang when clang knows them, with or without it"),
+    drop("--forward-unknown-to-host-linker", "-forward-unknown-to-host-linker", false, "linking"),
+    drop("--forward-unknown-opts", "-forward-unknown-opts", false, "kloop passes flags nvcc does not know to clang when clang knows them, with or without it"),
+    unsupported("--dont-use-profile", "-noprof", false, "nvcc then ignores nvcc.profile; kloop always takes its include directories from nvcc.profile"),
+    drop("--dryrun", "-dryrun", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--verbose", "-v", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--threads", "-t", true, "code generation, ptxas or build parallelism"),
+    drop("--split-compile", "-split-compile", true, "code generation, ptxas or build parallelism"),
+    drop("--split-compile-extended", "-split-compile-extended", true, "code generation, ptxas or build parallelism"),
+    drop("--fdevice-syntax-only", "-fdevice-syntax-only", false, "compilation phase; kloop always parses both sides"),
+    drop("--fdevice-time-trace", "-fdevice-time-trace", true, "output files, temporaries or nvcc's own reporting"),
+    drop("--keep", "-keep", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--keep-dir", "-keep-dir", true, "output files, temporaries or nvcc's own reporting"),
+    drop("--save-temps", "-save-temps", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--clean-targets", "-clean", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--time", "-time", true, "output files, temporaries or nvcc's own reporting"),
+    drop("--run-args", "-run-args", true, "output files, temporaries or nvcc's own reporting"),
+    drop("--input-drive-prefix", "-idp", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--dependency-drive-prefix", "-ddp", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--drive-prefix", "-dp", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--dependency-target-name", "-MT", true, "dependency file output"),
+    drop("--no-align-double", "--no-align-double", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--no-device-link", "-nodlink", false, "linking"),
+    tr("--gpu-architecture", "-arch", true, Act::Arch, "the device-side architecture (sm_XX; compute_XX and lto_XX count as sm_XX)"),
+    drop("--gpu-code", "-code", true, "code generation, ptxas or build parallelism"),
+    tr("--generate-code", "-gencode", true, Act::Gencode, "the device-side architecture from arch=/code="),
+    tr("--relocatable-device-code", "-rdc", true, Act::Rdc, "-fgpu-rdc when true"),
+    drop("--entries", "-e", true, "linking"),
+    drop("--maxrregcount", "-maxrregcount", true, "code generation, ptxas or build parallelism"),
+    tr("--use_fast_math", "-use_fast_math", false, Act::FastMath, "-fgpu-approx-transcendentals (the fast math_functions.hpp variants, __USE_FAST_MATH__ in clang's wrapper)"),
+    drop("--ftz", "-ftz", true, "code generation, ptxas or build parallelism"),
+    drop("--prec-div", "-prec-div", true, "code generation, ptxas or build parallelism"),
+    drop("--prec-sqrt", "-prec-sqrt", true, "code generation, ptxas or build parallelism"),
+    drop("--fmad", "-fmad", true, "code generation, ptxas or build parallelism"),
+    drop("--extra-device-vectorization", "-extra-device-vectorization", false, "code generation, ptxas or build parallelism"),
+    tr("--default-stream", "-default-stream", true, Act::DefaultStream, "-fgpu-default-stream=legacy|per-thread (null is legacy)"),
+    tr("--disable-warnings", "-w", false, Act::NoWarnings, "-w"),
+    drop("--keep-device-functions", "-keep-device-functions", false, "code generation, ptxas or build parallelism"),
+    drop("--source-in-ptx", "-src-in-ptx", false, "code generation, ptxas or build parallelism"),
+    drop("--restrict", "-restrict", false, "code generation, ptxas or build parallelism"),
+    drop("--Wreorder", "-Wreorder", false, "nvcc diagnostics only"),
+    drop("--Wdefault-stream-launch", "-Wdefault-stream-launch", false, "nvcc diagnostics only"),
+    drop("--Wmissing-launch-bounds", "-Wmissing-launch-bounds", false, "nvcc diagnostics only"),
+    drop("--Wext-lambda-captures-this", "-Wext-lambda-captures-this", false, "nvcc diagnostics only"),
+    drop("--Wno-deprecated-declarations", "-Wno-deprecated-declarations", false, "nvcc diagnostics only"),
+    drop("--Wno-deprecated-gpu-targets", "-Wno-deprecated-gpu-targets", false, "nvcc diagnostics only"),
+    drop("--Werror", "-Werror", true, "nvcc diagnostics only", Act::Werror),
+    drop("--resource-usage", "-res-usage", false, "code generation, ptxas or build parallelism"),
+    drop("--extensible-whole-program", "-ewp", false, "linking"),
+    drop("--no-compress", "-no-compress", false, "code generation, ptxas or build parallelism"),
+    drop("--qpp-config", "-qpp-config", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--compile-as-tools-patch", "-astoolspatch", false, "code generation, ptxas or build parallelism"),
+    drop("--list-gpu-code", "-code-ls", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--list-gpu-arch", "-arch-ls", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--display-error-number", "-err-no", false, "nvcc diagnostics only"),
+    drop("--no-display-error-number", "-no-err-no", false, "nvcc diagnostics only"),
+    drop("--diag-error", "-diag-error", true, "nvcc diagnostics only"),
+    drop("--diag-suppress", "-diag-suppress", true, "nvcc diagnostics only"),
+    drop("--diag-warn", "-diag-warn", true, "nvcc diagnostics only"),
+    drop("--host-linker-script", "-hls", true, "linking"),
+    drop("--augment-host-linker-script", "-aug-hls", false, "linking"),
+    drop("--relocatable-link", "-r", false, "linking"),
+    drop("--brief-diagnostics", "-brief-diag", true, "nvcc diagnostics only"),
+    drop("--jump-table-density", "-jtd", true, "code generation, ptxas or build parallelism"),
+    drop("--relocatable-ptx", "-reloc-ptx", false, "code generation, ptxas or build parallelism"),
+    drop("--device-stack-protector", "-device-stack-protector", true, "code generation, ptxas or build parallelism"),
+    drop("--compress-mode", "-compress-mode", true, "code generation, ptxas or build parallelism"),
+    drop("--frandom-seed", "-frandom-seed", true, "code generation, ptxas or build parallelism"),
+    drop("--sanitize", "-sanitize", true, "code generation, ptxas or build parallelism"),
+    drop("--jobserver", "-jobserver", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--help", "-h", false, "output files, temporaries or nvcc's own reporting"),
+    drop("--version", "-V", false, "output files, temporaries or nvcc's own reporting"),
+    tr("--options-file", "-optf", true, Act::OptionsFile, "the file's arguments, expanded in place"),
+    // Accepted by nvcc 13 but not listed by --help (seen in CUDA 12 era databases).
+    drop("--Xcudafe", "-Xcudafe", true, "options of nvcc's internal front end (cudafe++)"),
+  };
+  return Rows;
+}
+
+/// Rows by every spelling (long and short).
+const StringMap<const FlagRow *> &flagIndex() {
+  static const StringMap<const FlagRow *> Index = [] {
+    StringMap<const FlagRow *> M;
+    for (const FlagRow &R : flagRows()) {
+      M[R.Info.Long] = &R;
+      if (!R.Info.Short.empty())
+        M[R.Info.Short] = &R;
+    }
+    return M;
+  }();
+  return Index;
+}
+
+const FlagRow *findRow(StringRef Name) {
+  auto It = flagIndex().find(Name);
+  return It == flagIndex().end() ? nullptr : It->second;
+}
+
+/// An argument recognised as an nvcc flag, with its value when written joined.
+struct MatchedFlag {
+  const FlagRow *Row = nullptr;
+  std::optional<std::string> Joined;
+};
+
+/// Matches \p A the way nvcc does: a whole spelling ("-m64"), a spelling and '=' value
+/// ("--threads=0", "-isystem=DIR", "-Xcompiler=-fPIC"), or the single-letter options that
+/// take a joined value ("-DX", "-Idir", "-O3", "-t0", "-lfoo", "-Ldir"; nvcc refuses "-xcu"
+/// and "-ofile"). A value given to a flag without one does not match.
+std::optional<MatchedFlag> matchNvccFlag(StringRef A) {
+  if (!A.starts_with("-") || A.size() < 2)
+    return std::nullopt;
+  MatchedFlag M;
+  if ((M.Row = findRow(A)))
+    return M;
+  auto [Name, Value] = A.split('=');
+  if (A.contains('=') && (M.Row = findRow(Name)))
+    M.Joined = Value.str();
+  else if (!A.starts_with("--") && StringRef("DUILlOt").contains(A[1]) &&
+           (M.Row = findRow(A.take_front(2))))
+    M.Joined = A.drop_front(2).str();
+  if (!M.Row || (M.Joined && !M.Row->Info.TakesValue))
+    return std::nullopt;
+  return M;
+}
+
+/// How many arguments clang's driver reads for the option at \p Args[I] (at least 1), and
+/// whether it knows that option.
+std::pair<size_t, bool> clangOptionSpan(ArrayRef<std::string> Args, size_t I) {
+  std::vector<const char *> Ptrs;
+  for (const std::string &S : Args)
+    Ptrs.push_back(S.c_str());
+  opt::InputArgList List(Ptrs.data(), Ptrs.data() + Ptrs.size());
+  unsigned Index = I;
+  std::unique_ptr<opt::Arg> Parsed = clang::getDriverOptTable().ParseOneArg(
+      List, Index, opt::Visibility(clang::options::ClangOption));
+  size_t Span = std::max<size_t>(1, std::min<size_t>(Index, Args.size()) - I);
+  bool Known = !Parsed || !Parsed->getOption().matches(clang::options::OPT_UNKNOWN);
+  return {Span, Known};
+}
+
+/// Host compiler flags that change what clang's parse sees (macros, include paths, language
+/// mode, -f language options). -fopenmp is not among them: clang would then need an omp.h it
+/// does not ship, where nvcc's host compiler (gcc) brings its own.
+bool isParseRelevantHostFlag(StringRef F) {
+  if (F.starts_with("-fopenmp"))
+    return false;
+  for (StringRef P : {"-D", "-U", "-I", "-isystem", "-include", "-std=", "-O", "-f"})
+    if (F.starts_with(P))
+      return true;
+  return F == "-w";
+}
+
+std::vector<std::string> splitList(StringRef V) {
+  SmallVector<StringRef, 4> Parts;
+  V.split(Parts, ',', -1, false);
+  std::vector<std::string> Out;
+  for (StringRef P : Parts)
+    Out.push_back(P.trim().str());
+  return Out;
+}
+
+/// nvcc's -Werror kinds; "-Werror KIND" consumes the kind, a clang-style "-Werror" does not.
+bool isNvccWerrorKind(StringRef V) {
+  for (StringRef K : {"all-warnings", "cross-execution-space-call", "reorder",
+                      "default-stream-launch", "missing-launch-bounds",
+                      "ext-lambda-captures-this", "deprecated-declarations"})
+    if (V.starts_with(K))
+      return true;
+  return false;
+}
+
+/// Expands response files (nvcc: @file, --options-file/-optf FILE), one level per pass, up
+/// to a small depth so that a cycle ends.
+Expected<std::vector<std::string>> expandResponseFiles(ArrayRef<std::string> InArgs,
+                                                       StringRef Directory) {
   std::vector<std::string> Args(InArgs.begin(), InArgs.end());
   for (int Pass = 0; Pass < 8; ++Pass) {
     bool Any = false;
@@ -145,161 +381,176 @@ Expected<TranslatedCommand> translateNvccArgs(ArrayRef<std::string> InArgs, Stri
           return createStringError(inconvertibleErrorCode(), "nvcc flag '%s' needs a file name",
                                    A.str().c_str());
         File = Args[++I];
-      } else if (A.starts_with("--options-file=")) {
-        File = A.substr(strlen("--options-file=")).str();
+      } else if (A.starts_with("--options-file=") || A.starts_with("-optf=")) {
+        File = A.split('=').second.str();
       } else {
         Next.push_back(Args[I]);
         continue;
       }
       Any = true;
-      if (Error E = expandResponseFile(File, Directory, Next))
-        return E;
+      for (const std::string &F : splitList(File))
+        if (Error E = expandResponseFile(F, Directory, Next))
+          return E;
     }
     Args = std::move(Next);
     if (!Any)
       break;
   }
+  return Args;
+}
 
+/// Translates one nvcc command, argument by argument.
+class Translator {
+public:
+  explicit Translator(std::vector<std::string> Args) : Args(std::move(Args)) {}
+
+  Expected<TranslatedCommand> run() {
+    for (I = 0; I < Args.size(); ++I) {
+      StringRef A = Args[I];
+      if (std::optional<MatchedFlag> M = matchNvccFlag(A)) {
+        if (Error E = apply(*M))
+          return E;
+      } else if (!A.starts_with("-") || A == "-") {
+        R.Args.push_back(Args[I]);
+      } else {
+        keepIfClangKnows();
+      }
+    }
+    return std::move(R);
+  }
+
+private:
+  std::vector<std::string> Args;
+  size_t I = 0;
   TranslatedCommand R;
-  auto needValue = [&](size_t &I, StringRef Flag) -> Expected<std::string> {
+
+  Expected<std::string> value(const MatchedFlag &M) {
+    if (M.Joined)
+      return *M.Joined;
     if (I + 1 >= Args.size())
       return createStringError(inconvertibleErrorCode(), "nvcc flag '%s' needs a value",
-                               Flag.str().c_str());
+                               Args[I].c_str());
     return Args[++I];
-  };
-  auto addArchs = [&](StringRef V) {
-    SmallVector<StringRef, 4> Parts;
-    V.split(Parts, ',', -1, false);
-    for (StringRef P : Parts) {
-      P = P.trim();
-      if (P == "native" || P == "all" || P == "all-major")
-        continue; // resolved by the caller's default architecture
-      R.GpuArchs.push_back(archToClang(P));
-    }
-  };
+  }
 
-  for (size_t I = 0; I < Args.size(); ++I) {
-    StringRef A = Args[I];
-    // Split "--flag=value" and "-flag=value" for nvcc's long options.
-    StringRef Flag = A, Joined;
-    bool HasJoined = false;
-    if (A.starts_with("-") && !A.starts_with("-D") && !A.starts_with("-I") &&
-        !A.starts_with("-W") && !A.starts_with("-f") && !A.starts_with("-U") &&
-        !A.starts_with("-std=") && A.contains('=')) {
-      std::tie(Flag, Joined) = A.split('=');
-      HasJoined = true;
-    }
-    auto value = [&]() -> Expected<std::string> {
-      if (HasJoined)
-        return Joined.str();
-      return needValue(I, Flag);
-    };
+  /// An argument that is no nvcc flag: passed on with its values when clang knows it.
+  void keepIfClangKnows() {
+    auto [Span, Known] = clangOptionSpan(Args, I);
+    auto &To = Known ? R.Args : R.Unknown;
+    To.insert(To.end(), Args.begin() + I, Args.begin() + I + Span);
+    I += Span - 1;
+  }
 
-    if (Flag == "-arch" || Flag == "--gpu-architecture") {
-      auto V = value();
-      if (!V) return V.takeError();
-      addArchs(*V);
-      continue;
+  void hostOptions(StringRef V) {
+    std::vector<std::string> Items = splitList(V);
+    for (size_t J = 0; J < Items.size(); ++J) {
+      auto [Span, Known] = clangOptionSpan(Items, J);
+      auto &To = Known && isParseRelevantHostFlag(Items[J]) ? R.Args : R.Dropped;
+      To.insert(To.end(), Items.begin() + J, Items.begin() + J + Span);
+      J += Span - 1;
     }
-    if (Flag == "-gencode" || Flag == "--generate-code") {
-      auto V = value();
-      if (!V) return V.takeError();
-      parseGencode(*V, R.GpuArchs);
-      continue;
+  }
+
+  void eachOf(StringRef V, StringRef Prefix, bool Separate) {
+    for (const std::string &Item : splitList(V)) {
+      if (Separate) {
+        R.Args.push_back(Prefix.str());
+        R.Args.push_back(Item);
+      } else {
+        R.Args.push_back((Prefix + Item).str());
+      }
     }
-    if (Flag == "-Xcompiler" || Flag == "--compiler-options") {
-      auto V = value();
-      if (!V) return V.takeError();
-      SmallVector<StringRef, 4> Parts;
-      StringRef(*V).split(Parts, ',', -1, false);
-      for (StringRef P : Parts)
-        R.Args.push_back(P.trim().str());
-      continue;
+  }
+
+  void addArchs(StringRef V) {
+    for (const std::string &P : splitList(V))
+      if (P != "native" && P != "all" && P != "all-major") // the caller's default applies
+        R.GpuArchs.push_back(archToClang(P));
+  }
+
+  Error apply(const MatchedFlag &M) {
+    std::string Written = Args[I];
+    std::string V;
+    if (M.Row->Info.TakesValue && M.Row->A != Act::Werror) {
+      Expected<std::string> Got = value(M);
+      if (!Got)
+        return Got.takeError();
+      V = std::move(*Got);
     }
-    if (Flag == "-x" || Flag == "--x") {
-      auto V = value();
-      if (!V) return V.takeError();
+    switch (M.Row->A) {
+    case Act::Drop:
+      R.Dropped.push_back(Written);
+      break;
+    case Act::Unsupported:
+      R.Unsupported.push_back(Written);
+      break;
+    case Act::Werror:
+      if (!M.Joined && I + 1 < Args.size() && isNvccWerrorKind(Args[I + 1]))
+        ++I;
+      R.Dropped.push_back(Written);
+      break;
+    case Act::Arch: addArchs(V); break;
+    case Act::Gencode: parseGencode(V, R.GpuArchs); break;
+    case Act::HostOptions: hostOptions(V); break;
+    case Act::Language:
       R.Args.push_back("-x");
-      R.Args.push_back(*V == "cu" ? "cuda" : *V);
-      continue;
-    }
-    if (Flag == "-rdc" || Flag == "--relocatable-device-code") {
-      auto V = value();
-      if (!V) return V.takeError();
-      if (*V == "true")
+      R.Args.push_back(V == "cu" ? "cuda" : V);
+      break;
+    case Act::Std: R.Args.push_back("-std=" + V); break;
+    case Act::DefaultStream:
+      R.Args.push_back("-fgpu-default-stream=" +
+                       std::string(V == "per-thread" ? "per-thread" : "legacy"));
+      break;
+    case Act::Define: eachOf(V, "-D", false); break;
+    case Act::Undefine: eachOf(V, "-U", false); break;
+    case Act::IncludePath: eachOf(V, "-I", false); break;
+    case Act::SystemInclude: eachOf(V, "-isystem", true); break;
+    case Act::PreInclude: eachOf(V, "-include", true); break;
+    case Act::Rdc:
+      if (V == "true")
         R.Args.push_back("-fgpu-rdc");
       else
-        R.Dropped.push_back(A.str());
-      continue;
-    }
-    if (A == "-dc" || A == "--device-c") {
+        R.Dropped.push_back(Written);
+      break;
+    case Act::DeviceC:
       R.Args.push_back("-fgpu-rdc");
       R.Args.push_back("-c");
-      continue;
+      break;
+    case Act::Compile: R.Args.push_back("-c"); break;
+    case Act::Optimize: R.Args.push_back("-O" + V); break;
+    case Act::TemplateDepth: R.Args.push_back("-ftemplate-depth=" + V); break;
+    case Act::TemplateBacktrace: R.Args.push_back("-ftemplate-backtrace-limit=" + V); break;
+    case Act::NoExceptions: R.Args.push_back("-fno-exceptions"); break;
+    case Act::FastMath: R.Args.push_back("-fgpu-approx-transcendentals"); break;
+    case Act::NoWarnings: R.Args.push_back("-w"); break;
+    case Act::OptionsFile: break; // expanded before translation
     }
-    if (Flag == "--std" || Flag == "-std") {
-      auto V = value();
-      if (!V) return V.takeError();
-      R.Args.push_back("-std=" + *V);
-      continue;
-    }
-    if (Flag == "--default-stream" || Flag == "-default-stream") {
-      auto V = value();
-      if (!V) return V.takeError();
-      R.Args.push_back("-fgpu-default-stream=" + std::string(*V == "per-thread" ? "per-thread" : "legacy"));
-      continue;
-    }
-    if (Flag == "--include-path") {
-      auto V = value();
-      if (!V) return V.takeError();
-      R.Args.push_back("-I" + *V);
-      continue;
-    }
-    if (Flag == "--define-macro") {
-      auto V = value();
-      if (!V) return V.takeError();
-      R.Args.push_back("-D" + *V);
-      continue;
-    }
-    if (Flag == "--output-file") {
-      auto V = value();
-      if (!V) return V.takeError();
-      R.Args.push_back("-o");
-      R.Args.push_back(*V);
-      continue;
-    }
-    if (Flag == "--compile") { R.Args.push_back("-c"); continue; }
-    if (A == "-Werror" || A == "--Werror" || A.starts_with("-Werror=all-warnings") ||
-        A.starts_with("--Werror=")) {
-      // nvcc's -Werror takes a list of kinds (all-warnings, reorder, ...); clang's
-      // would turn every warning into a parse failure. Neither matters for parsing.
-      static const char *Kinds[] = {"all-warnings", "cross-execution-space-call", "reorder",
-                                    "default-stream-launch", "missing-launch-bounds",
-                                    "ext-lambda-captures-this", "deprecated-declarations"};
-      if (I + 1 < Args.size())
-        for (const char *K : Kinds)
-          if (StringRef(Args[I + 1]).starts_with(K)) {
-            ++I;
-            break;
-          }
-      R.Dropped.push_back(A.str());
-      continue;
-    }
-    if (isDroppedWithValue(Flag)) {
-      if (!HasJoined) {
-        auto V = value();
-        if (!V) return V.takeError();
-      }
-      R.Dropped.push_back(A.str());
-      continue;
-    }
-    if (isDroppedAlone(A)) {
-      R.Dropped.push_back(A.str());
-      continue;
-    }
-    R.Args.push_back(A.str());
+    return Error::success();
   }
-  return R;
+};
+
+} // namespace
+
+ArrayRef<NvccFlagInfo> nvccFlagTable() {
+  static const std::vector<NvccFlagInfo> Infos = [] {
+    std::vector<NvccFlagInfo> V;
+    for (const FlagRow &R : flagRows())
+      V.push_back(R.Info);
+    return V;
+  }();
+  return Infos;
+}
+
+const NvccFlagInfo *findNvccFlag(StringRef Name) {
+  const FlagRow *R = findRow(Name);
+  return R ? &R->Info : nullptr;
+}
+
+Expected<TranslatedCommand> translateNvccArgs(ArrayRef<std::string> InArgs, StringRef Directory) {
+  Expected<std::vector<std::string>> Args = expandResponseFiles(InArgs, Directory);
+  if (!Args)
+    return Args.takeError();
+  return Translator(std::move(*Args)).run();
 }
 
 std::vector<std::string> findUnknownClangFlags(ArrayRef<std::string> ClangArgs) {

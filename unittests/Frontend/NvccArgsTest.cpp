@@ -42,11 +42,65 @@ TEST(NvccArgs, ArchitecturesFromArchAndGencode) {
   EXPECT_TRUE(N->GpuArchs.empty());
 }
 
-TEST(NvccArgs, XcompilerListsAreSplit) {
-  auto A = translate({"-Xcompiler", "-Wall,-fPIC", "--compiler-options=-DX=1", "a.cu"});
-  EXPECT_TRUE(has(A, "-Wall"));
-  EXPECT_TRUE(has(A, "-fPIC"));
-  EXPECT_TRUE(has(A, "-DX=1"));
+TEST(NvccArgs, XcompilerListsAreSplitAndFiltered) {
+  auto T = translateNvccArgs({"-Xcompiler", "-Wall,-fPIC", "--compiler-options=-DX=1",
+                              "-Xcompiler=-fopenmp", "-Xcompiler", "-isystem,/opt/inc", "a.cu"},
+                             "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_FALSE(has(T->Args, "-Wall")) << "warnings do not matter for parsing";
+  EXPECT_TRUE(has(T->Dropped, "-Wall"));
+  EXPECT_TRUE(has(T->Args, "-fPIC"));
+  EXPECT_TRUE(has(T->Args, "-DX=1"));
+  EXPECT_FALSE(has(T->Args, "-fopenmp")) << "clang would need omp.h";
+  EXPECT_TRUE(has(T->Dropped, "-fopenmp"));
+  auto Isys = std::find(T->Args.begin(), T->Args.end(), "-isystem");
+  ASSERT_NE(Isys, T->Args.end());
+  EXPECT_EQ(*(Isys + 1), "/opt/inc");
+}
+
+TEST(NvccArgs, NvccSpellingsOfOneFlag) {
+  for (std::vector<std::string> Spelling :
+       {std::vector<std::string>{"-isystem=/d"}, {"-isystem", "/d"}, {"--system-include=/d"},
+        {"--system-include", "/d"}})
+    EXPECT_EQ(translate(Spelling), (std::vector<std::string>{"-isystem", "/d"})) << Spelling[0];
+  EXPECT_EQ(translate({"-DA=1,B=2", "-O3", "-Iinc"}),
+            (std::vector<std::string>{"-DA=1", "-DB=2", "-O3", "-Iinc"}));
+  EXPECT_EQ(translate({"--define-macro", "A", "--optimize=2", "--std=c++17"}),
+            (std::vector<std::string>{"-DA", "-O2", "-std=c++17"}));
+}
+
+TEST(NvccArgs, DroppedFlagsTakeTheirValues) {
+  auto T = translateNvccArgs({"--threads=0", "-t=0", "-t0", "-t", "4", "-compress-mode=size",
+                              "-forward-unknown-to-host-compiler", "-MD", "-MT", "x.o", "-MF",
+                              "x.d", "-o", "x.o", "--keep-dir", "/tmp", "a.cu"},
+                             "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_EQ(T->Args, (std::vector<std::string>{"a.cu"}));
+  EXPECT_TRUE(T->Unknown.empty());
+  EXPECT_TRUE(has(T->Dropped, "-compress-mode=size"));
+}
+
+TEST(NvccArgs, FastMathAndOtherTranslations) {
+  EXPECT_EQ(translate({"--use_fast_math", "-noeh", "-w", "--default-stream", "per-thread"}),
+            (std::vector<std::string>{"-fgpu-approx-transcendentals", "-fno-exceptions", "-w",
+                                      "-fgpu-default-stream=per-thread"}));
+}
+
+TEST(NvccArgs, UnknownAndUnsupportedFlagsAreListedNotPassed) {
+  auto T = translateNvccArgs({"--no-such-flag", "--target-directory", "aarch64-linux",
+                              "-nocudainc", "-Xclang", "-fno-builtin", "a.cu"},
+                             "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_EQ(T->Unknown, (std::vector<std::string>{"--no-such-flag"}));
+  EXPECT_EQ(T->Unsupported, (std::vector<std::string>{"--target-directory"}));
+  EXPECT_EQ(T->Args, (std::vector<std::string>{"-nocudainc", "-Xclang", "-fno-builtin", "a.cu"}))
+      << "clang flags stay, with their separate values";
+}
+
+TEST(NvccArgs, ValueOnAFlagWithoutOneIsNotThatFlag) {
+  auto T = translateNvccArgs({"--generate-line-info=1", "a.cu"}, "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_EQ(T->Unknown, (std::vector<std::string>{"--generate-line-info=1"}));
 }
 
 TEST(NvccArgs, LanguageAndLambdaAndRdc) {

@@ -52,6 +52,10 @@ struct FrontendOptions {
   std::string GpuArch;
   /// Parallel jobs; 0 means one per hardware thread.
   unsigned Jobs = 0;
+  /// `--strict-flags`: a compile flag that neither nvcc's flag table nor clang knows, or an
+  /// nvcc flag kloop does not support, makes its translation unit fail (CompileJob::Error)
+  /// instead of being ignored with a warning (CompileJob::Warnings).
+  bool StrictFlags = false;
 };
 
 /// One translation unit to parse, or one input that could not become one.
@@ -65,22 +69,30 @@ struct CompileJob {
   std::vector<std::string> Args;
   /// GPU architectures the original command named (clang spelling).
   std::vector<std::string> GpuArchs;
-  /// Set when this input cannot be parsed at all (missing file, unknown flags,
-  /// a directory without CUDA sources): the reason, naming the input.
+  /// Set when this input cannot be parsed at all (missing file, a bad nvcc command, unknown
+  /// flags under --strict-flags, a directory without CUDA sources): the reason, naming the input.
   std::optional<std::string> Error;
+  /// Flags of the compile command that were ignored because neither nvcc's flag table nor
+  /// clang knows them, or because kloop does not support them: one sentence each, naming the
+  /// flag (the caller prints them with the file name).
+  std::vector<std::string> Warnings;
 };
 
-/// Builds the job list. Per-input problems are reported in CompileJob::Error so
+/// Builds the job list. nvcc commands of a compilation database and the arguments after `--`
+/// are translated with the nvcc flag table (kloop/Frontend/NvccArgs.h), so both modes accept
+/// the same flags; clang commands of a database are used as they are, less the flags clang
+/// does not know. Per-input problems are reported in CompileJob::Error so
 /// that the other translation units are still parsed; an llvm::Error is returned
 /// only when nothing can be done at all (e.g. `-p DIR` without a readable
 /// compile_commands.json, or no inputs).
 llvm::Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts);
 
 /// The full clang command line (argv[0] included) that parses \p Job on side
-/// \p S with -fsyntax-only, the CUDA installation's include directories and
+/// \p S with -fsyntax-only, the CUDA installation's include directories,
 /// `-Wno-unknown-cuda-version` (clang 22 knows CUDA up to 12.9; CUDA 13 parses),
-/// and `-ferror-limit=0` (no fatal stop after 20 errors: a translation unit with
-/// errors still yields the kernels they do not touch).
+/// `-ferror-limit=0` (no fatal stop after 20 errors: a translation unit with
+/// errors still yields the kernels they do not touch) and `-include` of kloop's
+/// nvcc compatibility header (nvccCompatHeaderPath()).
 std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S,
                                          const FrontendOptions &Opts);
 
@@ -115,11 +127,31 @@ ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts
 /// Parses \p CommandLine (argv[0] included) in directory \p Directory with
 /// \p Action. The building block of parseSide, also used by kloop apply to
 /// re-parse edited code held in memory: \p MappedFiles maps absolute paths to
-/// replacement contents.
+/// replacement contents. Every parse also sees kloop's nvcc compatibility layer
+/// (docs/nvcc-compat.md): the compatibility header as an in-memory file at
+/// nvccCompatHeaderPath(), kernel launches written `<< <...>> >` read as `<<<...>>>`
+/// (a same-length rewrite of what clang reads, so offsets stay valid), and clang's
+/// "initialization is not supported for __shared__ variables" error reported as a
+/// warning for a declaration without an initializer (nvcc: warning 20054-D).
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
                              llvm::StringRef Directory,
                              std::unique_ptr<clang::FrontendAction> Action,
                              const std::vector<std::pair<std::string, std::string>> &MappedFiles = {});
+
+/// Absolute path under which parses see kloop's nvcc compatibility header (an in-memory
+/// file whose text is compiled into kloop, lib/Frontend/nvcc_compat.cuh); no such file
+/// exists on disk.
+llvm::StringRef nvccCompatHeaderPath();
+
+/// The text of kloop's nvcc compatibility header.
+llvm::StringRef nvccCompatHeaderText();
+
+/// \p Source with every CUDA launch whose chevrons nvcc accepts with blanks in them
+/// (`k<< <grid, block>> >(args)`: blanks between `<<` and `<`, whitespace between `>>` and
+/// `>`) rewritten to `<<<` and `>>>`, keeping every offset and line: the blanks move after
+/// the chevron. `operator<< <T>` and text in comments and string literals are left alone.
+/// Returns std::nullopt when there is nothing to rewrite.
+std::optional<std::string> normalizeLaunchChevrons(llvm::StringRef Source);
 
 /// Runs \p Fn(I) for I in [0, N) on \p Jobs threads (0: one per hardware thread).
 void parallelFor(size_t N, unsigned Jobs, const std::function<void(size_t)> &Fn);

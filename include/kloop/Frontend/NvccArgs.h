@@ -1,13 +1,13 @@
 //===- kloop/Frontend/NvccArgs.h - nvcc command lines to clang CUDA flags -===//
 ///
 /// \file
-/// Compilation databases of CUDA projects hold nvcc command lines. Clang does
-/// not understand nvcc's driver flags, so each entry is translated into the
-/// equivalent clang CUDA flags before it is parsed. Flags are taken from the
-/// nvcc manual ("NVCC Command Options", CUDA 13.0): the ones that change what
-/// the front end sees are translated, the ones that only steer code generation,
-/// ptxas or the host linker are dropped, and anything else is left for the
-/// clang driver, whose option table decides whether it is known.
+/// Compilation databases of CUDA projects hold nvcc command lines, and users write
+/// nvcc flags after `kloop extract FILES --`. Clang does not understand nvcc's
+/// driver flags, so each command is translated into the equivalent clang CUDA
+/// flags before it is parsed. One table classifies every flag of CUDA 13.0's
+/// `nvcc --help`: translated, dropped (irrelevant to parsing) or unsupported.
+/// Anything else is left for the clang driver, whose option table decides
+/// whether it is known; a flag nobody knows is reported, not passed on.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_FRONTEND_NVCCARGS_H
@@ -25,6 +25,38 @@ namespace kloop {
 /// names nvcc, e.g. "/usr/local/cuda/bin/nvcc" or "nvcc".
 bool isNvccCompiler(llvm::StringRef Compiler);
 
+/// How kloop's parse treats one nvcc flag (the table in lib/Frontend/NvccArgs.cpp holds every
+/// flag of CUDA 13.0's `nvcc --help`, checked by unittests/Frontend/NvccFlagTableTest.cpp).
+enum class NvccFlagClass {
+  /// Changes what the front end sees; turned into the clang flag(s) with the same effect.
+  Translated,
+  /// Steers code generation, ptxas, the linker, output files or nvcc itself: dropped.
+  Dropped,
+  /// Changes the parse in a way kloop does not reproduce: dropped with a warning
+  /// (an error under `kloop extract --strict-flags`).
+  Unsupported,
+};
+
+/// One row of the nvcc flag table, as nvcc --help spells it.
+struct NvccFlagInfo {
+  /// The long spelling, e.g. "--gpu-architecture".
+  llvm::StringRef Long;
+  /// The short spelling, e.g. "-arch"; empty when nvcc has none.
+  llvm::StringRef Short;
+  /// True when the flag takes a value (separate, or joined with '=').
+  bool TakesValue = false;
+  /// What kloop does with it.
+  NvccFlagClass Class = NvccFlagClass::Dropped;
+  /// What it becomes (Translated) or why it does not matter or cannot be mirrored.
+  llvm::StringRef Note;
+};
+
+/// Every row of the table, in nvcc --help order.
+llvm::ArrayRef<NvccFlagInfo> nvccFlagTable();
+
+/// The row whose long or short spelling is \p Name exactly (no value, no '='), or nullptr.
+const NvccFlagInfo *findNvccFlag(llvm::StringRef Name);
+
 /// Result of translating one nvcc command line.
 struct TranslatedCommand {
   /// The clang arguments, without argv[0]. Source files stay in place.
@@ -32,20 +64,24 @@ struct TranslatedCommand {
   /// GPU architectures named by -arch/-gencode/--gpu-architecture, as clang
   /// spells them ("sm_90"); empty when the command named none.
   std::vector<std::string> GpuArchs;
-  /// nvcc flags that were recognised and dropped because they do not affect
-  /// parsing (e.g. "-lineinfo", "-ccbin"), for diagnostics.
+  /// Flags that were recognised and dropped because they do not affect
+  /// parsing (e.g. "-lineinfo", "-ccbin", host flags given with -Xcompiler that clang does
+  /// not need, and -fopenmp, which would make clang look for an omp.h it does not ship).
   std::vector<std::string> Dropped;
+  /// Flags neither nvcc's table nor clang's driver knows, as written; not passed to clang.
+  std::vector<std::string> Unknown;
+  /// nvcc flags of class Unsupported that the command used, as written; not passed to clang.
+  std::vector<std::string> Unsupported;
 };
 
-/// Translates the arguments of an nvcc command (\p Args excludes argv[0]).
-/// Handles -arch/--gpu-architecture (sm_XX, compute_XX, native, all),
-/// -gencode/--generate-code arch=...,code=..., -code, -Xcompiler/--compiler-options
-/// (comma-separated lists), -x cu, --expt-relaxed-constexpr,
-/// --expt-extended-lambda/--extended-lambda, -rdc/--relocatable-device-code,
-/// -dc, -lineinfo, -G, -ccbin/--compiler-bindir, -Xptxas/-Xnvlink/-Xlinker/-Xcudafe,
-/// --std X, --default-stream, -maxrregcount, --use_fast_math, --threads,
-/// --diag-suppress and response files (@file, --options-file/-optf FILE,
-/// resolved relative to \p Directory).
+/// Translates the arguments of an nvcc command (\p Args excludes argv[0]) with the flag
+/// table: `--long value`, `--long=value`, `-short value`, `-short=value`, the joined
+/// single-letter forms nvcc accepts (-DX, -Idir, -O3, -t0, -lfoo, -Ldir), comma-separated
+/// lists (-DA=1,B=2, -Xcompiler -fPIC,-Wall) and response files (@file, --options-file/-optf
+/// FILE, resolved relative to \p Directory). Host compiler flags (-Xcompiler) are kept only
+/// when they matter for parsing and clang knows them (-D, -U, -I, -isystem, -include, -std,
+/// -O, -w, -f*), except -fopenmp*. Arguments that are not nvcc flags are kept when clang's
+/// driver knows them (with their values), else listed in Unknown.
 ///
 /// \returns an error naming the flag when a flag that takes a value has none,
 /// or when a response file cannot be read.

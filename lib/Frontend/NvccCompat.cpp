@@ -1,0 +1,206 @@
+//===- NvccCompat.cpp - kloop's nvcc compatibility layer ------------------===//
+#include "NvccCompat.h"
+#include "kloop/Frontend/Frontend.h"
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticSema.h"
+#include "clang/Basic/LangOptions.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+using namespace llvm;
+using namespace clang;
+
+namespace kloop {
+
+StringRef nvccCompatHeaderPath() { return "/kloop-builtin/nvcc_compat.cuh"; }
+
+StringRef nvccCompatHeaderText() {
+  static const char Text[] =
+#include "NvccCompatHeader.inc"
+      ;
+  return StringRef(Text, sizeof(Text) - 1);
+}
+
+namespace {
+
+/// A token of the raw lexer, by offset.
+struct RawToken {
+  tok::TokenKind Kind;
+  size_t Begin, End;
+  StringRef Text;
+};
+
+std::vector<RawToken> lexRaw(StringRef Source) {
+  LangOptions LO;
+  LO.CPlusPlus = LO.CPlusPlus11 = LO.CPlusPlus14 = LO.CPlusPlus17 = 1;
+  LO.CUDA = 1;
+  Lexer L(SourceLocation(), LO, Source.begin(), Source.begin(), Source.end());
+  std::vector<RawToken> Out;
+  Token T;
+  while (true) {
+    L.LexFromRawLexer(T);
+    if (T.is(tok::eof))
+      break;
+    size_t Begin = T.getLocation().getRawEncoding();
+    Out.push_back({T.getKind(), Begin, Begin + T.getLength(), Source.substr(Begin, T.getLength())});
+  }
+  return Out;
+}
+
+bool onlyChars(StringRef S, StringRef Allowed) {
+  return !S.empty() && S.find_first_not_of(Allowed) == StringRef::npos;
+}
+
+/// Tokens \p A and \p B (adjacent) are one chevron that nvcc reads with blanks in it.
+bool spacedPair(StringRef Src, const RawToken &A, tok::TokenKind AK, const RawToken &B,
+                tok::TokenKind BK, StringRef Blanks) {
+  return A.Kind == AK && B.Kind == BK && onlyChars(Src.slice(A.End, B.Begin), Blanks);
+}
+
+/// Index of the token that closes the launch configuration opened at \p Open (the `>>` of a
+/// spaced `>> >`, or a `>>>`), when a `(` follows it; 0 when there is none.
+size_t findClose(StringRef Src, const std::vector<RawToken> &T, size_t Open) {
+  int Depth = 0;
+  for (size_t J = Open; J + 1 < T.size(); ++J) {
+    switch (T[J].Kind) {
+    case tok::l_paren: case tok::l_square: case tok::l_brace: ++Depth; continue;
+    case tok::r_paren: case tok::r_square: case tok::r_brace:
+      if (--Depth < 0)
+        return 0;
+      continue;
+    case tok::semi: return 0;
+    default: break;
+    }
+    if (Depth)
+      continue;
+    if (T[J].Kind == tok::greatergreatergreater)
+      return T[J + 1].Kind == tok::l_paren ? J : 0;
+    if (J + 2 < T.size() && spacedPair(Src, T[J], tok::greatergreater, T[J + 1], tok::greater,
+                                       " \t\r\n\v\f"))
+      return T[J + 2].Kind == tok::l_paren ? J : 0;
+  }
+  return 0;
+}
+
+/// Moves the single-character token \p Third right after \p Pair, and the blanks after it.
+void joinChevron(std::string &Out, const RawToken &Pair, const RawToken &Third) {
+  std::string Blanks = Out.substr(Pair.End, Third.Begin - Pair.End);
+  Out[Pair.End] = Out[Third.Begin];
+  Out.replace(Pair.End + 1, Blanks.size(), Blanks);
+}
+
+} // namespace
+
+/// True when \p Source has `<<` then blanks then `<`, or `>>` then whitespace then `>`: the
+/// only texts worth lexing.
+static bool mayHaveSpacedChevron(StringRef Source) {
+  for (auto [Pair, Blanks] : {std::pair<StringRef, StringRef>{"<<", " \t"}, {">>", " \t\r\n\v\f"}})
+    for (size_t Pos = Source.find(Pair); Pos != StringRef::npos; Pos = Source.find(Pair, Pos + 2)) {
+      size_t After = Source.find_first_not_of(Blanks, Pos + 2);
+      if (After != Pos + 2 && After != StringRef::npos && Source[After] == Pair[0])
+        return true;
+    }
+  return false;
+}
+
+/// Length of the launch opener at \p T[I]: 1 for `<<<`, 2 for a spaced `<< <` (not after
+/// `operator`), 0 for anything else.
+static size_t launchOpener(StringRef Src, const std::vector<RawToken> &T, size_t I) {
+  if (T[I].Kind == tok::lesslessless)
+    return 1;
+  if (I + 1 < T.size() && spacedPair(Src, T[I], tok::lessless, T[I + 1], tok::less, " \t") &&
+      !(I > 0 && T[I - 1].Kind == tok::raw_identifier && T[I - 1].Text == "operator"))
+    return 2;
+  return 0;
+}
+
+std::optional<std::string> normalizeLaunchChevrons(StringRef Source) {
+  if (!mayHaveSpacedChevron(Source))
+    return std::nullopt;
+  std::vector<RawToken> T = lexRaw(Source);
+  std::string Out = Source.str();
+  bool Changed = false;
+  for (size_t I = 0; I < T.size(); ++I) {
+    size_t Open = launchOpener(Source, T, I);
+    size_t Close = Open ? findClose(Source, T, I + Open) : 0;
+    if (!Close)
+      continue;
+    if (Open == 2)
+      joinChevron(Out, T[I], T[I + 1]);
+    if (T[Close].Kind == tok::greatergreater)
+      joinChevron(Out, T[Close], T[Close + 1]);
+    Changed |= Open == 2 || T[Close].Kind == tok::greatergreater;
+    I = Close;
+  }
+  if (!Changed)
+    return std::nullopt;
+  return Out;
+}
+
+namespace {
+
+/// A file whose contents were read already (possibly rewritten).
+class BufferFile : public vfs::File {
+public:
+  BufferFile(vfs::Status S, std::unique_ptr<MemoryBuffer> B) : S(std::move(S)), B(std::move(B)) {}
+  ErrorOr<vfs::Status> status() override { return S; }
+  /// Hands the contents over (clang's FileManager reads an opened file once).
+  ErrorOr<std::unique_ptr<MemoryBuffer>> getBuffer(const Twine &, int64_t, bool, bool) override {
+    if (!B)
+      return std::make_error_code(std::errc::io_error);
+    return std::move(B);
+  }
+  std::error_code close() override { return {}; }
+
+private:
+  vfs::Status S;
+  std::unique_ptr<MemoryBuffer> B;
+};
+
+/// Serves every file through normalizeLaunchChevrons().
+class LaunchChevronFS : public vfs::ProxyFileSystem {
+public:
+  using ProxyFileSystem::ProxyFileSystem;
+  ErrorOr<std::unique_ptr<vfs::File>> openFileForRead(const Twine &Path) override {
+    auto F = ProxyFileSystem::openFileForRead(Path);
+    if (!F)
+      return F;
+    ErrorOr<vfs::Status> S = (*F)->status();
+    if (!S)
+      return F;
+    auto Buf = (*F)->getBuffer(Path, S->getSize(), /*RequiresNullTerminator=*/true,
+                               /*IsVolatile=*/false);
+    if (!Buf)
+      return Buf.getError();
+    std::optional<std::string> Fixed = normalizeLaunchChevrons((*Buf)->getBuffer());
+    if (!Fixed)
+      return std::make_unique<BufferFile>(*S, std::move(*Buf));
+    return std::make_unique<BufferFile>(
+        *S, MemoryBuffer::getMemBufferCopy(*Fixed, (*Buf)->getBufferIdentifier()));
+  }
+};
+
+} // namespace
+
+IntrusiveRefCntPtr<vfs::FileSystem> withNvccCompat(IntrusiveRefCntPtr<vfs::FileSystem> Base) {
+  IntrusiveRefCntPtr<vfs::OverlayFileSystem> Overlay(new vfs::OverlayFileSystem(Base));
+  IntrusiveRefCntPtr<vfs::InMemoryFileSystem> Mem(new vfs::InMemoryFileSystem);
+  Mem->addFile(nvccCompatHeaderPath(), 0,
+               MemoryBuffer::getMemBuffer(nvccCompatHeaderText(), nvccCompatHeaderPath()));
+  Overlay->pushOverlay(Mem);
+  return IntrusiveRefCntPtr<vfs::FileSystem>(new LaunchChevronFS(Overlay));
+}
+
+bool isNvccSharedInitWarning(const Diagnostic &Info) {
+  if (Info.getID() != diag::err_shared_var_init)
+    return false;
+  // clang diagnoses the initializer's range; an implicit default construction has the
+  // declared name's location as its whole range, a written one does not.
+  for (const CharSourceRange &R : Info.getRanges())
+    if (R.getBegin() != Info.getLocation() || R.getEnd() != Info.getLocation())
+      return false;
+  return true;
+}
+
+} // namespace kloop

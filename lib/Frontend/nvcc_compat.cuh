@@ -1,0 +1,100 @@
+// kloop's nvcc compatibility layer (docs/nvcc-compat.md).
+//
+// Force-included (-include) into kloop's own clang parses only; the user's build never sees
+// it. The text is compiled into the kloop binary and handed to clang as an in-memory file, so
+// an installed or copied kloop finds it. Each entry names the nvcc 13 behaviour it mirrors and
+// applies only where nvcc provides it; nothing here redeclares what clang 22's CUDA wrapper
+// headers (__clang_cuda_*.h) or the CUDA headers already declare. One lit test per entry in
+// test/Compat/; test/Compat/nvcc-accepts.test compiles the same snippets with nvcc.
+#ifndef KLOOP_NVCC_COMPAT_CUH
+#define KLOOP_NVCC_COMPAT_CUH
+// Like the CUDA headers it stands in for: no warnings from here, and kloop's inventory skips
+// its code (it lists the user's kernels and launches, not the toolkit's).
+#pragma clang system_header
+
+// Only with the real CUDA headers (clang's runtime wrapper), never with -nocudainc.
+#if defined(__CUDA__) && defined(__CUDACC__) && defined(__cplusplus) &&                        \
+    defined(__CLANG_CUDA_RUNTIME_WRAPPER_H__)
+
+// --- <math.h> in every CUDA translation unit ------------------------------------------------
+// nvcc: crt/math_functions.h (included by cuda_runtime.h) includes <math.h> (unless NVRTC), so
+// isfinite, isnan, isinf, signbit, isnormal, fpclassify, isgreater, ... are visible in the
+// global namespace of host templates, which clang's device pass parses too. clang's wrapper
+// includes <cmath> but not <math.h>, and its global ::isfinite etc. are __device__ only.
+#if !defined(__CUDACC_RTC__)
+#include <math.h>
+#endif
+
+// --- host max/min ----------------------------------------------------------------------------
+// nvcc: crt/math_functions.hpp defines max/min as __host__ __device__ for the mixed and wide
+// integer and floating-point signatures, and on the host side int max/min(int, int) and
+// umax/umin, llmax/llmin, ullmax/ullmin. clang's wrapper includes that header in a way that
+// makes all of them __device__ only, so host code (which clang's device pass parses too) finds
+// no viable max/min. The host overloads are added here on both passes, as __host__ only: clang
+// refuses a __host__ __device__ overload of a __device__ function with the same signature.
+#define KLOOP_COMPAT_MINMAX(R, A, B, MAX, MIN)                                                \
+  static inline __host__ R MAX(const A __a, const B __b) {                                    \
+    return static_cast<R>(__a) > static_cast<R>(__b) ? static_cast<R>(__a)                    \
+                                                     : static_cast<R>(__b);                   \
+  }                                                                                           \
+  static inline __host__ R MIN(const A __a, const B __b) {                                    \
+    return static_cast<R>(__a) < static_cast<R>(__b) ? static_cast<R>(__a)                    \
+                                                     : static_cast<R>(__b);                   \
+  }
+KLOOP_COMPAT_MINMAX(int, int, int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned int, unsigned int, unsigned int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned int, int, unsigned int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned int, unsigned int, int, max, min)
+KLOOP_COMPAT_MINMAX(long int, long int, long int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned long int, unsigned long int, unsigned long int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned long int, long int, unsigned long int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned long int, unsigned long int, long int, max, min)
+KLOOP_COMPAT_MINMAX(long long int, long long int, long long int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned long long int, unsigned long long int, unsigned long long int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned long long int, long long int, unsigned long long int, max, min)
+KLOOP_COMPAT_MINMAX(unsigned long long int, unsigned long long int, long long int, max, min)
+KLOOP_COMPAT_MINMAX(float, float, float, max, min)
+KLOOP_COMPAT_MINMAX(double, double, double, max, min)
+KLOOP_COMPAT_MINMAX(double, float, double, max, min)
+KLOOP_COMPAT_MINMAX(double, double, float, max, min)
+KLOOP_COMPAT_MINMAX(unsigned int, unsigned int, unsigned int, umax, umin)
+KLOOP_COMPAT_MINMAX(long long int, long long int, long long int, llmax, llmin)
+KLOOP_COMPAT_MINMAX(unsigned long long int, unsigned long long int, unsigned long long int, ullmax, ullmin)
+#undef KLOOP_COMPAT_MINMAX
+
+// --- cache-hinted loads and stores ----------------------------------------------------------
+// nvcc: sm_32_intrinsics.h declares __ldca, __ldlu, __stcg, __stcs, __stwb for every scalar and
+// vector type below (and __ldcg/__ldcs/__ldcv/__stwt too), for sm_32 and later. clang 22's
+// __clang_cuda_intrinsics.h has __ldcg, __ldcs, __ldcv and __stwt only, and none of them for
+// unsigned long (__stwt not for long either). For analysis a load reads its pointer argument
+// and a store writes through it; the cache hint does not change what the code means.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 320
+#define KLOOP_COMPAT_LOAD(NAME, T)                                                            \
+  inline __device__ T NAME(const T *__ptr) { return *__ptr; }
+#define KLOOP_COMPAT_STORE(NAME, T)                                                           \
+  inline __device__ void NAME(T *__ptr, T __value) { *__ptr = __value; }
+#define KLOOP_COMPAT_FOR_EACH_TYPE(X, NAME)                                                   \
+  X(NAME, long) X(NAME, unsigned long) X(NAME, char) X(NAME, signed char) X(NAME, short)      \
+  X(NAME, int) X(NAME, long long) X(NAME, char2) X(NAME, char4) X(NAME, short2)               \
+  X(NAME, short4) X(NAME, int2) X(NAME, int4) X(NAME, longlong2) X(NAME, unsigned char)       \
+  X(NAME, unsigned short) X(NAME, unsigned int) X(NAME, unsigned long long) X(NAME, uchar2)   \
+  X(NAME, uchar4) X(NAME, ushort2) X(NAME, ushort4) X(NAME, uint2) X(NAME, uint4)             \
+  X(NAME, ulonglong2) X(NAME, float) X(NAME, double) X(NAME, float2) X(NAME, float4)          \
+  X(NAME, double2)
+KLOOP_COMPAT_FOR_EACH_TYPE(KLOOP_COMPAT_LOAD, __ldca)
+KLOOP_COMPAT_FOR_EACH_TYPE(KLOOP_COMPAT_LOAD, __ldlu)
+KLOOP_COMPAT_FOR_EACH_TYPE(KLOOP_COMPAT_STORE, __stcg)
+KLOOP_COMPAT_FOR_EACH_TYPE(KLOOP_COMPAT_STORE, __stcs)
+KLOOP_COMPAT_FOR_EACH_TYPE(KLOOP_COMPAT_STORE, __stwb)
+KLOOP_COMPAT_LOAD(__ldcg, unsigned long)
+KLOOP_COMPAT_LOAD(__ldcs, unsigned long)
+KLOOP_COMPAT_LOAD(__ldcv, unsigned long)
+KLOOP_COMPAT_STORE(__stwt, long)
+KLOOP_COMPAT_STORE(__stwt, unsigned long)
+#undef KLOOP_COMPAT_FOR_EACH_TYPE
+#undef KLOOP_COMPAT_STORE
+#undef KLOOP_COMPAT_LOAD
+#endif
+
+#endif // real CUDA headers
+#endif // KLOOP_NVCC_COMPAT_CUH
