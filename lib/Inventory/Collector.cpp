@@ -1,5 +1,6 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Inventory/KernelNames.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -18,6 +19,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace clang;
@@ -231,6 +233,25 @@ public:
   }
 
   void collectKernel(const FunctionDecl *FD);
+  void collectLibraryKernel(const FunctionDecl *FD);
+  /// The kernel's names: clang's, nvcc's (KernelNames.h), the match key.
+  KernelSymbol kernelSymbol(const FunctionDecl *F);
+  /// clang's Itanium (or extern "C") name of \p D; a kernel is named as the
+  /// device function, not as its host-side stub.
+  std::string mangledName(const NamedDecl *D);
+  /// nvcc's module id of this translation unit; "" when nvcc would make one
+  /// up (no first external definition) or the main file has no path.
+  const std::string &moduleId();
+  /// The first definition in \p DC, in source order, that nvcc makes the
+  /// module id from: countsForModuleId() and a name that does not itself
+  /// contain the module id (`void f(Anon)`, Anon in an anonymous namespace,
+  /// is passed over; read off nvcc 13).
+  const NamedDecl *firstExternalDefinition(const DeclContext *DC);
+  /// True when nvcc's spelling of \p Mangled involves the module id.
+  bool dependsOnModuleId(const std::string &Mangled);
+  /// Per kernel: "mangled" (every symbol), "symbols" and the instantiations
+  /// of a template (with their symbols).
+  void addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID);
   void collectDeviceFunction(const FunctionDecl *FD);
   void collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing);
   void finishGlobalConstants();
@@ -248,6 +269,7 @@ public:
   Side Which;
   const MacroTable &Macros;
   std::unique_ptr<MangleContext> Mangler;
+  std::optional<std::string> ModuleIdCache;
   SideInventory Out;
   std::map<const Decl *, std::string> KernelIDs;
   std::map<const FunctionDecl *, unsigned> LaunchCounts;
@@ -604,6 +626,124 @@ private:
   unsigned LoopCount = 0;
 };
 
+/// True when \p D is a definition nvcc's module id can be made from: external
+/// linkage, not inline, not a template or a specialization, and for a
+/// variable an initializer (KernelNames.h; `int x;` and `template<> void
+/// f<int>() {}` do not count, read off nvcc 13's module ids).
+static bool countsForModuleId(const Decl *D) {
+  if (D->isImplicit() || D->isInvalidDecl())
+    return false;
+  if (const auto *F = dyn_cast<FunctionDecl>(D))
+    return F->doesThisDeclarationHaveABody() && !F->isInlined() && !F->isDeleted() &&
+           !F->isDefaulted() && !F->isDependentContext() &&
+           F->getTemplatedKind() == FunctionDecl::TK_NonTemplate && F->hasExternalFormalLinkage();
+  if (const auto *V = dyn_cast<VarDecl>(D))
+    return V->isThisDeclarationADefinition() == VarDecl::Definition && V->hasInit() && !V->isInline() &&
+           !V->getDescribedVarTemplate() && !isa<VarTemplateSpecializationDecl>(V) &&
+           !V->getDeclContext()->isDependentContext() && V->hasExternalFormalLinkage();
+  return false;
+}
+
+const NamedDecl *Collector::firstExternalDefinition(const DeclContext *DC) {
+  for (const Decl *D : DC->decls()) {
+    if (isa<NamespaceDecl, LinkageSpecDecl>(D)) {
+      if (const NamedDecl *N = firstExternalDefinition(cast<DeclContext>(D)))
+        return N;
+    } else if (countsForModuleId(D) && !dependsOnModuleId(mangledName(cast<NamedDecl>(D)))) {
+      return cast<NamedDecl>(D);
+    }
+  }
+  return nullptr;
+}
+
+bool Collector::dependsOnModuleId(const std::string &Mangled) {
+  llvm::Expected<std::string> N = nvccSymbol(Mangled, "_", /*Rdc=*/false);
+  if (!N) {
+    llvm::consumeError(N.takeError());
+    return true;
+  }
+  return *N != Mangled;
+}
+
+std::string Collector::mangledName(const NamedDecl *D) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  if (!Mangler->shouldMangleDeclName(D)) {
+    OS << D->getName();
+    return S;
+  }
+  const auto *F = dyn_cast<FunctionDecl>(D);
+  if (F && F->hasAttr<CUDAGlobalAttr>())
+    Mangler->mangleName(GlobalDecl(F, KernelReferenceKind::Kernel), OS);
+  else if (F)
+    Mangler->mangleName(GlobalDecl(F), OS);
+  else
+    Mangler->mangleName(GlobalDecl(cast<VarDecl>(D)), OS);
+  return S;
+}
+
+const std::string &Collector::moduleId() {
+  if (ModuleIdCache)
+    return *ModuleIdCache;
+  ModuleIdCache.emplace();
+  OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID());
+  const NamedDecl *First = firstExternalDefinition(Ctx.getTranslationUnitDecl());
+  if (Main && First) {
+    StringRef Path = SM.getFileManager().getCanonicalName(*Main);
+    if (!Path.empty())
+      *ModuleIdCache = nvccModuleId(Path, mangledName(First));
+  }
+  return *ModuleIdCache;
+}
+
+KernelSymbol Collector::kernelSymbol(const FunctionDecl *F) {
+  KernelSymbol K;
+  K.Clang = mangledName(F);
+  K.Key = kernelMatchKey(K.Clang);
+  const std::string &Mod = moduleId();
+  // With a stand-in module id, a name that does not depend on it comes back unchanged.
+  llvm::Expected<std::string> N =
+      nvccSymbol(K.Clang, Mod.empty() ? "_" : Mod, LO.GPURelocatableDeviceCode);
+  if (!N)
+    K.Unknown = llvm::toString(N.takeError());
+  else if (*N == K.Clang || !Mod.empty())
+    K.Nvcc = *N;
+  else
+    K.Unknown = "nvcc makes this translation unit's module id from the time: it has no "
+                "non-inline definition with external linkage";
+  K.Internal = K.Nvcc != K.Clang;
+  return K;
+}
+
+void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID) {
+  json Mangled = json::array(), Symbols = json::array(), Insts = json::array();
+  auto add = [&](const FunctionDecl *F) {
+    json J = toJson(kernelSymbol(F));
+    Mangled.push_back(J["mangled"]);
+    Symbols.push_back(J);
+    return J;
+  };
+  const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
+  if (!FT) {
+    add(FD);
+  } else {
+    for (const FunctionDecl *Spec : FT->specializations()) {
+      if (!Spec->isTemplateInstantiation() && Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+        continue;
+      std::string Args;
+      llvm::raw_string_ostream OS(Args);
+      if (const TemplateArgumentList *TAL = Spec->getTemplateSpecializationArgs())
+        printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
+      json I{{"id", KID + Args}, {"template_args", Args}};
+      I.update(add(Spec));
+      Insts.push_back(I);
+    }
+  }
+  K.Data["instantiations"] = Insts;
+  K.Data["mangled"] = Mangled;
+  K.Data["symbols"] = Symbols;
+}
+
 void Collector::collectKernel(const FunctionDecl *FD) {
   std::string KID = kernelID(FD);
   KernelIDs[FD->getCanonicalDecl()] = KID;
@@ -626,18 +766,6 @@ void Collector::collectKernel(const FunctionDecl *FD) {
       Sig += (Sig.empty() ? "" : ",") + typeString(P->getType());
     K.Data["signature"] = "(" + Sig + ")";
   }
-  // Mangled names: the function itself, or every instantiation of a template.
-  json Mangled = json::array();
-  json Insts = json::array();
-  auto mangle = [&](const FunctionDecl *F) {
-    std::string S;
-    llvm::raw_string_ostream OS(S);
-    if (Mangler->shouldMangleDeclName(F))
-      Mangler->mangleName(GlobalDecl(F), OS);
-    else
-      OS << F->getName();
-    return S;
-  };
   json TParams = json::array();
   if (FT) {
     for (const NamedDecl *P : *FT->getTemplateParameters()) {
@@ -664,23 +792,9 @@ void Collector::collectKernel(const FunctionDecl *FD) {
       }
       TParams.push_back(TP);
     }
-    for (const FunctionDecl *Spec : FT->specializations()) {
-      if (!Spec->isTemplateInstantiation() && Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
-        continue;
-      std::string Args;
-      llvm::raw_string_ostream OS(Args);
-      if (const TemplateArgumentList *TAL = Spec->getTemplateSpecializationArgs())
-        printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
-      std::string M = mangle(Spec);
-      Insts.push_back({{"id", KID + Args}, {"template_args", Args}, {"mangled", M}});
-      Mangled.push_back(M);
-    }
-  } else {
-    Mangled.push_back(mangle(FD));
   }
   K.Data["template_params"] = TParams;
-  K.Data["instantiations"] = Insts;
-  K.Data["mangled"] = Mangled;
+  addKernelNames(K, FD, KID);
 
   // __launch_bounds__
   if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>()) {

@@ -92,6 +92,8 @@ public:
     id::Node *R = Base::parseEncoding(ParseParams);
     Frame F = Frames.back();
     Frames.pop_back();
+    if (C == Context::Top)
+      TopName = {F.Entity.NameBegin, F.Entity.NameEnd};
     bool Internal = F.Entity.Nested || F.Entity.LPos != std::string::npos;
     if (R && Internal && C == Context::EntityArg)
       Entities.push_back(F.Entity);
@@ -187,6 +189,25 @@ public:
   std::vector<Ref> Refs;
   std::vector<Splice> Splices;
   std::string Unsupported;
+  /// The symbol's own <name> (template arguments included, parameters not).
+  std::pair<size_t, size_t> TopName{0, 0};
+
+  /// nvcc gives the kernel internal linkage: its own name is static (`L`),
+  /// or has an anonymous namespace or an internal entity in it. A parameter
+  /// of an anonymous-namespace type does not count (read off nvcc 13 -rdc).
+  bool internalKernel() const {
+    auto InName = [&](size_t P) { return P >= TopName.first && P < TopName.second; };
+    for (const Splice &X : Splices)
+      if (InName(X.Begin))
+        return true;
+    for (auto [B, E] : AnonNamespaces)
+      if (InName(B))
+        return true;
+    for (const InternalEntity &E : Entities)
+      if (InName(E.NameBegin))
+        return true;
+    return false;
+  }
 
 private:
   struct Frame {
@@ -283,7 +304,7 @@ StringRef nvStaticPrefix(StringRef S) {
 
 } // namespace
 
-Expected<std::string> nvccSymbol(StringRef ClangMangled, StringRef ModuleId, bool InternalKernel, bool Rdc) {
+Expected<std::string> nvccSymbol(StringRef ClangMangled, StringRef ModuleId, bool Rdc) {
   auto Fail = [&](const Twine &Why) {
     return createStringError(inconvertibleErrorCode(), "cannot spell '" + ClangMangled + "' as nvcc does: " + Why);
   };
@@ -311,7 +332,7 @@ Expected<std::string> nvccSymbol(StringRef ClangMangled, StringRef ModuleId, boo
   std::string Out = applySplices(ClangMangled, Splices);
   if (kernelMatchKey(Out) != kernelMatchKey(ClangMangled))
     return Fail("the rewritten name '" + Out + "' names another entity");
-  if (InternalKernel && Rdc)
+  if (Rdc && S.internalKernel())
     Out = "__nv_static_" + std::to_string(ModuleId.size()) + "_" + ModuleId.str() + "_" + Out;
   return Out;
 }
@@ -341,11 +362,14 @@ bool symbolNamesKernel(const KernelSymbol &K, StringRef Seen) {
 }
 
 json toJson(const KernelSymbol &K) {
-  return json{{"mangled", K.Nvcc.empty() ? K.Clang : K.Nvcc},
-              {"clang_mangled", K.Clang},
-              {"nvcc_known", !K.Nvcc.empty()},
-              {"linkage", K.Internal ? "internal" : "external"},
-              {"match_key", K.Key}};
+  json J{{"mangled", K.Nvcc.empty() ? K.Clang : K.Nvcc},
+         {"clang_mangled", K.Clang},
+         {"nvcc_known", !K.Nvcc.empty()},
+         {"linkage", K.Internal ? "internal" : "external"},
+         {"match_key", K.Key}};
+  if (K.Nvcc.empty())
+    J["nvcc_unknown_reason"] = K.Unknown;
+  return J;
 }
 
 Expected<KernelSymbol> kernelSymbolFromJson(const json &J) {
@@ -356,6 +380,7 @@ Expected<KernelSymbol> kernelSymbolFromJson(const json &J) {
   std::string M = J["mangled"].get<std::string>();
   K.Clang = J.value("clang_mangled", M);
   K.Nvcc = J.value("nvcc_known", true) ? M : "";
+  K.Unknown = J.value("nvcc_unknown_reason", "");
   K.Internal = J.value("linkage", "external") == "internal";
   K.Key = J.value("match_key", kernelMatchKey(M));
   return K;

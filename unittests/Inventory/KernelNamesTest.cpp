@@ -19,8 +19,8 @@ const char *ModA = "_a2f7c6a0_4_a_cu_acc5a52f";
 // /tmp/names-exp/e.cu, whose first external definition is `int first_def = 1;`.
 const char *ModE = "_2d9551f7_4_e_cu_9c2c88f5";
 
-std::string nvcc(llvm::StringRef Clang, llvm::StringRef Mod, bool Internal = true, bool Rdc = false) {
-  llvm::Expected<std::string> S = nvccSymbol(Clang, Mod, Internal, Rdc);
+std::string nvcc(llvm::StringRef Clang, llvm::StringRef Mod, bool Rdc = false) {
+  llvm::Expected<std::string> S = nvccSymbol(Clang, Mod, Rdc);
   if (!S)
     return "error: " + llvm::toString(S.takeError());
   return *S;
@@ -40,9 +40,9 @@ TEST(NvccModuleId, ShortNamesStayAndOtherBytesBecomeUnderscores) {
 }
 
 TEST(NvccSymbol, ExternalNamesAreClangs) {
-  EXPECT_EQ(nvcc("_Z2tkIfLi4EEvPT_", ModA, false), "_Z2tkIfLi4EEvPT_");
-  EXPECT_EQ(nvcc("_Z3fpkIXadL_Z6op_extfEEEvPf", ModA, false), "_Z3fpkIXadL_Z6op_extfEEEvPf");
-  EXPECT_EQ(nvcc("ckern", ModA, false), "ckern");
+  EXPECT_EQ(nvcc("_Z2tkIfLi4EEvPT_", ModA), "_Z2tkIfLi4EEvPT_");
+  EXPECT_EQ(nvcc("_Z3fpkIXadL_Z6op_extfEEEvPf", ModA), "_Z3fpkIXadL_Z6op_extfEEEvPf");
+  EXPECT_EQ(nvcc("ckern", ModA), "ckern");
 }
 
 TEST(NvccSymbol, StaticKernelLosesItsLinkageMarker) {
@@ -87,8 +87,16 @@ TEST(NvccSymbol, PseudoNamespaceShiftsLaterSubstitutions) {
 }
 
 TEST(NvccSymbol, RelocatableDeviceCodePrefixesInternalKernels) {
-  EXPECT_EQ(nvcc("_ZL5skernPf", ModA, true, true), "__nv_static_25__a2f7c6a0_4_a_cu_acc5a52f__Z5skernPf");
-  EXPECT_EQ(nvcc("_ZN2ns4innsEPi", ModA, false, true), "_ZN2ns4innsEPi");
+  EXPECT_EQ(nvcc("_ZL5skernPf", ModA, true), "__nv_static_25__a2f7c6a0_4_a_cu_acc5a52f__Z5skernPf");
+  EXPECT_EQ(nvcc("_ZN12_GLOBAL__N_15akernEPf", ModA, true),
+            "__nv_static_25__a2f7c6a0_4_a_cu_acc5a52f__ZN36_GLOBAL__N__a2f7c6a0_4_a_cu_acc5a52f5akernEPf");
+  EXPECT_EQ(nvcc("_Z3tk2IN12_GLOBAL__N_11SEEvPT_", ModA, true),
+            "__nv_static_25__a2f7c6a0_4_a_cu_acc5a52f__Z3tk2IN36_GLOBAL__N__a2f7c6a0_4_a_cu_acc5a52f1SEEvPT_");
+  EXPECT_EQ(nvcc("_ZN2ns4innsEPi", ModA, true), "_ZN2ns4innsEPi");
+  // ep(P), P in an anonymous namespace, and lam<a lambda of host()> stay external.
+  const char *ModC = "_08fe0e2b_4_c_cu_884ad2bb";
+  EXPECT_EQ(nvcc("_Z2epN12_GLOBAL__N_11PE", ModC, true), "_Z2epN36_GLOBAL__N__08fe0e2b_4_c_cu_884ad2bb1PE");
+  EXPECT_EQ(nvcc("_Z3lamIZ4hostPiEUliE_EvT_S0_", ModC, true), "_Z3lamIZ4hostPiEUliE_EvT_S0_");
 }
 
 TEST(NvccSymbol, RefusesWhatDoesNotDemangle) {

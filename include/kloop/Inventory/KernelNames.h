@@ -49,16 +49,16 @@ namespace kloop {
 std::string nvccModuleId(llvm::StringRef SourceRealPath, llvm::StringRef FirstExternalName);
 
 /// The symbol nvcc gives the kernel that clang mangles as \p ClangMangled in
-/// the translation unit with module id \p ModuleId (nvccModuleId()).
-/// \p InternalKernel: the kernel has internal linkage (static, in an anonymous
-/// namespace, or instantiated with an internal entity or type); with \p Rdc
-/// (`-rdc=true`, clang's `-fgpu-rdc`) such a kernel gets the `__nv_static_`
-/// prefix. A name that is not an Itanium name (extern "C") is returned as is.
+/// the translation unit with module id \p ModuleId (nvccModuleId()). With
+/// \p Rdc (`-rdc=true`, clang's `-fgpu-rdc`) a kernel nvcc gives internal
+/// linkage gets the `__nv_static_` prefix: one that is static, in an anonymous
+/// namespace, or instantiated with an internal entity or anonymous-namespace
+/// type (a parameter of such a type does not count). A name that is not an
+/// Itanium name (extern "C") is returned as is.
 /// Errors: \p ClangMangled does not demangle, or it uses a construct whose
 /// nvcc spelling was not established (an internal entity under a
 /// substitution or inside a local name); the message names the construct.
-llvm::Expected<std::string> nvccSymbol(llvm::StringRef ClangMangled, llvm::StringRef ModuleId,
-                                       bool InternalKernel, bool Rdc);
+llvm::Expected<std::string> nvccSymbol(llvm::StringRef ClangMangled, llvm::StringRef ModuleId, bool Rdc);
 
 /// The key that names a kernel whatever module id nvcc chose: the demangled
 /// name (the symbol itself when it does not demangle, e.g. extern "C") with
@@ -70,9 +70,12 @@ std::string kernelMatchKey(llvm::StringRef Symbol);
 struct KernelSymbol {
   /// nvcc's symbol; empty when it cannot be predicted (see the file comment).
   std::string Nvcc;
+  /// Why Nvcc is empty ("" when it is known).
+  std::string Unknown;
   /// clang's Itanium name.
   std::string Clang;
-  /// Internal linkage: the symbol depends on the translation unit.
+  /// The symbol depends on the translation unit (internal linkage, or an
+  /// anonymous namespace or internal entity in the name).
   bool Internal = false;
   /// kernelMatchKey() of the kernel's name.
   std::string Key;
@@ -88,7 +91,8 @@ bool symbolNamesKernel(const KernelSymbol &K, llvm::StringRef Seen);
 
 /// The inventory's JSON spelling: {"mangled": nvcc's or, when unknown, clang's
 /// name, "clang_mangled", "nvcc_known", "linkage": "internal"|"external",
-/// "match_key"}. docs/inventory.md, "Kernel names".
+/// "match_key"}, plus "nvcc_unknown_reason" when nvcc's name is unknown.
+/// docs/inventory.md, "Kernel names".
 nlohmann::json toJson(const KernelSymbol &K);
 
 /// Reads toJson()'s object. An entry written before these fields existed
