@@ -251,7 +251,8 @@ public:
   bool dependsOnModuleId(const std::string &Mangled);
   /// Per kernel: "mangled" (every symbol), "symbols" and the instantiations
   /// of a template (with their symbols).
-  void addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID);
+  /// \p OnlyDefined: list only instantiations whose body was instantiated.
+  void addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID, bool OnlyDefined = false);
   void collectDeviceFunction(const FunctionDecl *FD);
   void collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing);
   void finishGlobalConstants();
@@ -715,7 +716,7 @@ KernelSymbol Collector::kernelSymbol(const FunctionDecl *F) {
   return K;
 }
 
-void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID) {
+void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID, bool OnlyDefined) {
   json Mangled = json::array(), Symbols = json::array(), Insts = json::array();
   auto add = [&](const FunctionDecl *F) {
     json J = toJson(kernelSymbol(F));
@@ -729,6 +730,8 @@ void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::str
   } else {
     for (const FunctionDecl *Spec : FT->specializations()) {
       if (!Spec->isTemplateInstantiation() && Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+        continue;
+      if (OnlyDefined && !Spec->isDefined())
         continue;
       std::string Args;
       llvm::raw_string_ostream OS(Args);
@@ -794,6 +797,7 @@ void Collector::collectKernel(const FunctionDecl *FD) {
     }
   }
   K.Data["template_params"] = TParams;
+  K.Data["library"] = false;
   addKernelNames(K, FD, KID);
 
   // __launch_bounds__
@@ -854,6 +858,31 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   BodyWalker Walker(*this, KID, K);
   Walker.walk(FD->getBody(), 0, "");
   K.Data["calls"] = json(std::vector<std::string>(Walker.Callees.begin(), Walker.Callees.end()));
+  Out.Entities.push_back(std::move(K));
+}
+
+void Collector::collectLibraryKernel(const FunctionDecl *FD) {
+  Entity K;
+  K.Kind = EntityKind::Kernel;
+  K.ID = kernelID(FD);
+  K.D = FD;
+  addKernelNames(K, FD, K.ID, /*OnlyDefined=*/true);
+  if (K.Data["instantiations"].empty())
+    return;
+  K.Span = spanOf(FD->getDescribedFunctionTemplate()->getSourceRange());
+  K.Editable = false;
+  K.NotEditableReason = "is a library kernel in a system header; listed so that profiles and captures can name it";
+  K.Data["name"] = FD->getNameAsString();
+  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
+  K.Data["library"] = true;
+  K.Data["static"] = FD->getStorageClass() == SC_Static;
+  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
+  K.Data["explicit_specialization"] = false;
+  K.Data["signature"] = nullptr;
+  K.Data["template_params"] = json::array();
+  K.Data["launch_bounds"] = nullptr;
+  K.Data["params"] = json::array();
+  K.Data["calls"] = json::array();
   Out.Entities.push_back(std::move(K));
 }
 
@@ -1097,10 +1126,14 @@ public:
   bool VisitFunctionDecl(FunctionDecl *FD) {
     if (!FD->doesThisDeclarationHaveABody() || FD->isImplicit())
       return true;
-    if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation()))
-      return true;
     if (FD->isTemplateInstantiation())
       return true;
+    if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation())) {
+      // Library (CUB, Thrust) kernel templates: only their instantiations' names.
+      if (FD->hasAttr<CUDAGlobalAttr>() && FD->getDescribedFunctionTemplate() && C.Which == Side::Device)
+        C.collectLibraryKernel(FD);
+      return true;
+    }
     if (FD->hasAttr<CUDAGlobalAttr>()) {
       C.collectKernel(FD);
     } else if (FD->hasAttr<CUDADeviceAttr>() && C.Which == Side::Device) {

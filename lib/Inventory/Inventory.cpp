@@ -256,6 +256,9 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         for (const json &M : E.Data["mangled"])
           if (std::find(K["mangled"].begin(), K["mangled"].end(), M) == K["mangled"].end())
             K["mangled"].push_back(M);
+        for (const json &Sym : E.Data["symbols"])
+          if (std::find(K["symbols"].begin(), K["symbols"].end(), Sym) == K["symbols"].end())
+            K["symbols"].push_back(Sym);
         continue;
       }
       KernelDefSite[ID] = Site;
