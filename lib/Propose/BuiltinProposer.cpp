@@ -52,6 +52,23 @@ static std::vector<int64_t> sortedWith(std::vector<int64_t> V, int64_t Baseline)
 
 static bool isPow2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
 
+/// The kernel's symbols: its "symbols" objects, or, in an inventory written
+/// before they existed, its "mangled" names. An entry that does not read is
+/// left out with a note naming the kernel and the reason.
+static void addSymbols(const json &Kernel, const std::string &KID, std::vector<KernelSymbol> &Out,
+                       std::vector<std::string> &Notes) {
+  const char *Field = Kernel.contains("symbols") ? "symbols" : "mangled";
+  if (!Kernel.contains(Field) || !Kernel[Field].is_array())
+    return;
+  for (const json &J : Kernel[Field]) {
+    Expected<KernelSymbol> K = kernelSymbolFromJson(J.is_string() ? json{{"mangled", J}} : J);
+    if (K)
+      Out.push_back(std::move(*K));
+    else
+      Notes.push_back(KID + ": symbol left out: " + llvm::toString(K.takeError()));
+  }
+}
+
 Expected<TunableSpace> enumerateSpace(const json &Inv) {
   if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -147,10 +164,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
     std::string KID = K.value("id", "");
     if (KID.empty())
       continue;
-    if (K.contains("mangled") && K["mangled"].is_array())
-      for (const json &M : K["mangled"])
-        if (M.is_string())
-          S.Mangled[KID].push_back(M.get<std::string>());
+    addSymbols(K, KID, S.Symbols[KID], S.Notes);
     if (!K.value("editable", true)) {
       S.Notes.push_back(KID + ": kernel not editable");
       continue;
@@ -470,8 +484,9 @@ std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, 
     return Out;
   for (const json &K : Ptxas["kernels"]) {
     std::string Name = K.value("name", "");
-    for (const auto &[KID, Mangled] : S.Mangled)
-      if (std::find(Mangled.begin(), Mangled.end(), Name) != Mangled.end() || Name == KID) {
+    for (const auto &[KID, Symbols] : S.Symbols)
+      if (Name == KID ||
+          std::any_of(Symbols.begin(), Symbols.end(), [&](const KernelSymbol &K) { return symbolNamesKernel(K, Name); })) {
         KernelResources R;
         R.Registers = K.value("registers", 0u);
         R.SpillBytes = K.value("spill_stores", 0u) + K.value("spill_loads", 0u);
