@@ -670,11 +670,17 @@ std::string Collector::mangledName(const NamedDecl *D) {
   std::string S;
   llvm::raw_string_ostream OS(S);
   if (!Mangler->shouldMangleDeclName(D)) {
-    OS << D->getName();
+    OS << D->getDeclName().getAsString();
     return S;
   }
+  // nvcc's module id names a constructor (destructor) by its complete-object
+  // variant, C1 (D1); read off nvcc 13.
   const auto *F = dyn_cast<FunctionDecl>(D);
-  if (F && F->hasAttr<CUDAGlobalAttr>())
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(D))
+    Mangler->mangleName(GlobalDecl(Ctor, Ctor_Complete), OS);
+  else if (const auto *Dtor = dyn_cast<CXXDestructorDecl>(D))
+    Mangler->mangleName(GlobalDecl(Dtor, Dtor_Complete), OS);
+  else if (F && F->hasAttr<CUDAGlobalAttr>())
     Mangler->mangleName(GlobalDecl(F, KernelReferenceKind::Kernel), OS);
   else if (F)
     Mangler->mangleName(GlobalDecl(F), OS);
@@ -702,16 +708,20 @@ KernelSymbol Collector::kernelSymbol(const FunctionDecl *F) {
   K.Clang = mangledName(F);
   K.Key = kernelMatchKey(K.Clang);
   const std::string &Mod = moduleId();
-  // With a stand-in module id, a name that does not depend on it comes back unchanged.
-  llvm::Expected<std::string> N =
-      nvccSymbol(K.Clang, Mod.empty() ? "_" : Mod, LO.GPURelocatableDeviceCode);
-  if (!N)
+  bool Rdc = LO.GPURelocatableDeviceCode;
+  llvm::Expected<std::string> N = nvccSymbol(K.Clang, Mod.empty() ? "_a" : Mod, Rdc);
+  if (!N) {
     K.Unknown = llvm::toString(N.takeError());
-  else if (*N == K.Clang || !Mod.empty())
+  } else if (!Mod.empty()) {
     K.Nvcc = *N;
-  else
+  } else if (llvm::Expected<std::string> Other = nvccSymbol(K.Clang, "_b", Rdc); Other && *Other == *N) {
+    K.Nvcc = *N; // the same under two stand-in module ids: the name does not involve it
+  } else {
+    if (!Other)
+      llvm::consumeError(Other.takeError());
     K.Unknown = "nvcc makes this translation unit's module id from the time: it has no "
                 "non-inline definition with external linkage";
+  }
   K.Internal = K.Nvcc != K.Clang;
   return K;
 }
