@@ -234,6 +234,8 @@ public:
 
   void collectKernel(const FunctionDecl *FD);
   void collectLibraryKernel(const FunctionDecl *FD);
+  /// name, qualified_name, static, anonymous_namespace, explicit_specialization.
+  void addKernelIdentity(Entity &K, const FunctionDecl *FD);
   /// The kernel's names: clang's, nvcc's (KernelNames.h), the match key.
   KernelSymbol kernelSymbol(const FunctionDecl *F);
   /// clang's Itanium (or extern "C") name of \p D; a kernel is named as the
@@ -768,11 +770,7 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
   K.Span = spanOf(Whole);
   setEditability(K, FD->getLocation(), FD->getBody() ? FD->getBody()->getEndLoc() : FD->getEndLoc());
-  K.Data["name"] = FD->getNameAsString();
-  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
-  K.Data["static"] = FD->getStorageClass() == SC_Static;
-  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
-  K.Data["explicit_specialization"] = FD->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+  addKernelIdentity(K, FD);
   {
     std::string Sig;
     for (const ParmVarDecl *P : FD->parameters())
@@ -871,6 +869,14 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   Out.Entities.push_back(std::move(K));
 }
 
+void Collector::addKernelIdentity(Entity &K, const FunctionDecl *FD) {
+  K.Data["name"] = FD->getNameAsString();
+  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
+  K.Data["static"] = FD->getStorageClass() == SC_Static;
+  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
+  K.Data["explicit_specialization"] = FD->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+}
+
 void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   Entity K;
   K.Kind = EntityKind::Kernel;
@@ -882,12 +888,8 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.Span = spanOf(FD->getDescribedFunctionTemplate()->getSourceRange());
   K.Editable = false;
   K.NotEditableReason = "is a library kernel in a system header; listed so that profiles and captures can name it";
-  K.Data["name"] = FD->getNameAsString();
-  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
+  addKernelIdentity(K, FD);
   K.Data["library"] = true;
-  K.Data["static"] = FD->getStorageClass() == SC_Static;
-  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
-  K.Data["explicit_specialization"] = false;
   K.Data["signature"] = nullptr;
   K.Data["template_params"] = json::array();
   K.Data["launch_bounds"] = nullptr;
