@@ -9,6 +9,7 @@
 #include "kloop/Inventory/KernelNames.h"
 
 #include "gtest/gtest.h"
+#include "llvm/Demangle/Demangle.h"
 
 using namespace kloop;
 
@@ -103,6 +104,15 @@ TEST(NvccSymbol, RefusesWhatDoesNotDemangle) {
   EXPECT_NE(nvcc("_Z3fpkIXadL_ZL9", ModA).find("error: cannot spell '_Z3fpkIXadL_ZL9' as nvcc does: it does not "
                                             "demangle"),
             std::string::npos);
+}
+
+TEST(NvccSymbol, RefusesAnInternalEntityUnderASubstitution) {
+  // k<ns::f, ns::g>, both static in ns: clang reaches g's scope through S0_;
+  // nvcc's spelling of that case was not established, so no name is claimed.
+  std::string R = nvcc("_Z1kIXadL_ZN2nsL1fEvEEXadL_ZNS0_L1gEvEEEvv", ModE);
+  EXPECT_NE(R.find("error: "), std::string::npos) << R;
+  EXPECT_NE(R.find("scope is a substitution"), std::string::npos) << R;
+  EXPECT_EQ(llvm::demangle("_Z1kIXadL_ZN2nsL1fEvEEXadL_ZNS0_L1gEvEEEvv"), "void k<&ns::f(), &ns::g()>()");
 }
 
 TEST(KernelMatchKey, SameForClangAndNvccNames) {
