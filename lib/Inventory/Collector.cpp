@@ -1,6 +1,7 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
+#include "kloop/Inventory/KernelNames.h"
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Attr.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 using namespace clang;
@@ -242,6 +244,28 @@ public:
   }
 
   void collectKernel(const FunctionDecl *FD);
+  void collectLibraryKernel(const FunctionDecl *FD);
+  /// name, qualified_name, static, anonymous_namespace, explicit_specialization.
+  void addKernelIdentity(Entity &K, const FunctionDecl *FD);
+  /// The kernel's names: clang's, nvcc's (KernelNames.h), the match key.
+  KernelSymbol kernelSymbol(const FunctionDecl *F);
+  /// clang's Itanium (or extern "C") name of \p D; a kernel is named as the
+  /// device function, not as its host-side stub.
+  std::string mangledName(const NamedDecl *D);
+  /// nvcc's module id of this translation unit; "" when nvcc would make one
+  /// up (no first external definition) or the main file has no path.
+  const std::string &moduleId();
+  /// The first definition in \p DC, in source order, that nvcc makes the
+  /// module id from: countsForModuleId() and a name that does not itself
+  /// contain the module id (`void f(Anon)`, Anon in an anonymous namespace,
+  /// is passed over; read off nvcc 13).
+  const NamedDecl *firstExternalDefinition(const DeclContext *DC);
+  /// True when nvcc's spelling of \p Mangled involves the module id.
+  bool dependsOnModuleId(const std::string &Mangled);
+  /// Per kernel: "mangled" (every symbol), "symbols" and the instantiations
+  /// of a template (with their symbols).
+  /// \p OnlyDefined: list only instantiations whose body was instantiated.
+  void addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID, bool OnlyDefined = false);
   void collectDeviceFunction(const FunctionDecl *FD);
   void collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing);
   void collectBrokenLaunch(const RecoveryExpr *RE, const FunctionDecl *Enclosing);
@@ -263,6 +287,7 @@ public:
   Side Which;
   const MacroTable &Macros;
   std::unique_ptr<MangleContext> Mangler;
+  std::optional<std::string> ModuleIdCache;
   SideInventory Out;
   std::map<const Decl *, std::string> KernelIDs;
   std::map<const FunctionDecl *, unsigned> LaunchCounts;
@@ -619,6 +644,138 @@ private:
   unsigned LoopCount = 0;
 };
 
+/// True when \p D is a definition nvcc's module id can be made from: external
+/// linkage, not inline, not a template or a specialization, and for a
+/// variable an initializer (KernelNames.h; `int x;` and `template<> void
+/// f<int>() {}` do not count, read off nvcc 13's module ids).
+static bool countsForModuleId(const Decl *D) {
+  if (D->isImplicit() || D->isInvalidDecl())
+    return false;
+  if (const auto *F = dyn_cast<FunctionDecl>(D))
+    return F->doesThisDeclarationHaveABody() && !F->isInlined() && !F->isDeleted() &&
+           !F->isDefaulted() && !F->isDependentContext() &&
+           F->getTemplatedKind() == FunctionDecl::TK_NonTemplate && F->hasExternalFormalLinkage();
+  if (const auto *V = dyn_cast<VarDecl>(D))
+    return V->isThisDeclarationADefinition() == VarDecl::Definition && V->hasInit() && !V->isInline() &&
+           !V->getDescribedVarTemplate() && !isa<VarTemplateSpecializationDecl>(V) &&
+           !V->getDeclContext()->isDependentContext() && V->hasExternalFormalLinkage();
+  return false;
+}
+
+const NamedDecl *Collector::firstExternalDefinition(const DeclContext *DC) {
+  for (const Decl *D : DC->decls()) {
+    if (isa<NamespaceDecl, LinkageSpecDecl>(D)) {
+      if (const NamedDecl *N = firstExternalDefinition(cast<DeclContext>(D)))
+        return N;
+    } else if (countsForModuleId(D) && !dependsOnModuleId(mangledName(cast<NamedDecl>(D)))) {
+      return cast<NamedDecl>(D);
+    }
+  }
+  return nullptr;
+}
+
+bool Collector::dependsOnModuleId(const std::string &Mangled) {
+  llvm::Expected<std::string> N = nvccSymbol(Mangled, "_", /*Rdc=*/false);
+  if (!N) {
+    llvm::consumeError(N.takeError());
+    return true;
+  }
+  return *N != Mangled;
+}
+
+std::string Collector::mangledName(const NamedDecl *D) {
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  if (!Mangler->shouldMangleDeclName(D)) {
+    OS << D->getDeclName().getAsString();
+    return S;
+  }
+  // nvcc's module id names a constructor (destructor) by its complete-object
+  // variant, C1 (D1); read off nvcc 13.
+  const auto *F = dyn_cast<FunctionDecl>(D);
+  if (const auto *Ctor = dyn_cast<CXXConstructorDecl>(D))
+    Mangler->mangleName(GlobalDecl(Ctor, Ctor_Complete), OS);
+  else if (const auto *Dtor = dyn_cast<CXXDestructorDecl>(D))
+    Mangler->mangleName(GlobalDecl(Dtor, Dtor_Complete), OS);
+  else if (F && F->hasAttr<CUDAGlobalAttr>())
+    Mangler->mangleName(GlobalDecl(F, KernelReferenceKind::Kernel), OS);
+  else if (F)
+    Mangler->mangleName(GlobalDecl(F), OS);
+  else
+    Mangler->mangleName(GlobalDecl(cast<VarDecl>(D)), OS);
+  return S;
+}
+
+const std::string &Collector::moduleId() {
+  if (ModuleIdCache)
+    return *ModuleIdCache;
+  ModuleIdCache.emplace();
+  OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID());
+  const NamedDecl *First = firstExternalDefinition(Ctx.getTranslationUnitDecl());
+  if (Main && First) {
+    StringRef Path = SM.getFileManager().getCanonicalName(*Main);
+    if (!Path.empty())
+      *ModuleIdCache = nvccModuleId(Path, mangledName(First));
+  }
+  return *ModuleIdCache;
+}
+
+KernelSymbol Collector::kernelSymbol(const FunctionDecl *F) {
+  KernelSymbol K;
+  K.Clang = mangledName(F);
+  K.Key = kernelMatchKey(K.Clang);
+  const std::string &Mod = moduleId();
+  bool Rdc = LO.GPURelocatableDeviceCode;
+  llvm::Expected<std::string> N = nvccSymbol(K.Clang, Mod.empty() ? "_a" : Mod, Rdc);
+  if (!N) {
+    K.Unknown = llvm::toString(N.takeError());
+  } else if (!Mod.empty()) {
+    K.Nvcc = *N;
+  } else if (llvm::Expected<std::string> Other = nvccSymbol(K.Clang, "_b", Rdc); Other && *Other == *N) {
+    K.Nvcc = *N; // the same under two stand-in module ids: the name does not involve it
+  } else {
+    if (!Other)
+      llvm::consumeError(Other.takeError());
+    K.Unknown = "nvcc makes this translation unit's module id from the time: it has no "
+                "non-inline definition with external linkage";
+  }
+  K.Internal = K.Nvcc != K.Clang;
+  return K;
+}
+
+void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::string &KID, bool OnlyDefined) {
+  json Mangled = json::array(), Symbols = json::array(), Insts = json::array();
+  auto add = [&](const FunctionDecl *F) {
+    if (!canMangle(F))
+      return json::object(); // an invalid declaration has no symbol (tolerant parsing)
+    json J = toJson(kernelSymbol(F));
+    Mangled.push_back(J["mangled"]);
+    Symbols.push_back(J);
+    return J;
+  };
+  const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
+  if (!FT) {
+    add(FD);
+  } else {
+    for (const FunctionDecl *Spec : FT->specializations()) {
+      if (!Spec->isTemplateInstantiation() && Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+        continue;
+      if (OnlyDefined && !Spec->isDefined())
+        continue;
+      std::string Args;
+      llvm::raw_string_ostream OS(Args);
+      if (const TemplateArgumentList *TAL = Spec->getTemplateSpecializationArgs())
+        printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
+      json I{{"id", KID + Args}, {"template_args", Args}};
+      I.update(add(Spec));
+      Insts.push_back(I);
+    }
+  }
+  K.Data["instantiations"] = Insts;
+  K.Data["mangled"] = Mangled;
+  K.Data["symbols"] = Symbols;
+}
+
 void Collector::collectKernel(const FunctionDecl *FD) {
   std::string KID = kernelID(FD);
   KernelIDs[FD->getCanonicalDecl()] = KID;
@@ -631,31 +788,13 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   SourceRange Whole = FT ? FT->getSourceRange() : FD->getSourceRange();
   K.Span = spanOf(Whole);
   setEditability(K, FD->getLocation(), FD->getBody() ? FD->getBody()->getEndLoc() : FD->getEndLoc());
-  K.Data["name"] = FD->getNameAsString();
-  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
-  K.Data["static"] = FD->getStorageClass() == SC_Static;
-  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
-  K.Data["explicit_specialization"] = FD->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+  addKernelIdentity(K, FD);
   {
     std::string Sig;
     for (const ParmVarDecl *P : FD->parameters())
       Sig += (Sig.empty() ? "" : ",") + typeString(P->getType());
     K.Data["signature"] = "(" + Sig + ")";
   }
-  // Mangled names: the function itself, or every instantiation of a template.
-  json Mangled = json::array();
-  json Insts = json::array();
-  auto mangle = [&](const FunctionDecl *F) {
-    std::string S;
-    llvm::raw_string_ostream OS(S);
-    if (!canMangle(F))
-      return S;
-    if (Mangler->shouldMangleDeclName(F))
-      Mangler->mangleName(GlobalDecl(F), OS);
-    else
-      OS << F->getName();
-    return S;
-  };
   json TParams = json::array();
   if (FT) {
     for (const NamedDecl *P : *FT->getTemplateParameters()) {
@@ -682,24 +821,10 @@ void Collector::collectKernel(const FunctionDecl *FD) {
       }
       TParams.push_back(TP);
     }
-    for (const FunctionDecl *Spec : FT->specializations()) {
-      if (!Spec->isTemplateInstantiation() && Spec->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
-        continue;
-      std::string Args;
-      llvm::raw_string_ostream OS(Args);
-      if (const TemplateArgumentList *TAL = Spec->getTemplateSpecializationArgs())
-        printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
-      std::string M = mangle(Spec);
-      Insts.push_back({{"id", KID + Args}, {"template_args", Args}, {"mangled", M}});
-      if (!M.empty())
-        Mangled.push_back(M);
-    }
-  } else if (canMangle(FD)) {
-    Mangled.push_back(mangle(FD));
   }
   K.Data["template_params"] = TParams;
-  K.Data["instantiations"] = Insts;
-  K.Data["mangled"] = Mangled;
+  K.Data["library"] = false;
+  addKernelNames(K, FD, KID);
 
   // __launch_bounds__
   if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>()) {
@@ -759,6 +884,35 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   BodyWalker Walker(*this, KID, K);
   Walker.walk(FD->getBody(), 0, "");
   K.Data["calls"] = json(std::vector<std::string>(Walker.Callees.begin(), Walker.Callees.end()));
+  Out.Entities.push_back(std::move(K));
+}
+
+void Collector::addKernelIdentity(Entity &K, const FunctionDecl *FD) {
+  K.Data["name"] = FD->getNameAsString();
+  K.Data["qualified_name"] = FD->getQualifiedNameAsString();
+  K.Data["static"] = FD->getStorageClass() == SC_Static;
+  K.Data["anonymous_namespace"] = FD->isInAnonymousNamespace();
+  K.Data["explicit_specialization"] = FD->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+}
+
+void Collector::collectLibraryKernel(const FunctionDecl *FD) {
+  Entity K;
+  K.Kind = EntityKind::Kernel;
+  K.ID = kernelID(FD);
+  K.D = FD;
+  addKernelNames(K, FD, K.ID, /*OnlyDefined=*/true);
+  if (K.Data["instantiations"].empty())
+    return;
+  K.Span = spanOf(FD->getDescribedFunctionTemplate()->getSourceRange());
+  K.Editable = false;
+  K.NotEditableReason = "is a library kernel in a system header; listed so that profiles and captures can name it";
+  addKernelIdentity(K, FD);
+  K.Data["library"] = true;
+  K.Data["signature"] = nullptr;
+  K.Data["template_params"] = json::array();
+  K.Data["launch_bounds"] = nullptr;
+  K.Data["params"] = json::array();
+  K.Data["calls"] = json::array();
   Out.Entities.push_back(std::move(K));
 }
 
@@ -1037,10 +1191,14 @@ public:
   bool VisitFunctionDecl(FunctionDecl *FD) {
     if (!FD->doesThisDeclarationHaveABody() || FD->isImplicit())
       return true;
-    if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation()))
-      return true;
     if (FD->isTemplateInstantiation())
       return true;
+    if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation())) {
+      // Library (CUB, Thrust) kernel templates: only their instantiations' names.
+      if (FD->hasAttr<CUDAGlobalAttr>() && FD->getDescribedFunctionTemplate() && C.Which == Side::Device)
+        C.collectLibraryKernel(FD);
+      return true;
+    }
     if (FD->hasAttr<CUDAGlobalAttr>()) {
       C.collectKernel(FD);
     } else if (FD->hasAttr<CUDADeviceAttr>() && C.Which == Side::Device) {

@@ -340,6 +340,9 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         for (const json &M : E.Data["mangled"])
           if (std::find(K["mangled"].begin(), K["mangled"].end(), M) == K["mangled"].end())
             K["mangled"].push_back(M);
+        for (const json &Sym : E.Data["symbols"])
+          if (std::find(K["symbols"].begin(), K["symbols"].end(), Sym) == K["symbols"].end())
+            K["symbols"].push_back(Sym);
         // An error inside the kernel seen from any translation unit marks it.
         json Errs = K["errors"];
         for (const json &X : entityErrors(E))

@@ -70,6 +70,23 @@ static std::optional<std::string> brokenUser(const json &C, const std::set<std::
   return std::nullopt;
 }
 
+/// The kernel's symbols: its "symbols" objects, or, in an inventory written
+/// before they existed, its "mangled" names. An entry that does not read is
+/// left out with a note naming the kernel and the reason.
+static void addSymbols(const json &Kernel, const std::string &KID, std::vector<KernelSymbol> &Out,
+                       std::vector<std::string> &Notes) {
+  const char *Field = Kernel.contains("symbols") ? "symbols" : "mangled";
+  if (!Kernel.contains(Field) || !Kernel[Field].is_array())
+    return;
+  for (const json &J : Kernel[Field]) {
+    Expected<KernelSymbol> K = kernelSymbolFromJson(J.is_string() ? json{{"mangled", J}} : J);
+    if (K)
+      Out.push_back(std::move(*K));
+    else
+      Notes.push_back(KID + ": symbol left out: " + llvm::toString(K.takeError()));
+  }
+}
+
 Expected<TunableSpace> enumerateSpace(const json &Inv) {
   if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -177,10 +194,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
     std::string KID = K.value("id", "");
     if (KID.empty())
       continue;
-    if (K.contains("mangled") && K["mangled"].is_array())
-      for (const json &M : K["mangled"])
-        if (M.is_string())
-          S.Mangled[KID].push_back(M.get<std::string>());
+    addSymbols(K, KID, S.Symbols[KID], S.Notes);
     if (Broken.count(KID)) {
       S.Notes.push_back(KID + ": kernel has compile errors; not tuned");
       continue;
@@ -504,8 +518,9 @@ std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, 
     return Out;
   for (const json &K : Ptxas["kernels"]) {
     std::string Name = K.value("name", "");
-    for (const auto &[KID, Mangled] : S.Mangled)
-      if (std::find(Mangled.begin(), Mangled.end(), Name) != Mangled.end() || Name == KID) {
+    for (const auto &[KID, Symbols] : S.Symbols)
+      if (Name == KID ||
+          std::any_of(Symbols.begin(), Symbols.end(), [&](const KernelSymbol &K) { return symbolNamesKernel(K, Name); })) {
         KernelResources R;
         R.Registers = K.value("registers", 0u);
         R.SpillBytes = K.value("spill_stores", 0u) + K.value("spill_loads", 0u);

@@ -268,6 +268,29 @@ TEST(Ptxas, ParsesNvccVerboseOutput) {
   EXPECT_EQ(Res["k"].SpillBytes, 16u);
 }
 
+// A kernel in an anonymous namespace: ptxas reports nvcc's symbol, whose
+// module id depends on where the build ran; the inventory's match key still
+// names it (symbolNamesKernel). Another kernel's symbol does not.
+TEST(Ptxas, ResourcesMatchInternalKernelsBuiltElsewhere) {
+  json Inv = json::parse(R"J({"kernels":[{"id":"akern","symbols":[{
+      "mangled":"_ZN36_GLOBAL__N__a2f7c6a0_4_a_cu_acc5a52f5akernEPf",
+      "clang_mangled":"_ZN12_GLOBAL__N_15akernEPf","nvcc_known":true,"linkage":"internal",
+      "match_key":"(anonymous namespace)::akern(float*)"}]}]})J");
+  TunableSpace S = cantFail(enumerateSpace(Inv));
+  json Ptxas = json::parse(R"({"kernels":[
+      {"name":"_ZN36_GLOBAL__N__469ec884_4_a_cu_acc5a52f5akernEPf","registers":30},
+      {"name":"_ZN36_GLOBAL__N__469ec884_4_a_cu_acc5a52f5bkernEPf","registers":99}]})");
+  auto Res = resourcesByKernel(S, Ptxas);
+  ASSERT_EQ(Res.count("akern"), 1u);
+  EXPECT_EQ(Res["akern"].Registers, 30u);
+}
+
+TEST(Ptxas, UnreadableSymbolIsNoted) {
+  TunableSpace S = cantFail(enumerateSpace(json::parse(R"({"kernels":[{"id":"k","symbols":[{"mangled":1}]}]})")));
+  ASSERT_FALSE(S.Notes.empty());
+  EXPECT_NE(S.Notes.back().find("k: symbol left out"), std::string::npos);
+}
+
 } // namespace
 
 // The ptxas compile gets only what nvcc understands of the clang arguments

@@ -22,6 +22,9 @@
 ///   constant       macro:<NAME> | const:<qualified name>
 /// An ID depends only on names and on the order of loops/launches within their
 /// own function, so edits elsewhere, reformatting and comments leave it unchanged.
+/// Kernels carry nvcc's symbols (kloop/Inventory/KernelNames.h); kernel
+/// templates in system headers that a translation unit instantiates (CUB,
+/// Thrust) are listed as library kernels: names only, not editable.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_INVENTORY_INVENTORY_H

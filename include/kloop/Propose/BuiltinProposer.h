@@ -16,6 +16,7 @@
 #ifndef KLOOP_PROPOSE_BUILTINPROPOSER_H
 #define KLOOP_PROPOSE_BUILTINPROPOSER_H
 
+#include "kloop/Inventory/KernelNames.h"
 #include "kloop/Propose/Proposer.h"
 
 #include <cstdint>
@@ -71,8 +72,9 @@ struct TunableSpace {
   std::vector<Dimension> Dims;
   /// Why candidates were left out ("macro:X: value 65535 is not a tile size").
   std::vector<std::string> Notes;
-  /// Kernel ID -> mangled names, to match ptxas reports.
-  std::map<std::string, std::vector<std::string>> Mangled;
+  /// Kernel ID -> its symbols (the inventory's "symbols", else its "mangled"
+  /// names), to match ptxas reports with symbolNamesKernel().
+  std::map<std::string, std::vector<KernelSymbol>> Symbols;
 };
 
 /// Enumerates the space of an inventory document (`kloop extract` output).
