@@ -14,6 +14,8 @@ int counted_div(int a, int b) {
   return a / b;
 }
 int halve_to_one(int n) { return n <= 1 ? 1 : halve_to_one(n / 2); }
+volatile int flag;
+int plus_flag(int n) { return n + flag; }
 int store_div(int *out, int a, int b) {
   *out = a / b;
   return *out;
