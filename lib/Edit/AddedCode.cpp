@@ -37,8 +37,7 @@ using namespace llvm;
 
 namespace kloop {
 
-namespace {
-std::string absolute(StringRef P, StringRef Dir) {
+std::string absolutePath(StringRef P, StringRef Dir) {
   SmallString<256> A;
   if (sys::path::is_absolute(P) || Dir.empty())
     A = P;
@@ -50,6 +49,7 @@ std::string absolute(StringRef P, StringRef Dir) {
   return std::string(A);
 }
 
+namespace {
 /// The real path of \p P (symlinks resolved), or \p P when it does not exist.
 std::string realPath(StringRef P) {
   SmallString<256> R;
@@ -72,7 +72,7 @@ std::optional<unsigned> editAt(const SourceManager &SM, SourceLocation L, const 
   OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
   if (!F)
     return std::nullopt;
-  auto It = R.find(absolute(F->getName(), Dir));
+  auto It = R.find(absolutePath(F->getName(), Dir));
   if (It == R.end())
     return std::nullopt;
   for (auto [B, Len, E] : It->second)
@@ -110,7 +110,7 @@ std::vector<std::string> userIncludeDirs(const std::vector<std::string> &Args, S
       if (A.empty() && !F.ends_with("=") && I + 1 < Args.size())
         A = Args[++I];
       if (!A.empty())
-        Out.push_back(realPath(absolute(A, Dir)));
+        Out.push_back(realPath(absolutePath(A, Dir)));
       break;
     }
   return Out;
@@ -577,7 +577,7 @@ std::vector<std::string> trustedIncludeDirs(const HeaderSearchOptions &HSO, cons
     if (E.Group != frontend::System && E.Group != frontend::ExternCSystem && E.Group != frontend::CSystem &&
         E.Group != frontend::CXXSystem)
       continue;
-    std::string Real = realPath(absolute(E.Path, In.Directory));
+    std::string Real = realPath(absolutePath(E.Path, In.Directory));
     if (!llvm::is_contained(In.UserIncludeDirs, Real))
       Out.push_back(Real);
   }

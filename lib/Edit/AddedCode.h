@@ -48,6 +48,10 @@ namespace kloop {
 /// 0-based edit index) in the new contents.
 using NewTextRanges = std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>>;
 
+/// \p P made absolute against \p Dir (when relative and \p Dir is not empty), with
+/// `.` and `..` removed lexically.
+std::string absolutePath(llvm::StringRef P, llvm::StringRef Dir);
+
 /// The edit whose new text holds the file location \p L, if any (\p Dir
 /// resolves relative file names).
 std::optional<unsigned> editAt(const clang::SourceManager &SM, clang::SourceLocation L, const NewTextRanges &R,

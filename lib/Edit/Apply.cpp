@@ -61,17 +61,7 @@ const std::vector<std::string> &checkedWarningFlags() {
 
 namespace {
 
-std::string absPath(StringRef P, StringRef Dir) {
-  SmallString<256> A;
-  if (sys::path::is_absolute(P) || Dir.empty())
-    A = P;
-  else {
-    A = Dir;
-    sys::path::append(A, P);
-  }
-  sys::path::remove_dots(A, true);
-  return std::string(A);
-}
+std::string absPath(StringRef P, StringRef Dir) { return absolutePath(P, Dir); }
 
 std::string relPath(StringRef P, StringRef Root) {
   if (Root.empty())

@@ -4,6 +4,7 @@
 #include "llvm/Support/ConvertUTF.h"
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <set>
