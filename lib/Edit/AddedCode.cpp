@@ -24,6 +24,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Lex/HeaderSearchOptions.h"
 #include "clang/Lex/Lexer.h"
 #include "clang/Lex/PPCallbacks.h"
@@ -656,29 +657,43 @@ private:
   }
 };
 
-class AddedCodeAction : public ASTFrontendAction {
-public:
-  AddedCodeAction(const AddedCodeInput &In, std::vector<AddedCodeFinding> &Out) : In(In), Out(Out) {}
+/// The consumer of the checks, with the preprocessor callbacks registered on \p CI.
+std::unique_ptr<ASTConsumer> makeAddedCodeConsumer(CompilerInstance &CI, const AddedCodeInput &In,
+                                                   std::vector<AddedCodeFinding> &Out) {
+  auto PP = std::make_unique<NewTextPP>(CI.getSourceManager(), CI.getLangOpts(), In,
+                                        trustedIncludeDirs(CI.getHeaderSearchOpts(), In), Out);
+  const NewTextPP *Checker = PP.get();
+  CI.getPreprocessor().addPPCallbacks(std::move(PP));
+  struct Consumer : ASTConsumer {
+    Consumer(const AddedCodeInput &In, const NewTextPP &PP, std::vector<AddedCodeFinding> &Out)
+        : In(In), PP(PP), Out(Out) {}
+    void HandleTranslationUnit(ASTContext &Ctx) override {
+      if (In.Before)
+        NewDeclChecker(Ctx, In, PP, Out).run();
+      if (In.ExpressionRanges && !In.ExpressionRanges->empty())
+        SideEffectVisitor(Ctx, *In.ExpressionRanges, In.Directory, Out).TraverseDecl(Ctx.getTranslationUnitDecl());
+    }
+    const AddedCodeInput &In;
+    const NewTextPP &PP;
+    std::vector<AddedCodeFinding> &Out;
+  };
+  return std::make_unique<Consumer>(In, *Checker, Out);
+}
 
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
-    auto PP = std::make_unique<NewTextPP>(CI.getSourceManager(), CI.getLangOpts(), In,
-                                          trustedIncludeDirs(CI.getHeaderSearchOpts(), In), Out);
-    const NewTextPP *Checker = PP.get();
-    CI.getPreprocessor().addPPCallbacks(std::move(PP));
-    struct Consumer : ASTConsumer {
-      Consumer(const AddedCodeInput &In, const NewTextPP &PP, std::vector<AddedCodeFinding> &Out)
-          : In(In), PP(PP), Out(Out) {}
-      void HandleTranslationUnit(ASTContext &Ctx) override {
-        if (In.Before)
-          NewDeclChecker(Ctx, In, PP, Out).run();
-        if (In.ExpressionRanges && !In.ExpressionRanges->empty())
-          SideEffectVisitor(Ctx, *In.ExpressionRanges, In.Directory, Out).TraverseDecl(Ctx.getTranslationUnitDecl());
-      }
-      const AddedCodeInput &In;
-      const NewTextPP &PP;
-      std::vector<AddedCodeFinding> &Out;
-    };
-    return std::make_unique<Consumer>(In, *Checker, Out);
+/// Runs the wrapped action and the checks in one parse (a MultiplexConsumer of both consumers).
+class AddedCodeAction : public WrapperFrontendAction {
+public:
+  AddedCodeAction(std::unique_ptr<FrontendAction> Wrapped, const AddedCodeInput &In,
+                  std::vector<AddedCodeFinding> &Out)
+      : WrapperFrontendAction(std::move(Wrapped)), In(In), Out(Out) {}
+
+protected:
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef InFile) override {
+    std::vector<std::unique_ptr<ASTConsumer>> Consumers;
+    if (auto C = WrapperFrontendAction::CreateASTConsumer(CI, InFile))
+      Consumers.push_back(std::move(C));
+    Consumers.push_back(makeAddedCodeConsumer(CI, In, Out));
+    return std::make_unique<MultiplexConsumer>(std::move(Consumers));
   }
 
 private:
@@ -687,8 +702,9 @@ private:
 };
 } // namespace
 
-std::unique_ptr<FrontendAction> makeAddedCodeCheck(const AddedCodeInput &In, std::vector<AddedCodeFinding> &Out) {
-  return std::make_unique<AddedCodeAction>(In, Out);
+std::unique_ptr<FrontendAction> withAddedCodeCheck(std::unique_ptr<FrontendAction> Wrapped, const AddedCodeInput &In,
+                                                   std::vector<AddedCodeFinding> &Out) {
+  return std::make_unique<AddedCodeAction>(std::move(Wrapped), In, Out);
 }
 
 } // namespace kloop

@@ -18,7 +18,8 @@
 ///   effects, where a call is allowed when kloop proves the callee's body free
 ///   of side effects.
 ///
-/// Private to kloopEdit (used by Apply.cpp).
+/// All of them run in the re-parse of edited code (withAddedCodeCheck), so they
+/// cost no parse of their own. Private to kloopEdit (used by Apply.cpp).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_LIB_EDIT_ADDEDCODE_H
@@ -109,10 +110,13 @@ struct AddedCodeInput {
 /// against \p Dir.
 std::vector<std::string> userIncludeDirs(const std::vector<std::string> &Args, llvm::StringRef Dir);
 
-/// A frontend action for a re-parse of edited code that appends to \p Out
-/// every finding of the checks above. \p In must outlive the parse.
-std::unique_ptr<clang::FrontendAction> makeAddedCodeCheck(const AddedCodeInput &In,
-                                                         std::vector<AddedCodeFinding> &Out);
+/// \p Wrapped (the re-parse's own action), with the checks above run in the same
+/// parse: every finding is appended to \p Out. \p In must outlive the parse. The
+/// caller reports the findings only when the edited code compiles without new
+/// diagnostics (a broken TU makes the declaration census meaningless).
+std::unique_ptr<clang::FrontendAction> withAddedCodeCheck(std::unique_ptr<clang::FrontendAction> Wrapped,
+                                                          const AddedCodeInput &In,
+                                                          std::vector<AddedCodeFinding> &Out);
 
 /// How many calls deep kloop follows a helper called from a launch expression
 /// or constant before it gives up proving it free of side effects (kloop's

@@ -903,49 +903,39 @@ static bool addsBeside(EditKind K) {
   return K == EditKind::AddKernelVariant || K == EditKind::InsertDeviceFunction;
 }
 
-/// The checks of AddedCode.h on both sides of every edited TU (one parse each), findings
-/// deduplicated: includes and pragmas in new text, new top-level declarations against the
-/// census \p Census taken before the edit, and side effects in set_constant / set_launch_config
-/// expressions.
-static std::vector<AddedCodeFinding> checkAddedCode(const Proposal &P, const std::vector<CompileJob> &Jobs,
-                                                    const FrontendOptions &FOpts,
-                                                    const std::vector<std::pair<std::string, std::string>> &Mapped,
-                                                    const NewTextRanges &NewRanges,
-                                                    const std::map<std::string, DeclCensus> &Census) {
-  NewTextRanges Expressions;
+/// The new text of the edits whose text is a host expression (set_constant, set_launch_config).
+static NewTextRanges expressionRanges(const Proposal &P, const NewTextRanges &NewRanges) {
+  NewTextRanges Out;
   for (auto &[File, Rs] : NewRanges)
     for (auto [B, L, E] : Rs)
       if (P.Edits[E].Kind == EditKind::SetConstant || P.Edits[E].Kind == EditKind::SetLaunchConfig)
-        Expressions[File].emplace_back(B, L, E);
-  std::vector<std::string> CudaDirs;
-  if (auto Cuda = findCudaInstallation(FOpts.CudaPath)) {
-    CudaDirs = Cuda->SystemIncludes;
-    CudaDirs.insert(CudaDirs.end(), Cuda->Includes.begin(), Cuda->Includes.end());
-    CudaDirs.push_back(Cuda->Path + "/include");
-  }
-  std::vector<AddedCodeFinding> Out;
-  std::set<std::pair<int, std::string>> Seen;
-  for (const CompileJob &Job : Jobs)
-    for (Side S : {Side::Host, Side::Device}) {
-      AddedCodeInput In;
-      In.Ranges = &NewRanges;
-      In.ExpressionRanges = &Expressions;
-      In.Directory = Job.Directory;
-      auto C = Census.find(Job.File + "|" + sideName(S).str());
-      In.Before = C == Census.end() ? nullptr : &C->second;
-      for (unsigned I = 0; I < P.Edits.size(); ++I)
-        if (P.Edits[I].Kind == EditKind::AddKernelVariant)
-          In.VariantKernels[I] = P.Edits[I].Name;
-      In.UserIncludeDirs = userIncludeDirs(Job.Args, Job.Directory);
-      if (llvm::find(Job.Args, "-nocudainc") == Job.Args.end())
-        In.CudaIncludeDirs = CudaDirs;
-      std::vector<AddedCodeFinding> V;
-      parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory, makeAddedCodeCheck(In, V), Mapped);
-      for (AddedCodeFinding &F : V)
-        if (Seen.insert({F.Edit, F.Reason}).second)
-          Out.push_back(std::move(F));
-    }
+        Out[File].emplace_back(B, L, E);
   return Out;
+}
+
+/// What the added-code check (AddedCode.h) of the re-parse of \p Job on side \p S needs:
+/// the new text, the census before the edit, the variant kernels, the job's own include
+/// directories and the CUDA toolkit's.
+static AddedCodeInput addedCodeInput(const Proposal &P, const CompileJob &Job, Side S, const FrontendOptions &FOpts,
+                                     const NewTextRanges &NewRanges, const NewTextRanges &Expressions,
+                                     const std::map<std::string, DeclCensus> &Census) {
+  AddedCodeInput In;
+  In.Ranges = &NewRanges;
+  In.ExpressionRanges = &Expressions;
+  In.Directory = Job.Directory;
+  auto C = Census.find(Job.File + "|" + sideName(S).str());
+  In.Before = C == Census.end() ? nullptr : &C->second;
+  for (unsigned I = 0; I < P.Edits.size(); ++I)
+    if (P.Edits[I].Kind == EditKind::AddKernelVariant)
+      In.VariantKernels[I] = P.Edits[I].Name;
+  In.UserIncludeDirs = userIncludeDirs(Job.Args, Job.Directory);
+  if (llvm::find(Job.Args, "-nocudainc") == Job.Args.end())
+    if (auto Cuda = findCudaInstallation(FOpts.CudaPath)) {
+      In.CudaIncludeDirs = Cuda->SystemIncludes;
+      In.CudaIncludeDirs.insert(In.CudaIncludeDirs.end(), Cuda->Includes.begin(), Cuda->Includes.end());
+      In.CudaIncludeDirs.push_back(Cuda->Path + "/include");
+    }
+  return In;
 }
 
 Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
@@ -1174,11 +1164,14 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     };
     std::vector<SideInventory> HostAfter, DeviceAfter;
     std::set<std::string> Reported;
+    NewTextRanges Expressions = expressionRanges(P, NewRanges);
+    std::vector<AddedCodeFinding> Added; // reported below when the edited code compiles
     for (const CompileJob &Job : Jobs)
       for (Side S : {Side::Host, Side::Device}) {
         SideInventory Inv;
+        AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
         ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                                         makeInventoryAction(S, Inv), Mapped);
+                                         withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped);
         std::multiset<std::string> Before = BeforeDiags[Job.File + "|" + sideName(S).str()];
         for (const ParseDiagnostic &D : R.Diagnostics) {
           auto It = Before.find(diagKey(D));
@@ -1199,6 +1192,11 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
       Result.Applied.clear();
       return Result;
     }
+    // What the edits add to each TU: includes, pragmas, declarations, side effects (AddedCode.h).
+    std::set<std::pair<int, std::string>> SeenAdded;
+    for (const AddedCodeFinding &F : Added)
+      if (SeenAdded.insert({F.Edit, F.Reason}).second)
+        refuse(F.Edit, F.Reason);
     // Checks on the edited inventory, where clang evaluated the constants.
     std::map<std::string, const Entity *> Sites, Kernels;
     for (size_t J = 0; J < Jobs.size(); ++J) {
@@ -1381,9 +1379,6 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
       if (!Found)
         refuse(I, "'code' does not define a __global__ kernel named '" + Ed.Name + "'");
     }
-    // What the edits add to each TU: includes, pragmas, declarations, side effects (AddedCode.h).
-    for (const AddedCodeFinding &F : checkAddedCode(P, Jobs, FOpts, Mapped, NewRanges, St.Census))
-      refuse(F.Edit, F.Reason);
     if (Result.Refusals.size() > RefusedBefore) {
       Result.Applied.clear();
       return Result;
