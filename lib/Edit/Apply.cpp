@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "kloop/Edit/Apply.h"
 #include "kloop/Support/JSON.h"
+#include "AddedCode.h"
 #include "kloop/Inventory/Inventory.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -61,17 +62,7 @@ const std::vector<std::string> &checkedWarningFlags() {
 
 namespace {
 
-std::string absPath(StringRef P, StringRef Dir) {
-  SmallString<256> A;
-  if (sys::path::is_absolute(P) || Dir.empty())
-    A = P;
-  else {
-    A = Dir;
-    sys::path::append(A, P);
-  }
-  sys::path::remove_dots(A, true);
-  return std::string(A);
-}
+std::string absPath(StringRef P, StringRef Dir) { return absolutePath(P, Dir); }
 
 std::string relPath(StringRef P, StringRef Root) {
   if (Root.empty())
@@ -118,6 +109,8 @@ struct PlanState {
   std::map<std::string, EntityKind> KindOf;
   std::set<std::string> HostFunctions;
   std::vector<LaunchFacts> Launches;
+  /// Top-level declarations before the edit, per "job file|side" (AddedCode.h).
+  std::map<std::string, DeclCensus> Census;
   PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
 };
 
@@ -838,6 +831,9 @@ public:
     if (Ctx.getDiagnostics().hasFatalErrorOccurred())
       return;
     Planner(St, W, Job, Ctx, M, Errors).run();
+    DeclCensus C = takeDeclCensus(Ctx);
+    std::lock_guard<std::mutex> L(St.M);
+    St.Census[Job.File + "|" + sideName(W).str()] = std::move(C);
   }
 
 private:
@@ -871,146 +867,6 @@ std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const
     CL.push_back(F);
   return CL;
 }
-
-/// Text an edit put into the edited files: file (absolute) -> (offset, length, edit index) in the
-/// new contents.
-using NewTextRanges = std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>>;
-
-/// A construct found inside new text that the edit's kind may not contain.
-struct NewTextViolation {
-  unsigned Edit;
-  std::string What; ///< e.g. "global variable 'g' (line 12)"
-};
-
-/// The edit whose new text holds the file location \p L, if any (\p Dir resolves relative names).
-std::optional<unsigned> editAt(const SourceManager &SM, SourceLocation L, const NewTextRanges &R,
-                               StringRef Dir) {
-  if (L.isInvalid())
-    return std::nullopt;
-  auto [FID, Off] = SM.getDecomposedLoc(L);
-  OptionalFileEntryRef F = SM.getFileEntryRefForID(FID);
-  if (!F)
-    return std::nullopt;
-  auto It = R.find(absPath(F->getName(), Dir));
-  if (It == R.end())
-    return std::nullopt;
-  for (auto [B, Len, E] : It->second)
-    if (Off >= B && Off < B + Len)
-      return E;
-  return std::nullopt;
-}
-
-std::string lineSuffix(const SourceManager &SM, SourceLocation L) {
-  PresumedLoc PL = SM.getPresumedLoc(SM.getExpansionLoc(L));
-  return PL.isValid() ? " (line " + std::to_string(PL.getLine()) + ")" : "";
-}
-
-/// Top-level declarations (through namespaces and extern "C" blocks) inside text inserted by
-/// insert_device_function or add_kernel_variant that are not __device__ functions (or, where
-/// \p AllowKernel says so for that edit, __global__ kernels): host functions, global variables
-/// and static initialisers would all run outside any kernel's region.
-void findInsertedHostCode(ASTContext &Ctx, const DeclContext *DC, const NewTextRanges &R,
-                          const std::map<unsigned, bool> &AllowKernel, StringRef Dir,
-                          std::vector<NewTextViolation> &Out) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  for (const Decl *D : DC->decls()) {
-    if (D->isImplicit())
-      continue;
-    if (isa<NamespaceDecl, LinkageSpecDecl, ExportDecl>(D)) {
-      findInsertedHostCode(Ctx, cast<DeclContext>(D), R, AllowKernel, Dir, Out);
-      continue;
-    }
-    std::optional<unsigned> E = editAt(SM, SM.getExpansionLoc(D->getBeginLoc()), R, Dir);
-    if (!E)
-      continue;
-    const FunctionDecl *FD = dyn_cast<FunctionDecl>(D);
-    if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
-      FD = FT->getTemplatedDecl();
-    bool Ok = false;
-    if (FD) {
-      bool Device = FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>();
-      bool Kernel = FD->hasAttr<CUDAGlobalAttr>();
-      auto It = AllowKernel.find(*E);
-      Ok = (Device && !Kernel) || (Kernel && It != AllowKernel.end() && It->second);
-    } else if (isa<StaticAssertDecl, EmptyDecl, UsingDirectiveDecl, UsingDecl, TypedefNameDecl>(D)) {
-      Ok = true; // no code runs for these
-    }
-    if (Ok)
-      continue;
-    std::string Name;
-    if (const auto *ND = dyn_cast<NamedDecl>(D))
-      Name = " '" + ND->getNameAsString() + "'";
-    std::string Kind = FD ? (FD->hasAttr<CUDAGlobalAttr>() ? "kernel" : "host function")
-                          : std::string(D->getDeclKindName()) == "Var" ? "global variable"
-                                                                        : "declaration (" + std::string(D->getDeclKindName()) + ")";
-    Out.push_back({*E, Kind + Name + lineSuffix(SM, D->getBeginLoc())});
-  }
-}
-
-/// Side effects in the expressions that set_constant and set_launch_config wrote: assignments,
-/// increments, new/delete/throw, GNU statement expressions and calls to functions that are not
-/// constexpr (cudaFree(b), a host helper that caches results). A launch configuration or a
-/// constant is evaluated on the host, outside any kernel's region, so it must compute a value and
-/// do nothing else. Expressions are found by their expansion and spelling locations, so a macro
-/// body is checked where the macro is used.
-class SideEffectVisitor : public RecursiveASTVisitor<SideEffectVisitor> {
-public:
-  SideEffectVisitor(const SourceManager &SM, const NewTextRanges &R, StringRef Dir,
-                    std::vector<NewTextViolation> &Out)
-      : SM(SM), R(R), Dir(Dir), Out(Out) {}
-
-  bool VisitExpr(Expr *E) {
-    std::string What;
-    if (const auto *B = dyn_cast<BinaryOperator>(E)) {
-      if (B->isAssignmentOp())
-        What = "an assignment";
-    } else if (const auto *U = dyn_cast<UnaryOperator>(E)) {
-      if (U->isIncrementDecrementOp())
-        What = "an increment or decrement";
-    } else if (isa<CXXNewExpr, CXXDeleteExpr, CXXThrowExpr, StmtExpr>(E)) {
-      What = "a " + std::string(E->getStmtClassName());
-    } else if (const auto *C = dyn_cast<CallExpr>(E)) {
-      const FunctionDecl *F = C->getDirectCallee();
-      if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(C); OC && OC->isAssignmentOp())
-        What = "an assignment";
-      else if (!F)
-        What = "an indirect call";
-      else if (!F->isConstexpr() && !F->getBuiltinID())
-        What = "a call to '" + F->getNameAsString() + "', which is not constexpr";
-    }
-    if (What.empty())
-      return true;
-    for (SourceLocation L : {SM.getExpansionLoc(E->getBeginLoc()), SM.getSpellingLoc(E->getBeginLoc())})
-      if (std::optional<unsigned> Edit = editAt(SM, L, R, Dir)) {
-        Out.push_back({*Edit, What + lineSuffix(SM, E->getBeginLoc())});
-        break;
-      }
-    return true;
-  }
-
-private:
-  const SourceManager &SM;
-  const NewTextRanges &R;
-  StringRef Dir;
-  std::vector<NewTextViolation> &Out;
-};
-
-/// Runs \p Check on the AST of a parse (the re-parse of edited code).
-class ASTCheckAction : public ASTFrontendAction {
-public:
-  explicit ASTCheckAction(std::function<void(ASTContext &)> Check) : Check(std::move(Check)) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
-    struct Consumer : ASTConsumer {
-      explicit Consumer(std::function<void(ASTContext &)> &Check) : Check(Check) {}
-      void HandleTranslationUnit(ASTContext &Ctx) override { Check(Ctx); }
-      std::function<void(ASTContext &)> &Check;
-    };
-    return std::make_unique<Consumer>(Check);
-  }
-
-private:
-  std::function<void(ASTContext &)> Check;
-};
 
 Expected<std::string> readFile(const std::string &Path) {
   auto B = MemoryBuffer::getFile(Path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
@@ -1053,6 +909,41 @@ std::string formatChanged(const std::string &File, const std::string &After,
 /// Edits that add code next to their kernel rather than change it.
 static bool addsBeside(EditKind K) {
   return K == EditKind::AddKernelVariant || K == EditKind::InsertDeviceFunction;
+}
+
+/// The new text of the edits whose text is a host expression (set_constant, set_launch_config).
+static NewTextRanges expressionRanges(const Proposal &P, const NewTextRanges &NewRanges) {
+  NewTextRanges Out;
+  for (auto &[File, Rs] : NewRanges)
+    for (auto [B, L, E] : Rs)
+      if (P.Edits[E].Kind == EditKind::SetConstant || P.Edits[E].Kind == EditKind::SetLaunchConfig)
+        Out[File].emplace_back(B, L, E);
+  return Out;
+}
+
+/// What the added-code check (AddedCode.h) of the re-parse of \p Job on side \p S needs:
+/// the new text, the census before the edit, the variant kernels, the job's own include
+/// directories and the CUDA toolkit's.
+static AddedCodeInput addedCodeInput(const Proposal &P, const CompileJob &Job, Side S, const FrontendOptions &FOpts,
+                                     const NewTextRanges &NewRanges, const NewTextRanges &Expressions,
+                                     const std::map<std::string, DeclCensus> &Census) {
+  AddedCodeInput In;
+  In.Ranges = &NewRanges;
+  In.ExpressionRanges = &Expressions;
+  In.Directory = Job.Directory;
+  auto C = Census.find(Job.File + "|" + sideName(S).str());
+  In.Before = C == Census.end() ? nullptr : &C->second;
+  for (unsigned I = 0; I < P.Edits.size(); ++I)
+    if (P.Edits[I].Kind == EditKind::AddKernelVariant)
+      In.VariantKernels[I] = P.Edits[I].Name;
+  In.UserIncludeDirs = userIncludeDirs(Job.Args, Job.Directory);
+  if (llvm::find(Job.Args, "-nocudainc") == Job.Args.end())
+    if (auto Cuda = findCudaInstallation(FOpts.CudaPath)) {
+      In.CudaIncludeDirs = Cuda->SystemIncludes;
+      In.CudaIncludeDirs.insert(In.CudaIncludeDirs.end(), Cuda->Includes.begin(), Cuda->Includes.end());
+      In.CudaIncludeDirs.push_back(Cuda->Path + "/include");
+    }
+  return In;
 }
 
 Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
@@ -1235,7 +1126,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   for (const TextEdit &T : Uniq)
     ByFile[T.File].push_back(&T);
   std::vector<std::pair<std::string, std::string>> Mapped;
-  std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>> NewRanges; // begin, len, edit
+  NewTextRanges NewRanges; // begin, len, edit
   for (auto &[File, Edits] : ByFile) {
     auto Text = readFile(File);
     if (!Text)
@@ -1281,11 +1172,14 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     };
     std::vector<SideInventory> HostAfter, DeviceAfter;
     std::set<std::string> Reported;
+    NewTextRanges Expressions = expressionRanges(P, NewRanges);
+    std::vector<AddedCodeFinding> Added; // reported below when the edited code compiles
     for (const CompileJob &Job : Jobs)
       for (Side S : {Side::Host, Side::Device}) {
         SideInventory Inv;
+        AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
         ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                                         makeInventoryAction(S, Inv), Mapped);
+                                         withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped);
         std::multiset<std::string> Before = BeforeDiags[Job.File + "|" + sideName(S).str()];
         for (const ParseDiagnostic &D : R.Diagnostics) {
           // New: an error inside the new text, or a diagnostic the baseline does not have as often.
@@ -1308,6 +1202,11 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
       Result.Applied.clear();
       return Result;
     }
+    // What the edits add to each TU: includes, pragmas, declarations, side effects (AddedCode.h).
+    std::set<std::pair<int, std::string>> SeenAdded;
+    for (const AddedCodeFinding &F : Added)
+      if (SeenAdded.insert({F.Edit, F.Reason}).second)
+        refuse(F.Edit, F.Reason);
     // Checks on the edited inventory, where clang evaluated the constants.
     std::map<std::string, const Entity *> Sites, Kernels;
     for (size_t J = 0; J < Jobs.size(); ++J) {
@@ -1490,58 +1389,6 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
       if (!Found)
         refuse(I, "'code' does not define a __global__ kernel named '" + Ed.Name + "'");
     }
-    // New text is re-read on the AST: \p Wanted picks the edits, \p Find collects what they may not
-    // contain, on the sides given; each finding refuses its edit with \p Why.
-    auto checkNewText = [&](function_ref<bool(EditKind)> Wanted, std::initializer_list<Side> Sides,
-                            function_ref<void(ASTContext &, const NewTextRanges &, StringRef,
-                                              std::vector<NewTextViolation> &)> Find,
-                            function_ref<std::string(const NewTextViolation &)> Why) {
-      NewTextRanges Ranges;
-      for (auto &[File, Rs] : NewRanges)
-        for (auto [B, L, E] : Rs)
-          if (Wanted(P.Edits[E].Kind))
-            Ranges[File].emplace_back(B, L, E);
-      if (Ranges.empty())
-        return;
-      std::set<std::pair<unsigned, std::string>> Seen;
-      for (const CompileJob &Job : Jobs)
-        for (Side S : Sides) {
-          std::vector<NewTextViolation> V;
-          parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                           std::make_unique<ASTCheckAction>([&](ASTContext &Ctx) { Find(Ctx, Ranges, Job.Directory, V); }),
-                           Mapped);
-          for (const NewTextViolation &X : V)
-            if (Seen.insert({X.Edit, X.What}).second)
-              refuse(X.Edit, Why(X));
-        }
-    };
-    // Inserted declarations: only __device__ functions (and, for add_kernel_variant, its kernel).
-    // Host functions, global variables and their initialisers would run outside any kernel.
-    std::map<unsigned, bool> AllowKernel;
-    for (unsigned I = 0; I < P.Edits.size(); ++I)
-      AllowKernel[I] = P.Edits[I].Kind == EditKind::AddKernelVariant;
-    checkNewText(
-        addsBeside, {Side::Host},
-        [&](ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, std::vector<NewTextViolation> &V) {
-          findInsertedHostCode(Ctx, Ctx.getTranslationUnitDecl(), R, AllowKernel, Dir, V);
-        },
-        [&](const NewTextViolation &X) {
-          return "the inserted code declares a " + X.What +
-                 ", not a __device__ function: inserted code may add only device functions" +
-                 std::string(P.Edits[X.Edit].Kind == EditKind::AddKernelVariant ? " and the variant kernel" : "") +
-                 " (host code and global variables are outside any kernel's region)";
-        });
-    // Expressions written by set_constant / set_launch_config compute a value and nothing else.
-    checkNewText(
-        [](EditKind K) { return K == EditKind::SetConstant || K == EditKind::SetLaunchConfig; },
-        {Side::Host, Side::Device},
-        [](ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, std::vector<NewTextViolation> &V) {
-          SideEffectVisitor(Ctx.getSourceManager(), R, Dir, V).TraverseDecl(Ctx.getTranslationUnitDecl());
-        },
-        [](const NewTextViolation &X) {
-          return "the new expression contains " + X.What +
-                 ": a constant or launch configuration must compute a value without side effects";
-        });
     if (Result.Refusals.size() > RefusedBefore) {
       Result.Applied.clear();
       return Result;

@@ -2,7 +2,10 @@
 #include "kloop/Edit/Proposal.h"
 #include "kloop/Support/JSON.h"
 
+#include "llvm/Support/ConvertUTF.h"
+
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -132,6 +135,29 @@ std::optional<std::string> intProblem(const json &V, const std::string &Written,
     return outOfRange();
   return Written + " is not an integer (expected: an integer" + (Range.front() == '[' ? " in " + Range : "") +
          (R.ExprAllowed ? ", or a C++ expression string" : "") + ")";
+}
+} // namespace
+
+namespace {
+/// The code fields of \p E (JSON name, text) that are set.
+std::vector<std::pair<const char *, const std::string *>> codeFields(const Edit &E) {
+  std::vector<std::pair<const char *, const std::string *>> F;
+  if (E.Kind == EditKind::SetConstant)
+    F.push_back({"value", &E.Value});
+  for (auto [Name, V] : {std::pair{"grid", &E.Grid}, {"block", &E.Block}, {"shared_memory", &E.SharedMemory}})
+    if (*V)
+      F.push_back({Name, &**V});
+  if (!E.Code.empty())
+    F.push_back({"code", &E.Code});
+  return F;
+}
+
+/// codeTextProblem() of every code field of \p E, naming the field.
+std::optional<std::string> codeFieldsProblem(const Edit &E) {
+  for (auto [Name, Text] : codeFields(E))
+    if (auto Why = codeTextProblem(*Text))
+      return "field '" + std::string(Name) + "' " + *Why;
+  return std::nullopt;
 }
 } // namespace
 
@@ -359,6 +385,8 @@ static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spel
       break;
     }
     }
+    if (auto Why = codeFieldsProblem(E))
+      return fail(Where + ": " + *Why);
     P.Edits.push_back(std::move(E));
   }
   return P;
@@ -612,6 +640,142 @@ json proposalToJson(const Proposal &P) {
   }
   J["edits"] = Edits;
   return J;
+}
+
+namespace {
+/// One decoded code point of a code field and where it is.
+struct CodePoint {
+  std::uint32_t Value = 0;
+  size_t Offset = 0, Size = 1;
+};
+
+/// "U+0441".
+std::string codePointName(std::uint32_t C) {
+  char Buf[16];
+  snprintf(Buf, sizeof Buf, "U+%04X", (unsigned)C);
+  return Buf;
+}
+
+/// Unicode's explicit bidirectional formatting characters (Unicode Standard Annex #9,
+/// "Explicit Directional Embeddings/Overrides/Isolates" and the implicit marks): LRE, RLE,
+/// PDF, LRO, RLO (U+202A-U+202E), LRI, RLI, FSI, PDI (U+2066-U+2069), LRM, RLM (U+200E,
+/// U+200F). They reorder how text is displayed, not how it compiles (CVE-2021-42574).
+bool isBidiControl(std::uint32_t C) {
+  return (C >= 0x202A && C <= 0x202E) || (C >= 0x2066 && C <= 0x2069) || C == 0x200E || C == 0x200F;
+}
+
+/// "(line L, column C)" of byte \p Off of \p S; columns count bytes, 1-based.
+std::string positionOf(StringRef S, size_t Off) {
+  size_t LineStart = S.rfind('\n', Off);
+  LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+  return "(line " + std::to_string(1 + S.substr(0, Off).count('\n')) + ", column " +
+         std::to_string(Off - LineStart + 1) + ")";
+}
+
+/// The end of the identifier-like token (an identifier or a pp-number) at \p I of \p S:
+/// ASCII letters, digits, '_', UTF-8 sequences and universal character names (\\u, \\U).
+size_t identEnd(StringRef S, size_t I) {
+  while (I < S.size()) {
+    unsigned char C = S[I];
+    if (isalnum(C) || C == '_' || C >= 0x80)
+      ++I;
+    else if (C == '\\' && I + 1 < S.size() && (S[I + 1] == 'u' || S[I + 1] == 'U'))
+      I += 2;
+    else
+      break;
+  }
+  return I;
+}
+
+/// The end of the pp-number at \p I of \p S (it starts with a digit): digit separators
+/// (`1'000`), '.', exponents with their sign and identifier characters are part of it.
+size_t ppNumberEnd(StringRef S, size_t I) {
+  for (size_t J = I + 1;;) {
+    size_t E = identEnd(S, J);
+    if (E < S.size() && (S[E] == '.' || ((S[E] == '+' || S[E] == '-') && strchr("eEpP", S[E - 1]))))
+      J = E + 1;
+    else if (E + 1 < S.size() && S[E] == '\'' && (isalnum((unsigned char)S[E + 1]) || S[E + 1] == '_'))
+      J = E + 2;
+    else
+      return E;
+  }
+}
+
+/// The end of the comment or literal that starts at \p I of \p S (skipped by the identifier
+/// scan), or \p I when none starts there. Unterminated ones run to the end.
+size_t skipNonCode(StringRef S, size_t I) {
+  if (S.substr(I).starts_with("//")) {
+    size_t E = S.find('\n', I);
+    return E == StringRef::npos ? S.size() : E;
+  }
+  if (S.substr(I).starts_with("/*")) {
+    size_t E = S.find("*/", I + 2);
+    return E == StringRef::npos ? S.size() : E + 2;
+  }
+  if (S[I] == '"' || S[I] == '\'') {
+    size_t J = I + 1;
+    while (J < S.size() && S[J] != S[I] && S[J] != '\n')
+      J += S[J] == '\\' ? 2 : 1;
+    return std::min(J + 1, S.size());
+  }
+  return I;
+}
+} // namespace
+
+std::optional<std::string> codeTextProblem(StringRef Text) {
+  // Bidi controls are refused anywhere, comments and literals included: that is where they hide.
+  for (size_t I = 0; I < Text.size();) {
+    const UTF8 *Begin = reinterpret_cast<const UTF8 *>(Text.data() + I), *P = Begin;
+    UTF32 C = 0;
+    if (convertUTF8Sequence(&P, reinterpret_cast<const UTF8 *>(Text.end()), &C, strictConversion) != conversionOK)
+      return "is not valid UTF-8 at byte " + std::to_string(I);
+    if (isBidiControl(C))
+      return "holds the bidirectional control character " + codePointName(C) + " " + positionOf(Text, I) +
+             ": it makes code display in another order than it compiles in (refused anywhere in code, comments "
+             "and strings included)";
+    I += P - Begin;
+  }
+  // Identifiers must be ASCII: a letter of another script that looks like a Latin one ('с' U+0441
+  // in 'sсale') names a different function or variable than the reader sees.
+  for (size_t I = 0; I < Text.size();) {
+    if (size_t E = skipNonCode(Text, I); E != I) {
+      I = E;
+      continue;
+    }
+    unsigned char C = Text[I];
+    bool Starts = isalnum(C) || C == '_' || C >= 0x80 || (C == '\\' && identEnd(Text, I) != I);
+    if (!Starts) {
+      ++I;
+      continue;
+    }
+    size_t E = isdigit(C) ? ppNumberEnd(Text, I) : identEnd(Text, I);
+    StringRef Tok = Text.slice(I, E);
+    // A raw string literal R"d( ... )d" (also u8R, LR, uR, UR): skip to its end.
+    if (E < Text.size() && Text[E] == '"' && Tok.ends_with("R")) {
+      size_t Paren = Text.find('(', E + 1);
+      size_t End = Paren == StringRef::npos ? StringRef::npos
+                                            : Text.find(")" + Text.slice(E + 1, Paren).str() + "\"", Paren);
+      I = End == StringRef::npos ? Text.size() : End + (Paren - E) + 1;
+      continue;
+    }
+    size_t Bad = Tok.find_if([](char X) { return (unsigned char)X >= 0x80 || X == '\\'; });
+    if (Bad != StringRef::npos) {
+      std::string What;
+      if (Tok[Bad] == '\\') {
+        What = "the universal character name '" + Tok.substr(Bad, Tok[Bad + 1] == 'u' ? 6 : 10).str() + "'";
+      } else {
+        const UTF8 *P = reinterpret_cast<const UTF8 *>(Tok.data() + Bad);
+        UTF32 CP = 0;
+        convertUTF8Sequence(&P, reinterpret_cast<const UTF8 *>(Tok.end()), &CP, lenientConversion);
+        What = "the non-ASCII character " + codePointName(CP);
+      }
+      return "has the identifier '" + Tok.str() + "' " + positionOf(Text, I) + " with " + What +
+             ": identifiers in code must be ASCII (a look-alike letter from another script, such as "
+             "Cyrillic 'с' U+0441 for 's', names something else than the reader sees)";
+    }
+    I = E;
+  }
+  return std::nullopt;
 }
 
 } // namespace kloop

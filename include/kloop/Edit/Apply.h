@@ -5,8 +5,12 @@
 /// (device side: kernels and their regions; host side: launch sites), checks
 /// every precondition of docs/edits.md, builds non-overlapping replacements,
 /// applies them in memory, re-parses both sides and refuses the whole proposal
-/// on any new error or any new warning from the documented list. Nothing is
-/// written here: the caller renders a diff, exports fixes or writes in place.
+/// on any new error or any new warning from the documented list, or on what the
+/// edits add to a translation unit (an #include outside the CUDA toolkit's and the
+/// compiler's system headers, a pragma other than unroll, a new declaration other
+/// than a __device__ function, a side effect in a constant or launch expression;
+/// docs/edits.md, "Added code"). Nothing is written here: the caller renders a
+/// diff, exports fixes or writes in place.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_EDIT_APPLY_H

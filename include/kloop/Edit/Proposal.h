@@ -175,6 +175,20 @@ enum class CodeSlot {
 /// would add host code through an edit whose replacement lies inside its region.
 std::optional<std::string> codeSlotProblem(llvm::StringRef Text, CodeSlot Slot);
 
+/// Why the text of a code field (set_constant "value", set_launch_config "grid",
+/// "block", "shared_memory", and "code") is refused regardless of where it goes, or
+/// std::nullopt. Two things (issue #12, item 8): a Unicode bidirectional control
+/// character anywhere, comments and string literals included (U+202A-U+202E,
+/// U+2066-U+2069, U+200E, U+200F; "Trojan Source", CVE-2021-42574), and an
+/// identifier (or pp-number) holding a non-ASCII character or a universal character
+/// name (`\u0441`), which covers identifiers that mix scripts (`sсale` with a
+/// Cyrillic 'с'). Non-ASCII text in comments and literals is allowed. Invalid UTF-8
+/// is refused. Messages give the code point and the line and column (bytes,
+/// 1-based) in the field, e.g. "has the identifier 'sсale' (line 1, column 18)
+/// with the non-ASCII character U+0441: identifiers in code must be ASCII ...".
+/// parseProposal() applies it to every code field and names the edit and field.
+std::optional<std::string> codeTextProblem(llvm::StringRef Text);
+
 /// The JSON form of \p P (round-trips through parseProposal).
 nlohmann::json proposalToJson(const Proposal &P);
 
