@@ -166,14 +166,74 @@ json LLMProposer::requestBody(const RenderedPrompt &P) const {
   return B;
 }
 
-/// \p S with every occurrence of \p Secret replaced by "[redacted]".
-static std::string redact(std::string S, StringRef Secret) {
+namespace {
+/// One character of a text as a decoder sees it, and the bytes [Begin, End) it was written with.
+struct DecodedChar {
+  char C;
+  size_t Begin, End;
+};
+} // namespace
+
+/// Whether \p S holds \p N hex digits at \p At; their value in \p V.
+static bool hexAt(StringRef S, size_t At, size_t N, unsigned &V) {
+  if (At + N > S.size())
+    return false;
+  StringRef H = S.substr(At, N);
+  return llvm::all_of(H, isHexDigit) && !H.getAsInteger(16, V);
+}
+
+/// \p S decoded: JSON \uXXXX escapes (also behind the doubled backslashes of a text
+/// escaped again), \" and \/, and URL %XX escapes, each one character; a code point
+/// above ASCII becomes NUL, which no key holds.
+static std::vector<DecodedChar> decodeEscapes(StringRef S) {
+  std::vector<DecodedChar> Out;
+  for (size_t I = 0; I < S.size();) {
+    size_t J = I;
+    while (J < S.size() && S[J] == '\\')
+      ++J;
+    unsigned V = 0;
+    if (J > I && J < S.size() && S[J] == 'u' && hexAt(S, J + 1, 4, V)) {
+      Out.push_back({V < 128 ? static_cast<char>(V) : '\0', I, J + 5});
+      I = J + 5;
+    } else if (J > I && J < S.size() && (S[J] == '"' || S[J] == '/')) {
+      Out.push_back({S[J], I, J + 1});
+      I = J + 1;
+    } else if (J > I) {
+      for (; I < J; ++I)
+        Out.push_back({'\\', I, I + 1});
+    } else if (S[I] == '%' && hexAt(S, I + 1, 2, V)) {
+      Out.push_back({V < 128 ? static_cast<char>(V) : '\0', I, I + 3});
+      I += 3;
+    } else {
+      Out.push_back({S[I], I, I + 1});
+      ++I;
+    }
+  }
+  return Out;
+}
+
+std::string redactSecret(StringRef Text, StringRef Secret) {
   if (Secret.empty())
-    return S;
-  for (size_t At = S.find(Secret.data(), 0, Secret.size()); At != std::string::npos;
-       At = S.find(Secret.data(), At, Secret.size()))
-    S.replace(At, Secret.size(), "[redacted]");
-  return S;
+    return Text.str();
+  const size_t Min = std::min<size_t>(Secret.size(), 8);
+  std::vector<DecodedChar> D = decodeEscapes(Text);
+  std::string Out;
+  size_t Copied = 0;
+  for (size_t I = 0; I < D.size();) {
+    size_t L = 0;
+    while (L < Secret.size() && I + L < D.size() && toLower(D[I + L].C) == toLower(Secret[L]))
+      ++L;
+    if (L < Min) {
+      ++I;
+      continue;
+    }
+    Out += Text.slice(Copied, D[I].Begin);
+    Out += "[redacted]";
+    Copied = D[I + L - 1].End;
+    I += L;
+  }
+  Out += Text.substr(Copied);
+  return Out;
 }
 
 /// The first \p N bytes of \p S, escaped and quoted, for error messages.
@@ -209,10 +269,12 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   if (Config.Api == LLMApi::OpenAI)
     Prov.Seed = Config.Seed;
   std::string URL = llmEndpointURL(Config);
-  std::string Source = redact("LLM at " + URL, Key);
+  std::string Source = redactSecret("LLM at " + URL, Key);
   auto Fail = [&](const Twine &Msg) -> Error {
-    return createStringError(redact(Source + ": " + Msg.str(), Key));
+    return createStringError(redactSecret(Source + ": " + Msg.str(), Key));
   };
+  // Redacted before the cut at 200 bytes, so that the cut cannot leave a prefix of the key.
+  auto Quote = [&](StringRef S) { return quoteHead(redactSecret(S, Key)); };
 
   json Ctx = Context;
   if (Template.hasPlaceholder("answer_schema")) {
@@ -257,7 +319,12 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
       Resp = std::move(std::get<http::Response>(R));
       if (Resp.Status >= 200 && Resp.Status < 300)
         break;
-      Problem = "HTTP " + std::to_string(Resp.Status) + ": " + quoteHead(Resp.Body);
+      // A 401/403 body is about the credentials and may echo them in any form: never quoted.
+      Problem = "HTTP " + std::to_string(Resp.Status) +
+                (Resp.Status == 401 || Resp.Status == 403
+                     ? ": the server refused the credentials (its reply is not shown: it may "
+                       "echo the API key)"
+                     : ": " + Quote(Resp.Body));
       if (Resp.Status != 429 && Resp.Status < 500)
         return Fail(Problem);
       if (Resp.RetryAfter) {
@@ -292,9 +359,9 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   json Body = json::parse(Resp.Body, nullptr, /*allow_exceptions=*/false);
   if (Body.is_discarded() || !Body.is_object())
     return Fail("HTTP " + Twine(Resp.Status) + " reply body is not a JSON object: " +
-                quoteHead(Resp.Body));
+                Quote(Resp.Body));
   if (Body.contains("model") && Body["model"].is_string())
-    Prov.Model = redact(Body["model"].get<std::string>(), Key);
+    Prov.Model = redactSecret(Body["model"].get<std::string>(), Key);
   const json &Usage = Body.contains("usage") ? Body["usage"] : json();
   std::string Text, CutOff;
   std::string DuplicateInTool; // a key repeated in an Anthropic tool_use input
@@ -306,12 +373,12 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
         Body["choices"][0].is_object() && Body["choices"][0].contains("message"))
       Msg = &Body["choices"][0]["message"];
     if (!Msg || !Msg->is_object())
-      return Fail("reply has no choices[0].message: " + quoteHead(Resp.Body));
+      return Fail("reply has no choices[0].message: " + Quote(Resp.Body));
     if (Msg->contains("refusal") && (*Msg)["refusal"].is_string())
-      return Fail("the model refused: " + quoteHead((*Msg)["refusal"].get<std::string>()));
+      return Fail("the model refused: " + Quote((*Msg)["refusal"].get<std::string>()));
     if (!Msg->contains("content") || !(*Msg)["content"].is_string())
       return Fail("reply has no text in choices[0].message.content: " +
-                  quoteHead(Resp.Body));
+                  Quote(Resp.Body));
     Text = (*Msg)["content"].get<std::string>();
     const json &Choice = Body["choices"][0];
     if (Choice.contains("finish_reason") && Choice["finish_reason"] == "length")
@@ -320,7 +387,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     Prov.TokensIn = intField(Usage, "input_tokens");
     Prov.TokensOut = intField(Usage, "output_tokens");
     if (!Body.contains("content") || !Body["content"].is_array())
-      return Fail("reply has no content[] array: " + quoteHead(Resp.Body));
+      return Fail("reply has no content[] array: " + Quote(Resp.Body));
     bool Tool = false;
     for (size_t I = 0; I < Body["content"].size(); ++I) {
       const json &Block = Body["content"][I];
@@ -357,16 +424,20 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
                    1e6;
   Prov.WallMs = ElapsedMs();
 
+  // The proposal is journaled and shown: a key echoed in it goes no further than here.
+  Text = redactSecret(Text, Key);
   Expected<json> Parsed =
       DuplicateInTool.empty()
           ? parseProposalText(Text, Source, Prov)
           // The raw text is the body as received: Text no longer holds the repeated key.
-          : Expected<json>(make_error<ReplyNotJSONError>(Source, DuplicateInTool, Resp.Body, Prov));
+          : Expected<json>(make_error<ReplyNotJSONError>(Source, redactSecret(DuplicateInTool, Key),
+                                                         redactSecret(Resp.Body, Key), Prov));
   if (!Parsed)
     return handleErrors(Parsed.takeError(), [&](std::unique_ptr<ReplyNotJSONError> E) {
       if (!CutOff.empty())
         E->Reason += "; the reply was cut off (" + CutOff + ")";
-      E->RawText = redact(std::move(E->RawText), Key);
+      E->Reason = redactSecret(E->Reason, Key);
+      E->RawText = redactSecret(E->RawText, Key);
       return Error(std::move(E));
     });
   ProposalReply Reply;

@@ -26,8 +26,11 @@
 /// server may still be generating, and billing, the first answer).
 ///
 /// The API key is sent only in the auth header. It is never logged, never in
-/// Provenance, and removed ("[redacted]") from every error message, including
-/// server replies quoted in errors.
+/// Provenance, and removed (redactSecret) from every error message, from server
+/// replies quoted in errors, from the model ID the server reports and from the
+/// reply text (which is journaled). The body of a 401 or 403 reply is never
+/// quoted at all (issue 12, item 2: servers echo the key upper-cased,
+/// JSON-escaped or truncated).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_PROPOSE_LLMPROPOSER_H
@@ -107,6 +110,15 @@ llvm::Expected<LLMConfig> applyLLMEnvironment(LLMConfig C, bool ApiFromConfig = 
 /// (seconds since the epoch). A date in the past is 0. std::nullopt if unparseable.
 std::optional<std::chrono::milliseconds> parseRetryAfter(llvm::StringRef Value,
                                                          int64_t NowUnix);
+
+/// \p Text with the secret \p Secret replaced by "[redacted]" wherever it, or any
+/// prefix of it of 8 or more characters (the whole secret when it is shorter), is
+/// written: compared case-insensitively, after decoding JSON \uXXXX escapes (also
+/// when escaped again, "\\u002d"), \" and \/, and URL %XX escapes. The longest
+/// match at each place is replaced, with the escapes it was written with. An empty
+/// \p Secret changes nothing. Used on every text of LLMProposer that can carry a
+/// server's words (issue 12, item 2).
+std::string redactSecret(llvm::StringRef Text, llvm::StringRef Secret);
 
 /// The URL a request goes to: see the file comment for the /v1 rule.
 std::string llmEndpointURL(const LLMConfig &C);
