@@ -254,6 +254,70 @@ static std::optional<int64_t> intField(const json &Obj, const char *Key) {
   return std::nullopt;
 }
 
+Expected<LLMReplyBody> parseLLMReplyBody(LLMApi Api, long Status, StringRef Raw, StringRef Secret) {
+  auto Quote = [&](StringRef S) { return quoteHead(redactSecret(S, Secret)); };
+  LLMReplyBody R;
+  json Body = json::parse(Raw, nullptr, /*allow_exceptions=*/false);
+  if (Body.is_discarded() || !Body.is_object())
+    return createStringError("HTTP " + Twine(Status) + " reply body is not a JSON object: " + Quote(Raw));
+  if (Body.contains("model") && Body["model"].is_string())
+    R.Model = redactSecret(Body["model"].get<std::string>(), Secret);
+  const json &Usage = Body.contains("usage") ? Body["usage"] : json();
+  if (Api == LLMApi::OpenAI) {
+    R.TokensIn = intField(Usage, "prompt_tokens");
+    R.TokensOut = intField(Usage, "completion_tokens");
+    const json *Msg = nullptr;
+    if (Body.contains("choices") && Body["choices"].is_array() && !Body["choices"].empty() &&
+        Body["choices"][0].is_object() && Body["choices"][0].contains("message"))
+      Msg = &Body["choices"][0]["message"];
+    if (!Msg || !Msg->is_object())
+      return createStringError("reply has no choices[0].message: " + Quote(Raw));
+    if (Msg->contains("refusal") && (*Msg)["refusal"].is_string())
+      return createStringError("the model refused: " + Quote((*Msg)["refusal"].get<std::string>()));
+    if (!Msg->contains("content") || !(*Msg)["content"].is_string())
+      return createStringError("reply has no text in choices[0].message.content: " + Quote(Raw));
+    R.Text = (*Msg)["content"].get<std::string>();
+    const json &Choice = Body["choices"][0];
+    if (Choice.contains("finish_reason") && Choice["finish_reason"] == "length")
+      R.CutOff = "finish_reason=length";
+  } else {
+    R.TokensIn = intField(Usage, "input_tokens");
+    R.TokensOut = intField(Usage, "output_tokens");
+    if (!Body.contains("content") || !Body["content"].is_array())
+      return createStringError("reply has no content[] array: " + Quote(Raw));
+    bool Tool = false;
+    for (size_t I = 0; I < Body["content"].size(); ++I) {
+      const json &Block = Body["content"][I];
+      if (Block.is_object() && Block.value("type", "") == "tool_use" &&
+          Block.contains("input")) {
+        R.Text = Block["input"].dump();
+        Tool = true;
+        // The proposal is an object inside the HTTP body, which json::parse read
+        // above keeping only the last of a repeated key: read the body again to
+        // refuse a key repeated in the proposal, as for a proposal sent as text.
+        std::string Input = "/content/" + std::to_string(I) + "/input";
+        for (const StrictJson::DuplicatedKey &D : parseStrictJson(Raw).Duplicates)
+          if (D.Object == Input || StringRef(D.Object).starts_with(Input + "/")) {
+            StrictJson::DuplicatedKey InProposal{D.Key, D.Object.substr(Input.size())};
+            R.DuplicateInTool = InProposal.message() + " (tool_use input at " + Input + ")";
+            break;
+          }
+        break;
+      }
+    }
+    if (!Tool)
+      for (const json &Block : Body["content"])
+        if (Block.is_object() && Block.value("type", "") == "text" &&
+            Block.contains("text") && Block["text"].is_string())
+          R.Text += Block["text"].get<std::string>();
+    if (Body.contains("stop_reason") && Body["stop_reason"] == "max_tokens")
+      R.CutOff = "stop_reason=max_tokens";
+  }
+  if (Usage.is_object() && Usage.contains("cost") && Usage["cost"].is_number())
+    R.CostUSD = Usage["cost"].get<double>();
+  return R;
+}
+
 Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   auto Start = std::chrono::steady_clock::now();
   auto ElapsedMs = [&] {
@@ -356,72 +420,20 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     std::this_thread::sleep_for(*Wait);
   }
 
-  json Body = json::parse(Resp.Body, nullptr, /*allow_exceptions=*/false);
-  if (Body.is_discarded() || !Body.is_object())
-    return Fail("HTTP " + Twine(Resp.Status) + " reply body is not a JSON object: " +
-                Quote(Resp.Body));
-  if (Body.contains("model") && Body["model"].is_string())
-    Prov.Model = redactSecret(Body["model"].get<std::string>(), Key);
-  const json &Usage = Body.contains("usage") ? Body["usage"] : json();
-  std::string Text, CutOff;
-  std::string DuplicateInTool; // a key repeated in an Anthropic tool_use input
-  if (Config.Api == LLMApi::OpenAI) {
-    Prov.TokensIn = intField(Usage, "prompt_tokens");
-    Prov.TokensOut = intField(Usage, "completion_tokens");
-    const json *Msg = nullptr;
-    if (Body.contains("choices") && Body["choices"].is_array() && !Body["choices"].empty() &&
-        Body["choices"][0].is_object() && Body["choices"][0].contains("message"))
-      Msg = &Body["choices"][0]["message"];
-    if (!Msg || !Msg->is_object())
-      return Fail("reply has no choices[0].message: " + Quote(Resp.Body));
-    if (Msg->contains("refusal") && (*Msg)["refusal"].is_string())
-      return Fail("the model refused: " + Quote((*Msg)["refusal"].get<std::string>()));
-    if (!Msg->contains("content") || !(*Msg)["content"].is_string())
-      return Fail("reply has no text in choices[0].message.content: " +
-                  Quote(Resp.Body));
-    Text = (*Msg)["content"].get<std::string>();
-    const json &Choice = Body["choices"][0];
-    if (Choice.contains("finish_reason") && Choice["finish_reason"] == "length")
-      CutOff = "finish_reason=length";
-  } else {
-    Prov.TokensIn = intField(Usage, "input_tokens");
-    Prov.TokensOut = intField(Usage, "output_tokens");
-    if (!Body.contains("content") || !Body["content"].is_array())
-      return Fail("reply has no content[] array: " + Quote(Resp.Body));
-    bool Tool = false;
-    for (size_t I = 0; I < Body["content"].size(); ++I) {
-      const json &Block = Body["content"][I];
-      if (Block.is_object() && Block.value("type", "") == "tool_use" &&
-          Block.contains("input")) {
-        Text = Block["input"].dump();
-        Tool = true;
-        // The proposal is an object inside the HTTP body, which json::parse read
-        // above keeping only the last of a repeated key: read the body again to
-        // refuse a key repeated in the proposal, as for a proposal sent as text.
-        std::string Input = "/content/" + std::to_string(I) + "/input";
-        for (const StrictJson::DuplicatedKey &D : parseStrictJson(Resp.Body).Duplicates)
-          if (D.Object == Input || StringRef(D.Object).starts_with(Input + "/")) {
-            StrictJson::DuplicatedKey InProposal{D.Key, D.Object.substr(Input.size())};
-            DuplicateInTool = InProposal.message() + " (tool_use input at " + Input + ")";
-            break;
-          }
-        break;
-      }
-    }
-    if (!Tool)
-      for (const json &Block : Body["content"])
-        if (Block.is_object() && Block.value("type", "") == "text" &&
-            Block.contains("text") && Block["text"].is_string())
-          Text += Block["text"].get<std::string>();
-    if (Body.contains("stop_reason") && Body["stop_reason"] == "max_tokens")
-      CutOff = "stop_reason=max_tokens";
-  }
-  if (Usage.is_object() && Usage.contains("cost") && Usage["cost"].is_number())
-    Prov.CostUSD = Usage["cost"].get<double>();
-  else if (Config.USDPerMTokIn && Config.USDPerMTokOut && Prov.TokensIn && Prov.TokensOut)
+  Expected<LLMReplyBody> RB = parseLLMReplyBody(Config.Api, Resp.Status, Resp.Body, Key);
+  if (!RB)
+    return Fail(toString(RB.takeError()));
+  if (!RB->Model.empty())
+    Prov.Model = RB->Model;
+  Prov.TokensIn = RB->TokensIn;
+  Prov.TokensOut = RB->TokensOut;
+  Prov.CostUSD = RB->CostUSD;
+  if (!Prov.CostUSD && Config.USDPerMTokIn && Config.USDPerMTokOut && Prov.TokensIn && Prov.TokensOut)
     Prov.CostUSD = (*Prov.TokensIn * *Config.USDPerMTokIn +
                     *Prov.TokensOut * *Config.USDPerMTokOut) /
                    1e6;
+  std::string Text = std::move(RB->Text), CutOff = std::move(RB->CutOff),
+              DuplicateInTool = std::move(RB->DuplicateInTool);
   Prov.WallMs = ElapsedMs();
 
   // The proposal is journaled and shown: a key echoed in it goes no further than here.

@@ -120,6 +120,31 @@ std::optional<std::chrono::milliseconds> parseRetryAfter(llvm::StringRef Value,
 /// server's words (issue 12, item 2).
 std::string redactSecret(llvm::StringRef Text, llvm::StringRef Secret);
 
+/// What a successful (2xx) reply body of a chat API holds.
+struct LLMReplyBody {
+  /// The proposal text: OpenAI choices[0].message.content; Anthropic the first
+  /// tool_use block's input (serialized), else the text blocks joined.
+  std::string Text;
+  /// "finish_reason=length" / "stop_reason=max_tokens" when the model was cut
+  /// off at the token limit, else "".
+  std::string CutOff;
+  /// When a tool_use input repeats a key: the refusal naming it, else "".
+  std::string DuplicateInTool;
+  /// The model ID the body reports (redacted), "" when none.
+  std::string Model;
+  /// Token counts and cost (USD) as the body's usage object reports them.
+  std::optional<int64_t> TokensIn, TokensOut;
+  std::optional<double> CostUSD;
+};
+
+/// Reads the body \p Raw of an HTTP \p Status reply of API \p Api. Errors (their
+/// messages quote at most 200 bytes of the body, redacted of \p Secret by
+/// redactSecret): the body is not a JSON object; OpenAI: no choices[0].message,
+/// a refusal, no string content; Anthropic: no content[] array. Never throws,
+/// whatever the bytes (fuzzed: tools/kloop-fuzz/FuzzLLMReply.cpp).
+llvm::Expected<LLMReplyBody> parseLLMReplyBody(LLMApi Api, long Status, llvm::StringRef Raw,
+                                               llvm::StringRef Secret);
+
 /// The URL a request goes to: see the file comment for the /v1 rule.
 std::string llmEndpointURL(const LLMConfig &C);
 
