@@ -808,7 +808,8 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     }
   } else {
     const FunctionDecl *Callee = CE->getDirectCallee();
-    if (!Callee)
+    // Operators and constructors have no simple name (getName() asserts on them).
+    if (!Callee || !Callee->getDeclName().isIdentifier())
       return;
     StringRef N = Callee->getName();
     if (N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel") {

@@ -303,7 +303,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
             [&](const ProposerFailedError &X) {
               NP.Model = X.Prov.Model;
               NP.RawReply = X.Output;
-              NP.ParseError = "proposer failed: " + X.Reason;
+              NP.ParseError = "proposer failed: " + X.Source + ": " + X.Reason;
               NP.WallMs = X.Prov.WallMs;
               Refusal = *NP.ParseError;
             });
