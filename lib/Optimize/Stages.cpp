@@ -129,7 +129,7 @@ public:
     std::vector<std::string> Leaf;
     for (unsigned I = 0; I < Up; ++I) {
       Leaf.insert(Leaf.begin(), llvm::sys::path::filename(Root).str());
-      Root = llvm::sys::path::parent_path(Root);
+      Root.resize(llvm::sys::path::parent_path(Root).size()); // a prefix: assigning it to Root itself asserted
     }
     llvm::SmallString<256> Dest(Dir);
     for (const std::string &L : Leaf)
