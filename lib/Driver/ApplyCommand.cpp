@@ -19,6 +19,7 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
@@ -157,7 +158,7 @@ int runApply(const kloop::CommandContext &Ctx) {
     }
     auto Parsed = kloop::parseProposalText((*Buf)->getBuffer(), ProposalName);
     if (!Parsed) {
-      errs() << "kloop apply: refused: " << toString(Parsed.takeError()) << "\n";
+      errs() << "kloop apply: refused: " << kloop::terminalSafe(toString(Parsed.takeError())) << "\n";
       return 1;
     }
     P = std::move(*Parsed);
@@ -195,16 +196,16 @@ int runApply(const kloop::CommandContext &Ctx) {
   }
   auto Result = kloop::applyProposal(*P, *Planned, Opts, AO);
   if (!Result) {
-    errs() << "kloop apply: error: " << toString(Result.takeError()) << "\n";
+    errs() << "kloop apply: error: " << kloop::terminalSafe(toString(Result.takeError())) << "\n";
     return 1;
   }
   if (AO.DropRefused)
     for (const kloop::Refusal &R : Result->Refusals)
-      errs() << "kloop apply: skipped: " << R.str() << "\n";
+      errs() << "kloop apply: skipped: " << kloop::terminalSafe(R.str()) << "\n";
   if (Result->refused() || (!AO.DropRefused && !Result->Refusals.empty())) {
     if (!AO.DropRefused)
       for (const kloop::Refusal &R : Result->Refusals)
-        errs() << "kloop apply: refused: " << R.str() << "\n";
+        errs() << "kloop apply: refused: " << kloop::terminalSafe(R.str()) << "\n";
     return 1;
   }
   if (Result->Changes.empty()) {
@@ -238,7 +239,7 @@ int runApply(const kloop::CommandContext &Ctx) {
       auto After = ptxasReport(Job, C->After, NvccPath, Arch);
       if (!After) {
         errs() << "kloop apply: refused: --verify-build: the edited file does not build: "
-               << toString(After.takeError()) << "\n";
+               << kloop::terminalSafe(toString(After.takeError())) << "\n";
         return 1;
       }
       Report[C->RelPath] = {{"before", *Before}, {"after", *After}};
@@ -262,7 +263,10 @@ int runApply(const kloop::CommandContext &Ctx) {
     }
     return 0;
   }
-  outs() << kloop::renderDiff(Result->Changes, *P, ProposalName);
+  // The diff carries the proposal's rationale and code: escaped on a terminal, as written in a pipe
+  // (a patch file keeps the bytes of the code).
+  std::string Diff = kloop::renderDiff(Result->Changes, *P, ProposalName);
+  outs() << (sys::Process::StandardOutIsDisplayed() ? kloop::terminalSafe(Diff) : Diff);
   return 0;
 }
 

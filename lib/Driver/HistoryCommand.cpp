@@ -62,9 +62,9 @@ std::pair<std::string, std::string> outcomeOf(const kloop::ProposalSummary &S) {
   return {"pending", ""};
 }
 
-/// Shortens \p S to \p N columns on one line.
+/// Shortens \p S to \p N columns on one line, safe for a terminal (kloop::terminalSafe).
 std::string clip(StringRef S, size_t N) {
-  std::string One = S.split('\n').first.str();
+  std::string One = kloop::terminalSafe(S.split('\n').first);
   if (One.size() <= N)
     return One;
   return One.substr(0, N - 3) + "...";
@@ -125,7 +125,7 @@ int runHistory(const kloop::CommandContext &) {
   raw_ostream &OS = outs();
   OS << "run " << R->Id << " of " << JournalPath << ": " << R->State;
   if (R->StopReason)
-    OS << " (" << *R->StopReason << ")";
+    OS << " (" << kloop::terminalSafe(*R->StopReason) << ")";
   OS << "\n  started " << formatTime(R->StartedNs);
   if (R->FinishedNs)
     OS << ", finished " << formatTime(*R->FinishedNs);

@@ -32,7 +32,12 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 using namespace llvm;
 using json = nlohmann::json;
@@ -49,6 +54,10 @@ cl::opt<std::string> ProposerOpt("proposer", cl::desc("builtin (default), llm or
                                  cl::init("builtin"), cl::sub(OptSub));
 cl::opt<std::string> CommandOpt("command", cl::desc("Proposer command line (with --proposer command)"),
                                 cl::sub(OptSub));
+cl::opt<double> CommandTimeoutOpt("command-timeout",
+                                  cl::desc("Wall seconds one run of the proposer command may take; past it its "
+                                           "process group is killed and the round's proposal fails (default 600)"),
+                                  cl::init(600), cl::value_desc("seconds"), cl::sub(OptSub));
 cl::opt<unsigned> MaxCandidates("max-candidates", cl::desc("Budget: candidates (default 20)"),
                                 cl::init(20), cl::sub(OptSub));
 cl::opt<unsigned> MaxRounds("max-rounds", cl::desc("Budget: rounds (default 50)"), cl::init(50),
@@ -163,9 +172,29 @@ private:
   std::vector<std::pair<std::string, std::string>> Files;
 };
 
+/// Takes an exclusive flock(2) on the journal file \p Path for the rest of the process (the
+/// descriptor stays open until exit), so that two kloop optimize processes never drive one
+/// journal (issue 12, item 9: a second --resume on a live journal). flock, not fcntl: SQLite's own
+/// POSIX locks on the file are independent of it. Returns the message when another process holds
+/// it or the file cannot be opened.
+static std::optional<std::string> holdJournal(StringRef Path) {
+  int FD = ::open(Path.str().c_str(), O_RDONLY | O_CLOEXEC);
+  if (FD < 0)
+    return ("cannot open the journal '" + Path + "' to lock it: " + std::strerror(errno)).str();
+  if (::flock(FD, LOCK_EX | LOCK_NB) == 0)
+    return std::nullopt;
+  int Err = errno;
+  ::close(FD);
+  if (Err == EWOULDBLOCK)
+    return ("another kloop optimize holds the journal '" + Path +
+            "' (it is still running); wait for it to finish or stop it, then --resume")
+        .str();
+  return ("cannot lock the journal '" + Path + "': " + std::strerror(Err)).str();
+}
+
 int runOptimize(const CommandContext &Ctx) {
   auto fail = [](const Twine &Msg, int Code = 1) {
-    errs() << "kloop optimize: error: " << Msg << "\n";
+    errs() << "kloop optimize: error: " << terminalSafe(Msg.str()) << "\n";
     return Code;
   };
   // Usage errors first, before anything is read or written.
@@ -221,6 +250,11 @@ int runOptimize(const CommandContext &Ctx) {
       return fail("--proposer command needs --command \"...\"", 2);
     CommandConfig CC;
     CC.Argv = {"/bin/sh", "-c", CommandOpt};
+    if (!(CommandTimeoutOpt > 0) || CommandTimeoutOpt > 7 * 24 * 3600.0)
+      return fail("--command-timeout must be a number of seconds > 0 and at most a week, not " +
+                      formatv("{0}", CommandTimeoutOpt.getValue()).str(),
+                  2);
+    CC.Timeout = std::chrono::milliseconds(std::llround(CommandTimeoutOpt * 1000));
     Expected<std::unique_ptr<CommandProposer>> CP = CommandProposer::create(CC);
     if (!CP)
       return fail(toString(CP.takeError()));
@@ -256,6 +290,8 @@ int runOptimize(const CommandContext &Ctx) {
   if (!J)
     return fail(toString(J.takeError()) +
                 (ResumeOpt ? "" : " (use --resume to continue a run, or choose another --journal)"));
+  if (std::optional<std::string> Held = holdJournal(JournalPath))
+    return fail(*Held);
   if (std::error_code EC = sys::fs::create_directories(OutDir)) {
     if (!ResumeOpt) { // the journal was created just now and holds nothing yet
       J->reset();
@@ -310,12 +346,12 @@ int runOptimize(const CommandContext &Ctx) {
   optimize::ProgressFn Progress = [&](StringRef Line) {
     if (Line.starts_with("verification and measurement skipped")) {
       // Said plainly, TTY or not.
-      outs() << "kloop optimize: " << Line << "\n";
+      outs() << "kloop optimize: " << terminalSafe(Line) << "\n";
       SaidNoGpu = true;
       return;
     }
     if (TTY)
-      outs() << "[kloop] " << Line << "\n";
+      outs() << "[kloop] " << terminalSafe(Line) << "\n";
   };
   Expected<optimize::OptimizeResult> R = optimize::runOptimize(**J, *S, *P, O, Progress);
   if (!R)
@@ -325,7 +361,7 @@ int runOptimize(const CommandContext &Ctx) {
     return fail(toString(W.takeError()));
   if (R->GpuSkipped && !SaidNoGpu)
     outs() << "kloop optimize: verification and measurement skipped: no GPU\n";
-  outs() << "kloop optimize: stopped: " << R->StopReason << "\n";
+  outs() << "kloop optimize: stopped: " << terminalSafe(R->StopReason) << "\n";
   outs() << "kloop optimize: " << R->Candidates << " candidate(s); "
          << (R->Best ? "accepted cand-" + std::to_string(*R->Best) : std::string("nothing accepted"))
          << "\n";

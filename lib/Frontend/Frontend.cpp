@@ -272,6 +272,12 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
       Use = Detected.get();
     }
     std::vector<tooling::CompileCommand> Cmds = Use->getCompileCommands(F);
+    // A checked-in database with relative entries ("directory": ".") is indexed by relative
+    // paths: match its entries by their file resolved against the database's folder (README).
+    if (Cmds.empty() && DB)
+      for (const tooling::CompileCommand &C : DB->getAllCompileCommands())
+        if (absolutePath(C.Filename, absolutePath(C.Directory, DbDir)) == F)
+          Cmds.push_back(C);
     if (Cmds.empty()) {
       CompileJob J;
       J.File = F;

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Inventory/KernelNames.h"
+#include "kloop/Support/JSON.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -375,7 +376,7 @@ json toJson(const KernelSymbol &K) {
 Expected<KernelSymbol> kernelSymbolFromJson(const json &J) {
   if (!J.is_object() || !J.contains("mangled") || !J["mangled"].is_string())
     return createStringError(inconvertibleErrorCode(),
-                             "kernel symbol: expected an object with a string \"mangled\", got " + J.dump());
+                             "kernel symbol: expected an object with a string \"mangled\", got " + dumpJSON(J));
   KernelSymbol K;
   std::string M = J["mangled"].get<std::string>();
   K.Clang = J.value("clang_mangled", M);

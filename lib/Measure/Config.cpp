@@ -530,6 +530,9 @@ std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
     for (const std::string &F : *List)
       if (StringRef(F).trim().empty())
         return std::string(Field) + ": empty file name";
+      else if (sys::path::is_absolute(F))
+        return std::string(Field) + ": '" + F +
+               "' is an absolute path; list files relative to the directory of the workload description";
   W.Sources = C.Sources;
   W.Protected = C.Protected;
   if (C.Targets.empty())
@@ -622,6 +625,14 @@ struct DiagCollector {
   static void handle(const SMDiagnostic &D, void *Ctx) {
     auto *Self = static_cast<DiagCollector *>(Ctx);
     raw_string_ostream OS(Self->Text);
+    // llvm::yaml::Input has no node for an alias (`*name`) and says "unknown node kind" (issue 12, item 9).
+    if (D.getMessage() == "unknown node kind" && D.getSourceMgr()) {
+      D.getSourceMgr()
+          ->GetMessage(D.getLoc(), D.getKind(),
+                       "anchors and aliases are not supported (`&name` / `*name`): write the value out in full")
+          .print(nullptr, OS, /*ShowColors=*/false);
+      return;
+    }
     // llvm::yaml says "unexpected scalar" where it expected a scalar and found a
     // sequence or mapping (`name: [1]`): say that.
     if (D.getMessage() == "unexpected scalar" && D.getSourceMgr()) {

@@ -1,6 +1,7 @@
 //===- Runner.cpp - One isolated run of a workload ------------------------===//
 #include "kloop/Measure/Runner.h"
 #include "kloop/Measure/Config.h"
+#include "kloop/Support/Process.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -13,6 +14,9 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <thread>
 
 extern char **environ;
@@ -202,68 +206,62 @@ Expected<RunResult> runIsolated(const RunRequest &R) {
     for (const auto &KV : R.Inject->Extra)
       EnvMap[KV.first] = KV.second;
   }
-  std::vector<std::string> EnvStrings;
+  SpawnSpec Spawn;
+  Spawn.Env.emplace();
   for (const auto &KV : EnvMap)
-    EnvStrings.push_back(KV.first + "=" + KV.second);
-  std::vector<StringRef> EnvRefs(EnvStrings.begin(), EnvStrings.end());
+    Spawn.Env->push_back(KV.first + "=" + KV.second);
 
   // The shell waits for the command (it is not the last command, so no exec
   // optimisation) and records its status: 128+N when killed by signal N.
   std::string Script = "cd " + shellQuote(R.Cwd) + " || exit 125\n" + R.Command +
                        "\n__kloop_rc=$?\necho $__kloop_rc > " + shellQuote(StatusPath) + "\nexit $__kloop_rc\n";
-  std::string Program = "/bin/sh";
-  std::vector<StringRef> Args;
-  ErrorOr<std::string> Setsid = sys::findProgramByName("setsid");
-  bool OwnGroup = bool(Setsid);
-  if (OwnGroup) {
-    Program = *Setsid;
-    Args = {"setsid", "/bin/sh", "-c", Script};
-  } else {
-    Args = {"/bin/sh", "-c", Script};
-  }
-  std::optional<StringRef> Redirects[] = {StringRef(""), StringRef(Res.StdoutPath), StringRef(Res.StderrPath)};
-
-  std::string ErrMsg;
-  bool ExecFailed = false;
+  Spawn.Argv = {"/bin/sh", "-c", Script};
   auto Start = std::chrono::steady_clock::now();
-  sys::ProcessInfo PI = sys::ExecuteNoWait(Program, Args, ArrayRef<StringRef>(EnvRefs), Redirects, 0, &ErrMsg,
-                                           &ExecFailed);
-  if (ExecFailed || PI.Pid <= 0) {
-    Res.Status = RunStatus::FailedToStart;
-    Res.Detail = "cannot start /bin/sh: " + ErrMsg;
-    return Res;
-  }
-
   auto Elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
   };
+  pid_t Pid = -1;
+  {
+    int OutFD = ::open(Res.StdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ErrFD = ::open(Res.StderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    Spawn.Stdout = OutFD;
+    Spawn.Stderr = ErrFD;
+    Expected<pid_t> P = OutFD < 0 || ErrFD < 0
+                            ? Expected<pid_t>(createStringError("cannot create '" + Res.StdoutPath + "' or '" +
+                                                                Res.StderrPath + "': " + std::strerror(errno)))
+                            : spawnProcessGroup(Spawn);
+    for (int F : {OutFD, ErrFD})
+      if (F >= 0)
+        ::close(F);
+    if (!P) {
+      Res.Status = RunStatus::FailedToStart;
+      Res.Detail = "cannot start /bin/sh: " + toString(P.takeError());
+      return Res;
+    }
+    Pid = *P;
+  }
+
+  // In its own process group, which dies with kloop (kloop/Support/Process.h) and, on a timeout
+  // or when the shell ends, with this run: nothing the workload or build started outlives it.
   bool TimedOut = false;
-  sys::ProcessInfo Done;
+  int WaitStatus = 0;
   auto SleepFor = std::chrono::milliseconds(1);
   while (true) {
-    std::string WaitErr;
-    Done = sys::Wait(PI, /*SecondsToWait=*/0, &WaitErr, nullptr, /*Polling=*/true);
-    if (Done.Pid == PI.Pid) {
-      ErrMsg = WaitErr;
+    pid_t W = ::waitpid(Pid, &WaitStatus, WNOHANG);
+    if (W == Pid)
       break;
-    }
-    if (Done.Pid != 0 && Done.ReturnCode == -1 && !WaitErr.empty()) {
-      // waitpid itself failed; nothing left to wait for.
-      ErrMsg = WaitErr;
+    if (W < 0 && errno != EINTR) {
+      WaitStatus = -1;
       break;
     }
     if (!TimedOut && Elapsed() >= R.TimeoutS) {
       TimedOut = true;
-      if (OwnGroup)
-        ::kill(-PI.Pid, SIGKILL);
-      ::kill(PI.Pid, SIGKILL);
+      killProcessGroup(Pid);
     }
     std::this_thread::sleep_for(SleepFor);
     SleepFor = std::min(SleepFor * 2, std::chrono::milliseconds(50));
   }
-  // Anything the workload left running in its group goes with it.
-  if (TimedOut && OwnGroup)
-    ::kill(-PI.Pid, SIGKILL);
+  killProcessGroup(Pid);
   Res.WallSeconds = Elapsed();
   Res.StderrTail = tailOfFile(Res.StderrPath);
 
@@ -273,9 +271,9 @@ Expected<RunResult> runIsolated(const RunRequest &R) {
     return Res;
   }
 
-  // Prefer the status the shell recorded; fall back on what Wait saw.
-  int Code = Done.ReturnCode;
+  // Prefer the status the shell recorded; fall back on what waitpid saw.
   bool HaveStatus = false;
+  int Code = WaitStatus >= 0 && WIFEXITED(WaitStatus) ? WEXITSTATUS(WaitStatus) : -1;
   if (auto SB = MemoryBuffer::getFile(StatusPath, true)) {
     int V;
     if (!StringRef((*SB)->getBuffer()).trim().getAsInteger(10, V)) {
@@ -284,16 +282,11 @@ Expected<RunResult> runIsolated(const RunRequest &R) {
     }
   }
   sys::fs::remove(StatusPath);
-  if (!HaveStatus && Code == -2) {
+  if (!HaveStatus && (WaitStatus < 0 || WIFSIGNALED(WaitStatus))) {
     Res.Status = RunStatus::Crashed;
-    Res.Detail = "the shell was killed: " + ErrMsg;
-    return Res;
-  }
-  if (!HaveStatus && Code == -1) {
-    // llvm::sys::Wait maps shell statuses 126/127 to -1.
-    Res.Status = RunStatus::ExitedNonZero;
-    Res.ExitCode = 127;
-    Res.Detail = "command not found or not executable (" + ErrMsg + ")";
+    Res.Detail = WaitStatus < 0 ? std::string("the shell could not be waited for: ") + std::strerror(errno)
+                                : "the shell was killed by signal " + std::to_string(WTERMSIG(WaitStatus)) +
+                                      " (" + signalName(WTERMSIG(WaitStatus)) + ")";
     return Res;
   }
   Res.ExitCode = Code;

@@ -348,6 +348,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       NP.ProposerKind = std::string(P.kind());
       if (!R) {
         json Out = {{"exhausted", false}};
+        std::string Refusal;
         Error Rest = llvm::handleErrors(
             R.takeError(),
             [&](const builtin::SearchExhaustedError &X) {
@@ -363,6 +364,16 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
               NP.TokensIn = X.Prov.TokensIn;
               NP.TokensOut = X.Prov.TokensOut;
               NP.WallMs = X.Prov.WallMs;
+              Refusal = "reply is not JSON: " + X.Reason;
+            },
+            // A proposer that failed (a command's exit, signal, timeout or flood of output) is a
+            // failed proposal of this round, not the end of the run (issue 12, item 7).
+            [&](const ProposerFailedError &X) {
+              NP.Model = X.Prov.Model;
+              NP.RawReply = X.Output;
+              NP.ParseError = "proposer failed: " + X.Source + ": " + X.Reason;
+              NP.WallMs = X.Prov.WallMs;
+              Refusal = *NP.ParseError;
             });
         if (Rest)
           return Rest;
@@ -371,10 +382,11 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
         Expected<int64_t> Id = J.recordProposal(Res.Run, N, NP);
         if (!Id)
           return Id.takeError();
-        if (Expected<int64_t> RId = J.recordRefusal(*Id, std::nullopt, "reply is not JSON: " + *NP.ParseError); !RId)
+        if (Expected<int64_t> RId = J.recordRefusal(*Id, std::nullopt, Refusal); !RId)
           return RId.takeError();
         Out["proposal_id"] = *Id;
         Out["unparsed"] = true;
+        Out["reason"] = StringRef(Refusal).starts_with("proposer failed") ? "proposer failed" : "reply is not JSON";
         Out["tokens"] = NP.TokensIn.value_or(0) + NP.TokensOut.value_or(0);
         return Out;
       }
@@ -406,9 +418,10 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     }
     Tokens += Prop->value("tokens", (int64_t)0);
     if (Prop->value("unparsed", false)) {
-      History.push_back({{"round", N}, {"outcome", "refused"}, {"reason", "reply is not JSON"}});
+      std::string Why = Prop->value("reason", std::string("reply is not JSON"));
+      History.push_back({{"round", N}, {"outcome", "refused"}, {"reason", Why}});
       ++SinceWin;
-      say("round " + std::to_string(N) + ": proposal refused (reply is not JSON)");
+      say("round " + std::to_string(N) + ": proposal refused (" + Why + ")");
       continue;
     }
     int64_t PropId = (*Prop)["proposal_id"].get<int64_t>();

@@ -129,7 +129,7 @@ public:
     std::vector<std::string> Leaf;
     for (unsigned I = 0; I < Up; ++I) {
       Leaf.insert(Leaf.begin(), llvm::sys::path::filename(Root).str());
-      Root = llvm::sys::path::parent_path(Root);
+      Root.resize(llvm::sys::path::parent_path(Root).size()); // a prefix: assigning it to Root itself asserted
     }
     llvm::SmallString<256> Dest(Dir);
     for (const std::string &L : Leaf)
@@ -201,6 +201,11 @@ public:
     Req.BuildDir = BuildDir.str();
     Req.LogDir = (BuildDir + "/.kloop-logs").str();
     Req.Label = "build";
+    // A build directory without a stamp is one a killed kloop left half-built (a --resume redoes the
+    // step): start it afresh rather than build over its remains (issue 12, item 7).
+    if (llvm::sys::fs::exists(BuildDir) && !llvm::sys::fs::exists(measure::buildStampPath(BuildDir)))
+      if (std::error_code EC = llvm::sys::fs::remove_directories(BuildDir))
+        return err("cannot clear the half-built " + BuildDir.str() + ": " + EC.message());
     llvm::sys::fs::remove(measure::buildStampPath(BuildDir));
     if (Error E = measure::buildWorkload(C, Req)) {
       B.Succeeded = false;

@@ -1,6 +1,7 @@
 //===- CommandProposer.cpp - Proposals from any executable ----------------===//
 #include "kloop/Propose/CommandProposer.h"
 #include "kloop/Support/JSON.h"
+#include "kloop/Support/Process.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,17 +34,50 @@ struct Fd {
 };
 } // namespace
 
-static std::string commandName(const std::vector<std::string> &Argv) {
-  std::string S;
-  for (const std::string &A : Argv) {
-    if (!S.empty())
-      S += ' ';
-    S += A;
-  }
-  return S.size() > 200 ? S.substr(0, 197) + "..." : S;
-}
-
 static const size_t StderrKeep = 64 * 1024;
+
+namespace {
+/// The pipes to and from one command, and what came through them.
+struct CommandIO {
+  Fd In, Out, Err; // kloop's ends: the command's stdin (a socket), stdout, stderr
+  size_t Written = 0;
+};
+} // namespace
+
+/// Moves what is ready on \p IO (poll results \p P, \p N entries) into \p R: writes \p Input,
+/// reads stdout and stderr. Returns false when stdout passed \p C.MaxOutputBytes.
+static bool transfer(const CommandConfig &C, StringRef Input, CommandIO &IO, const pollfd *P, int N,
+                     CommandResult &R) {
+  for (int I = 0; I < N; ++I) {
+    if (!P[I].revents)
+      continue;
+    if (P[I].fd == IO.In.V) {
+      ssize_t W = send(IO.In.V, Input.data() + IO.Written, Input.size() - IO.Written, MSG_NOSIGNAL);
+      if (W > 0)
+        IO.Written += static_cast<size_t>(W);
+      // EPIPE: the command closed its stdin; it may still answer.
+      if ((W < 0 && errno != EAGAIN && errno != EINTR) || IO.Written == Input.size())
+        IO.In.reset();
+      continue;
+    }
+    char Buf[65536];
+    ssize_t Got = read(P[I].fd, Buf, sizeof(Buf));
+    if (Got < 0 && (errno == EAGAIN || errno == EINTR))
+      continue;
+    bool IsOut = P[I].fd == IO.Out.V;
+    if (Got <= 0) {
+      (IsOut ? IO.Out : IO.Err).reset();
+      continue;
+    }
+    std::string &To = IsOut ? R.Stdout : R.Stderr;
+    To.append(Buf, static_cast<size_t>(Got));
+    if (IsOut && R.Stdout.size() > C.MaxOutputBytes)
+      return false;
+    if (!IsOut && R.Stderr.size() > 2 * StderrKeep)
+      R.Stderr.erase(0, R.Stderr.size() - StderrKeep);
+  }
+  return true;
+}
 
 Expected<CommandResult> runCommand(const CommandConfig &C, StringRef Input) {
   if (C.Argv.empty())
@@ -55,150 +89,93 @@ Expected<CommandResult> runCommand(const CommandConfig &C, StringRef Input) {
 
   // stdin is one end of a socket pair so that writing to a command that does
   // not read its input fails with EPIPE (MSG_NOSIGNAL), never with SIGPIPE.
-  int SV[2], Out[2], Err[2], ExecErr[2];
+  int SV[2], Out[2], Err[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, SV) != 0)
     return SysErr("socketpair");
-  Fd InParent{SV[0]}, InChild{SV[1]};
+  CommandIO IO;
+  IO.In.V = SV[0];
+  Fd InChild{SV[1]};
   if (pipe2(Out, O_CLOEXEC) != 0)
     return SysErr("pipe");
-  Fd OutRead{Out[0]}, OutWrite{Out[1]};
+  IO.Out.V = Out[0];
+  Fd OutWrite{Out[1]};
   if (pipe2(Err, O_CLOEXEC) != 0)
     return SysErr("pipe");
-  Fd ErrRead{Err[0]}, ErrWrite{Err[1]};
-  if (pipe2(ExecErr, O_CLOEXEC) != 0)
-    return SysErr("pipe");
-  Fd ExecRead{ExecErr[0]}, ExecWrite{ExecErr[1]};
-
-  std::vector<char *> Args;
-  for (const std::string &A : C.Argv)
-    Args.push_back(const_cast<char *>(A.c_str()));
-  Args.push_back(nullptr);
+  IO.Err.V = Err[0];
+  Fd ErrWrite{Err[1]};
 
   auto Start = std::chrono::steady_clock::now();
-  pid_t Pid = fork();
-  if (Pid < 0)
-    return SysErr("fork");
-  if (Pid == 0) {
-    // Child: only async-signal-safe calls from here on.
-    setpgid(0, 0);
-    dup2(InChild.V, 0);
-    dup2(OutWrite.V, 1);
-    dup2(ErrWrite.V, 2);
-    signal(SIGPIPE, SIG_DFL);
-    if (!C.WorkingDir.empty() && chdir(C.WorkingDir.c_str()) != 0) {
-      int E = errno;
-      (void)!write(ExecWrite.V, &E, sizeof(E));
-      _exit(127);
-    }
-    execvp(Args[0], Args.data());
-    int E = errno;
-    (void)!write(ExecWrite.V, &E, sizeof(E));
-    _exit(127);
-  }
-  setpgid(Pid, Pid); // also from the parent, to close the race with kill(-Pid)
+  SpawnSpec S;
+  S.Argv = C.Argv;
+  S.WorkingDir = C.WorkingDir;
+  S.Stdin = InChild.V;
+  S.Stdout = OutWrite.V;
+  S.Stderr = ErrWrite.V;
+  Expected<pid_t> Spawned = spawnProcessGroup(S);
+  if (!Spawned)
+    return Spawned.takeError();
+  const pid_t Pid = *Spawned;
   InChild.reset();
   OutWrite.reset();
   ErrWrite.reset();
-  ExecWrite.reset();
-  int ChildErrno = 0;
-  ssize_t NE = read(ExecRead.V, &ChildErrno, sizeof(ChildErrno));
-  if (NE == static_cast<ssize_t>(sizeof(ChildErrno))) {
-    waitpid(Pid, nullptr, 0);
-    return createStringError("command '" + Name + "': cannot run " +
-                             (C.WorkingDir.empty() ? "" : "in '" + C.WorkingDir + "' ") +
-                             "(" + std::strerror(ChildErrno) + ")");
-  }
-
-  for (int F : {InParent.V, OutRead.V, ErrRead.V})
+  for (int F : {IO.In.V, IO.Out.V, IO.Err.V})
     fcntl(F, F_SETFL, fcntl(F, F_GETFL) | O_NONBLOCK);
 
   CommandResult R;
-  size_t Written = 0;
   if (Input.empty())
-    InParent.reset();
+    IO.In.reset();
   auto Deadline = Start + C.Timeout;
-  bool Kill = false;
-  while (OutRead.V >= 0 || ErrRead.V >= 0) {
+  int Status = 0;
+  bool Exited = false;
+  // Until stdout and stderr are closed, or the command has exited and nothing more is ready:
+  // a helper it left running with its stdout does not hold the round up (issue 12, item 7).
+  while (IO.Out.V >= 0 || IO.Err.V >= 0) {
     auto Now = std::chrono::steady_clock::now();
     if (Now >= Deadline) {
-      R.TimedOut = Kill = true;
+      R.TimedOut = true;
       break;
     }
-    int WaitMs = static_cast<int>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(Deadline - Now).count() + 1);
+    int WaitMs = Exited ? 0
+                        : static_cast<int>(std::min<int64_t>(
+                              50, std::chrono::duration_cast<std::chrono::milliseconds>(Deadline - Now)
+                                          .count() + 1));
     pollfd P[3];
     int N = 0;
-    if (OutRead.V >= 0)
-      P[N++] = {OutRead.V, POLLIN, 0};
-    if (ErrRead.V >= 0)
-      P[N++] = {ErrRead.V, POLLIN, 0};
-    if (InParent.V >= 0)
-      P[N++] = {InParent.V, POLLOUT, 0};
+    for (auto [F, Ev] : {std::pair{IO.Out.V, POLLIN}, {IO.Err.V, POLLIN}, {IO.In.V, POLLOUT}})
+      if (F >= 0)
+        P[N++] = {F, static_cast<short>(Ev), 0};
     int Ready = poll(P, N, WaitMs);
-    if (Ready < 0) {
-      if (errno == EINTR)
-        continue;
-      kill(-Pid, SIGKILL);
+    if (Ready < 0 && errno != EINTR) {
+      killProcessGroup(Pid);
       waitpid(Pid, nullptr, 0);
       return SysErr("poll");
     }
-    for (int I = 0; I < N; ++I) {
-      if (!P[I].revents)
-        continue;
-      if (P[I].fd == InParent.V) {
-        ssize_t W = send(InParent.V, Input.data() + Written, Input.size() - Written,
-                         MSG_NOSIGNAL);
-        if (W > 0)
-          Written += static_cast<size_t>(W);
-        // EPIPE: the command closed its stdin; it may still answer.
-        if ((W < 0 && errno != EAGAIN && errno != EINTR) || Written == Input.size())
-          InParent.reset();
-        continue;
-      }
-      char Buf[65536];
-      ssize_t Got = read(P[I].fd, Buf, sizeof(Buf));
-      if (Got < 0 && (errno == EAGAIN || errno == EINTR))
-        continue;
-      bool IsOut = P[I].fd == OutRead.V;
-      if (Got <= 0) {
-        (IsOut ? OutRead : ErrRead).reset();
-        continue;
-      }
-      if (IsOut) {
-        R.Stdout.append(Buf, static_cast<size_t>(Got));
-        if (R.Stdout.size() > C.MaxOutputBytes) {
-          R.OutputTooLarge = Kill = true;
-          break;
-        }
-      } else {
-        R.Stderr.append(Buf, static_cast<size_t>(Got));
-        if (R.Stderr.size() > 2 * StderrKeep)
-          R.Stderr.erase(0, R.Stderr.size() - StderrKeep);
-      }
-    }
-    if (Kill)
+    if (Ready > 0 && !transfer(C, Input, IO, P, N, R)) {
+      R.OutputTooLarge = true;
       break;
+    }
+    if (Exited && Ready == 0)
+      break;
+    if (!Exited && waitpid(Pid, &Status, WNOHANG) == Pid)
+      Exited = true;
   }
-  InParent.reset();
-  if (Kill)
-    kill(-Pid, SIGKILL);
-  int Status = 0;
-  // The outputs closed, but the process may linger: wait for it until the deadline.
-  while (true) {
-    pid_t W = waitpid(Pid, &Status, Kill ? 0 : WNOHANG);
-    if (W == Pid)
-      break;
-    if (W < 0 && errno != EINTR) {
-      Status = 0;
-      break;
-    }
-    if (!Kill && std::chrono::steady_clock::now() >= Deadline) {
-      R.TimedOut = Kill = true;
-      kill(-Pid, SIGKILL);
-      continue;
-    }
-    if (!Kill)
+  IO.In.reset();
+  // The outputs closed, but the command may still be running: wait for it until the deadline.
+  while (!Exited && !R.TimedOut && !R.OutputTooLarge) {
+    pid_t W = waitpid(Pid, &Status, WNOHANG);
+    if (W == Pid || (W < 0 && errno != EINTR))
+      Exited = true;
+    else if (std::chrono::steady_clock::now() >= Deadline)
+      R.TimedOut = true;
+    else
       usleep(2000);
+  }
+  // Whatever the command left in its group goes with it, whether it ended or not.
+  killProcessGroup(Pid);
+  while (!Exited) {
+    pid_t W = waitpid(Pid, &Status, 0);
+    if (W == Pid || (W < 0 && errno != EINTR))
+      Exited = true;
   }
   if (R.Stderr.size() > StderrKeep)
     R.Stderr.erase(0, R.Stderr.size() - StderrKeep);
@@ -240,11 +217,16 @@ Expected<ProposalReply> CommandProposer::propose(const json &Context) {
   Expected<CommandResult> R = runCommand(Config, dumpJSON(Context));
   if (!R)
     return R.takeError();
+  Provenance Prov;
+  Prov.ProposerKind = "command";
+  Prov.WallMs = R->WallMs;
+  Prov.Attempts = 1;
   auto Fail = [&](const Twine &Why) {
-    std::string Msg = "command '" + Name + "': " + Why.str();
+    std::string Msg = Why.str();
     if (!StringRef(R->Stderr).trim().empty())
       Msg += "; stderr: " + tail(R->Stderr);
-    return createStringError(Msg);
+    return make_error<ProposerFailedError>("command '" + Name + "'", Msg,
+                                           R->OutputTooLarge ? std::string() : R->Stdout, Prov);
   };
   if (R->TimedOut)
     return Fail("timed out after " + Twine(Config.Timeout.count()) +
@@ -257,10 +239,6 @@ Expected<ProposalReply> CommandProposer::propose(const json &Context) {
   if (R->ExitCode != 0)
     return Fail("exited with status " + Twine(R->ExitCode));
 
-  Provenance Prov;
-  Prov.ProposerKind = "command";
-  Prov.WallMs = R->WallMs;
-  Prov.Attempts = 1;
   Expected<json> Parsed = parseProposalText(R->Stdout, "command '" + Name + "'", Prov);
   if (!Parsed)
     return Parsed.takeError();

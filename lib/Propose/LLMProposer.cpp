@@ -167,14 +167,74 @@ json LLMProposer::requestBody(const RenderedPrompt &P) const {
   return B;
 }
 
-/// \p S with every occurrence of \p Secret replaced by "[redacted]".
-static std::string redact(std::string S, StringRef Secret) {
+namespace {
+/// One character of a text as a decoder sees it, and the bytes [Begin, End) it was written with.
+struct DecodedChar {
+  char C;
+  size_t Begin, End;
+};
+} // namespace
+
+/// Whether \p S holds \p N hex digits at \p At; their value in \p V.
+static bool hexAt(StringRef S, size_t At, size_t N, unsigned &V) {
+  if (At + N > S.size())
+    return false;
+  StringRef H = S.substr(At, N);
+  return llvm::all_of(H, isHexDigit) && !H.getAsInteger(16, V);
+}
+
+/// \p S decoded: JSON \uXXXX escapes (also behind the doubled backslashes of a text
+/// escaped again), \" and \/, and URL %XX escapes, each one character; a code point
+/// above ASCII becomes NUL, which no key holds.
+static std::vector<DecodedChar> decodeEscapes(StringRef S) {
+  std::vector<DecodedChar> Out;
+  for (size_t I = 0; I < S.size();) {
+    size_t J = I;
+    while (J < S.size() && S[J] == '\\')
+      ++J;
+    unsigned V = 0;
+    if (J > I && J < S.size() && S[J] == 'u' && hexAt(S, J + 1, 4, V)) {
+      Out.push_back({V < 128 ? static_cast<char>(V) : '\0', I, J + 5});
+      I = J + 5;
+    } else if (J > I && J < S.size() && (S[J] == '"' || S[J] == '/')) {
+      Out.push_back({S[J], I, J + 1});
+      I = J + 1;
+    } else if (J > I) {
+      for (; I < J; ++I)
+        Out.push_back({'\\', I, I + 1});
+    } else if (S[I] == '%' && hexAt(S, I + 1, 2, V)) {
+      Out.push_back({V < 128 ? static_cast<char>(V) : '\0', I, I + 3});
+      I += 3;
+    } else {
+      Out.push_back({S[I], I, I + 1});
+      ++I;
+    }
+  }
+  return Out;
+}
+
+std::string redactSecret(StringRef Text, StringRef Secret) {
   if (Secret.empty())
-    return S;
-  for (size_t At = S.find(Secret.data(), 0, Secret.size()); At != std::string::npos;
-       At = S.find(Secret.data(), At, Secret.size()))
-    S.replace(At, Secret.size(), "[redacted]");
-  return S;
+    return Text.str();
+  const size_t Min = std::min<size_t>(Secret.size(), 8);
+  std::vector<DecodedChar> D = decodeEscapes(Text);
+  std::string Out;
+  size_t Copied = 0;
+  for (size_t I = 0; I < D.size();) {
+    size_t L = 0;
+    while (L < Secret.size() && I + L < D.size() && toLower(D[I + L].C) == toLower(Secret[L]))
+      ++L;
+    if (L < Min) {
+      ++I;
+      continue;
+    }
+    Out += Text.slice(Copied, D[I].Begin);
+    Out += "[redacted]";
+    Copied = D[I + L - 1].End;
+    I += L;
+  }
+  Out += Text.substr(Copied);
+  return Out;
 }
 
 /// The first \p N bytes of \p S, escaped and quoted, for error messages.
@@ -195,6 +255,70 @@ static std::optional<int64_t> intField(const json &Obj, const char *Key) {
   return std::nullopt;
 }
 
+Expected<LLMReplyBody> parseLLMReplyBody(LLMApi Api, long Status, StringRef Raw, StringRef Secret) {
+  auto Quote = [&](StringRef S) { return quoteHead(redactSecret(S, Secret)); };
+  LLMReplyBody R;
+  json Body = json::parse(Raw, nullptr, /*allow_exceptions=*/false);
+  if (Body.is_discarded() || !Body.is_object())
+    return createStringError("HTTP " + Twine(Status) + " reply body is not a JSON object: " + Quote(Raw));
+  if (Body.contains("model") && Body["model"].is_string())
+    R.Model = redactSecret(Body["model"].get<std::string>(), Secret);
+  const json &Usage = Body.contains("usage") ? Body["usage"] : json();
+  if (Api == LLMApi::OpenAI) {
+    R.TokensIn = intField(Usage, "prompt_tokens");
+    R.TokensOut = intField(Usage, "completion_tokens");
+    const json *Msg = nullptr;
+    if (Body.contains("choices") && Body["choices"].is_array() && !Body["choices"].empty() &&
+        Body["choices"][0].is_object() && Body["choices"][0].contains("message"))
+      Msg = &Body["choices"][0]["message"];
+    if (!Msg || !Msg->is_object())
+      return createStringError("reply has no choices[0].message: " + Quote(Raw));
+    if (Msg->contains("refusal") && (*Msg)["refusal"].is_string())
+      return createStringError("the model refused: " + Quote((*Msg)["refusal"].get<std::string>()));
+    if (!Msg->contains("content") || !(*Msg)["content"].is_string())
+      return createStringError("reply has no text in choices[0].message.content: " + Quote(Raw));
+    R.Text = (*Msg)["content"].get<std::string>();
+    const json &Choice = Body["choices"][0];
+    if (Choice.contains("finish_reason") && Choice["finish_reason"] == "length")
+      R.CutOff = "finish_reason=length";
+  } else {
+    R.TokensIn = intField(Usage, "input_tokens");
+    R.TokensOut = intField(Usage, "output_tokens");
+    if (!Body.contains("content") || !Body["content"].is_array())
+      return createStringError("reply has no content[] array: " + Quote(Raw));
+    bool Tool = false;
+    for (size_t I = 0; I < Body["content"].size(); ++I) {
+      const json &Block = Body["content"][I];
+      if (Block.is_object() && Block.value("type", "") == "tool_use" &&
+          Block.contains("input")) {
+        R.Text = dumpJSON(Block["input"]);
+        Tool = true;
+        // The proposal is an object inside the HTTP body, which json::parse read
+        // above keeping only the last of a repeated key: read the body again to
+        // refuse a key repeated in the proposal, as for a proposal sent as text.
+        std::string Input = "/content/" + std::to_string(I) + "/input";
+        for (const StrictJson::DuplicatedKey &D : parseStrictJson(Raw).Duplicates)
+          if (D.Object == Input || StringRef(D.Object).starts_with(Input + "/")) {
+            StrictJson::DuplicatedKey InProposal{D.Key, D.Object.substr(Input.size())};
+            R.DuplicateInTool = InProposal.message() + " (tool_use input at " + Input + ")";
+            break;
+          }
+        break;
+      }
+    }
+    if (!Tool)
+      for (const json &Block : Body["content"])
+        if (Block.is_object() && Block.value("type", "") == "text" &&
+            Block.contains("text") && Block["text"].is_string())
+          R.Text += Block["text"].get<std::string>();
+    if (Body.contains("stop_reason") && Body["stop_reason"] == "max_tokens")
+      R.CutOff = "stop_reason=max_tokens";
+  }
+  if (Usage.is_object() && Usage.contains("cost") && Usage["cost"].is_number())
+    R.CostUSD = Usage["cost"].get<double>();
+  return R;
+}
+
 Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   auto Start = std::chrono::steady_clock::now();
   auto ElapsedMs = [&] {
@@ -210,10 +334,12 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   if (Config.Api == LLMApi::OpenAI)
     Prov.Seed = Config.Seed;
   std::string URL = llmEndpointURL(Config);
-  std::string Source = redact("LLM at " + URL, Key);
+  std::string Source = redactSecret("LLM at " + URL, Key);
   auto Fail = [&](const Twine &Msg) -> Error {
-    return createStringError(redact(Source + ": " + Msg.str(), Key));
+    return createStringError(redactSecret(Source + ": " + Msg.str(), Key));
   };
+  // Redacted before the cut at 200 bytes, so that the cut cannot leave a prefix of the key.
+  auto Quote = [&](StringRef S) { return quoteHead(redactSecret(S, Key)); };
 
   json Ctx = Context;
   if (Template.hasPlaceholder("answer_schema")) {
@@ -258,7 +384,12 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
       Resp = std::move(std::get<http::Response>(R));
       if (Resp.Status >= 200 && Resp.Status < 300)
         break;
-      Problem = "HTTP " + std::to_string(Resp.Status) + ": " + quoteHead(Resp.Body);
+      // A 401/403 body is about the credentials and may echo them in any form: never quoted.
+      Problem = "HTTP " + std::to_string(Resp.Status) +
+                (Resp.Status == 401 || Resp.Status == 403
+                     ? ": the server refused the credentials (its reply is not shown: it may "
+                       "echo the API key)"
+                     : ": " + Quote(Resp.Body));
       if (Resp.Status != 429 && Resp.Status < 500)
         return Fail(Problem);
       if (Resp.RetryAfter) {
@@ -290,84 +421,36 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     std::this_thread::sleep_for(*Wait);
   }
 
-  json Body = json::parse(Resp.Body, nullptr, /*allow_exceptions=*/false);
-  if (Body.is_discarded() || !Body.is_object())
-    return Fail("HTTP " + Twine(Resp.Status) + " reply body is not a JSON object: " +
-                quoteHead(Resp.Body));
-  if (Body.contains("model") && Body["model"].is_string())
-    Prov.Model = redact(Body["model"].get<std::string>(), Key);
-  const json &Usage = Body.contains("usage") ? Body["usage"] : json();
-  std::string Text, CutOff;
-  std::string DuplicateInTool; // a key repeated in an Anthropic tool_use input
-  if (Config.Api == LLMApi::OpenAI) {
-    Prov.TokensIn = intField(Usage, "prompt_tokens");
-    Prov.TokensOut = intField(Usage, "completion_tokens");
-    const json *Msg = nullptr;
-    if (Body.contains("choices") && Body["choices"].is_array() && !Body["choices"].empty() &&
-        Body["choices"][0].is_object() && Body["choices"][0].contains("message"))
-      Msg = &Body["choices"][0]["message"];
-    if (!Msg || !Msg->is_object())
-      return Fail("reply has no choices[0].message: " + quoteHead(Resp.Body));
-    if (Msg->contains("refusal") && (*Msg)["refusal"].is_string())
-      return Fail("the model refused: " + quoteHead((*Msg)["refusal"].get<std::string>()));
-    if (!Msg->contains("content") || !(*Msg)["content"].is_string())
-      return Fail("reply has no text in choices[0].message.content: " +
-                  quoteHead(Resp.Body));
-    Text = (*Msg)["content"].get<std::string>();
-    const json &Choice = Body["choices"][0];
-    if (Choice.contains("finish_reason") && Choice["finish_reason"] == "length")
-      CutOff = "finish_reason=length";
-  } else {
-    Prov.TokensIn = intField(Usage, "input_tokens");
-    Prov.TokensOut = intField(Usage, "output_tokens");
-    if (!Body.contains("content") || !Body["content"].is_array())
-      return Fail("reply has no content[] array: " + quoteHead(Resp.Body));
-    bool Tool = false;
-    for (size_t I = 0; I < Body["content"].size(); ++I) {
-      const json &Block = Body["content"][I];
-      if (Block.is_object() && Block.value("type", "") == "tool_use" &&
-          Block.contains("input")) {
-        Text = dumpJSON(Block["input"]);
-        Tool = true;
-        // The proposal is an object inside the HTTP body, which json::parse read
-        // above keeping only the last of a repeated key: read the body again to
-        // refuse a key repeated in the proposal, as for a proposal sent as text.
-        std::string Input = "/content/" + std::to_string(I) + "/input";
-        for (const StrictJson::DuplicatedKey &D : parseStrictJson(Resp.Body).Duplicates)
-          if (D.Object == Input || StringRef(D.Object).starts_with(Input + "/")) {
-            StrictJson::DuplicatedKey InProposal{D.Key, D.Object.substr(Input.size())};
-            DuplicateInTool = InProposal.message() + " (tool_use input at " + Input + ")";
-            break;
-          }
-        break;
-      }
-    }
-    if (!Tool)
-      for (const json &Block : Body["content"])
-        if (Block.is_object() && Block.value("type", "") == "text" &&
-            Block.contains("text") && Block["text"].is_string())
-          Text += Block["text"].get<std::string>();
-    if (Body.contains("stop_reason") && Body["stop_reason"] == "max_tokens")
-      CutOff = "stop_reason=max_tokens";
-  }
-  if (Usage.is_object() && Usage.contains("cost") && Usage["cost"].is_number())
-    Prov.CostUSD = Usage["cost"].get<double>();
-  else if (Config.USDPerMTokIn && Config.USDPerMTokOut && Prov.TokensIn && Prov.TokensOut)
+  Expected<LLMReplyBody> RB = parseLLMReplyBody(Config.Api, Resp.Status, Resp.Body, Key);
+  if (!RB)
+    return Fail(toString(RB.takeError()));
+  if (!RB->Model.empty())
+    Prov.Model = RB->Model;
+  Prov.TokensIn = RB->TokensIn;
+  Prov.TokensOut = RB->TokensOut;
+  Prov.CostUSD = RB->CostUSD;
+  if (!Prov.CostUSD && Config.USDPerMTokIn && Config.USDPerMTokOut && Prov.TokensIn && Prov.TokensOut)
     Prov.CostUSD = (*Prov.TokensIn * *Config.USDPerMTokIn +
                     *Prov.TokensOut * *Config.USDPerMTokOut) /
                    1e6;
+  std::string Text = std::move(RB->Text), CutOff = std::move(RB->CutOff),
+              DuplicateInTool = std::move(RB->DuplicateInTool);
   Prov.WallMs = ElapsedMs();
 
+  // The proposal is journaled and shown: a key echoed in it goes no further than here.
+  Text = redactSecret(Text, Key);
   Expected<json> Parsed =
       DuplicateInTool.empty()
           ? parseProposalText(Text, Source, Prov)
           // The raw text is the body as received: Text no longer holds the repeated key.
-          : Expected<json>(make_error<ReplyNotJSONError>(Source, DuplicateInTool, Resp.Body, Prov));
+          : Expected<json>(make_error<ReplyNotJSONError>(Source, redactSecret(DuplicateInTool, Key),
+                                                         redactSecret(Resp.Body, Key), Prov));
   if (!Parsed)
     return handleErrors(Parsed.takeError(), [&](std::unique_ptr<ReplyNotJSONError> E) {
       if (!CutOff.empty())
         E->Reason += "; the reply was cut off (" + CutOff + ")";
-      E->RawText = redact(std::move(E->RawText), Key);
+      E->Reason = redactSecret(E->Reason, Key);
+      E->RawText = redactSecret(E->RawText, Key);
       return Error(std::move(E));
     });
   ProposalReply Reply;

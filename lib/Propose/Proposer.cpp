@@ -10,6 +10,9 @@ using json = nlohmann::json;
 namespace kloop {
 
 char ReplyNotJSONError::ID = 0;
+char ProposerFailedError::ID = 0;
+
+void ProposerFailedError::log(raw_ostream &OS) const { OS << Source << ": " << Reason; }
 
 Proposer::~Proposer() = default;
 

@@ -1,5 +1,6 @@
 //===- CommandProposerTest.cpp - Proposals from an executable -------------===//
 #include "kloop/Propose/CommandProposer.h"
+#include "kloop/Support/Process.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -10,6 +11,8 @@
 #include <chrono>
 #include <fstream>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace kloop;
 using namespace llvm;
@@ -37,6 +40,31 @@ std::string failure(Expected<ProposalReply> R) {
 }
 
 const json Context = {{"kernel_name", "reduce"}, {"history", json::array()}};
+
+/// Whether the process \p Pid is gone or a zombie within \p Ms milliseconds.
+bool goneWithin(int Pid, int Ms) {
+  for (int I = 0; I <= Ms / 10; ++I) {
+    std::ifstream Stat("/proc/" + std::to_string(Pid) + "/stat");
+    std::string P, Comm, State;
+    if (!(Stat >> P >> Comm >> State) || State == "Z")
+      return true;
+    usleep(10000);
+  }
+  return false;
+}
+
+/// The pid written to \p File, waiting up to 5 s for it to appear; 0 if none.
+int readPid(StringRef File) {
+  for (int I = 0; I < 500; ++I) {
+    std::ifstream In(File.str());
+    int Pid = 0;
+    if (In >> Pid && Pid > 0)
+      return Pid;
+    usleep(10000);
+  }
+  return 0;
+}
+
 
 TEST(CommandProposer, ReadsTheContextAndReturnsTheProposalWithProvenance) {
   // The command derives its answer from its stdin, proving it got the context.
@@ -189,6 +217,75 @@ TEST(RunCommand, ReportsExitStatusAndOutputs) {
   EXPECT_FALSE(R->TimedOut);
   EXPECT_EQ(R->Stdout, "hello");
   EXPECT_EQ(R->Stderr, "err\n");
+}
+
+
+// Issue 12, item 7: a helper left running with the command's stdout neither stalls the round
+// (it used to, until the timeout) nor survives it.
+TEST(RunCommand, ALingeringChildHoldingStdoutDoesNotStallAndIsKilled) {
+  SmallString<128> PidFile;
+  ASSERT_FALSE(sys::fs::createTemporaryFile("kloop-linger", "pid", PidFile));
+  CommandConfig C;
+  C.Argv = {"/bin/sh", "-c", "sleep 30 & echo $! > " + std::string(PidFile) + "; echo '{\"edits\": []}'"};
+  C.Timeout = std::chrono::milliseconds(20000);
+  auto T0 = Clock::now();
+  Expected<CommandResult> R = runCommand(C, "");
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - T0).count(), 10.0);
+  EXPECT_FALSE(R->TimedOut);
+  EXPECT_EQ(R->ExitCode, 0);
+  EXPECT_EQ(R->Stdout, "{\"edits\": []}\n");
+  int Sleep = readPid(PidFile);
+  ASSERT_GT(Sleep, 0);
+  EXPECT_TRUE(goneWithin(Sleep, 2000)) << "the sleep " << Sleep << " survived the command";
+  sys::fs::remove(PidFile);
+}
+
+// A command that closes its outputs and goes on keeps its exit status (it is waited for).
+TEST(RunCommand, ACommandThatClosesItsOutputsIsWaitedFor) {
+  CommandConfig C;
+  C.Argv = {"/bin/sh", "-c", "echo early; exec >&- 2>&-; sleep 0.3; exit 5"};
+  C.Timeout = std::chrono::milliseconds(10000);
+  Expected<CommandResult> R = runCommand(C, "");
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  EXPECT_EQ(R->ExitCode, 5);
+  EXPECT_EQ(R->Stdout, "early\n");
+}
+
+// Issue 12, item 7: when the process that spawned a group dies, even by SIGKILL, the whole group
+// dies with it (kloop/Support/Process.h). A forked copy of this test plays kloop.
+TEST(SpawnProcessGroup, TheGroupDiesWithItsSpawner) {
+  SmallString<128> PidFile;
+  ASSERT_FALSE(sys::fs::createTemporaryFile("kloop-orphan", "pid", PidFile));
+  pid_t Kloop = fork();
+  ASSERT_GE(Kloop, 0);
+  if (Kloop == 0) {
+    SpawnSpec S;
+    S.Argv = {"/bin/sh", "-c", "sleep 30 & echo $! > " + std::string(PidFile) + "; wait"};
+    if (!spawnProcessGroup(S))
+      _exit(1);
+    for (;;)
+      pause(); // until killed
+  }
+  int Sleep = readPid(PidFile);
+  kill(Kloop, SIGKILL);
+  waitpid(Kloop, nullptr, 0);
+  ASSERT_GT(Sleep, 0);
+  EXPECT_TRUE(goneWithin(Sleep, 5000)) << "the sleep " << Sleep << " outlived its spawner";
+  sys::fs::remove(PidFile);
+}
+
+TEST(SpawnProcessGroup, AMissingProgramOrDirectoryIsAnErrorNamingIt) {
+  SpawnSpec S;
+  S.Argv = {"/nonexistent/tool", "-x"};
+  Expected<pid_t> P = spawnProcessGroup(S);
+  ASSERT_FALSE(bool(P));
+  EXPECT_EQ(toString(P.takeError()), "command '/nonexistent/tool -x': cannot run (No such file or directory)");
+  S.Argv = {"true"};
+  S.WorkingDir = "/nonexistent-dir";
+  P = spawnProcessGroup(S);
+  ASSERT_FALSE(bool(P));
+  EXPECT_EQ(toString(P.takeError()), "command 'true': cannot run in '/nonexistent-dir' (No such file or directory)");
 }
 
 } // namespace

@@ -348,8 +348,9 @@ TEST_P(LLMProposerTest, ServerErrorsAreRetriedWithBackoff) {
 
 TEST_P(LLMProposerTest, ClientErrorsAreNotRetriedAndTheKeyIsRedacted) {
   std::string Msg = failure(run({"bad_key", "good"}, config()));
-  EXPECT_NE(Msg.find("HTTP 401"), std::string::npos) << Msg;
-  EXPECT_NE(Msg.find("[redacted]"), std::string::npos) << Msg; // the server echoed it
+  EXPECT_NE(Msg.find("HTTP 401: the server refused the credentials"), std::string::npos) << Msg;
+  // The server echoed the key, but a 401 body is never quoted (issue 12, item 2).
+  EXPECT_EQ(Msg.find("Incorrect API key"), std::string::npos) << Msg;
   EXPECT_EQ(Server->stats()["requests"], 1);
 
   LLMConfig C = config();
@@ -557,3 +558,23 @@ TEST(LLMConfigTest, CreateChecksTheConfig) {
 }
 
 } // namespace
+
+// Issue 12, item 2: the key in every form a server was seen to echo it.
+TEST(RedactSecretTest, TheKeyAndItsPrefixesInAnyCaseAndEscapeAreRedacted) {
+  const std::string K = "sk-Abc123-defghijkLMNOP";
+  EXPECT_EQ(redactSecret("key " + K + " end", K), "key [redacted] end");
+  EXPECT_EQ(redactSecret("SK-ABC123-DEFGHIJKLMNOP!", K), "[redacted]!");
+  EXPECT_EQ(redactSecret("sk\\u002dAbc123\\u002DdefghijkLMNOP", K), "[redacted]");
+  EXPECT_EQ(redactSecret("\\\\u002d: sk\\\\u002dAbc123-defghijkLMNOP", K), "\\\\u002d: [redacted]");
+  EXPECT_EQ(redactSecret("sk%2DAbc123%2ddefghijkLMNOP", K), "[redacted]");
+  EXPECT_EQ(redactSecret("cut: sk-Abc123-defghijkLMN.", K), "cut: [redacted].");
+  // Every prefix of 8 or more characters, the longest match at each place; 7 stay.
+  EXPECT_EQ(redactSecret("sk-Abc12x", K), "[redacted]x");
+  EXPECT_EQ(redactSecret("sk-Abc1x", K), "sk-Abc1x");
+  EXPECT_EQ(redactSecret(K + K.substr(0, 10) + "|" + K, K), "[redacted][redacted]|[redacted]");
+  // Text around escapes that are not the key is left as it was.
+  EXPECT_EQ(redactSecret("a\\\"b \\u00e9 100%", K), "a\\\"b \\u00e9 100%");
+  // A key shorter than 8 characters is redacted whole only; an empty key changes nothing.
+  EXPECT_EQ(redactSecret("abcABCab", "abc"), "[redacted][redacted]ab");
+  EXPECT_EQ(redactSecret("text", ""), "text");
+}

@@ -8,10 +8,11 @@
 /// item 7).
 ///
 /// Mechanism: the command string is run by `/bin/sh -c` (after `cd` into the
-/// working directory) through llvm::sys::ExecuteNoWait, polled with
-/// llvm::sys::Wait. When `setsid` is installed the shell leads its own process
-/// group, so a timeout kills the whole group (the workload and anything it
-/// started), not just the shell. The shell always waits for the command and
+/// working directory) through kloop::spawnProcessGroup (kloop/Support/Process.h),
+/// polled with waitpid. The shell runs in a process group of its own that dies
+/// with kloop (even when kloop is killed with SIGKILL) and that is killed as a
+/// whole at the timeout and when the shell ends, so nothing the workload or the
+/// build started outlives the run (issue 12, item 7). The shell always waits for the command and
 /// records its status in a file, so a workload killed by signal N is seen with
 /// the shell's status 128+N and reported as crashed by signal N.
 ///

@@ -5,8 +5,11 @@
 /// prompt context JSON to its stdin, closes stdin, and reads one proposal
 /// (a JSON object, optionally in one ```json fence) from its stdout.
 ///
-/// The process runs in its own process group; on timeout the whole group is
-/// sent SIGKILL, so helpers it spawned die with it. A command may report what
+/// The process runs in its own process group (kloop::spawnProcessGroup,
+/// kloop/Support/Process.h), which dies with kloop. On timeout, and as soon as
+/// the command has exited (a helper it left running may still hold its stdout),
+/// the whole group is sent SIGKILL, so helpers it spawned neither stall the
+/// round nor survive it (issue 12, item 7). A command may report what
 /// it used in a top-level "provenance" object of its reply (keys: model, seed,
 /// temperature, tokens_in, tokens_out, cost_usd); those fill Provenance, and
 /// the object stays in the reply.
@@ -28,7 +31,8 @@ namespace kloop {
 struct CommandConfig {
   /// argv; Argv[0] is looked up in PATH when it has no '/'.
   std::vector<std::string> Argv;
-  /// Wall-clock limit; the process group is killed when it passes.
+  /// Wall-clock limit; the process group is killed when it passes
+  /// (`kloop optimize --command-timeout`, seconds; default 600 s).
   std::chrono::milliseconds Timeout{600000};
   /// Working directory of the command; "" = kloop's.
   std::string WorkingDir;
@@ -60,9 +64,10 @@ public:
   /// Error if \p C.Argv is empty or the timeout is not positive.
   static llvm::Expected<std::unique_ptr<CommandProposer>> create(CommandConfig C);
 
-  /// Errors name the command and the reason: it could not start, timed out,
-  /// was killed by a signal, exited non-zero (each with the last 2000 bytes of
-  /// stderr), wrote too much, or wrote no JSON object (ReplyNotJSONError).
+  /// Errors name the command and the reason: it could not start (a plain
+  /// error), timed out, was killed by a signal, exited non-zero or wrote more
+  /// than MaxOutputBytes (ProposerFailedError, with the last 2000 bytes of
+  /// stderr), or wrote no JSON object (ReplyNotJSONError).
   llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
   /// "command".
   llvm::StringRef kind() const override { return "command"; }

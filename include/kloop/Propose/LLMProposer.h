@@ -26,8 +26,11 @@
 /// server may still be generating, and billing, the first answer).
 ///
 /// The API key is sent only in the auth header. It is never logged, never in
-/// Provenance, and removed ("[redacted]") from every error message, including
-/// server replies quoted in errors.
+/// Provenance, and removed (redactSecret) from every error message, from server
+/// replies quoted in errors, from the model ID the server reports and from the
+/// reply text (which is journaled). The body of a 401 or 403 reply is never
+/// quoted at all (issue 12, item 2: servers echo the key upper-cased,
+/// JSON-escaped or truncated).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_PROPOSE_LLMPROPOSER_H
@@ -107,6 +110,40 @@ llvm::Expected<LLMConfig> applyLLMEnvironment(LLMConfig C, bool ApiFromConfig = 
 /// (seconds since the epoch). A date in the past is 0. std::nullopt if unparseable.
 std::optional<std::chrono::milliseconds> parseRetryAfter(llvm::StringRef Value,
                                                          int64_t NowUnix);
+
+/// \p Text with the secret \p Secret replaced by "[redacted]" wherever it, or any
+/// prefix of it of 8 or more characters (the whole secret when it is shorter), is
+/// written: compared case-insensitively, after decoding JSON \uXXXX escapes (also
+/// when escaped again, "\\u002d"), \" and \/, and URL %XX escapes. The longest
+/// match at each place is replaced, with the escapes it was written with. An empty
+/// \p Secret changes nothing. Used on every text of LLMProposer that can carry a
+/// server's words (issue 12, item 2).
+std::string redactSecret(llvm::StringRef Text, llvm::StringRef Secret);
+
+/// What a successful (2xx) reply body of a chat API holds.
+struct LLMReplyBody {
+  /// The proposal text: OpenAI choices[0].message.content; Anthropic the first
+  /// tool_use block's input (serialized), else the text blocks joined.
+  std::string Text;
+  /// "finish_reason=length" / "stop_reason=max_tokens" when the model was cut
+  /// off at the token limit, else "".
+  std::string CutOff;
+  /// When a tool_use input repeats a key: the refusal naming it, else "".
+  std::string DuplicateInTool;
+  /// The model ID the body reports (redacted), "" when none.
+  std::string Model;
+  /// Token counts and cost (USD) as the body's usage object reports them.
+  std::optional<int64_t> TokensIn, TokensOut;
+  std::optional<double> CostUSD;
+};
+
+/// Reads the body \p Raw of an HTTP \p Status reply of API \p Api. Errors (their
+/// messages quote at most 200 bytes of the body, redacted of \p Secret by
+/// redactSecret): the body is not a JSON object; OpenAI: no choices[0].message,
+/// a refusal, no string content; Anthropic: no content[] array. Never throws,
+/// whatever the bytes (fuzzed: tools/kloop-fuzz/FuzzLLMReply.cpp).
+llvm::Expected<LLMReplyBody> parseLLMReplyBody(LLMApi Api, long Status, llvm::StringRef Raw,
+                                               llvm::StringRef Secret);
 
 /// The URL a request goes to: see the file comment for the /v1 rule.
 std::string llmEndpointURL(const LLMConfig &C);

@@ -95,6 +95,32 @@ public:
   Provenance Prov;
 };
 
+/// The error returned when a proposer ran but gave no reply to parse: a command
+/// that exited non-zero, was killed by a signal, timed out or wrote more than its
+/// output limit (issue 12, item 7). The optimize loop journals it as a failed
+/// proposal with this reason and goes on with the next round, as for a reply
+/// that is not JSON; every other proposer error ends the run.
+class ProposerFailedError : public llvm::ErrorInfo<ProposerFailedError> {
+public:
+  static char ID;
+  ProposerFailedError(std::string Source, std::string Reason, std::string Output, Provenance Prov)
+      : Source(std::move(Source)), Reason(std::move(Reason)), Output(std::move(Output)),
+        Prov(std::move(Prov)) {}
+  /// "<Source>: <Reason>".
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+  /// Who failed, e.g. "command './agent.sh'".
+  std::string Source;
+  /// Why, e.g. "exited with status 3; stderr: \"...\"" or "timed out after 600000 ms and was killed".
+  std::string Reason;
+  /// What it wrote to stdout before it failed (journaled as the raw reply).
+  std::string Output;
+  /// Provenance of the attempt (kind, wall time).
+  Provenance Prov;
+};
+
 /// Parses a proposer's reply text into a JSON object. Accepts the text as is
 /// (surrounding whitespace ignored) or wrapped in one Markdown code fence
 /// (```json ... ``` or ``` ... ```) spanning the whole text; nothing more
