@@ -106,6 +106,10 @@ def select_entries(project):
         raise BadInput(f"{project['db']}: not a readable compile database: {e}")
     by_file = {}
     for e in db:
+        if not isinstance(e, dict) or "directory" not in e or "file" not in e or not ("arguments" in e or "command" in e):
+            raise BadInput(f"{project['db']}: an entry lacks 'directory', 'file' or 'arguments'/'command'")
+        if not os.path.isdir(e["directory"]):
+            raise BadInput(f"{project['db']}: entry '{e['file']}': directory '{e['directory']}' does not exist")
         if is_cuda_entry(e):
             by_file.setdefault(entry_file(e), e)
     files = sorted(by_file)
