@@ -153,8 +153,9 @@ def nvcc_cubin_command(e, nvcc, arch, out):
 
 
 def cubin_kernels(readelf, cubin):
-    """FUNC symbols defined in a `.text.<symbol>` section of the cubin: the kernels (device functions
-    nvcc did not inline live inside their callers' sections or in sections of other names)."""
+    """The kernels of a cubin: FUNC symbols defined in a `.text.<symbol>` section that carry
+    STO_CUDA_ENTRY (st_other 0x10, shown by readelf as `[<other>: 10]`). Device functions that nvcc
+    keeps (-rdc=true) and its division/sqrt slow paths have sections of their own too, without it."""
     secs = {}
     for line in subprocess.run([readelf, "-SW", cubin], capture_output=True, text=True).stdout.splitlines():
         m = re.match(r"\s*\[\s*(\d+)\]\s+(\S+)", line)
@@ -162,8 +163,9 @@ def cubin_kernels(readelf, cubin):
             secs[m.group(1)] = m.group(2)
     syms = []
     for line in subprocess.run([readelf, "-sW", cubin], capture_output=True, text=True).stdout.splitlines():
-        f = line.split()
-        if len(f) >= 8 and f[3] == "FUNC" and secs.get(f[-2], "") == ".text." + f[-1]:
+        f, other = line.split(), re.search(r"\[<other>: ([0-9a-fA-F]+)\]", line)
+        if (len(f) >= 8 and f[3] == "FUNC" and other and int(other.group(1), 16) & 0x10
+                and secs.get(f[-2], "") == ".text." + f[-1]):
             syms.append(f[-1])
     return syms
 
