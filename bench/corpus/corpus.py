@@ -48,6 +48,7 @@ def parse_args(argv):
     p.add_argument("--json", required=True)
     p.add_argument("--md", default="")
     p.add_argument("--projects", default="", help="comma list: only these manifest names")
+    p.add_argument("--recount", action="store_true", help="recount the nvcc side of the run in --work/--json")
     return p.parse_args(argv)
 
 
@@ -309,21 +310,51 @@ def kloop_run(p, opts, work, n):
 
 
 def project_result(p, in_db, entries, nv, clang, runs, inv, opts):
+    r = {
+        "name": p["name"], "src": p["src"], "db": p["db"], "cuda_tus_in_db": in_db, "tus": len(entries),
+        "sample": p["sample"], "tu_status": {k: inv["tus"].get(k, 0) for k in ("ok", "partial", "lost")},
+        "lost": inv["lost"], "kloop_kernels": inv["kernels"], "kloop_symbols": len(inv["mangled"]),
+        "launch_sites": inv["launch_sites"], "inventory_valid_json": inv["valid_json"],
+        "kloop_first": runs[0], "kloop_second": runs[1], "clang": clang,
+    }
+    r.update(kernel_match(nv, inv, opts))
+    return r
+
+
+def kernel_match(nv, inv, opts):
+    """nvcc's kernel symbols of a project (distinct), how many kloop names exactly, and the rest."""
     nv_syms = sorted({s for r in nv for s in r["kernels"]})
     names = demangle(opts.demangler, nv_syms)
     cccl = [s for s in nv_syms if re.match(r"(void )?(cub|thrust|cuda)::", names.get(s, ""))]
     kl = set(inv["mangled"])
-    matched = [s for s in nv_syms if s in kl]
     return {
-        "name": p["name"], "src": p["src"], "db": p["db"], "cuda_tus_in_db": in_db, "tus": len(entries),
-        "sample": p["sample"], "tu_status": {k: inv["tus"].get(k, 0) for k in ("ok", "partial", "lost")},
-        "lost": inv["lost"], "kloop_kernels": inv["kernels"], "kloop_symbols": len(kl),
-        "nvcc_symbols": len(nv_syms), "nvcc_symbol_names": nv_syms, "nvcc_cccl_symbols": len(cccl), "matched": len(matched),
+        "nvcc_symbols": len(nv_syms), "nvcc_symbol_names": nv_syms, "nvcc_cccl_symbols": len(cccl),
+        "matched": sum(1 for s in nv_syms if s in kl),
         "unmatched_nvcc": [{"symbol": s, "demangled": names.get(s, s)} for s in nv_syms if s not in kl],
         "nvcc_failed": [{"file": r["file"], "rc": r["rc"], "first_error": r["first_error"]} for r in nv if r["rc"] != 0],
-        "launch_sites": inv["launch_sites"], "inventory_valid_json": inv["valid_json"],
-        "kloop_first": runs[0], "kloop_second": runs[1], "clang": clang,
     }
+
+
+def recount(opts):
+    """Recounts the nvcc side of a finished run (--json, --work) from the cubins and inventories it
+    kept, with this script's kernel rule; TU statuses, launch sites and times stay as measured."""
+    doc = json.load(open(opts.json))
+    opts.jobs, opts.arch = doc["jobs"], doc["arch"]
+    for r in doc["projects"]:
+        work = os.path.join(opts.work, r["name"])
+        entries = json.load(open(os.path.join(work, "compile_commands.json")))
+        failed = {x["file"]: x for x in r["nvcc_failed"]}
+        nv = []
+        for i, e in enumerate(entries):
+            f = entry_file(e)
+            cubin = os.path.join(work, "nvcc", f"tu{i:04d}.cubin")
+            ok = f not in failed and os.path.exists(cubin)
+            nv.append({"file": f, "rc": 0 if ok else failed.get(f, {}).get("rc", "no cubin"),
+                       "kernels": cubin_kernels(opts.readelf, cubin) if ok else [],
+                       "first_error": failed.get(f, {}).get("first_error", "")})
+        inv = inventory_summary(os.path.join(work, "inventory.1.json"), [entry_file(e) for e in entries])
+        r.update(kernel_match(nv, inv, opts))
+    return write_outputs(doc["projects"], opts)
 
 
 # ---------------------------------------------------------------- report
@@ -372,6 +403,9 @@ def main(argv):
     if argv[:1] == ["--pool"]:
         return run_pool(argv[1], int(argv[2]))
     opts = parse_args(argv)
+    if opts.recount:
+        sys.stdout.write(recount(opts))
+        return 0
     try:
         projects = read_manifest(opts.manifest)
         wanted = set(filter(None, opts.projects.split(",")))
