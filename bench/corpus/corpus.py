@@ -48,6 +48,7 @@ def parse_args(argv):
     p.add_argument("--json", required=True)
     p.add_argument("--md", default="")
     p.add_argument("--projects", default="", help="comma list: only these manifest names")
+    p.add_argument("--reuse-nvcc", action="store_true", help="reuse the nvcc results kept in --work")
     p.add_argument("--recount", action="store_true", help="recount the nvcc side of the run in --work/--json")
     return p.parse_args(argv)
 
@@ -172,15 +173,23 @@ def cubin_kernels(readelf, cubin):
 
 
 def nvcc_one(e, opts, outdir, idx):
+    """One TU's cubin and its kernels. Its exit status and first error are kept in tuNNNN.nvcc.json;
+    with --reuse-nvcc a TU that has one is not compiled again (a rerun of the kloop and clang sides)."""
     cubin = os.path.join(outdir, f"tu{idx:04d}.cubin")
     log = os.path.join(outdir, f"tu{idx:04d}.nvcc.log")
-    cmd = nvcc_cubin_command(e, opts.nvcc, opts.arch, cubin)
-    try:
-        with open(log, "w") as out:
-            rc = subprocess.call(cmd, cwd=e["directory"], stdout=out, stderr=subprocess.STDOUT, timeout=opts.nvcc_timeout)
-    except subprocess.TimeoutExpired:
-        rc = "timeout"
-    first = first_error_line(log) if rc != 0 else ""
+    meta = os.path.join(outdir, f"tu{idx:04d}.nvcc.json")
+    if opts.reuse_nvcc and os.path.exists(meta):
+        m = json.load(open(meta))
+        rc, first = m["rc"], m["first_error"]
+    else:
+        cmd = nvcc_cubin_command(e, opts.nvcc, opts.arch, cubin)
+        try:
+            with open(log, "w") as out:
+                rc = subprocess.call(cmd, cwd=e["directory"], stdout=out, stderr=subprocess.STDOUT, timeout=opts.nvcc_timeout)
+        except subprocess.TimeoutExpired:
+            rc = "timeout"
+        first = first_error_line(log) if rc != 0 else ""
+        json.dump({"file": entry_file(e), "rc": rc, "first_error": first}, open(meta, "w"))
     syms = cubin_kernels(opts.readelf, cubin) if rc == 0 else []
     return {"file": entry_file(e), "rc": rc, "kernels": syms, "first_error": first}
 
@@ -204,11 +213,13 @@ def demangle(demangler, names):
 def clang_side_commands(e, opts):
     """clang++ -fsyntax-only of both sides with the flags kloop adds to every parse
     (lib/Frontend/Frontend.cpp sideCommandLine) and the TU's own parse-relevant flags."""
-    args, own, i = entry_args(e), [], 1
+    args, own, i = expand_response_files(entry_args(e), e["directory"]), [], 1
     while i < len(args):
         a, nxt = args[i], args[i + 1] if i + 1 < len(args) else None
         if a in CLANG_KEEP_WITH_VALUE and nxt is not None:
             own += [a, nxt]; i += 1
+        elif a.startswith("-isystem="):  # nvcc's spelling; clang reads '=' as its sysroot
+            own += ["-isystem", a[len("-isystem="):]]
         elif a.startswith(("-I", "-D", "-U", "-isystem", "-std=")) and a not in CLANG_KEEP_WITH_VALUE:
             own.append(a)
         elif a in ("-std", "--std") and nxt is not None:
@@ -222,6 +233,31 @@ def clang_side_commands(e, opts):
              "--cuda-gpu-arch=" + opts.arch, "-Wno-unknown-cuda-version", "-Qunused-arguments", "-fno-caret-diagnostics",
              "-fsyntax-only"]
     return [[opts.clang] + fixed + [side] + own + [entry_file(e)] for side in ("--cuda-device-only", "--cuda-host-only")]
+
+
+def expand_response_files(args, directory):
+    """nvcc's response files (`--options-file F`, `-optf F`, `@F`; relative to the entry's directory),
+    replaced by their words: CMake passes include directories that way."""
+    out, i = [], 0
+    while i < len(args):
+        a = args[i]
+        path = None
+        if a in ("--options-file", "-optf") and i + 1 < len(args):
+            path, i = args[i + 1], i + 1
+        elif a.startswith("--options-file="):
+            path = a.split("=", 1)[1]
+        elif a.startswith("@") and len(a) > 1:
+            path = a[1:]
+        if path is None:
+            out.append(a)
+        else:
+            full = os.path.join(directory, path)
+            try:
+                out += expand_response_files(shlex.split(open(full).read()), directory)
+            except OSError as e:
+                raise BadInput(f"response file '{full}': {e.strerror}")
+        i += 1
+    return out
 
 
 def run_pool(cmds_file, jobs):

@@ -3,19 +3,20 @@
 #
 #   bench/corpus/run.sh --kloop PATH [--nvcc PATH] [--clang PATH] [--cuda-path DIR] [--arch sm_90]
 #                       [--jobs 2] [--nvcc-timeout 600] [--work DIR] [--json FILE] [--md FILE]
-#                       [--projects a,b] [--recount] MANIFEST
+#                       [--projects a,b] [--reuse-nvcc] [--recount] MANIFEST
 #
 # MANIFEST: one project a line, `NAME SOURCE_DIR COMPILE_COMMANDS_JSON [sample=N]` (paths relative
 # to the manifest's directory; '#' starts a comment). It fetches and builds nothing but cubins: the
 # projects and their databases are made beforehand (bench/corpus/README.md). Prints Markdown tables;
 # writes the full result as JSON (--json, default WORK/corpus.json) and the tables (--md).
+# --reuse-nvcc: keep the nvcc results a run left in --work (measure kloop and clang again).
 # --recount: measure nothing; recount the nvcc side of the run in --work/--json from its cubins.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-kloop="" manifest="" recount="" work="" json="" md="" projects="" arch=sm_90 jobs=2 nvcc_timeout=600
+kloop="" manifest="" recount="" reuse="" work="" json="" md="" projects="" arch=sm_90 jobs=2 nvcc_timeout=600
 cuda=${CUDA_HOME:-/usr/local/cuda}
 clang=/usr/lib/llvm-22/bin/clang++ nvcc=""
-usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --kloop) kloop=$2; shift 2 ;;
@@ -30,6 +31,7 @@ while [ $# -gt 0 ]; do
     --md) md=$2; shift 2 ;;
     --projects) projects=$2; shift 2 ;;
     --recount) recount=--recount; shift ;;
+    --reuse-nvcc) reuse=--reuse-nvcc; shift ;;
     -h|--help) usage ;;
     -*) echo "run.sh: unknown argument '$1'" >&2; usage ;;
     *) [ -z "$manifest" ] || { echo "run.sh: more than one manifest ('$manifest', '$1')" >&2; exit 2; }
@@ -57,4 +59,4 @@ mkdir -p "$work"
 echo "corpus: work directory $work" >&2
 exec python3 "$here/corpus.py" "$manifest" --kloop "$kloop" --nvcc "$nvcc" --clang "$clang" \
   --cuda-path "$cuda" --readelf "$(command -v readelf)" --demangler "$demangler" --arch "$arch" \
-  --jobs "$jobs" --nvcc-timeout "$nvcc_timeout" --work "$work" --json "$json" --md "$md" --projects "$projects" $recount
+  --jobs "$jobs" --nvcc-timeout "$nvcc_timeout" --work "$work" --json "$json" --md "$md" --projects "$projects" $recount $reuse
