@@ -446,6 +446,9 @@ def main(argv):
         projects = read_manifest(opts.manifest)
         wanted = set(filter(None, opts.projects.split(",")))
         projects = [p for p in projects if not wanted or p["name"] in wanted]
+        missing = wanted - {p["name"] for p in projects}
+        if missing:
+            raise BadInput(f"{opts.manifest}: no project named {', '.join(sorted(missing))} (--projects)")
         os.makedirs(opts.work, exist_ok=True)
         results = []
         for p in projects:
