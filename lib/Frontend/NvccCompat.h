@@ -23,12 +23,8 @@ namespace kloop {
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
 withNvccCompat(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base);
 
-/// True for clang's "initialization is not supported for __shared__ variables" on a
-/// declaration with no initializer written (`__shared__ cuda::barrier<...> b;`, whose type has
-/// a non-empty constructor or destructor). nvcc accepts it with warning 20054-D ("dynamic
-/// initialization is not supported for a function-scope static __shared__ variable") and runs
-/// no constructor; an initializer that is written stays an error, as in nvcc.
-bool isNvccSharedInitWarning(const clang::Diagnostic &Info);
+// isNvccSharedInitWarning is declared in kloop/Frontend/Frontend.h (the inventory's error
+// recorder asks it too).
 
 } // namespace kloop
 

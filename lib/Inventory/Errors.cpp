@@ -89,6 +89,11 @@ public:
     DiagnosticConsumer::HandleDiagnostic(Level, Info);
     if (Next)
       Next->HandleDiagnostic(Level, Info);
+    // nvcc accepts some code clang refuses; the parse reports those as nvcc's warnings.
+    if (Level == DiagnosticsEngine::Error && isNvccSharedInitWarning(Info)) {
+      InError = false;
+      return;
+    }
     if (Level == DiagnosticsEngine::Error || Level == DiagnosticsEngine::Fatal) {
       LocatedError E;
       E.Diag = diagnosticOf(Level, Info);

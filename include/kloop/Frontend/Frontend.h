@@ -22,6 +22,7 @@
 #include <vector>
 
 namespace clang {
+class Diagnostic;
 class FrontendAction;
 }
 
@@ -142,6 +143,13 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
 /// file whose text is compiled into kloop, lib/Frontend/nvcc_compat.cuh); no such file
 /// exists on disk.
 llvm::StringRef nvccCompatHeaderPath();
+
+/// True for clang's "initialization is not supported for __shared__ variables" on a
+/// declaration with no initializer written (`__shared__ cuda::barrier<...> b;`, whose type has
+/// a non-empty constructor or destructor). nvcc accepts it with warning 20054-D ("dynamic
+/// initialization is not supported for a function-scope static __shared__ variable") and runs
+/// no constructor; an initializer that is written stays an error, as in nvcc.
+bool isNvccSharedInitWarning(const clang::Diagnostic &Info);
 
 /// The text of kloop's nvcc compatibility header.
 llvm::StringRef nvccCompatHeaderText();
