@@ -79,6 +79,9 @@ int runExtract(const kloop::CommandContext &Ctx) {
     return 1;
   std::unique_ptr<kloop::ExtractCache> Cache = openCache();
   std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts, Cache.get());
+  if (Cache && !Cache->firstStoreError().empty())
+    errs() << "kloop extract: warning: the cache could not be written (later runs parse again): "
+           << Cache->firstStoreError() << "\n";
   if (CacheStats)
     errs() << "kloop extract: cache: " << (Cache ? Cache->hits() : 0) << " of " << Results.size()
            << " translation unit(s) reused, " << (Cache ? Cache->stores() : 0) << " stored"

@@ -123,7 +123,10 @@ namespace {
 /// What a top-level declaration is, for the census and the refusal messages.
 struct DeclClass {
   std::string What;     ///< "device function", "host function", "kernel", "global variable", ...
-  bool NoCode = false;  ///< typedef, using, static_assert: nothing runs or is emitted
+  bool NoCode = false;  ///< typedef, static_assert: nothing runs or is emitted
+  /// A using-declaration or using-directive at namespace scope: it can change which function an
+  /// existing call (host code included) resolves to, outside any region.
+  bool ChangesLookup = false;
   bool Device = false;  ///< a __device__ function (or function template), not __host__ too
   bool Kernel = false;  ///< a __global__ function
   std::string Startup;  ///< non-empty: work done at program start or exit, and why
@@ -145,8 +148,12 @@ std::string startupWorkOf(const VarDecl *V, ASTContext &Ctx) {
 
 DeclClass classify(const Decl *D, ASTContext &Ctx) {
   DeclClass C;
-  if (isa<TypedefNameDecl, UsingDecl, UsingDirectiveDecl, UsingShadowDecl, StaticAssertDecl, EmptyDecl,
-          NamespaceAliasDecl>(D)) {
+  if (isa<UsingDecl, UsingDirectiveDecl, UsingShadowDecl, UsingEnumDecl>(D)) {
+    C.What = "using-declaration or using-directive";
+    C.ChangesLookup = true;
+    return C;
+  }
+  if (isa<TypedefNameDecl, StaticAssertDecl, EmptyDecl, NamespaceAliasDecl>(D)) {
     C.What = "declaration without code";
     C.NoCode = true;
     return C;
@@ -264,6 +271,17 @@ public:
     return Why;
   }
 
+  /// Why the default arguments that \p Call (a CallExpr or CXXConstructExpr) takes from the
+  /// declaration of \p Callee may have a side effect: they run at the call, but are written
+  /// where the callee is declared, outside the new text.
+  std::optional<std::string> defaultArguments(const Expr *Call, const FunctionDecl *Callee) {
+    for (const Stmt *A : Call->children())
+      if (const auto *DA = dyn_cast_or_null<CXXDefaultArgExpr>(A))
+        if (auto Why = body(DA->getExpr(), Callee))
+          return "a default argument of '" + Callee->getNameAsString() + "': " + *Why;
+    return std::nullopt;
+  }
+
 private:
   ASTContext &Ctx;
   std::vector<const FunctionDecl *> Stack;
@@ -324,6 +342,9 @@ private:
               return In + "has the volatile variable '" + V->getNameAsString() + "'";
             if (V->needsDestruction(Ctx))
               return In + "has the local '" + V->getNameAsString() + "' of a type with a destructor";
+            if (V->hasAttr<CleanupAttr>())
+              return In + "has the local '" + V->getNameAsString() +
+                     "' with __attribute__((cleanup)), which calls a function when it goes out of scope";
           }
       if (const auto *E = dyn_cast<Expr>(S)) {
         if (auto Why = expr(E, F))
@@ -428,8 +449,11 @@ private:
       return U->isIncrementDecrementOp() ? "an increment or decrement" : "";
     if (isa<CXXNewExpr, CXXDeleteExpr, CXXThrowExpr, StmtExpr>(E))
       return "a " + std::string(E->getStmtClassName());
-    if (const auto *CE = dyn_cast<CXXConstructExpr>(E))
+    if (const auto *CE = dyn_cast<CXXConstructExpr>(E)) {
+      if (std::optional<std::string> Why = Prover.defaultArguments(CE, CE->getConstructor()))
+        return *Why;
       return CE->getConstructor()->isTrivial() ? "" : callProblem(CE->getConstructor());
+    }
     if (const auto *BT = dyn_cast<CXXBindTemporaryExpr>(E)) {
       const CXXDestructorDecl *D = BT->getTemporary()->getDestructor();
       return D && !D->isTrivial() ? callProblem(D) : "";
@@ -440,7 +464,11 @@ private:
     if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(C); OC && OC->isAssignmentOp())
       return "an assignment";
     const FunctionDecl *F = C->getDirectCallee();
-    return F ? callProblem(F) : "an indirect call";
+    if (!F)
+      return "an indirect call";
+    if (std::optional<std::string> Why = Prover.defaultArguments(C, F))
+      return *Why;
+    return callProblem(F);
   }
 };
 
@@ -636,6 +664,13 @@ private:
     }
     bool VariantKernel = C.Kernel && E && In.VariantKernels.count(*E) &&
                          In.VariantKernels.at(*E) == cast<NamedDecl>(D)->getNameAsString();
+    if (C.ChangesLookup) {
+      if (InNewText)
+        Out.push_back({E ? (int)*E : -1, "the inserted code declares a " + C.What + lineSuffix(SM, D->getLocation()) +
+                                             " at namespace scope: it can change which function existing code "
+                                             "calls; qualify names inside the inserted functions instead"});
+      return;
+    }
     if (C.NoCode || ((C.Device || VariantKernel) && C.Startup.empty()))
       return;
     std::string Where = lineSuffix(SM, D->getLocation());

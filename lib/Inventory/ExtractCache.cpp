@@ -271,26 +271,50 @@ std::optional<TUResult> ExtractCache::lookup(StringRef Key, const CompileJob &Jo
   return std::move(*R);
 }
 
-Error ExtractCache::store(StringRef Key, const TUResult &R) {
+/// True when \p Path was modified at or after one second before \p Start, or
+/// cannot be examined.
+static bool tooNew(const std::string &Path, std::chrono::system_clock::time_point Start) {
+  sys::fs::file_status St;
+  if (sys::fs::status(Path, St))
+    return true;
+  return St.getLastModificationTime() >= Start - std::chrono::seconds(1);
+}
+
+Error ExtractCache::store(StringRef Key, const TUResult &R, std::chrono::system_clock::time_point ParseStart) {
   if (R.Job.Error || R.Device.InputFiles.empty() || R.Host.InputFiles.empty())
     return Error::success();
   json Files = json::object();
   for (const ParseResult *P : {&R.Device, &R.Host})
     for (const std::string &F : P->InputFiles) {
       std::optional<std::string> H = contentHash(F);
-      if (!H)
-        return Error::success(); // a file that vanished since the parse: not cacheable
+      if (!H || tooNew(F, ParseStart))
+        return Error::success(); // vanished, or may have changed while it was parsed
       Files[F] = *H;
     }
+  Error E = writeEntry(Key, Files, R);
+  if (E) {
+    std::string Msg = toString(std::move(E));
+    std::lock_guard<std::mutex> L(Mu);
+    if (FirstStoreError.empty())
+      FirstStoreError = Msg;
+    return createStringError(inconvertibleErrorCode(), Msg);
+  }
+  ++Stores;
+  return Error::success();
+}
+
+std::string ExtractCache::firstStoreError() const {
+  std::lock_guard<std::mutex> L(Mu);
+  return FirstStoreError;
+}
+
+Error ExtractCache::writeEntry(StringRef Key, const json &Files, const TUResult &R) {
   std::string Path = entryPath(Dir, Key);
   if (std::error_code EC = sys::fs::create_directories(sys::path::parent_path(Path)))
     return createStringError(EC, "%s: cannot create the cache directory: %s", Path.c_str(),
                              EC.message().c_str());
   json Entry{{"files", Files}, {"result", tuResultToJSON(R)}};
-  if (Error E = writeFileAtomically(Path, dumpJSON(Entry)))
-    return E;
-  ++Stores;
-  return Error::success();
+  return writeFileAtomically(Path, dumpJSON(Entry));
 }
 
 } // namespace kloop

@@ -16,6 +16,7 @@
 #include "llvm/Support/Path.h"
 
 #include <functional>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -184,8 +185,9 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
       Results[I] = std::move(*Hit);
       return;
     }
+    auto Start = std::chrono::system_clock::now();
     Results[I] = parseBothSides(Jobs[I], Opts);
-    llvm::consumeError(Cache->store(Key, Results[I]));
+    llvm::consumeError(Cache->store(Key, Results[I], Start));
   });
   return Results;
 }

@@ -30,6 +30,7 @@
 #include "kloop/Inventory/Inventory.h"
 #include "llvm/Support/Error.h"
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -64,10 +65,19 @@ public:
   /// The returned result's Job is \p Job.
   std::optional<TUResult> lookup(llvm::StringRef Key, const CompileJob &Job);
 
-  /// Writes \p R under \p Key. A job that could not be planned (Job.Error) or a
-  /// side whose file list is empty is not stored. Errors name the entry's path
-  /// and the reason; callers may ignore them (a failed store only costs a parse).
-  llvm::Error store(llvm::StringRef Key, const TUResult &R);
+  /// Writes \p R, parsed starting at \p ParseStart, under \p Key. Not stored:
+  /// a job that could not be planned (Job.Error), a side whose file list is
+  /// empty, and a result one of whose files was modified at or after one second
+  /// before \p ParseStart (it may have changed while clang read it, so the hash
+  /// taken now need not be of the bytes parsed; the one second covers file
+  /// systems with coarse timestamps; ccache's "file too new" rule). Errors name
+  /// the entry's path and the reason, and the first is kept (firstStoreError());
+  /// callers may ignore them (a failed store only costs a parse).
+  llvm::Error store(llvm::StringRef Key, const TUResult &R,
+                    std::chrono::system_clock::time_point ParseStart);
+
+  /// The first store error of this run ("" when none), for one warning.
+  std::string firstStoreError() const;
 
   /// Lookups that hit, and entries stored, so far.
   unsigned hits() const { return Hits; }
@@ -78,10 +88,13 @@ private:
   /// Hex XXH3-128 of the file's content, memoized per path for this run;
   /// std::nullopt when it cannot be read.
   std::optional<std::string> contentHash(const std::string &Path);
+  /// Writes the entry file of \p Key: \p Files (path -> hash) and \p R.
+  llvm::Error writeEntry(llvm::StringRef Key, const nlohmann::json &Files, const TUResult &R);
 
   std::string Dir, ExeId;
-  std::mutex Mu;
+  mutable std::mutex Mu;
   std::map<std::string, std::optional<std::string>> Hashes;
+  std::string FirstStoreError; ///< guarded by Mu
   std::atomic<unsigned> Hits{0}, Stores{0};
 };
 
