@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AddedCode.h"
+#include "llvm/Support/Process.h"
 
 #include "clang/AST/ASTConsumer.h"
 #include "clang/AST/ASTContext.h"
@@ -114,6 +115,12 @@ std::vector<std::string> userIncludeDirs(const std::vector<std::string> &Args, S
         Out.push_back(realPath(absolutePath(A, Dir)));
       break;
     }
+  // clang also searches the directories these variables list, as if given with -I/-isystem.
+  for (const char *Var : {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH"})
+    if (std::optional<std::string> V = llvm::sys::Process::GetEnv(Var))
+      for (StringRef D : llvm::split(*V, ':'))
+        if (!D.empty())
+          Out.push_back(realPath(absolutePath(D, Dir)));
   return Out;
 }
 

@@ -106,8 +106,8 @@ struct AddedCodeInput {
 };
 
 /// Include directories named by the flags \p Args (-I, -isystem, -idirafter,
-/// -iquote, -cxx-isystem, --include-directory, joined or separate), absolute
-/// against \p Dir.
+/// -iquote, -cxx-isystem, --include-directory, joined or separate) and by the
+/// CPATH, C_INCLUDE_PATH and CPLUS_INCLUDE_PATH variables, absolute against \p Dir.
 std::vector<std::string> userIncludeDirs(const std::vector<std::string> &Args, llvm::StringRef Dir);
 
 /// \p Wrapped (the re-parse's own action), with the checks above run in the same

@@ -659,9 +659,11 @@ std::string codePointName(std::uint32_t C) {
 /// Unicode's explicit bidirectional formatting characters (Unicode Standard Annex #9,
 /// "Explicit Directional Embeddings/Overrides/Isolates" and the implicit marks): LRE, RLE,
 /// PDF, LRO, RLO (U+202A-U+202E), LRI, RLI, FSI, PDI (U+2066-U+2069), LRM, RLM (U+200E,
-/// U+200F). They reorder how text is displayed, not how it compiles (CVE-2021-42574).
+/// U+200F) and ALM (U+061C, the Arabic letter mark). They reorder how text is displayed, not
+/// how it compiles (CVE-2021-42574).
 bool isBidiControl(std::uint32_t C) {
-  return (C >= 0x202A && C <= 0x202E) || (C >= 0x2066 && C <= 0x2069) || C == 0x200E || C == 0x200F;
+  return (C >= 0x202A && C <= 0x202E) || (C >= 0x2066 && C <= 0x2069) || C == 0x200E || C == 0x200F ||
+         C == 0x061C;
 }
 
 /// "(line L, column C)" of byte \p Off of \p S; columns count bytes, 1-based.
