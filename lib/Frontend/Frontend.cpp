@@ -1,5 +1,6 @@
 //===- Frontend.cpp - Parsing CUDA translation units ----------------------===//
 #include "kloop/Frontend/Frontend.h"
+#include "kloop/Frontend/Diagnostics.h"
 #include "kloop/Frontend/NvccArgs.h"
 #include "NvccCompat.h"
 
@@ -385,27 +386,32 @@ public:
     } else if (Level >= DiagnosticsEngine::Error) {
       ++RealErrors;
     }
-    ParseDiagnostic D;
-    D.Level = Level == DiagnosticsEngine::Fatal   ? "fatal"
-              : Level == DiagnosticsEngine::Error ? "error"
-                                                  : "warning";
-    SmallString<256> Msg;
-    Info.FormatDiagnostic(Msg);
-    D.Message = std::string(Msg);
+    ParseDiagnostic D = toParseDiagnostic(Level, Info);
     if (AsNvccWarning)
       D.Message += " (nvcc: warning 20054-D, the variable is not initialized)";
-    if (Info.getLocation().isValid() && Info.hasSourceManager()) {
-      PresumedLoc P = Info.getSourceManager().getPresumedLoc(Info.getLocation());
-      if (P.isValid()) {
-        D.File = P.getFilename();
-        D.Line = P.getLine();
-        D.Column = P.getColumn();
-      }
-    }
     Diags.push_back(std::move(D));
   }
 };
 } // namespace
+
+ParseDiagnostic toParseDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) {
+  ParseDiagnostic D;
+  D.Level = Level == DiagnosticsEngine::Fatal   ? "fatal"
+            : Level == DiagnosticsEngine::Error ? "error"
+                                                : "warning";
+  SmallString<256> Msg;
+  Info.FormatDiagnostic(Msg);
+  D.Message = std::string(Msg);
+  if (Info.getLocation().isValid() && Info.hasSourceManager()) {
+    PresumedLoc P = Info.getSourceManager().getPresumedLoc(Info.getLocation());
+    if (P.isValid()) {
+      D.File = P.getFilename();
+      D.Line = P.getLine();
+      D.Column = P.getColumn();
+    }
+  }
+  return D;
+}
 
 /// The files \p Files knows that exist on disk and are not mapped in memory,
 /// as sorted absolute paths.

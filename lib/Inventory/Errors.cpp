@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Frontend/Diagnostics.h"
 
 #include "clang/Basic/Diagnostic.h"
 #include "clang/Basic/SourceManager.h"
@@ -41,22 +42,6 @@ SourcePoint pointOf(const Diagnostic &Info) {
   return P;
 }
 
-ParseDiagnostic diagnosticOf(DiagnosticsEngine::Level Level, const Diagnostic &Info) {
-  ParseDiagnostic D;
-  D.Level = Level == DiagnosticsEngine::Fatal ? "fatal" : "error";
-  SmallString<256> Msg;
-  Info.FormatDiagnostic(Msg);
-  D.Message = std::string(Msg);
-  if (Info.getLocation().isValid() && Info.hasSourceManager()) {
-    PresumedLoc P = Info.getSourceManager().getPresumedLoc(Info.getLocation());
-    if (P.isValid()) {
-      D.File = P.getFilename();
-      D.Line = P.getLine();
-      D.Column = P.getColumn();
-    }
-  }
-  return D;
-}
 
 /// Wraps the consumer a parse already has: every diagnostic still reaches it,
 /// and errors with their context notes are also recorded.
@@ -96,7 +81,7 @@ public:
     }
     if (Level == DiagnosticsEngine::Error || Level == DiagnosticsEngine::Fatal) {
       LocatedError E;
-      E.Diag = diagnosticOf(Level, Info);
+      E.Diag = toParseDiagnostic(Level, Info);
       E.Which = Which;
       E.At = pointOf(Info);
       Table.Errors.push_back(std::move(E));
