@@ -2,6 +2,7 @@
 #include "kloop/Driver/Command.h"
 #include "kloop/Frontend/Frontend.h"
 #include "kloop/Support/FileTransaction.h"
+#include "kloop/Support/Text.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/ConvertUTF.h"
@@ -57,53 +58,6 @@ std::string checkOutputFile(StringRef Path) {
 }
 
 static void printVersion(raw_ostream &OS) { OS << "kloop 0.1.0 (LLVM/Clang 22)\n"; }
-
-/// Whether \p CP is a bidirectional control character (Unicode UAX #9: ALM, LRM, RLM,
-/// the embeddings and overrides, the isolates).
-static bool isBidiControl(uint32_t CP) {
-  return CP == 0x061C || CP == 0x200E || CP == 0x200F || (CP >= 0x202A && CP <= 0x202E) ||
-         (CP >= 0x2066 && CP <= 0x2069);
-}
-
-/// \p V formatted by the printf format \p Fmt (one unsigned conversion).
-static std::string escaped(const char *Fmt, unsigned V) {
-  char Buf[16];
-  std::snprintf(Buf, sizeof(Buf), Fmt, V);
-  return Buf;
-}
-
-std::string terminalSafe(StringRef Text) {
-  std::string Out;
-  Out.reserve(Text.size());
-  for (size_t I = 0; I < Text.size();) {
-    unsigned char C = static_cast<unsigned char>(Text[I]);
-    if (C < 0x80) {
-      if ((C < 0x20 && C != '\n' && C != '\t') || C == 0x7f)
-        Out += escaped("\\x%02x", C);
-      else
-        Out += static_cast<char>(C);
-      ++I;
-      continue;
-    }
-    const UTF8 *Begin = reinterpret_cast<const UTF8 *>(Text.data() + I);
-    unsigned Len = getNumBytesForUTF8(*Begin);
-    UTF32 CP = 0;
-    const UTF8 *Src = Begin;
-    UTF32 *Dst = &CP;
-    if (I + Len > Text.size() ||
-        ConvertUTF8toUTF32(&Src, Begin + Len, &Dst, &CP + 1, strictConversion) != conversionOK) {
-      Out += escaped("\\x%02x", C);
-      ++I;
-      continue;
-    }
-    if ((CP >= 0x80 && CP <= 0x9f) || isBidiControl(CP))
-      Out += escaped("\\u{%04x}", CP);
-    else
-      Out.append(Text.data() + I, Len);
-    I += Len;
-  }
-  return Out;
-}
 
 int kloopMain(int Argc, const char **Argv) {
   InitLLVM X(Argc, Argv);

@@ -1,5 +1,6 @@
 //===- Proposal.cpp - Parsing and validating the edit language ------------===//
 #include "kloop/Edit/Proposal.h"
+#include "kloop/Support/Text.h"
 #include "kloop/Support/JSON.h"
 
 #include "llvm/Support/ConvertUTF.h"
@@ -654,16 +655,6 @@ std::string codePointName(std::uint32_t C) {
   char Buf[16];
   snprintf(Buf, sizeof Buf, "U+%04X", (unsigned)C);
   return Buf;
-}
-
-/// Unicode's explicit bidirectional formatting characters (Unicode Standard Annex #9,
-/// "Explicit Directional Embeddings/Overrides/Isolates" and the implicit marks): LRE, RLE,
-/// PDF, LRO, RLO (U+202A-U+202E), LRI, RLI, FSI, PDI (U+2066-U+2069), LRM, RLM (U+200E,
-/// U+200F) and ALM (U+061C, the Arabic letter mark). They reorder how text is displayed, not
-/// how it compiles (CVE-2021-42574).
-bool isBidiControl(std::uint32_t C) {
-  return (C >= 0x202A && C <= 0x202E) || (C >= 0x2066 && C <= 0x2069) || C == 0x200E || C == 0x200F ||
-         C == 0x061C;
 }
 
 /// "(line L, column C)" of byte \p Off of \p S; columns count bytes, 1-based.

@@ -2,6 +2,7 @@
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/Text.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -92,11 +93,11 @@ Expected<std::string> renderPatch(Journal &J, int64_t Run) {
   llvm::raw_string_ostream OS(S);
   OS << "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
      << "From: kloop optimize <kloop@localhost>\n"
-     << "Subject: [PATCH] kloop: " << (Rationale.empty() ? "tuned kernel" : Rationale) << "\n\n"
+     << "Subject: [PATCH] kloop: " << (Rationale.empty() ? "tuned kernel" : terminalSafe(Rationale)) << "\n\n"
      << "Accepted by kloop optimize (journal " << J.path() << ", run " << *R << ", " << Best
      << ") after a final check on held-out shapes and seeds.\n\n"
      << "Evidence (baseline vs this change, per kernel and shape):\n\n"
-     << evidenceTable((*F)["evidence"]) << "\nProvenance: " << Prov << ".\n"
+     << evidenceTable((*F)["evidence"]) << "\nProvenance: " << terminalSafe(Prov) << ".\n"
      << "Stop reason: " << (*F)["stop_reason"].get<std::string>() << "\n---\n"
      << (*F)["diff"].get<std::string>();
   if (!S.empty() && S.back() != '\n')
@@ -227,7 +228,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   if (!ByReason.empty()) {
     OS << "## Refused, by reason\n\n";
     for (const auto &[Reason, Count] : ByReason)
-      OS << "- " << Count << " x " << Reason << "\n";
+      OS << "- " << Count << " x " << terminalSafe(Reason) << "\n";
     OS << "\n";
   }
   // The ptxas report of each build (nvcc -Xptxas -v): registers, spills, shared memory per kernel.
@@ -266,8 +267,8 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     for (char &C : Why)
       if (C == '\n' || C == '|')
         C = ' ';
-    OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << Edits << " | "
-       << Outcome << " | " << Why << " |\n";
+    OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << terminalSafe(Edits) << " | "
+       << Outcome << " | " << terminalSafe(Why) << " |\n";
   }
   if (F->is_object() && !(*F)["evidence"].empty())
     OS << "\n## Evidence of the accepted change\n\n" << evidenceTable((*F)["evidence"]);

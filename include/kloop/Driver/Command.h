@@ -13,6 +13,7 @@
 #ifndef KLOOP_DRIVER_COMMAND_H
 #define KLOOP_DRIVER_COMMAND_H
 
+#include "kloop/Support/Text.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -71,14 +72,8 @@ struct CompileJob;
 /// The source files of \p Jobs (CompileJob::File), e.g. for recoverInterruptedWrites.
 std::vector<std::string> jobFiles(const std::vector<CompileJob> &Jobs);
 
-/// \p Text made safe to print on a terminal (issue 12, item 8): every control character
-/// but newline and tab (C0, DEL, and the C1 range U+0080..U+009F, which terminals read as
-/// CSI/OSC introducers) and every bidirectional control character (U+061C, U+200E/F,
-/// U+202A..U+202E, U+2066..U+2069: they reorder what is shown, CVE-2021-42574) is written
-/// as an escape: "\x1b", "\u{202e}". Bytes that are not valid UTF-8 are written as "\xNN".
-/// Everything else is kept. Used wherever lib/Driver prints text that a model, a proposer
-/// command or a journal supplied (rationales, notes, reasons, replies).
-std::string terminalSafe(llvm::StringRef Text);
+// terminalSafe (text from models, proposers and journals, escaped for a terminal) is in
+// kloop/Support/Text.h, included here for the commands.
 
 /// Entry point of the `kloop` executable (the ClangTidyMain pattern): splits
 /// argv at `--`, parses options and runs the selected subcommand.
