@@ -39,18 +39,6 @@ using namespace llvm;
 
 namespace kloop {
 
-std::string absolutePath(StringRef P, StringRef Dir) {
-  SmallString<256> A;
-  if (sys::path::is_absolute(P) || Dir.empty())
-    A = P;
-  else {
-    A = Dir;
-    sys::path::append(A, P);
-  }
-  sys::path::remove_dots(A, true);
-  return std::string(A);
-}
-
 namespace {
 /// The real path of \p P (symlinks resolved), or \p P when it does not exist.
 std::string realPath(StringRef P) {

@@ -26,6 +26,7 @@
 #define KLOOP_LIB_EDIT_ADDEDCODE_H
 
 #include "clang/Basic/SourceLocation.h"
+#include "kloop/Support/Path.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <map>
@@ -49,9 +50,7 @@ namespace kloop {
 /// 0-based edit index) in the new contents.
 using NewTextRanges = std::map<std::string, std::vector<std::tuple<unsigned, unsigned, unsigned>>>;
 
-/// \p P made absolute against \p Dir (when relative and \p Dir is not empty), with
-/// `.` and `..` removed lexically.
-std::string absolutePath(llvm::StringRef P, llvm::StringRef Dir);
+// absolutePath: kloop/Support/Path.h.
 
 /// The edit whose new text holds the file location \p L, if any (\p Dir
 /// resolves relative file names).

@@ -2,6 +2,7 @@
 #include "kloop/Frontend/Frontend.h"
 #include "kloop/Frontend/Diagnostics.h"
 #include "kloop/Frontend/NvccArgs.h"
+#include "kloop/Support/Path.h"
 #include "NvccCompat.h"
 
 #include "clang/Basic/Diagnostic.h"
@@ -49,20 +50,6 @@ std::string ParseDiagnostic::str() const {
     OS << File << ":" << Line << ":" << Column << ": ";
   OS << Level << ": " << Message;
   return S;
-}
-
-static std::string absolutePath(StringRef P, StringRef Base) {
-  SmallString<256> Abs(P);
-  if (!sys::path::is_absolute(Abs)) {
-    if (!Base.empty()) {
-      Abs = Base;
-      sys::path::append(Abs, P);
-    } else {
-      sys::fs::make_absolute(Abs);
-    }
-  }
-  sys::path::remove_dots(Abs, true);
-  return std::string(Abs);
 }
 
 static bool isCudaSource(StringRef File) {

@@ -4,6 +4,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "TestFiles.h"
 #include "gtest/gtest.h"
 
 #include <cerrno>
@@ -14,31 +15,13 @@ using namespace kloop;
 
 namespace {
 
-/// A fresh directory, removed with its files at the end.
-struct TempDir {
-  llvm::SmallString<128> Path;
-  TempDir() { EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("kloop-atomic", Path)); }
-  ~TempDir() { llvm::sys::fs::remove_directories(Path); }
-  std::string file(llvm::StringRef Name) const { return (Path + "/" + Name).str(); }
-  std::vector<std::string> names() const {
-    std::vector<std::string> N;
-    std::error_code EC;
-    for (llvm::sys::fs::directory_iterator It(Path, EC), End; It != End && !EC; It.increment(EC))
-      N.push_back(llvm::sys::path::filename(It->path()).str());
-    return N;
-  }
+using testfiles::put;
+using testfiles::slurp;
+
+/// A fresh directory of this test file's own prefix.
+struct TempDir : testfiles::TempDir {
+  TempDir() : testfiles::TempDir("kloop-atomic") {}
 };
-
-std::string slurp(const std::string &P) {
-  auto B = llvm::MemoryBuffer::getFile(P);
-  return B ? (*B)->getBuffer().str() : "<missing>";
-}
-
-void put(const std::string &P, llvm::StringRef Text) {
-  std::error_code EC;
-  llvm::raw_fd_ostream OS(P, EC);
-  OS << Text;
-}
 
 /// Fails the N-th call of one kind with a chosen errno; the others are real.
 struct FailingSink : FileSink {

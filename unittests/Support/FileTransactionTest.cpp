@@ -8,36 +8,20 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+#include "TestFiles.h"
 #include "gtest/gtest.h"
 
 using namespace kloop;
 
 namespace {
 
-struct TempDir {
-  llvm::SmallString<128> Path;
-  TempDir() { EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("kloop-txn", Path)); }
-  ~TempDir() { llvm::sys::fs::remove_directories(Path); }
-  std::string file(llvm::StringRef Name) const { return (Path + "/" + Name).str(); }
-  size_t count() const {
-    size_t N = 0;
-    std::error_code EC;
-    for (llvm::sys::fs::directory_iterator It(Path, EC), End; It != End && !EC; It.increment(EC))
-      ++N;
-    return N;
-  }
+using testfiles::put;
+using testfiles::slurp;
+
+/// A fresh directory of this test file's own prefix.
+struct TempDir : testfiles::TempDir {
+  TempDir() : testfiles::TempDir("kloop-txn") {}
 };
-
-std::string slurp(const std::string &P) {
-  auto B = llvm::MemoryBuffer::getFile(P);
-  return B ? (*B)->getBuffer().str() : "<missing>";
-}
-
-void put(const std::string &P, llvm::StringRef Text) {
-  std::error_code EC;
-  llvm::raw_fd_ostream OS(P, EC);
-  OS << Text;
-}
 
 std::string sha(llvm::StringRef S) { return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(S)), true); }
 

@@ -1,0 +1,17 @@
+//===- kloop/Support/Path.h - Paths as kloop compares them -----------------===//
+#ifndef KLOOP_SUPPORT_PATH_H
+#define KLOOP_SUPPORT_PATH_H
+
+#include "llvm/ADT/StringRef.h"
+#include <string>
+
+namespace kloop {
+
+/// \p P made absolute against \p Base when relative (against the process's
+/// working directory when \p Base is empty), with `.` and `..` removed
+/// lexically (symbolic links are not resolved).
+std::string absolutePath(llvm::StringRef P, llvm::StringRef Base);
+
+} // namespace kloop
+
+#endif

@@ -1,0 +1,26 @@
+//===- Path.cpp - Paths as kloop compares them ------------------------------===//
+#include "kloop/Support/Path.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using namespace llvm;
+
+namespace kloop {
+
+std::string absolutePath(StringRef P, StringRef Base) {
+  SmallString<256> Abs(P);
+  if (!sys::path::is_absolute(Abs)) {
+    if (!Base.empty()) {
+      Abs = Base;
+      sys::path::append(Abs, P);
+    } else {
+      sys::fs::make_absolute(Abs);
+    }
+  }
+  sys::path::remove_dots(Abs, true);
+  return std::string(Abs);
+}
+
+} // namespace kloop
