@@ -166,7 +166,7 @@ struct BuildRecord {
   std::optional<int64_t> Proposal;
   bool Succeeded = false;
   std::string Log;            ///< compiler output (stdout+stderr)
-  nlohmann::json Ptxas;       ///< ptxas resource report as JSON (kloopBuild's shape); null if none
+  nlohmann::json Ptxas;       ///< ptxas resource report as JSON (the shape of kloop::optimize::toJSON(std::vector<PtxasKernel>), kloop/Optimize/Stages.h); null if none
   int64_t WallMs = 0;
 };
 

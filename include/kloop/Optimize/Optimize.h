@@ -48,7 +48,7 @@ struct BuildOutcome {
   bool Succeeded = false;
   std::string Log;           ///< build output (stdout + stderr, tail)
   int64_t WallMs = 0;
-  /// ptxas report {"kernels": [...]} (Ptxas.h), or null when not produced.
+  /// ptxas report {"kernels": [...]} (parsePtxasOutput and toJSON in kloop/Optimize/Stages.h), or null when not produced.
   nlohmann::json Ptxas;
 };
 

@@ -169,7 +169,7 @@ private:
 };
 
 /// Per-kernel resources from a ptxas report JSON ({"kernels": [...]}, the
-/// shape of kloop::optimize::toJSON(PtxasReport)) keyed by the inventory kernel
+/// shape of kloop::optimize::toJSON(std::vector<PtxasKernel>)) keyed by the inventory kernel
 /// IDs of \p S (matched through mangled names).
 std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S,
                                                          const nlohmann::json &Ptxas);
