@@ -10,6 +10,7 @@
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/Ptxas.h"
 #include "kloop/Edit/Apply.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/Inventory.h"
@@ -21,7 +22,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -64,42 +64,6 @@ std::string rootDir() {
   return std::string(R);
 }
 
-/// ptxas -v lines -> {"kernel": {registers, spill_stores, spill_loads, shared, stack, ...}}.
-nlohmann::json parsePtxas(StringRef Text) {
-  nlohmann::json Out = nlohmann::json::object();
-  std::string Fn;
-  Regex FnRe("Compiling entry function '([^']+)'|Function properties for ([^ \n]+)");
-  Regex Num("([0-9]+) (bytes stack frame|bytes spill stores|bytes spill loads|registers|bytes smem|bytes cmem\\[[0-9]+\\])");
-  SmallVector<StringRef, 4> L;
-  Text.split(L, '\n');
-  for (StringRef Line : L) {
-    SmallVector<StringRef, 3> M;
-    if (FnRe.match(Line, &M)) {
-      Fn = (M[1].empty() ? M[2] : M[1]).str();
-      continue;
-    }
-    if (Fn.empty())
-      continue;
-    StringRef Rest = Line;
-    while (Num.match(Rest, &M)) {
-      long long V = std::stoll(M[1].str());
-      std::string K = M[2].str();
-      std::string Key = K == "registers"             ? "registers"
-                        : K == "bytes stack frame"   ? "stack_bytes"
-                        : K == "bytes spill stores"  ? "spill_store_bytes"
-                        : K == "bytes spill loads"   ? "spill_load_bytes"
-                        : K == "bytes smem"          ? "shared_bytes"
-                                                     : "cmem_bytes";
-      if (Key == "cmem_bytes")
-        Out[Fn][Key] = Out[Fn].value(Key, 0LL) + V;
-      else
-        Out[Fn][Key] = V;
-      Rest = Rest.substr(Rest.find(M[0]) + M[0].size());
-    }
-  }
-  return Out;
-}
-
 /// Compiles \p File (contents \p Text) with nvcc -Xptxas -v; the report as JSON.
 Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::string &Text,
                                      const std::string &NvccPath, const std::string &Arch) {
@@ -114,15 +78,8 @@ Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::st
   FileRemover RmLog(Log);
   std::vector<std::string> Args = {NvccPath, "-arch=" + Arch, "-c", "-Xptxas", "-v", "-o", "/dev/null",
                                    "-I" + sys::path::parent_path(Job.File).str()};
-  for (size_t I = 0; I < Job.Args.size(); ++I) {
-    StringRef A = Job.Args[I];
-    if (A.starts_with("-I") || A.starts_with("-D") || A.starts_with("-std="))
-      Args.push_back(A.str());
-    if ((A == "-I" || A == "-D" || A == "-isystem") && I + 1 < Job.Args.size()) {
-      Args.push_back(A.str());
-      Args.push_back(Job.Args[++I]);
-    }
-  }
+  std::vector<std::string> Flags = kloop::nvccCompatibleArgs(Job.Args);
+  Args.insert(Args.end(), Flags.begin(), Flags.end());
   Args.push_back(std::string(Tmp));
   std::vector<StringRef> Refs(Args.begin(), Args.end());
   std::optional<StringRef> Redir[] = {std::nullopt, StringRef(Log), StringRef(Log)};
@@ -133,7 +90,7 @@ Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::st
   if (RC != 0)
     return createStringError(inconvertibleErrorCode(),
                              "nvcc failed (" + std::to_string(RC) + ") on " + Job.File + ": " + ErrMsg + "\n" + Out);
-  return parsePtxas(Out);
+  return kloop::toJSON(kloop::parsePtxasVerbose(Out));
 }
 
 int runApply(const kloop::CommandContext &Ctx) {

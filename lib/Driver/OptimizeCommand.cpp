@@ -80,7 +80,7 @@ cl::opt<std::string> OutDirOpt("o", cl::desc("Output directory (default: kloop-o
                                cl::value_desc("dir"), cl::sub(OptSub));
 cl::opt<uint64_t> SeedOpt("seed", cl::desc("Seed of the builtin search (default 0)"), cl::init(0),
                           cl::sub(OptSub));
-cl::opt<bool> NoPtxas("no-ptxas", cl::desc("Do not compile the sources with nvcc for a ptxas report"),
+cl::opt<bool> NoPtxas("no-ptxas", cl::desc("Do not read a ptxas report from the builds (no -Xptxas -v added through NVCC_APPEND_FLAGS)"),
                       cl::sub(OptSub));
 cl::opt<std::string> ApplyCmdOpt("apply-command",
                                  cl::desc("Program used as `kloop apply` (default: this kloop)"),

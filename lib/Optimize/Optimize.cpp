@@ -2,6 +2,7 @@
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/Ptxas.h"
 #include "kloop/Propose/BuiltinProposer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -166,12 +167,15 @@ private:
 
 static std::string candKey(unsigned N) { return "cand-" + std::to_string(N); }
 
-static int64_t spillBytes(const json &Ptxas) {
-  int64_t S = 0;
-  if (Ptxas.is_object() && Ptxas.contains("kernels"))
-    for (const json &K : Ptxas["kernels"])
-      S += K.value("spill_stores", 0) + K.value("spill_loads", 0);
-  return S;
+/// Spill bytes (stores + loads, per thread) of a build's ptxas report; 0 for a report it cannot read
+/// (the report is advice for the search, never a reason to stop).
+static int64_t reportedSpillBytes(const json &Ptxas) {
+  Expected<std::vector<PtxasFunction>> Fs = ptxasFromJSON(Ptxas);
+  if (!Fs) {
+    consumeError(Fs.takeError());
+    return 0;
+  }
+  return static_cast<int64_t>(spillBytes(*Fs));
 }
 
 Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const OptimizeOptions &O,
@@ -485,7 +489,7 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       BR.WallMs = B->WallMs;
       if (Expected<int64_t> Id = J.recordBuild(BR); !Id)
         return Id.takeError();
-      bool Spilled = spillBytes(B->Ptxas) > spillBytes(BasePtxas);
+      bool Spilled = reportedSpillBytes(B->Ptxas) > reportedSpillBytes(BasePtxas);
       if (!B->Succeeded)
         if (Expected<int64_t> V = J.recordVerdict(PropId, "build_failed", json{{"log_tail", B->Log}},
                                                   "the candidate does not build");

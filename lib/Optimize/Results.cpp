@@ -1,6 +1,7 @@
 //===- Results.cpp - accepted.patch and report.md from the journal --------===//
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Support/JSON.h"
+#include "kloop/Support/Ptxas.h"
 #include "kloop/Support/AtomicFile.h"
 #include "kloop/Support/Text.h"
 
@@ -32,6 +33,11 @@ static Expected<int64_t> pickRun(Journal &J, int64_t Run) {
   if (Runs->empty())
     return err(J.path() + ": the journal has no run");
   return Runs->back().Id;
+}
+
+/// "baseline" or "round N": which build of the run a ptxas report row is from.
+static std::string buildName(const BuildRecord &B) {
+  return B.Proposal ? "round " + std::to_string(B.Round) : std::string("baseline");
 }
 
 static Expected<json> finalPayload(Journal &J, int64_t Run) {
@@ -235,14 +241,16 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   if (Expected<std::vector<BuildRecord>> Builds = J.listBuilds(*R)) {
     std::string Rows;
     for (const BuildRecord &B : *Builds) {
-      if (!B.Ptxas.is_object() || !B.Ptxas.contains("kernels") || !B.Ptxas["kernels"].is_array())
+      Expected<std::vector<PtxasFunction>> Fs = ptxasFromJSON(B.Ptxas);
+      if (!Fs) {
+        Rows += "| " + buildName(B) + " | (unreadable: " + terminalSafe(toString(Fs.takeError())) + ") | | | | |\n";
         continue;
-      for (const json &K : B.Ptxas["kernels"])
-        Rows += llvm::formatv("| {0} | {1} | {2} | {3} | {4} | {5} |\n",
-                              B.Proposal ? "round " + std::to_string(B.Round) : std::string("baseline"),
-                              K.value("name", std::string("?")), K.value("registers", 0),
-                              K.value("spill_stores", 0), K.value("spill_loads", 0), K.value("smem", 0))
-                    .str();
+      }
+      for (const PtxasFunction &F : *Fs)
+        if (F.Entry)
+          Rows += llvm::formatv("| {0} | {1} | {2} | {3} | {4} | {5} |\n", buildName(B), F.Name, F.Registers,
+                                F.SpillStoreBytes, F.SpillLoadBytes, F.SharedBytes)
+                      .str();
     }
     if (!Rows.empty())
       OS << "## ptxas report\n\n| build | kernel (mangled) | registers | spill stores (bytes) | spill loads "

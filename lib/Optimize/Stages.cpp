@@ -1,14 +1,15 @@
-//===- Stages.cpp - extract/apply as subprocesses, build, ptxas, compare --===//
+//===- Stages.cpp - extract/apply as subprocesses, build, compare ---------===//
 #include "kloop/Optimize/Stages.h"
 #include "kloop/Measure/Compare.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Propose/CommandProposer.h"
+#include "kloop/Support/Ptxas.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Regex.h"
+#include "llvm/Support/Process.h"
 
 #include <chrono>
 #include <map>
@@ -23,70 +24,6 @@ namespace optimize {
 
 static Error err(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
-
-std::vector<PtxasKernel> parsePtxasOutput(StringRef Text) {
-  std::vector<PtxasKernel> Out;
-  llvm::Regex Entry("Compiling entry function '([^']+)' for '([^']+)'");
-  llvm::Regex Frame("([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads");
-  llvm::Regex Used("Used ([0-9]+) registers");
-  llvm::Regex Smem("([0-9]+) bytes smem");
-  llvm::Regex Cmem("([0-9]+) bytes cmem\\[0\\]");
-  auto toU = [](StringRef S) { unsigned V = 0; S.getAsInteger(10, V); return V; };
-  for (StringRef L : llvm::split(Text, '\n')) {
-    llvm::SmallVector<StringRef, 4> M;
-    if (Entry.match(L, &M)) {
-      Out.push_back({M[1].str(), M[2].str()});
-      continue;
-    }
-    if (Out.empty())
-      continue;
-    PtxasKernel &K = Out.back();
-    if (Frame.match(L, &M)) {
-      K.Stack = toU(M[1]);
-      K.SpillStores = toU(M[2]);
-      K.SpillLoads = toU(M[3]);
-    }
-    if (Used.match(L, &M)) {
-      K.Registers = toU(M[1]);
-      if (Smem.match(L, &M))
-        K.Smem = toU(M[1]);
-      if (Cmem.match(L, &M))
-        K.Cmem = toU(M[1]);
-    }
-  }
-  return Out;
-}
-
-std::vector<std::string> nvccCompatibleArgs(llvm::ArrayRef<std::string> ClangArgs) {
-  std::vector<std::string> Out;
-  for (size_t I = 0; I < ClangArgs.size(); ++I) {
-    StringRef A = ClangArgs[I];
-    bool Separate = A == "-I" || A == "-isystem" || A == "-D" || A == "-U" || A == "-include";
-    if (Separate) {
-      if (I + 1 < ClangArgs.size()) {
-        Out.push_back(A.str());
-        Out.push_back(ClangArgs[++I]);
-      }
-      continue;
-    }
-    if ((A.starts_with("-I") || A.starts_with("-D") || A.starts_with("-U")) && A.size() > 2)
-      Out.push_back(A.str());
-    else if (A.starts_with("-isystem") && A.size() > 8)
-      Out.push_back(A.str());
-    else if (A.starts_with("-std="))
-      Out.push_back(A.str());
-  }
-  return Out;
-}
-
-json toJSON(const std::vector<PtxasKernel> &Ks) {
-  json A = json::array();
-  for (const PtxasKernel &K : Ks)
-    A.push_back({{"name", K.Name}, {"arch", K.Arch}, {"registers", K.Registers},
-                 {"spill_stores", K.SpillStores}, {"spill_loads", K.SpillLoads}, {"smem", K.Smem},
-                 {"stack", K.Stack}, {"cmem", K.Cmem}});
-  return json{{"kernels", A}};
 }
 
 namespace {
@@ -207,7 +144,14 @@ public:
       if (std::error_code EC = llvm::sys::fs::remove_directories(BuildDir))
         return err("cannot clear the half-built " + BuildDir.str() + ": " + EC.message());
     llvm::sys::fs::remove(measure::buildStampPath(BuildDir));
-    if (Error E = measure::buildWorkload(C, Req)) {
+    // ptxas's resource report comes from this build itself: nvcc adds NVCC_APPEND_FLAGS to every
+    // compile, and -Xptxas -v changes no code (kloop/Support/Ptxas.h).
+    measure::WorkloadConfig Build = C;
+    if (O.Ptxas)
+      Build.Build.Env["NVCC_APPEND_FLAGS"] = withPtxasVerbose(
+          Build.Build.Env.count("NVCC_APPEND_FLAGS") ? Build.Build.Env["NVCC_APPEND_FLAGS"]
+                                                     : llvm::sys::Process::GetEnv("NVCC_APPEND_FLAGS").value_or(""));
+    if (Error E = measure::buildWorkload(Build, Req)) {
       B.Succeeded = false;
       B.Log = tail(llvm::toString(std::move(E)), 16000);
     } else {
@@ -221,31 +165,11 @@ public:
         B.Log += "\n" + llvm::toString(std::move(E)) + " (kloop compare will build the candidate again)";
       else
         Built[SourceDir.str()] = BuildDir.str();
-    }
-    if (B.Succeeded && O.Ptxas) {
-      Expected<std::string> Nvcc = measure::findNvcc();
-      if (!Nvcc) {
-        B.Log += "\nptxas report skipped: " + llvm::toString(Nvcc.takeError());
-      } else {
-        std::vector<PtxasKernel> All;
-        for (const std::string &S : C.Sources) {
-          if (!StringRef(S).ends_with(".cu"))
-            continue;
-          std::vector<std::string> Argv = {*Nvcc, "-arch=sm_90", "-Xptxas", "-v", "-c", "-o", "/dev/null"};
-          std::vector<std::string> Extra = nvccCompatibleArgs(O.CompilerArgs);
-          Argv.insert(Argv.end(), Extra.begin(), Extra.end());
-          Argv.push_back((SourceDir + "/" + S).str());
-          Expected<CommandResult> P = run(Argv, SourceDir, 300);
-          if (!P)
-            return P.takeError();
-          if (P->ExitCode != 0) {
-            B.Log += "\nptxas report of " + S + " failed: " + tail(P->Stderr);
-            continue;
-          }
-          std::vector<PtxasKernel> Ks = parsePtxasOutput(P->Stderr + P->Stdout);
-          All.insert(All.end(), Ks.begin(), Ks.end());
-        }
-        B.Ptxas = toJSON(All);
+      if (O.Ptxas) {
+        std::vector<PtxasFunction> Fs = parsePtxasVerbose(Out);
+        if (Fs.empty())
+          B.Log += "\nptxas report: the build printed no ptxas lines (are its CUDA sources compiled by nvcc?)";
+        B.Ptxas = toJSON(Fs);
       }
     }
     B.WallMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - Start).count();

@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Propose/BuiltinProposer.h"
+#include "kloop/Support/Ptxas.h"
 #include "kloop/Support/JSON.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -514,19 +515,18 @@ std::optional<Candidate> nextCandidate(const TunableSpace &S, const std::vector<
 
 std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, const json &Ptxas) {
   std::map<std::string, KernelResources> Out;
-  if (!Ptxas.is_object() || !Ptxas.contains("kernels") || !Ptxas["kernels"].is_array())
+  Expected<std::vector<PtxasFunction>> Fs = ptxasFromJSON(Ptxas);
+  if (!Fs) {
+    consumeError(Fs.takeError()); // no resources: the search only loses its spill and occupancy hints
     return Out;
-  for (const json &K : Ptxas["kernels"]) {
-    std::string Name = K.value("name", "");
+  }
+  for (const PtxasFunction &F : *Fs) {
+    if (!F.Entry)
+      continue;
     for (const auto &[KID, Symbols] : S.Symbols)
-      if (Name == KID ||
-          std::any_of(Symbols.begin(), Symbols.end(), [&](const KernelSymbol &K) { return symbolNamesKernel(K, Name); })) {
-        KernelResources R;
-        R.Registers = K.value("registers", 0u);
-        R.SpillBytes = K.value("spill_stores", 0u) + K.value("spill_loads", 0u);
-        R.SmemBytes = K.value("smem", 0u);
-        Out[KID] = R;
-      }
+      if (F.Name == KID ||
+          std::any_of(Symbols.begin(), Symbols.end(), [&](const KernelSymbol &K) { return symbolNamesKernel(K, F.Name); }))
+        Out[KID] = {F.Registers, F.SpillStoreBytes + F.SpillLoadBytes, F.SharedBytes};
   }
   return Out;
 }

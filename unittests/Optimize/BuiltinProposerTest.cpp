@@ -1,4 +1,5 @@
 //===- BuiltinProposerTest.cpp - builtin search on synthetic inventories --===//
+#include "kloop/Support/Ptxas.h"
 #include "kloop/Optimize/Stages.h"
 #include "kloop/Propose/BuiltinProposer.h"
 #include "gtest/gtest.h"
@@ -243,29 +244,19 @@ TEST(BuiltinProposerTest, NoTunablesIsExhausted) {
   EXPECT_TRUE(Exhausted);
 }
 
-TEST(Ptxas, ParsesNvccVerboseOutput) {
-  const char *Text = "ptxas info    : 0 bytes gmem\n"
-                     "ptxas info    : Compiling entry function '_Z1kPf' for 'sm_90'\n"
+// The search reads each kernel's resources from the ptxas report by mangled name.
+TEST(Ptxas, ResourcesByKernelFromTheReport) {
+  const char *Text = "ptxas info    : Compiling entry function '_Z1kPf' for 'sm_90'\n"
                      "ptxas info    : Function properties for _Z1kPf\n"
                      "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
                      "ptxas info    : Used 40 registers, used 1 barriers, 256 bytes smem, 380 bytes cmem[0]\n";
-  std::vector<optimize::PtxasKernel> K = optimize::parsePtxasOutput(Text);
-  ASSERT_EQ(K.size(), 1u);
-  EXPECT_EQ(K[0].Name, "_Z1kPf");
-  EXPECT_EQ(K[0].Arch, "sm_90");
-  EXPECT_EQ(K[0].Registers, 40u);
-  EXPECT_EQ(K[0].SpillStores, 4u);
-  EXPECT_EQ(K[0].SpillLoads, 12u);
-  EXPECT_EQ(K[0].Stack, 8u);
-  EXPECT_EQ(K[0].Smem, 256u);
-  EXPECT_EQ(K[0].Cmem, 380u);
-  EXPECT_TRUE(optimize::parsePtxasOutput("garbage\n").empty());
-  // The JSON form feeds the search's resources by mangled name.
   TunableSpace S = cantFail(enumerateSpace(json::parse(R"({"kernels":[{"id":"k","mangled":["_Z1kPf"]}]})")));
-  auto Res = resourcesByKernel(S, optimize::toJSON(K));
+  auto Res = resourcesByKernel(S, kloop::toJSON(kloop::parsePtxasVerbose(Text)));
   ASSERT_EQ(Res.count("k"), 1u);
   EXPECT_EQ(Res["k"].Registers, 40u);
   EXPECT_EQ(Res["k"].SpillBytes, 16u);
+  EXPECT_EQ(Res["k"].SmemBytes, 256u);
+  EXPECT_TRUE(resourcesByKernel(S, json::parse(R"({"kernels":7})")).empty());
 }
 
 // A kernel in an anonymous namespace: ptxas reports nvcc's symbol, whose
@@ -293,13 +284,3 @@ TEST(Ptxas, UnreadableSymbolIsNoted) {
 
 } // namespace
 
-// The ptxas compile gets only what nvcc understands of the clang arguments
-// given after `--` (a --cuda-path used to make nvcc fail and the report empty).
-TEST(Ptxas, NvccCompatibleArgsKeepIncludesDefinesAndStd) {
-  std::vector<std::string> In = {"-std=c++17", "--cuda-path=/usr/local/cuda", "-I", "inc", "-Iinc2",
-                                 "-isystem", "sys", "-DX=1", "-D", "Y", "-UZ", "-nocudainc", "-x",
-                                 "cuda", "--cuda-gpu-arch=sm_90", "-Wall", "-include", "pre.h", "-I"};
-  std::vector<std::string> Want = {"-std=c++17", "-I", "inc", "-Iinc2", "-isystem", "sys", "-DX=1",
-                                   "-D", "Y", "-UZ", "-include", "pre.h"};
-  EXPECT_EQ(optimize::nvccCompatibleArgs(In), Want);
-}
