@@ -152,8 +152,9 @@ public:
 ///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},
 ///    "accepted": bool, "spilled": bool} (optional; entries without an
 ///    assignment, e.g. from another proposer, are ignored);
-///  - "ptxas_baseline": {"kernels": [{"name": mangled, "registers", "spill_stores",
-///    "spill_loads", "smem"}]} (optional).
+///  - "ptxas_baseline": the baseline build's ptxas report in the form of
+///    kloop::toJSON(ArrayRef<PtxasFunction>) (kloop/Support/Ptxas.h) (optional;
+///    an unreadable one gives no resources).
 /// The reply's proposal is {"version": 1, "edits", "rationale", "provenance":
 /// {"proposer": "builtin", "seed", "dimension", "value", "assignment"}}.
 /// Errors: missing/invalid inventory; SearchExhaustedError.
