@@ -3,6 +3,7 @@
 #include "kloop/Measure/Compare.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Propose/CommandProposer.h"
+#include "kloop/Support/Diff.h"
 #include "kloop/Support/Ptxas.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -261,15 +262,12 @@ public:
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override {
     std::string Out;
     for (const std::string &S : C.Sources) {
-      Expected<CommandResult> R = run({"diff", "-u", "--label", "a/" + S, "--label", "b/" + S,
-                                       (BaseDir + "/" + S).str(), (CandDir + "/" + S).str()},
-                                      BaseDir, 60);
-      if (!R)
-        return R.takeError();
-      if (R->ExitCode > 1)
-        return err("diff of " + S + " failed: " + tail(R->Stderr));
-      if (R->ExitCode == 1)
-        Out += "diff --git a/" + S + " b/" + S + "\n" + R->Stdout;
+      auto Base = llvm::MemoryBuffer::getFile(BaseDir + "/" + S, /*IsText=*/false);
+      auto Cand = llvm::MemoryBuffer::getFile(CandDir + "/" + S, /*IsText=*/false);
+      if (!Base || !Cand)
+        return err("diff of " + S + ": cannot read " + (Base ? CandDir : BaseDir) + "/" + S + ": " +
+                   (Base ? Cand.getError() : Base.getError()).message());
+      Out += unifiedDiff(S, (*Base)->getBuffer(), (*Cand)->getBuffer());
     }
     return Out;
   }

@@ -239,7 +239,7 @@ Expected<ProposalReply> CommandProposer::propose(const json &Context) {
   if (R->ExitCode != 0)
     return Fail("exited with status " + Twine(R->ExitCode));
 
-  Expected<json> Parsed = parseProposalText(R->Stdout, "command '" + Name + "'", Prov);
+  Expected<json> Parsed = parseReplyText(R->Stdout, "command '" + Name + "'", Prov);
   if (!Parsed)
     return Parsed.takeError();
   // Optional self-reported provenance (docs/proposers.md).

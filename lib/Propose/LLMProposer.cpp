@@ -441,7 +441,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   Text = redactSecret(Text, Key);
   Expected<json> Parsed =
       DuplicateInTool.empty()
-          ? parseProposalText(Text, Source, Prov)
+          ? parseReplyText(Text, Source, Prov)
           // The raw text is the body as received: Text no longer holds the repeated key.
           : Expected<json>(make_error<ReplyNotJSONError>(Source, redactSecret(DuplicateInTool, Key),
                                                          redactSecret(Resp.Body, Key), Prov));

@@ -54,7 +54,7 @@ static StringRef stripFence(StringRef T) {
   return Inner;
 }
 
-Expected<json> parseProposalText(StringRef Text, StringRef Source, const Provenance &Prov) {
+Expected<json> parseReplyText(StringRef Text, StringRef Source, const Provenance &Prov) {
   StringRef Body = stripFence(Text.trim()).trim();
   // The same reader as kloop apply's (kloop/Edit/Proposal.h): it reports every parser
   // error without throwing (a number too large for a double, "1e999", made the

@@ -4,7 +4,7 @@
 /// LLVMFuzzerTestOneInput feeds arbitrary bytes, as the body of an HTTP 200
 /// reply, to kloop::parseLLMReplyBody for both APIs (the first byte picks
 /// OpenAI or Anthropic), then the proposal text it finds to
-/// kloop::parseProposalText, as LLMProposer::propose does (issue 12, item 11).
+/// kloop::parseReplyText, as LLMProposer::propose does (issue 12, item 11).
 /// It also checks kloop::redactSecret on the input. Besides "no crash, no
 /// sanitizer report", it aborts (a crash to libFuzzer) when one fails:
 ///   1. an error message does not hold the secret (any case);
@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   }
   kloop::Provenance Prov;
   llvm::Expected<nlohmann::json> P =
-      kloop::parseProposalText(kloop::redactSecret(R->Text, Secret), "fuzz", Prov);
+      kloop::parseReplyText(kloop::redactSecret(R->Text, Secret), "fuzz", Prov);
   if (!P) {
     std::string Msg = llvm::toString(P.takeError());
     if (!llvm::StringRef(Msg).starts_with("fuzz: "))

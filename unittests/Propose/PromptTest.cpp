@@ -157,7 +157,7 @@ TEST(PromptFiles, FindPromptsDirHonoursTheEnvironment) {
   sys::fs::remove_directories(Dir);
 }
 
-// ---- parseProposalText -----------------------------------------------------------------
+// ---- parseReplyText -----------------------------------------------------------------
 
 Provenance someProvenance() {
   Provenance P;
@@ -166,17 +166,17 @@ Provenance someProvenance() {
   return P;
 }
 
-TEST(ParseProposalText, AcceptsPlainAndOneFencedObject) {
+TEST(ParseReplyText, AcceptsPlainAndOneFencedObject) {
   for (const char *Text : {"{\"edits\": []}", "  \n{\"edits\": []}\n\n",
                            "```json\n{\"edits\": []}\n```", "```\n{\"edits\": []}\n```\n",
                            "```JSON\n{\"edits\": []}```"}) {
-    Expected<json> J = parseProposalText(Text, "test", someProvenance());
+    Expected<json> J = parseReplyText(Text, "test", someProvenance());
     ASSERT_TRUE(bool(J)) << Text << ": " << errorText(J.takeError());
     EXPECT_TRUE((*J)["edits"].is_array()) << Text;
   }
 }
 
-TEST(ParseProposalText, RejectsAnythingMoreLenient) {
+TEST(ParseReplyText, RejectsAnythingMoreLenient) {
   struct Case {
     const char *Text, *Why;
   } Cases[] = {
@@ -190,7 +190,7 @@ TEST(ParseProposalText, RejectsAnythingMoreLenient) {
       {"", "parse error"},
   };
   for (const Case &C : Cases) {
-    Expected<json> J = parseProposalText(C.Text, "LLM at http://x", someProvenance());
+    Expected<json> J = parseReplyText(C.Text, "LLM at http://x", someProvenance());
     ASSERT_FALSE(bool(J)) << C.Text;
     bool Typed = false;
     handleAllErrors(J.takeError(), [&](const ReplyNotJSONError &E) {
@@ -205,7 +205,7 @@ TEST(ParseProposalText, RejectsAnythingMoreLenient) {
   }
 }
 
-TEST(ParseProposalText, RefusesADuplicatedKeyNamingItAndWhere) {
+TEST(ParseReplyText, RefusesADuplicatedKeyNamingItAndWhere) {
   // json::parse keeps the last of a repeated key; the proposal would silently be
   // another one than the proposer's text shows.
   struct Case {
@@ -224,7 +224,7 @@ TEST(ParseProposalText, RefusesADuplicatedKeyNamingItAndWhere) {
        "duplicated key 'k' in the object at '/a~1b~0c/x/0'"},
   };
   for (const Case &C : Cases) {
-    Expected<json> J = parseProposalText(C.Text, "command './agent.sh'", someProvenance());
+    Expected<json> J = parseReplyText(C.Text, "command './agent.sh'", someProvenance());
     ASSERT_FALSE(bool(J)) << C.Text;
     bool Typed = false;
     handleAllErrors(J.takeError(), [&](const ReplyNotJSONError &E) {
@@ -239,7 +239,7 @@ TEST(ParseProposalText, RefusesADuplicatedKeyNamingItAndWhere) {
     EXPECT_TRUE(Typed) << C.Text;
   }
   // The same key in different objects is no duplicate.
-  Expected<json> J = parseProposalText(R"({"rationale":"x","provenance":{"rationale":"y"},"edits":[]})", "t",
+  Expected<json> J = parseReplyText(R"({"rationale":"x","provenance":{"rationale":"y"},"edits":[]})", "t",
                                        someProvenance());
   ASSERT_TRUE(bool(J)) << errorText(J.takeError());
   EXPECT_EQ((*J)["provenance"]["rationale"], "y");
@@ -248,8 +248,8 @@ TEST(ParseProposalText, RefusesADuplicatedKeyNamingItAndWhere) {
 // Regression: a number too large for a double made the exception-based re-parse for the
 // error message throw json::out_of_range (not a parse_error, the only one caught), which
 // terminated kloop optimize on such a reply.
-TEST(ParseProposalText, ANumberTooLargeForADoubleIsNotJSONNotACrash) {
-  Expected<json> J = parseProposalText(R"({"version":1e999,"edits":[]})", "LLM at http://x", someProvenance());
+TEST(ParseReplyText, ANumberTooLargeForADoubleIsNotJSONNotACrash) {
+  Expected<json> J = parseReplyText(R"({"version":1e999,"edits":[]})", "LLM at http://x", someProvenance());
   ASSERT_FALSE(bool(J));
   bool Typed = false;
   handleAllErrors(J.takeError(), [&](const ReplyNotJSONError &E) {
@@ -259,9 +259,9 @@ TEST(ParseProposalText, ANumberTooLargeForADoubleIsNotJSONNotACrash) {
   EXPECT_TRUE(Typed);
 }
 
-TEST(ParseProposalText, QuotesOnlyTheFirst200Characters) {
+TEST(ParseReplyText, QuotesOnlyTheFirst200Characters) {
   std::string Long = "not json " + std::string(500, 'z') + "TAIL";
-  Expected<json> J = parseProposalText(Long, "src", Provenance());
+  Expected<json> J = parseReplyText(Long, "src", Provenance());
   ASSERT_FALSE(bool(J));
   std::string Msg = toString(J.takeError());
   EXPECT_NE(Msg.find("\"not json zzz"), std::string::npos) << Msg;

@@ -130,7 +130,7 @@ public:
 /// otherwise; its Reason is the parser's message, "a JSON array, not an object",
 /// or "duplicated key 'edits' in the top-level object" (or "in edit #N", "in the
 /// object at '/provenance'"), which the optimize loop journals as the refusal.
-llvm::Expected<nlohmann::json> parseProposalText(llvm::StringRef Text,
+llvm::Expected<nlohmann::json> parseReplyText(llvm::StringRef Text,
                                                  llvm::StringRef Source,
                                                  const Provenance &Prov);
 
