@@ -172,11 +172,11 @@ constexpr unsigned MaxYamlNesting = 64;
 /// one stops parsing): YAML syntax; unknown keys; missing name, build.command,
 /// run.command, shapes[].name; version other than 1; duplicate shape names;
 /// tolerance kind not in abs|rel|ulp|exact; negative or non-numeric numbers;
-/// l2 not in rotate|flush|none; unknown dtype; access not in write|readwrite; placeholders in run.command
-/// that some shape does not define; placeholders in build.command other than
-/// {build_dir} {source_dir}; nesting deeper than MaxYamlNesting (checked
-/// before llvm::yaml, which recurses once per level and overflows the stack on
-/// a flow sequence nested 50,000 deep), naming the line.
+/// l2 not in rotate|flush|none; unknown dtype; access not in write|readwrite;
+/// placeholders in run.command that some shape does not define; placeholders
+/// in build.command other than {build_dir} {source_dir}; nesting deeper than
+/// MaxYamlNesting (checked before llvm::yaml, which recurses once per level and
+/// overflows the stack on a flow sequence nested 50,000 deep), naming the line.
 llvm::Expected<WorkloadConfig> parseConfig(llvm::StringRef Text, llvm::StringRef Path);
 
 /// Reads \p Path and calls parseConfig. Error when the file cannot be read.
