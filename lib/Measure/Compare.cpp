@@ -297,9 +297,13 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   Capture.Targets = C.Targets;
   Capture.Dump = true;
   Capture.Poison = "nan";
+  // Read-write outputs are not poisoned: the kernel would compute from the poison on both sides
+  // (OutputAccess). They are still captured after each launch and compared. With none left, the
+  // empty list poisons nothing.
   std::vector<std::string> PoisonArgs;
   for (const OutputSpec &Out : C.Outputs)
-    PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
+    if (Out.Access == OutputAccess::Write)
+      PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
   Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = join(PoisonArgs, ",");
   InjectionSettings HashOnly = Capture;
   HashOnly.Dump = false;

@@ -40,6 +40,8 @@ StringRef toString(L2Policy P) {
 
 StringRef toString(KernelTrace T) { return T == KernelTrace::Concurrent ? "concurrent" : "serial"; }
 
+StringRef toString(OutputAccess A) { return A == OutputAccess::ReadWrite ? "readwrite" : "write"; }
+
 std::string warmupProblem(unsigned Warmup, const WorkloadConfig &C) {
   if (Warmup < C.Iters)
     return "";
@@ -260,6 +262,7 @@ struct RawOutput {
   std::string Kernel;
   OptStr Arg;
   std::string DType;
+  OptStr Access;
   std::optional<RawTolerance> Tol;
   OutputSpec Out;
 };
@@ -380,9 +383,10 @@ template <> struct MappingTraits<RawOutput> {
     IO.mapOptional("arg", O.Arg);
     IO.mapOptional("dtype", O.DType);
     IO.mapOptional("tolerance", O.Tol);
+    IO.mapOptional("access", O.Access);
   }
   static std::string validate(IO &IO, RawOutput &O) {
-    if (skipValidation(IO, {"kernel", "arg", "dtype", "tolerance"}))
+    if (skipValidation(IO, {"kernel", "arg", "dtype", "tolerance", "access"}))
       return "";
     auto *Ctx = static_cast<ParseContext *>(IO.getContext());
     std::string Where = "outputs[" + std::to_string(Ctx->OutputIndex++) + "]";
@@ -405,6 +409,16 @@ template <> struct MappingTraits<RawOutput> {
     O.Out.DType = O.DType;
     if (O.Tol)
       O.Out.Tol = O.Tol->Out;
+    if (O.Access) {
+      StringRef A = StringRef(*O.Access).trim();
+      if (A == toString(OutputAccess::Write))
+        O.Out.Access = OutputAccess::Write;
+      else if (A == toString(OutputAccess::ReadWrite))
+        O.Out.Access = OutputAccess::ReadWrite;
+      else
+        return Where + ".access: '" + *O.Access +
+               "' is not one of write|readwrite (readwrite: the kernel reads the buffer before writing it)";
+    }
     return "";
   }
 };

@@ -71,17 +71,52 @@ uint64_t countLeftPoison(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline
   return Count;
 }
 
-bool hashIsAllPoison(uint64_t Hash, uint64_t Size) {
-  for (uint8_t P : {PoisonNaNByte, PoisonSentinelByte}) {
-    uint64_t H = 0xcbf29ce484222325ULL;
-    for (uint64_t I = 0; I < Size; ++I) {
-      H ^= P;
-      H *= 0x100000001b3ULL;
-    }
-    if (H == Hash)
-      return true;
+/// FNV-1a 64 of \p Size bytes all equal to \p Byte.
+static uint64_t fillHash(uint8_t Byte, uint64_t Size) {
+  uint64_t H = 0xcbf29ce484222325ULL;
+  for (uint64_t I = 0; I < Size; ++I) {
+    H ^= Byte;
+    H *= 0x100000001b3ULL;
   }
-  return false;
+  return H;
+}
+
+bool hashIsAllPoison(uint64_t Hash, uint64_t Size) {
+  return Hash == fillHash(PoisonNaNByte, Size) ||
+         Hash == fillHash(PoisonSentinelByte, Size);
+}
+
+VacuousOutput vacuousOutput(ArrayRef<uint8_t> Bytes, DType Type,
+                            bool Poisoned) {
+  size_t ES = dtypeSize(Type);
+  uint64_t N = Bytes.size() / ES;
+  if (N == 0)
+    return VacuousOutput::No;
+  auto All = [&](auto Pred) {
+    for (uint64_t I = 0; I < N; ++I)
+      if (!Pred(I))
+        return false;
+    return true;
+  };
+  if (Poisoned &&
+      All([&](uint64_t I) { return isPoisonElement(Bytes.slice(I * ES, ES)); }))
+    return VacuousOutput::AllPoison;
+  if (detail::isFloat(Type) && All([&](uint64_t I) {
+        return std::isnan(detail::valueAt(Bytes.data(), I, Type));
+      }))
+    return VacuousOutput::AllNaN;
+  return VacuousOutput::No;
+}
+
+VacuousOutput vacuousOutputFromHash(uint64_t Hash, uint64_t Size, DType Type,
+                                    bool Poisoned) {
+  if (Size < dtypeSize(Type))
+    return VacuousOutput::No;
+  if (Poisoned && hashIsAllPoison(Hash, Size))
+    return VacuousOutput::AllPoison;
+  if (detail::isFloat(Type) && Hash == fillHash(PoisonNaNByte, Size))
+    return VacuousOutput::AllNaN;
+  return VacuousOutput::No;
 }
 
 uint64_t countNewNaNs(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline,

@@ -234,6 +234,47 @@ std::string toleranceText(const Tolerance &T) {
 
 using Key = std::tuple<std::string, uint64_t, uint64_t>; // name, ordinal, arg
 
+/// An error when the baseline's capture \p BC of output \p S holds nothing to
+/// compare against (vacuousOutput(), from \p Dump when there is one, else from
+/// the hash). \p Launch names the launch ("gemm #0"). It is the workload's
+/// problem, not the candidate's: see docs/verify.md "A baseline with nothing
+/// to compare".
+Error requireInformativeBaseline(const CaptureRecord &BC, const OutputSpec &S,
+                                 const std::string &Launch,
+                                 const std::vector<uint8_t> *Dump) {
+  VacuousOutput V =
+      Dump ? vacuousOutput(*Dump, S.Type, BC.Poisoned)
+           : vacuousOutputFromHash(BC.Hash, BC.Bytes, S.Type, BC.Poisoned);
+  if (V == VacuousOutput::No)
+    return Error::success();
+  uint64_t N = BC.Bytes / dtypeSize(S.Type);
+  std::string Seen = Dump ? "from the dump" : "seen from the hash";
+  std::string State =
+      V == VacuousOutput::AllNaN
+          ? formatv("entirely NaN after the launch ({0} of {0} {1} elements, "
+                    "{2})",
+                    N, dtypeName(S.Type), Seen)
+                .str()
+          : formatv("entirely poison after the launch ({0} of {0} {1} "
+                    "elements still hold the bytes kloop wrote before it, {2})",
+                    N, dtypeName(S.Type), Seen)
+                .str();
+  std::string Why =
+      BC.Poisoned
+          ? "the kernel reads this buffer (declare it `access: readwrite` in "
+            "the .kloop.yaml outputs, so that kloop does not poison it) or "
+            "writes nothing to it; no candidate can be verified against it, "
+            "since equal NaNs or poison on both sides would match"
+          : "the buffer was not poisoned, so the workload itself computes only "
+            "NaN here (check its inputs, and that arg is the output); no "
+            "candidate can be verified against it, since equal NaNs would "
+            "match";
+  return createStringError(
+      inconvertibleErrorCode(),
+      formatv("compare: baseline output {0} arg {1} ({2}) is {3}: {4}", S.Kernel,
+              S.Arg, Launch, State, Why));
+}
+
 } // namespace
 
 Expected<CompareReport> compareProfiles(const Profile &Baseline,
@@ -293,6 +334,17 @@ Expected<CompareReport> compareProfiles(const Profile &Baseline,
       continue;
     }
     SpecSeen[S - Outputs.data()] = true;
+    std::optional<std::vector<uint8_t>> BaseDump;
+    if (!BC.DumpPath.empty()) {
+      auto BB = readDump(BC);
+      if (!BB)
+        return BB.takeError();
+      BaseDump = std::move(*BB);
+    }
+    if (Error E = requireInformativeBaseline(
+            BC, *S, formatv("{0} #{1}", std::get<0>(K), BC.KernelOrdinal),
+            BaseDump ? &*BaseDump : nullptr))
+      return E;
     LaunchComparison L;
     L.Kernel = std::get<0>(K);
     L.KernelOrdinal = BC.KernelOrdinal;
@@ -315,14 +367,11 @@ Expected<CompareReport> compareProfiles(const Profile &Baseline,
                           Where, BC.Bytes, CC.Bytes)
                       .str();
       addFinding(FindingKind::SizeChanged, K, L.Message);
-    } else if (!BC.DumpPath.empty() && !CC.DumpPath.empty()) {
-      auto BB = readDump(BC);
-      if (!BB)
-        return BB.takeError();
+    } else if (BaseDump && !CC.DumpPath.empty()) {
       auto CB = readDump(CC);
       if (!CB)
         return CB.takeError();
-      auto St = compareBuffers(*BB, *CB, S->Type, S->Tol, CC.Poisoned);
+      auto St = compareBuffers(*BaseDump, *CB, S->Type, S->Tol, CC.Poisoned);
       if (!St)
         return createStringError(inconvertibleErrorCode(),
                                  Where + ": " + toString(St.takeError()));

@@ -111,6 +111,20 @@ TEST(ConfigTest, ExactToleranceNeedsNoValue) {
   EXPECT_EQ(C->Outputs[0].Tol.Kind, ToleranceKind::Exact);
 }
 
+// outputs[].access: write (the default: poisoned before each captured launch)
+// or readwrite (the kernel reads the buffer: not poisoned, still compared).
+TEST(ConfigTest, OutputAccess) {
+  auto C = parseConfig(Full, "w.yaml");
+  ASSERT_TRUE(bool(C)) << toString(C.takeError());
+  EXPECT_EQ(C->Outputs[0].Access, OutputAccess::Write);
+  for (auto [Text, Want] : {std::pair{"write", OutputAccess::Write}, std::pair{"readwrite", OutputAccess::ReadWrite}}) {
+    auto V = parseConfig(variant("dtype: f32,", std::string("dtype: f32, access: ") + Text + ","), "w.yaml");
+    ASSERT_TRUE(bool(V)) << toString(V.takeError());
+    EXPECT_EQ(V->Outputs[0].Access, Want) << Text;
+    EXPECT_EQ(toString(Want), Text);
+  }
+}
+
 // Each validation error names the file, a line:col, and the field.
 struct BadCase {
   const char *From, *To, *Expect;
@@ -158,6 +172,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"version: 1", "version: 2", "version: 2 is not supported"},
         BadCase{"dtype: f32", "dtype: float", "outputs[0].dtype: 'float' is not one of"},
         BadCase{"arg: 1, ", "", "outputs[0].arg: missing"},
+        BadCase{"dtype: f32,", "dtype: f32, access: rw,", "outputs[0].access: 'rw' is not one of write|readwrite"},
+        BadCase{"dtype: f32,", "dtype: f32, access: read,", "outputs[0].access: 'read' is not one of write|readwrite"},
+        BadCase{"dtype: f32,", "dtype: f32, acces: readwrite,", "unknown key 'acces'"},
         BadCase{"arg: 1", "arg: -1", "outputs[0].arg: expected a non-negative integer"},
         BadCase{"{kernel: saxpy,", "{kernel: daxpy,", "kernel 'daxpy' contains none of the targets"},
         BadCase{"targets: [saxpy]", "targets: []", "targets: missing or empty"},

@@ -58,6 +58,40 @@ TEST(AntiCheat, PoisonElementPatterns) {
   EXPECT_FALSE(hashIsAllPoison(fnv1a64(std::vector<uint8_t>(64, 0)), 64));
 }
 
+// A baseline output with nothing to compare: all NaN (any dtype's NaN), or all
+// poison when it was poisoned; from the bytes and from the hash alone.
+TEST(AntiCheat, VacuousBaselineOutputs) {
+  using V = VacuousOutput;
+  std::vector<uint8_t> F16NaN = {0x00, 0x7E, 0x01, 0xFE}; // two f16 NaNs
+  std::vector<double> F64NaN(3, std::nan(""));
+  std::vector<uint8_t> Ones(16, 0xFF), Sentinel(16, 0xA5);
+  EXPECT_EQ(vacuousOutput(F16NaN, DType::F16, false), V::AllNaN);
+  EXPECT_EQ(vacuousOutput(bytesOf(F64NaN), DType::F64, true), V::AllNaN);
+  EXPECT_EQ(vacuousOutput(Ones, DType::F32, true), V::AllPoison);
+  EXPECT_EQ(vacuousOutput(Ones, DType::F32, false), V::AllNaN);
+  EXPECT_EQ(vacuousOutput(Sentinel, DType::F32, true), V::AllPoison);
+  // Without poisoning, the patterns are values: f32 -2.9e-16, i32 -1, u8 255.
+  EXPECT_EQ(vacuousOutput(Sentinel, DType::F32, false), V::No);
+  EXPECT_EQ(vacuousOutput(Ones, DType::I32, false), V::No);
+  EXPECT_EQ(vacuousOutput(Ones, DType::U8, false), V::No);
+  EXPECT_EQ(vacuousOutput(Ones, DType::I32, true), V::AllPoison);
+  // One number is enough; an empty buffer is not vacuous.
+  std::vector<float> Mixed = {std::nanf(""), 1.0f, std::nanf("")};
+  EXPECT_EQ(vacuousOutput(bytesOf(Mixed), DType::F32, true), V::No);
+  EXPECT_EQ(vacuousOutput({}, DType::F32, true), V::No);
+  // From the hash.
+  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Sentinel), 16, DType::F32, true),
+            V::AllPoison);
+  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Sentinel), 16, DType::F32, false),
+            V::No);
+  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Ones), 16, DType::F64, false),
+            V::AllNaN);
+  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Ones), 16, DType::I32, false), V::No);
+  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(bytesOf(ramp(4))), 16, DType::F32,
+                                  true),
+            V::No);
+}
+
 // (a) Only part of the output written, NaN poison (0xFF).
 TEST(AntiCheat, PartlyUnwrittenOutputNaNPoison) {
   TempDir D;

@@ -268,4 +268,123 @@ TEST(CompareProfiles, ConfigurationErrors) {
   EXPECT_TRUE(contains(llvm::toString(G.takeError()), "corrupt or stale"));
 }
 
+// An in/out buffer (C = alpha*A*B + beta*C) poisoned before the launch: the
+// kernel reads the NaN poison, so the baseline computes NaN everywhere, and so
+// does any candidate. NaN "matching" NaN must never pass: it is an error about
+// the baseline (the workload's declaration), not a match and not a refusal.
+TEST(CompareProfiles, BaselineEntirelyNaNIsAnErrorNeverAMatch) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  std::vector<float> NaNs(64, std::nanf("")); // computed NaNs, not poison bytes
+  B.capture(SaxpyM, SaxpyD, 0, 3, bytesOf(ramp(64)));
+  C.capture(SaxpyM, SaxpyD, 0, 3, bytesOf(ramp(64)));
+  B.capture(SaxpyM, SaxpyD, 1, 3, bytesOf(NaNs));
+  C.capture(SaxpyM, SaxpyD, 1, 3, bytesOf(NaNs));
+  Profile PB = B.read(), PC = C.read();
+  auto R = compareProfiles(PB, PC, {rel(1e-5)});
+  ASSERT_FALSE(static_cast<bool>(R)) << "matched: " << R->Explanation;
+  std::string Msg = llvm::toString(R.takeError());
+  EXPECT_TRUE(contains(Msg, "baseline output saxpy arg 3 (saxpy #1) is "
+                            "entirely NaN after the launch (64 of 64 f32 "
+                            "elements, from the dump)"))
+      << Msg;
+  EXPECT_TRUE(contains(Msg, "the kernel reads this buffer")) << Msg;
+  EXPECT_TRUE(contains(Msg, "declare it `access: readwrite`")) << Msg;
+  EXPECT_TRUE(contains(Msg, "or writes nothing to it")) << Msg;
+  // Under exact tolerance too: equal NaN bytes are no evidence either.
+  auto X = compareProfiles(PB, PC, {{"saxpy", 3, DType::F32, {}}});
+  ASSERT_FALSE(static_cast<bool>(X));
+  EXPECT_TRUE(contains(llvm::toString(X.takeError()), "entirely NaN"));
+  // A baseline NaN in some elements only is data, compared as before.
+  TempDir D2;
+  ProfileBuilder B2(D2, "base"), C2(D2, "cand");
+  auto Some = ramp(64);
+  Some[3] = std::nanf("");
+  B2.capture(SaxpyM, SaxpyD, 0, 3, bytesOf(Some));
+  C2.capture(SaxpyM, SaxpyD, 0, 3, bytesOf(Some));
+  auto P = compareProfiles(B2.read(), C2.read(), {rel(1e-5)});
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  EXPECT_TRUE(P->Passed) << P->Explanation;
+}
+
+// The candidate ignores the in/out buffer's input (beta) and writes numbers;
+// the baseline's output is all NaN because it read the poison. The fault is
+// the baseline's declaration, so the candidate is not the one blamed.
+TEST(CompareProfiles, AllNaNBaselineIsNotBlamedOnTheCandidate) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  B.capture(SaxpyM, SaxpyD, 0, 3, bytesOf(std::vector<float>(32, std::nanf(""))));
+  C.capture(SaxpyM, SaxpyD, 0, 3, bytesOf(ramp(32)));
+  auto R = compareProfiles(B.read(), C.read(), {rel(1e-5)});
+  ASSERT_FALSE(static_cast<bool>(R)) << R->Explanation;
+  std::string Msg = llvm::toString(R.takeError());
+  EXPECT_TRUE(contains(Msg, "baseline output saxpy arg 3 (saxpy #0) is "
+                            "entirely NaN after the launch"))
+      << Msg;
+  EXPECT_TRUE(contains(Msg, "no candidate can be verified against it")) << Msg;
+}
+
+// Both sides leave the whole poisoned buffer untouched (sentinel 0xA5, a
+// number as f32, and the NaN pattern 0xFF): bitwise equal, yet nothing was
+// computed. Without poisoning the same bytes are legitimate values.
+TEST(CompareProfiles, BaselineEntirelyPoisonIsAnErrorNeverAMatch) {
+  for (uint8_t Byte : {PoisonSentinelByte, PoisonNaNByte}) {
+    TempDir D;
+    ProfileBuilder B(D, "base"), C(D, "cand");
+    B.capture(SaxpyM, SaxpyD, 0, 3, std::vector<uint8_t>(256, Byte));
+    C.capture(SaxpyM, SaxpyD, 0, 3, std::vector<uint8_t>(256, Byte));
+    auto R = compareProfiles(B.read(), C.read(), {{"saxpy", 3, DType::F32, {}}});
+    ASSERT_FALSE(static_cast<bool>(R)) << "matched: " << R->Explanation;
+    std::string Msg = llvm::toString(R.takeError());
+    EXPECT_TRUE(contains(Msg, "baseline output saxpy arg 3 (saxpy #0) is "
+                              "entirely poison after the launch (64 of 64 f32 "
+                              "elements still hold the bytes kloop wrote "
+                              "before it, from the dump)"))
+        << Msg;
+    EXPECT_TRUE(contains(Msg, "declare it `access: readwrite`")) << Msg;
+  }
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  std::vector<uint8_t> Sentinel(256, PoisonSentinelByte);
+  B.capture(SaxpyM, SaxpyD, 0, 3, Sentinel, true, /*Poisoned=*/false);
+  C.capture(SaxpyM, SaxpyD, 0, 3, Sentinel, true, /*Poisoned=*/false);
+  auto R = compareProfiles(B.read(), C.read(), {{"saxpy", 3, DType::F32, {}}});
+  ASSERT_TRUE(static_cast<bool>(R)) << llvm::toString(R.takeError());
+  EXPECT_TRUE(R->Passed) << R->Explanation;
+}
+
+// Without dumps, an all-poison or all-NaN (0xFF) baseline is recognised from
+// its hash; an i32 output of -1 everywhere that was not poisoned is data.
+TEST(CompareProfiles, VacuousBaselineSeenFromTheHash) {
+  TempDir D;
+  ProfileBuilder B(D, "base"), C(D, "cand");
+  B.capture(SaxpyM, SaxpyD, 0, 3, std::vector<uint8_t>(400, 0xA5), /*Dump=*/false);
+  C.capture(SaxpyM, SaxpyD, 0, 3, std::vector<uint8_t>(400, 0xA5), /*Dump=*/false);
+  Profile PB = B.read(), PC = C.read();
+  auto R = compareProfiles(PB, PC, {rel(1e-5)});
+  ASSERT_FALSE(static_cast<bool>(R)) << "matched: " << R->Explanation;
+  std::string Msg = llvm::toString(R.takeError());
+  EXPECT_TRUE(contains(Msg, "is entirely poison after the launch (100 of 100 "
+                            "f32 elements still hold the bytes kloop wrote "
+                            "before it, seen from the hash)"))
+      << Msg;
+
+  TempDir D2;
+  ProfileBuilder B2(D2, "base"), C2(D2, "cand");
+  std::vector<uint8_t> Ones(400, 0xFF);
+  B2.capture(SaxpyM, SaxpyD, 0, 3, Ones, /*Dump=*/false, /*Poisoned=*/false);
+  C2.capture(SaxpyM, SaxpyD, 0, 3, Ones, /*Dump=*/false, /*Poisoned=*/false);
+  Profile PB2 = B2.read(), PC2 = C2.read();
+  auto N = compareProfiles(PB2, PC2, {rel(1e-5)});
+  ASSERT_FALSE(static_cast<bool>(N)) << "matched: " << N->Explanation;
+  Msg = llvm::toString(N.takeError());
+  EXPECT_TRUE(contains(Msg, "is entirely NaN after the launch (100 of 100 f32 "
+                            "elements, seen from the hash)"))
+      << Msg;
+  EXPECT_TRUE(contains(Msg, "the buffer was not poisoned")) << Msg;
+  auto I = compareProfiles(PB2, PC2, {{"saxpy", 3, DType::I32, {}}});
+  ASSERT_TRUE(static_cast<bool>(I)) << llvm::toString(I.takeError());
+  EXPECT_TRUE(I->Passed) << I->Explanation;
+}
+
 } // namespace

@@ -34,6 +34,21 @@ namespace measure {
 using ToleranceKind = verify::ToleranceKind;
 using Tolerance = verify::Tolerance;
 
+/// Whether the target kernel also reads an output buffer (`outputs[i].access`).
+/// kloop compare poisons write-only outputs (NaN bytes) before every captured
+/// launch, so that a candidate that leaves elements unwritten is caught. A
+/// kernel that reads the buffer (C = alpha*A*B + beta*C) would then compute
+/// from the poison on both sides, and NaN would "match" NaN (DESIGN.md,
+/// "Lessons from the field"): such outputs are declared ReadWrite and are not
+/// poisoned; they are still captured after each launch and compared.
+enum class OutputAccess {
+  Write,     ///< `write` (the default): written only, poisoned before each captured launch
+  ReadWrite, ///< `readwrite`: read and written by the kernel, never poisoned
+};
+
+/// Spelling of \p A as in the YAML: "write", "readwrite".
+llvm::StringRef toString(OutputAccess A);
+
 /// An output buffer of a target kernel (`outputs[i]`).
 struct OutputSpec {
   /// Kernel name, matched like `targets` (substring of the demangled name).
@@ -43,6 +58,8 @@ struct OutputSpec {
   /// Element type: one of f16 f32 f64 i32 u8 bytes (what kloopVerify compares).
   std::string DType;
   Tolerance Tol;
+  /// Whether the kernel reads the buffer too (decides poisoning).
+  OutputAccess Access = OutputAccess::Write;
 };
 
 /// Cache-residency policy between timed launches (`l2`). DESIGN: a figure
@@ -155,11 +172,11 @@ constexpr unsigned MaxYamlNesting = 64;
 /// one stops parsing): YAML syntax; unknown keys; missing name, build.command,
 /// run.command, shapes[].name; version other than 1; duplicate shape names;
 /// tolerance kind not in abs|rel|ulp|exact; negative or non-numeric numbers;
-/// l2 not in rotate|flush|none; unknown dtype; placeholders in run.command
-/// that some shape does not define; placeholders in build.command other than
-/// {build_dir} {source_dir}; nesting deeper than MaxYamlNesting (checked
-/// before llvm::yaml, which recurses once per level and overflows the stack on
-/// a flow sequence nested 50,000 deep), naming the line.
+/// l2 not in rotate|flush|none; unknown dtype; access not in write|readwrite;
+/// placeholders in run.command that some shape does not define; placeholders
+/// in build.command other than {build_dir} {source_dir}; nesting deeper than
+/// MaxYamlNesting (checked before llvm::yaml, which recurses once per level and
+/// overflows the stack on a flow sequence nested 50,000 deep), naming the line.
 llvm::Expected<WorkloadConfig> parseConfig(llvm::StringRef Text, llvm::StringRef Path);
 
 /// Reads \p Path and calls parseConfig. Error when the file cannot be read.

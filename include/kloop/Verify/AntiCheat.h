@@ -100,6 +100,34 @@ uint64_t countLeftPoison(llvm::ArrayRef<uint8_t> Candidate,
 /// hash alone, without a dump.
 bool hashIsAllPoison(uint64_t Hash, uint64_t Size);
 
+/// What makes a baseline output useless as a reference (vacuousOutput()).
+enum class VacuousOutput {
+  /// The output holds information: compare it.
+  No,
+  /// Every element is NaN (f16/f32/f64): under abs, rel and ulp two NaNs
+  /// match, and a NaN's bytes say nothing about the computation, so any
+  /// candidate that also ends in NaN would pass.
+  AllNaN,
+  /// The buffer was poisoned and every element still holds a poison pattern
+  /// (isPoisonElement): the kernel wrote nothing to it, or copied back what
+  /// it read.
+  AllPoison,
+};
+
+/// Classifies the baseline's output \p Bytes (elements of \p Type), poisoned
+/// before its launch when \p Poisoned. AllPoison is checked first (the 0xFF
+/// pattern is also NaN). Without poisoning the poison patterns are ordinary
+/// values (an i32 -1, the f32 -2.9e-16 of 0xA5A5A5A5). An empty buffer is No.
+VacuousOutput vacuousOutput(llvm::ArrayRef<uint8_t> Bytes, DType Type,
+                            bool Poisoned);
+
+/// The same from the FNV-1a hash of a \p Size byte buffer alone: AllPoison
+/// when \p Poisoned and hashIsAllPoison(); AllNaN when \p Type is a float
+/// type and the buffer is all 0xFF bytes (NaN in f16, f32 and f64). Other
+/// all-NaN buffers (computed NaNs have other bytes) need the dump.
+VacuousOutput vacuousOutputFromHash(uint64_t Hash, uint64_t Size, DType Type,
+                                    bool Poisoned);
+
 /// (b) Counts elements that are NaN in \p Candidate but not in \p Baseline
 /// (same sizes, asserted); with \p SkipPoison, elements that countLeftPoison()
 /// counts are skipped (they are reported as unwritten instead). Zero for

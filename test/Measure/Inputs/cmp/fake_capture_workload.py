@@ -10,8 +10,14 @@ The variant is read from SOURCE_DIR/variant:
   crash  dies with SIGSEGV
   stream fast, but every saxpy launch after the first runs on another stream (work moved to a side stream)
   leak   fast, but leaves 20 more MiB of device memory allocated at exit
+Read-write output (arg 3 is C of C = 1.5 * AB + 0.5 * C: read, then written, like a gemm with beta != 0):
+  rwbase   launches of 2000..2040 ns; reads C, so when arg 3 is poisoned it computes NaN everywhere
+  rwfast   the same result, written the other way round (0.5 * C + 1.5 * AB), launches of 1000..1040 ns
+  rwnobeta fast, but ignores beta: C = 1.5 * AB (right only where C was 0)
 Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS names saxpy,
 captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
+Like libkloop-cupti.so, arg 3 is poisoned (its capture says "poisoned") only when KLOOP_CUPTI_POISON is
+nan or sentinel and KLOOP_CUPTI_POISON_ARGS names it ("3" or "KERNEL:3" with KERNEL in the name).
 """
 import json, os, signal, struct, sys
 
@@ -32,12 +38,33 @@ def fnv1a64(data):
 out = os.environ["KLOOP_CUPTI_OUT"]
 targets = [t for t in os.environ.get("KLOOP_CUPTI_TARGETS", "").split(",") if t]
 dump = os.environ.get("KLOOP_CUPTI_DUMP") == "1"
-poison = os.environ.get("KLOOP_CUPTI_POISON", "") in ("nan", "sentinel")
-base_ns = 2000 if variant == "base" else 1000
-live = (3, 48) if variant != "leak" else (23, 48 + 20 * 1048576)
-values = [float(seed + k + 1) + (0.5 if variant == "wrong" else 0.0) for k in range(4)]
-data = struct.pack("<4f", *values)
 name = "saxpy(int, float, float const*, float*)"
+poison_byte = {"nan": 0xFF, "sentinel": 0xA5}.get(os.environ.get("KLOOP_CUPTI_POISON", ""))
+
+def names_arg3(entry):
+    kernel, _, index = entry.strip().rpartition(":")
+    return index.strip() == "3" and kernel.strip() in name
+
+poison = poison_byte is not None and any(
+    names_arg3(e) for e in os.environ.get("KLOOP_CUPTI_POISON_ARGS", "").split(",") if e.strip())
+base_ns = 2000 if variant in ("base", "rwbase") else 1000
+live = (3, 48) if variant != "leak" else (23, 48 + 20 * 1048576)
+if variant.startswith("rw"):
+    # The harness resets C from the seed before every launch; the poison overwrites it after that.
+    ab = [float(2 * seed + k + 1) for k in range(4)]
+    c = [float(k) for k in range(4)]  # c[0] = 0: there ignoring beta happens to be right
+    if poison:
+        c = list(struct.unpack("<4f", bytes([poison_byte]) * 16))
+    if variant == "rwbase":
+        values = [1.5 * ab[k] + 0.5 * c[k] for k in range(4)]
+    elif variant == "rwfast":
+        values = [0.5 * c[k] + 1.5 * ab[k] for k in range(4)]
+    else:
+        values = [1.5 * ab[k] for k in range(4)]
+else:
+    values = [float(seed + k + 1) + (0.5 if variant == "wrong" else 0.0) for k in range(4)]
+# NaN results are stored as CUDA's canonical NaN (0x7fffffff), not the poison bytes they came from.
+data = b"".join(b"\xff\xff\xff\x7f" if v != v else struct.pack("<f", v) for v in values)
 launches, captures = [], []
 for i in range(iters + 1):
     d = 50000 if i == 0 else base_ns + 10 * (i % 5)
