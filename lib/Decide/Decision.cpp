@@ -74,6 +74,28 @@ Error checkDurations(const ShapeEvidence &E, ArrayRef<Sample> S,
   return Error::success();
 }
 
+/// What the filter left of one side: "3 of 30 kept (27 discarded: 27
+/// foreign GPU load, 0 throttled)", or "30 of 30 kept".
+std::string keptText(const FilteredSamples &F) {
+  std::string S =
+      formatv("{0} of {1} kept", F.KeptNs.size(), F.KeptNs.size() + F.discarded())
+          .str();
+  if (F.discarded())
+    S += formatv(" ({0} discarded: {1} foreign GPU load, {2} throttled)",
+                 F.discarded(), F.DiscardedForeign, F.DiscardedThrottled)
+             .str();
+  return S;
+}
+
+/// "; <what> samples discarded: baseline B, candidate C", or "" when both are 0.
+std::string discardedSuffix(const char *What, size_t Base, size_t Cand) {
+  if (!Base && !Cand)
+    return "";
+  return formatv("; {0} samples discarded: baseline {1}, candidate {2}", What,
+                 Base, Cand)
+      .str();
+}
+
 } // namespace
 
 Expected<ShapeVerdict> decide(const ShapeEvidence &E,
@@ -91,10 +113,12 @@ Expected<ShapeVerdict> decide(const ShapeEvidence &E,
   V.HeldOutShape = E.HeldOutShape;
   V.Thresholds = T;
 
-  FilteredSamples FB = filterThrottled(E.Baseline);
-  FilteredSamples FC = filterThrottled(E.Candidate);
-  V.BaselineDiscarded = FB.Discarded;
-  V.CandidateDiscarded = FC.Discarded;
+  FilteredSamples FB = filterSamples(E.Baseline);
+  FilteredSamples FC = filterSamples(E.Candidate);
+  V.BaselineDiscarded = FB.DiscardedThrottled;
+  V.CandidateDiscarded = FC.DiscardedThrottled;
+  V.BaselineForeign = FB.DiscardedForeign;
+  V.CandidateForeign = FC.DiscardedForeign;
   if (!FB.KeptNs.empty()) {
     auto S = summarize(FB.KeptNs);
     if (!S)
@@ -170,12 +194,9 @@ Expected<ShapeVerdict> decide(const ShapeEvidence &E,
                                 .str());
   }
 
-  std::string Throttle;
-  if (V.BaselineDiscarded || V.CandidateDiscarded)
-    Throttle = formatv("; throttled samples discarded: baseline {0}, "
-                       "candidate {1}",
-                       V.BaselineDiscarded, V.CandidateDiscarded)
-                   .str();
+  std::string Throttle =
+      discardedSuffix("throttled", V.BaselineDiscarded, V.CandidateDiscarded) +
+      discardedSuffix("foreign-load", V.BaselineForeign, V.CandidateForeign);
 
   for (auto &R : PerfReasons)
     V.Reasons.push_back(R);
@@ -196,11 +217,10 @@ Expected<ShapeVerdict> decide(const ShapeEvidence &E,
   }
   if (!Enough) {
     V.Outcome = Verdict::InsufficientSamples;
-    std::string R =
-        formatv("insufficient samples: baseline {0}, candidate {1} after "
-                "discarding throttled samples; need >= {2} per side",
-                FB.KeptNs.size(), FC.KeptNs.size(), T.MinSamples)
-            .str();
+    std::string R = formatv("too few samples: baseline {0}, candidate {1}; "
+                            "need >= {2} per side",
+                            keptText(FB), keptText(FC), T.MinSamples)
+                        .str();
     V.Reasons.insert(V.Reasons.begin(), R);
     V.Explanation = formatv("insufficient samples: {0}: {1}{2}", Head,
                             join(V.Reasons, "; "), Throttle)

@@ -54,6 +54,18 @@ Error getUnsigned(const json &J, StringRef Key, const std::string &Path,
   return Error::success();
 }
 
+/// Like getUnsigned, but an absent member reads as 0: a verdict written before
+/// the member existed (the foreign-load counts).
+template <typename UInt>
+Error getUnsignedOrZero(const json &J, StringRef Key, const std::string &Path,
+                        UInt &Out) {
+  if (J.is_object() && !J.contains(Key.str())) {
+    Out = 0;
+    return Error::success();
+  }
+  return getUnsigned(J, Key, Path, Out);
+}
+
 Error getBool(const json &J, StringRef Key, const std::string &Path,
               bool &Out) {
   auto M = member(J, Key, Path);
@@ -200,6 +212,10 @@ Expected<ShapeVerdict> shapeVerdictAt(const json &J, const std::string &P) {
     return E;
   if (Error E = getUnsigned(J, "candidate_discarded", P, V.CandidateDiscarded))
     return E;
+  if (Error E = getUnsignedOrZero(J, "baseline_foreign", P, V.BaselineForeign))
+    return E;
+  if (Error E = getUnsignedOrZero(J, "candidate_foreign", P, V.CandidateForeign))
+    return E;
   if (Error E = getOptional(J, "baseline", P, V.Baseline, summaryAt))
     return E;
   if (Error E = getOptional(J, "candidate", P, V.Candidate, summaryAt))
@@ -274,6 +290,8 @@ json toJSON(const ShapeVerdict &V) {
               {"verdict", verdictName(V.Outcome).str()},
               {"baseline_discarded", V.BaselineDiscarded},
               {"candidate_discarded", V.CandidateDiscarded},
+              {"baseline_foreign", V.BaselineForeign},
+              {"candidate_foreign", V.CandidateForeign},
               {"baseline", optionalJSON(V.Baseline)},
               {"candidate", optionalJSON(V.Candidate)},
               {"speedup", optionalJSON(V.Speedup)},

@@ -10,12 +10,14 @@ using namespace llvm;
 namespace kloop {
 namespace decide {
 
-FilteredSamples filterThrottled(ArrayRef<Sample> Samples) {
+FilteredSamples filterSamples(ArrayRef<Sample> Samples) {
   FilteredSamples Out;
   Out.KeptNs.reserve(Samples.size());
   for (const Sample &S : Samples) {
-    if (S.Throttled)
-      ++Out.Discarded;
+    if (S.Foreign)
+      ++Out.DiscardedForeign;
+    else if (S.Throttled)
+      ++Out.DiscardedThrottled;
     else
       Out.KeptNs.push_back(S.DurationNs);
   }

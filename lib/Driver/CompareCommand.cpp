@@ -204,7 +204,8 @@ static int runCompare(const CommandContext &Ctx) {
       OS << format("geomean speed-up over the rows above (not a decision input): %.3fx\n",
                    *R->Verdict->GeomeanSpeedup);
   }
-  OS << "throttled samples discarded: " << R->ThrottledDiscarded << "\n";
+  OS << "throttled samples discarded: " << R->ThrottledDiscarded
+     << ", foreign GPU load samples discarded: " << R->ForeignDiscarded << "\n";
   OS << formatv("time: builds {0:f1} s, verification runs {1:f1} s, timing runs {2:f1} s, decision {3:f2} s "
                 "({4} workload runs)\n",
                 R->BuildSeconds, R->VerifySeconds, R->TimingSeconds, R->DecideSeconds, R->Runs);

@@ -192,8 +192,8 @@ static int runMeasure(const CommandContext &Ctx) {
   if (Rep->Ceil)
     OS << format("ceilings of %s: copy %.1f GB/s (read+write), f32 FMA %.1f GFLOP/s\n", Rep->Ceil->Device.c_str(),
                  Rep->Ceil->CopyGBps, Rep->Ceil->FmaGFlops);
-  OS << format("%-12s %-40s %5s %6s %11s %11s %11s %11s %7s %9s %6s %10s %6s %9s\n", "shape", "kernel", "runs", "n",
-               "median", "p10", "p90", "p99", "CV", "GB/s", "%copy", "GFLOP/s", "%fma", "throttled");
+  OS << format("%-12s %-40s %5s %6s %11s %11s %11s %11s %7s %9s %6s %10s %6s %9s %7s\n", "shape", "kernel", "runs",
+               "n", "median", "p10", "p90", "p99", "CV", "GB/s", "%copy", "GFLOP/s", "%fma", "throttled", "foreign");
   unsigned Errors = 0;
   for (const KernelShapeStats &K : Rep->Kernels) {
     unsigned Runs = 0;
@@ -202,14 +202,16 @@ static int runMeasure(const CommandContext &Ctx) {
         Runs = N;
     std::string Kernel = K.Kernel.size() > 40 ? K.Kernel.substr(0, 37) + "..." : K.Kernel;
     if (K.Stats.N == 0) {
-      OS << format("%-12s %-40s %5u %6u %11s\n", K.Shape.c_str(), Kernel.c_str(), Runs, 0u, "all throttled");
+      OS << format("%-12s %-40s %5u %6u %11s  (%zu throttled, %zu foreign)\n", K.Shape.c_str(), Kernel.c_str(), Runs,
+                   0u, "all discarded", K.Discarded, K.DiscardedForeign);
       continue;
     }
-    OS << format("%-12s %-40s %5u %6zu %11s %11s %11s %11s %7.4f %9s %6s %10s %6s %9zu\n", K.Shape.c_str(),
+    OS << format("%-12s %-40s %5u %6zu %11s %11s %11s %11s %7.4f %9s %6s %10s %6s %9zu %7zu\n", K.Shape.c_str(),
                  Kernel.c_str(), Runs, K.Stats.N, fmtNs(K.Stats.Median).c_str(), fmtNs(K.Stats.P10).c_str(),
                  fmtNs(K.Stats.P90).c_str(), fmtNs(K.Stats.P99).c_str(), K.Stats.CV,
                  fmtOpt(K.GBps, "%.1f").c_str(), fmtOpt(K.PctCopy, "%.0f%%").c_str(),
-                 fmtOpt(K.GFlops, "%.1f").c_str(), fmtOpt(K.PctFma, "%.0f%%").c_str(), K.Discarded);
+                 fmtOpt(K.GFlops, "%.1f").c_str(), fmtOpt(K.PctFma, "%.0f%%").c_str(), K.Discarded,
+                 K.DiscardedForeign);
     for (const std::string &E : K.MeasurementErrors) {
       OS << "  " << K.Shape << " " << Kernel << ": " << E << "\n";
       ++Errors;

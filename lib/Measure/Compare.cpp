@@ -389,7 +389,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
         if (!*R)
           return false;
         auto &Into = S == &Base ? SR.BaseS : SR.CandS;
-        for (auto &[Name, Samples] : targetSamples(C, *(*R)->Prof, O.Warmup)) {
+        for (auto &[Name, Samples] : runSamples(C, **R, O.Warmup)) {
           auto &V = Into[targetKey(C, Name)];
           V.insert(V.end(), Samples.begin(), Samples.end());
         }
@@ -431,12 +431,14 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     }
     return Evidence;
   };
-  auto CountThrottled = [&](ArrayRef<decide::ShapeEvidence> Evidence) {
-    Res.ThrottledDiscarded = 0;
+  auto CountDiscarded = [&](ArrayRef<decide::ShapeEvidence> Evidence) {
+    Res.ThrottledDiscarded = Res.ForeignDiscarded = 0;
     for (const decide::ShapeEvidence &E : Evidence)
-      for (const std::vector<decide::Sample> *Side : {&E.Baseline, &E.Candidate})
-        for (const decide::Sample &S : *Side)
-          Res.ThrottledDiscarded += S.Throttled;
+      for (const std::vector<decide::Sample> *Side : {&E.Baseline, &E.Candidate}) {
+        decide::FilteredSamples F = decide::filterSamples(*Side);
+        Res.ThrottledDiscarded += F.DiscardedThrottled;
+        Res.ForeignDiscarded += F.DiscardedForeign;
+      }
   };
 
   // Protected files must not have changed while the candidate built and ran.
@@ -502,7 +504,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     if (Screen->Rejects) {
       if (Error E = RecheckProtected())
         return E;
-      CountThrottled(TimingEvidence);
+      CountDiscarded(TimingEvidence);
       Res.VerificationSkipped = true;
       Res.VerificationSkippedReason =
           (Twine("the timing rejects the candidate on ") + Twine(Screen->Rejections.size()) + " of " +
@@ -532,7 +534,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   if (Error E = RecheckProtected())
     return E;
   std::vector<decide::ShapeEvidence> Evidence = Gather();
-  CountThrottled(Evidence);
+  CountDiscarded(Evidence);
   auto TDecide = std::chrono::steady_clock::now();
   Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, T);
   Res.DecideSeconds += Since(TDecide);
@@ -583,6 +585,7 @@ json toJSON(const CompareResult &R) {
   J["protected_changes"] = R.ProtectedChanges;
   J["candidate_failure"] = R.CandidateFailure ? json(*R.CandidateFailure) : json(nullptr);
   J["throttled_discarded"] = R.ThrottledDiscarded;
+  J["foreign_discarded"] = R.ForeignDiscarded;
   J["time_s"] = {{"build", R.BuildSeconds},
                  {"verify_runs", R.VerifySeconds},
                  {"timing_runs", R.TimingSeconds},

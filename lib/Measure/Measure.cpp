@@ -295,21 +295,43 @@ double medianRelCIWidth(ArrayRef<double> Values) {
   return (S[K] - S[J]) / Med;
 }
 
-bool launchThrottled(const verify::Profile &P, uint64_t StartNs) {
+const verify::EnvSample *governingSample(const verify::Profile &P, uint64_t StartNs) {
   if (P.EnvSamples.empty())
-    return false;
+    return nullptr;
   const verify::EnvSample *Gov = &P.EnvSamples.front();
   for (const verify::EnvSample &S : P.EnvSamples) {
     if (S.TimeNs > StartNs)
       break;
     Gov = &S;
   }
-  return (Gov->ThrottleReasons & ~BenignThrottleMask) != 0;
+  return Gov;
 }
 
-std::vector<std::pair<std::string, std::vector<decide::Sample>>>
-targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup) {
-  std::vector<std::pair<std::string, std::vector<decide::Sample>>> R;
+bool launchThrottled(const verify::Profile &P, uint64_t StartNs) {
+  const verify::EnvSample *Gov = governingSample(P, StartNs);
+  return Gov && (Gov->ThrottleReasons & ~BenignThrottleMask) != 0;
+}
+
+bool launchForeign(const verify::Profile &P, uint64_t StartNs) {
+  const verify::EnvSample *Gov = governingSample(P, StartNs);
+  return Gov && Gov->ForeignProcesses.value_or(0) > 0;
+}
+
+void markAllForeign(TargetSamples &Samples) {
+  for (auto &[Name, List] : Samples)
+    for (decide::Sample &S : List)
+      S.Foreign = true;
+}
+
+TargetSamples runSamples(const WorkloadConfig &C, const RunResult &R, unsigned Warmup) {
+  TargetSamples S = targetSamples(C, *R.Prof, Warmup);
+  // HOOK(foreign load before/after the run): when the host-side NVML snapshots that RunResult records
+  // before and after the run show a process of another process group on the GPU, call markAllForeign(S).
+  return S;
+}
+
+TargetSamples targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup) {
+  TargetSamples R;
   std::map<std::string, unsigned> Seen;
   std::vector<const verify::LaunchRecord *> Sorted;
   for (const verify::LaunchRecord &L : P.Launches)
@@ -330,6 +352,7 @@ targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup
     decide::Sample S;
     S.DurationNs = static_cast<double>(L->DurationNs);
     S.Throttled = launchThrottled(P, L->StartNs);
+    S.Foreign = launchForeign(P, L->StartNs);
     It->second.push_back(S);
   }
   return R;
@@ -459,7 +482,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
     Expected<std::string> Cmd = expandCommand(C.Run.Command, SV, "run.command");
     if (!Cmd)
       return Cmd.takeError();
-    std::vector<std::pair<std::string, std::vector<decide::Sample>>> Pool;
+    TargetSamples Pool;
     unsigned MaxRuns = O.TargetRelCI ? std::max(O.MaxRuns, O.MinRuns) : O.Runs;
     unsigned Done = 0;
     for (unsigned Run = 0; Run < MaxRuns; ++Run) {
@@ -493,7 +516,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
         Rep.Device = P.Device.Name;
       NvmlMissing |= !P.Nvml;
       Rep.MaxOverheadNs = std::max(Rep.MaxOverheadNs, P.OverheadWallNs);
-      for (auto &[Name, Samples] : targetSamples(C, P, O.Warmup)) {
+      for (auto &[Name, Samples] : runSamples(C, *Res, O.Warmup)) {
         auto It = llvm::find_if(Pool, [&](const auto &E) { return E.first == Name; });
         if (It == Pool.end()) {
           Pool.push_back({Name, {}});
@@ -505,7 +528,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       Say("run " + S->Name + " " + Twine(Done) + (O.TargetRelCI ? "" : "/" + Twine(MaxRuns)) + " ok (" +
           wallText(Res->WallSeconds) + ")");
       if (O.TargetRelCI && Done >= O.MinRuns && !Pool.empty() && all_of(Pool, [&](const auto &E) {
-            decide::FilteredSamples F = decide::filterThrottled(E.second);
+            decide::FilteredSamples F = decide::filterSamples(E.second);
             return medianRelCIWidth(F.KeptNs) < *O.TargetRelCI;
           }))
         break;
@@ -520,10 +543,14 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       K.Kernel = Name;
       K.Shape = S->Name;
       K.Launches = Samples.size();
-      decide::FilteredSamples F = decide::filterThrottled(Samples);
-      K.Discarded = F.Discarded;
+      decide::FilteredSamples F = decide::filterSamples(Samples);
+      K.Discarded = F.DiscardedThrottled;
+      K.DiscardedForeign = F.DiscardedForeign;
       if (F.KeptNs.empty()) {
-        Rep.Notes.push_back("kernel " + Name + " shape " + S->Name + ": every sample was throttled");
+        Rep.Notes.push_back(("kernel " + Name + " shape " + S->Name + ": every sample was discarded (" +
+                            Twine(F.DiscardedForeign) + " foreign GPU load, " + Twine(F.DiscardedThrottled) +
+                            " throttled)")
+                                .str());
         Rep.Kernels.push_back(K);
         continue;
       }
@@ -568,6 +595,7 @@ json toJSON(const MeasureReport &R) {
               {"shape", K.Shape},
               {"launches", K.Launches},
               {"discarded_throttled", K.Discarded},
+              {"discarded_foreign", K.DiscardedForeign},
               {"n", K.Stats.N},
               {"median_ns", K.Stats.Median},
               {"p10_ns", K.Stats.P10},

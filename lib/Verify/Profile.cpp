@@ -90,6 +90,22 @@ public:
     return typed(J, Key, Path, Out, Required, &json::is_boolean, "expected true or false");
   }
 
+  /// An optional count where -1 means "unknown": absent or -1 gives
+  /// std::nullopt.
+  Error countOrUnknown(const json &J, StringRef Key, const std::string &Path,
+                       std::optional<uint64_t> &Out) const {
+    auto M = get(J, Key, Path, /*Required=*/false);
+    if (!M)
+      return M.takeError();
+    Out.reset();
+    if (!*M || ((**M).is_number_integer() && (**M).get<int64_t>() == -1))
+      return Error::success();
+    if (!(**M).is_number_unsigned())
+      return error(child(Path, Key), "expected -1 or a non-negative integer");
+    Out = (**M).get<uint64_t>();
+    return Error::success();
+  }
+
   Error dim3(const json &J, StringRef Key, const std::string &Path,
              std::array<uint64_t, 3> &Out) const {
     auto M = get(J, Key, Path, /*Required=*/true);
@@ -183,6 +199,24 @@ Error parseEnv(const Reader &R, const json &J, const std::string &P,
     return E;
   if (Error E = R.u64(J, "throttle_reasons", P, S.ThrottleReasons, false))
     return E;
+  if (Error E = R.countOrUnknown(J, "compute_processes", P, S.ComputeProcesses))
+    return E;
+  if (Error E = R.countOrUnknown(J, "foreign_processes", P, S.ForeignProcesses))
+    return E;
+  if (Error E = R.countOrUnknown(J, "gpu_util_pct", P, S.GpuUtilPct))
+    return E;
+  if (Error E = R.countOrUnknown(J, "mem_util_pct", P, S.MemUtilPct))
+    return E;
+  auto Pids = R.array(J, "foreign_pids", P, false);
+  if (!Pids)
+    return Pids.takeError();
+  if (*Pids)
+    for (const json &Pid : **Pids) {
+      if (!Pid.is_number_unsigned())
+        return R.error(Reader::child(P, "foreign_pids"),
+                       "expected an array of process ids");
+      S.ForeignPids.push_back(Pid.get<uint64_t>());
+    }
   return Error::success();
 }
 

@@ -17,6 +17,9 @@ CombinedVerdict sampleVerdict() {
   Ev.push_back(passingEvidence(lognormal(Rng, 4, 1500, 0.02),
                                lognormal(Rng, 30, 1000, 0.02), "n1M"));
   Ev[0].Candidate.push_back({5000, true});
+  Ev[0].Candidate.push_back({6000, false, true});
+  Ev[0].Candidate.push_back({6100, false, true});
+  Ev[0].Baseline.push_back({7000, false, true});
   auto C = decideAll(Ev);
   EXPECT_TRUE(static_cast<bool>(C));
   return *C;
@@ -40,6 +43,9 @@ TEST(DecisionJSON, RoundTrip) {
   EXPECT_EQ(A.Outcome, Verdict::Accepted);
   EXPECT_EQ(A.Kernel, B.Kernel);
   EXPECT_EQ(A.CandidateDiscarded, 1u);
+  EXPECT_EQ(A.CandidateForeign, 2u);
+  EXPECT_EQ(A.BaselineForeign, 1u);
+  EXPECT_EQ(J["shapes"][0]["candidate_foreign"], 2);
   ASSERT_TRUE(A.Speedup && B.Speedup);
   EXPECT_EQ(A.Speedup->Lower, B.Speedup->Lower);
   EXPECT_EQ(A.Speedup->Seed, B.Speedup->Seed);
@@ -87,6 +93,31 @@ TEST(DecisionJSON, MalformedFieldsAreNamed) {
   auto S = combinedVerdictFromJSON(json::array());
   ASSERT_FALSE(static_cast<bool>(S));
   EXPECT_NE(llvm::toString(S.takeError()).find("expected an object"),
+            std::string::npos);
+}
+
+TEST(DecisionJSON, VerdictWithoutForeignCountsReadsAsNoneDiscarded) {
+  // A verdict written before the foreign-load counts existed (journals of
+  // older runs) still reads; a mistyped count is an error naming it.
+  json J = toJSON(sampleVerdict());
+  json Old = J;
+  for (json &S : Old["shapes"]) {
+    S.erase("baseline_foreign");
+    S.erase("candidate_foreign");
+  }
+  auto R = combinedVerdictFromJSON(Old);
+  ASSERT_TRUE(static_cast<bool>(R)) << llvm::toString(R.takeError());
+  EXPECT_EQ(R->Shapes[0].CandidateForeign, 0u);
+  EXPECT_EQ(R->Shapes[0].BaselineForeign, 0u);
+  EXPECT_EQ(R->Shapes[0].CandidateDiscarded, 1u);
+
+  json Bad = J;
+  Bad["shapes"][0]["candidate_foreign"] = -2;
+  R = combinedVerdictFromJSON(Bad);
+  ASSERT_FALSE(static_cast<bool>(R));
+  EXPECT_NE(llvm::toString(R.takeError())
+                .find("shapes[0].candidate_foreign: expected a non-negative "
+                      "integer"),
             std::string::npos);
 }
 

@@ -155,7 +155,8 @@ TEST(Decision, InsufficientSamples) {
   EXPECT_EQ(V.Outcome, Verdict::InsufficientSamples);
   EXPECT_FALSE(V.Speedup.has_value());
   EXPECT_TRUE(V.Baseline.has_value());
-  EXPECT_TRUE(contains(V.Explanation, "baseline 9, candidate 30"))
+  EXPECT_TRUE(contains(V.Explanation, "too few samples: baseline 9 of 9 kept, "
+                                      "candidate 30 of 30 kept"))
       << V.Explanation;
   EXPECT_TRUE(contains(V.Explanation, "need >= 10 per side"));
 }
@@ -170,6 +171,53 @@ TEST(Decision, ThrottlingCanMakeSamplesInsufficient) {
   EXPECT_EQ(V.Outcome, Verdict::InsufficientSamples);
   EXPECT_EQ(V.CandidateDiscarded, 4u);
   EXPECT_EQ(V.Candidate->N, 8u);
+}
+
+TEST(Decision, ForeignSamplesAreDiscardedAndCountedApartFromThrottled) {
+  std::mt19937_64 Rng(19);
+  auto Base = lognormal(Rng, 30, 1500, 0.02);
+  auto Cand = lognormal(Rng, 30, 1000, 0.02);
+  // Launches that shared the GPU with another process are slow; kept, they
+  // would make the candidate's p99 regress.
+  for (int I = 0; I < 5; ++I)
+    Cand.push_back({9000, false, true});
+  Cand.push_back({9100, true, false});
+  Base.push_back({9500, false, true});
+  ShapeVerdict V = mustDecide(passingEvidence(Base, Cand));
+  EXPECT_EQ(V.Outcome, Verdict::Accepted) << V.Explanation;
+  EXPECT_EQ(V.BaselineForeign, 1u);
+  EXPECT_EQ(V.CandidateForeign, 5u);
+  EXPECT_EQ(V.BaselineDiscarded, 0u);
+  EXPECT_EQ(V.CandidateDiscarded, 1u);
+  EXPECT_EQ(V.Candidate->N, 30u);
+  EXPECT_LT(V.Candidate->Max, 2000);
+  EXPECT_TRUE(contains(V.Explanation,
+                       "foreign-load samples discarded: baseline 1, candidate 5"))
+      << V.Explanation;
+}
+
+TEST(Decision, ForeignLoadMakesSamplesInsufficientAndSaysSo) {
+  // 27 of the baseline's 30 launches ran while another process used the GPU.
+  std::mt19937_64 Rng(20);
+  auto Base = lognormal(Rng, 30, 1500, 0.02);
+  for (int I = 3; I < 30; ++I)
+    Base[I].Foreign = true;
+  auto Cand = lognormal(Rng, 30, 1000, 0.02);
+  Cand[0].Throttled = true;
+  Cand[1].Foreign = true;
+  ShapeVerdict V = mustDecide(passingEvidence(Base, Cand));
+  EXPECT_EQ(V.Outcome, Verdict::InsufficientSamples) << V.Explanation;
+  EXPECT_FALSE(V.Speedup.has_value());
+  EXPECT_EQ(V.BaselineForeign, 27u);
+  EXPECT_EQ(V.Baseline->N, 3u);
+  ASSERT_FALSE(V.Reasons.empty());
+  EXPECT_EQ(V.Reasons[0],
+            "too few samples: baseline 3 of 30 kept (27 discarded: 27 foreign "
+            "GPU load, 0 throttled), candidate 28 of 30 kept (2 discarded: 1 "
+            "foreign GPU load, 1 throttled); need >= 10 per side");
+  EXPECT_TRUE(contains(V.Explanation, "insufficient samples: kernel saxpy shape "
+                                      "n16M: too few samples: baseline 3 of 30"))
+      << V.Explanation;
 }
 
 TEST(Decision, OutputMismatchRejectsEvenWithTooFewSamples) {

@@ -92,12 +92,27 @@ TEST(Statistics, SummaryRejectsBadDurations) {
 TEST(Statistics, ThrottledSamplesAreDiscardedAndCounted) {
   std::vector<Sample> S = {{100, false}, {900, true}, {110, false},
                            {950, true},  {105, false}, {990, true}};
-  FilteredSamples F = filterThrottled(S);
-  EXPECT_EQ(F.Discarded, 3u);
+  FilteredSamples F = filterSamples(S);
+  EXPECT_EQ(F.DiscardedThrottled, 3u);
+  EXPECT_EQ(F.DiscardedForeign, 0u);
+  EXPECT_EQ(F.discarded(), 3u);
   ASSERT_EQ(F.KeptNs.size(), 3u);
   EXPECT_EQ(F.KeptNs[0], 100);
   EXPECT_EQ(F.KeptNs[1], 110);
   EXPECT_EQ(F.KeptNs[2], 105);
+}
+
+TEST(Statistics, ForeignSamplesAreDiscardedAndCountedApart) {
+  // {duration, throttled, foreign}: a sample both throttled and foreign counts
+  // once, as foreign.
+  std::vector<Sample> S = {{100, false, false}, {700, false, true},
+                           {900, true, false},  {800, true, true},
+                           {110, false, false}, {750, false, true}};
+  FilteredSamples F = filterSamples(S);
+  EXPECT_EQ(F.DiscardedForeign, 3u);
+  EXPECT_EQ(F.DiscardedThrottled, 1u);
+  EXPECT_EQ(F.discarded(), 4u);
+  EXPECT_EQ(F.KeptNs, (std::vector<double>{100, 110}));
 }
 
 } // namespace

@@ -47,6 +47,84 @@ TEST(MeasureTest, ThrottleFlagFollowsTheGoverningSample) {
   EXPECT_FALSE(launchThrottled(Empty, 5000));
 }
 
+TEST(MeasureTest, ForeignFlagFollowsTheGoverningSample) {
+  // The same governing sample as the throttle flag: the last at or before the
+  // launch's start, else the first.
+  verify::Profile P;
+  verify::EnvSample A, B, C;
+  A.TimeNs = 1000;
+  A.ForeignProcesses = 0;
+  B.TimeNs = 2000;
+  B.ForeignProcesses = 1; // another process group has a context on the GPU
+  B.ForeignPids = {4242};
+  C.TimeNs = 3000;        // no process fields: unknown, not foreign
+  P.EnvSamples = {A, B, C};
+  EXPECT_FALSE(launchForeign(P, 500));
+  EXPECT_FALSE(launchForeign(P, 1999));
+  EXPECT_TRUE(launchForeign(P, 2000));
+  EXPECT_TRUE(launchForeign(P, 2999));
+  EXPECT_FALSE(launchForeign(P, 3000));
+  EXPECT_EQ(governingSample(P, 2500), &P.EnvSamples[1]);
+  EXPECT_EQ(governingSample(P, 10), &P.EnvSamples[0]);
+  P.EnvSamples[0].ForeignProcesses = 2;
+  EXPECT_TRUE(launchForeign(P, 500)) << "before the first sample, the first governs";
+  verify::Profile Empty;
+  EXPECT_FALSE(launchForeign(Empty, 5000));
+  EXPECT_EQ(governingSample(Empty, 5000), nullptr);
+}
+
+TEST(MeasureTest, TargetSamplesFlagForeignLaunchesApartFromThrottled) {
+  verify::Profile P;
+  P.Launches = {launch(0, "saxpy(int)", 100, 50), launch(1, "saxpy(int)", 200, 10),
+                launch(2, "saxpy(int)", 300, 30), launch(3, "saxpy(int)", 400, 11)};
+  verify::EnvSample S0, S1, S2;
+  S0.ForeignProcesses = 0;
+  S1.TimeNs = 250;
+  S1.ForeignProcesses = 1;
+  S1.ThrottleReasons = 0x4; // both: counted as foreign by the filter
+  S2.TimeNs = 350;
+  S2.ForeignProcesses = 0;
+  P.EnvSamples = {S0, S1, S2};
+  TargetSamples R = targetSamples(config(), P, /*Warmup=*/1);
+  ASSERT_EQ(R.size(), 1u);
+  ASSERT_EQ(R[0].second.size(), 3u);
+  EXPECT_FALSE(R[0].second[0].Foreign);
+  EXPECT_TRUE(R[0].second[1].Foreign);
+  EXPECT_TRUE(R[0].second[1].Throttled);
+  EXPECT_FALSE(R[0].second[2].Foreign);
+  decide::FilteredSamples F = decide::filterSamples(R[0].second);
+  EXPECT_EQ(F.DiscardedForeign, 1u);
+  EXPECT_EQ(F.DiscardedThrottled, 0u);
+  EXPECT_EQ(F.KeptNs, (std::vector<double>{10, 11}));
+}
+
+TEST(MeasureTest, MarkAllForeignFlagsEverySampleOfTheRun) {
+  // For foreign load seen right before or after a run: every sample of the
+  // run goes, whatever its own flags, and is counted as foreign.
+  verify::Profile P;
+  P.Launches = {launch(0, "saxpy(int)", 100, 50), launch(1, "saxpy(int)", 200, 10),
+                launch(2, "init(float*)", 250, 5), launch(3, "saxpy<2>(int)", 300, 30),
+                launch(4, "saxpy(int)", 400, 12)};
+  verify::EnvSample S;
+  S.TimeNs = 390;
+  S.ThrottleReasons = 0x40;
+  P.EnvSamples = {verify::EnvSample(), S};
+  TargetSamples R = targetSamples(config(), P, /*Warmup=*/0);
+  ASSERT_EQ(R.size(), 2u);
+  markAllForeign(R);
+  size_t N = 0;
+  for (auto &[Name, List] : R)
+    for (const decide::Sample &X : List) {
+      EXPECT_TRUE(X.Foreign) << Name;
+      ++N;
+    }
+  EXPECT_EQ(N, 4u);
+  decide::FilteredSamples F = decide::filterSamples(R[0].second);
+  EXPECT_EQ(F.DiscardedForeign, 3u);
+  EXPECT_EQ(F.DiscardedThrottled, 0u);
+  EXPECT_TRUE(F.KeptNs.empty());
+}
+
 TEST(MeasureTest, TargetSamplesDropWarmupAndOtherKernels) {
   verify::Profile P;
   // Out of seq order on purpose: samples follow "seq", not file order.

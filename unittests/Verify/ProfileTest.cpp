@@ -42,7 +42,18 @@ TEST(Profile, ReadsEveryField) {
                                 {"mem_clock_mhz", 3201},
                                 {"temp_c", 40},
                                 {"power_mw", 120000},
-                                {"throttle_reasons", 4}});
+                                {"throttle_reasons", 4},
+                                {"gpu_util_pct", 97},
+                                {"mem_util_pct", 40},
+                                {"compute_processes", 3},
+                                {"foreign_processes", 2},
+                                {"foreign_pids", {4242, 4243}}});
+  B.J["env_samples"].push_back({{"t_ns", 9},
+                                {"gpu_util_pct", -1},
+                                {"mem_util_pct", -1},
+                                {"compute_processes", -1},
+                                {"foreign_processes", -1},
+                                {"foreign_pids", json::array()}});
   Profile P = B.read();
   EXPECT_EQ(P.Device.Name, "NVIDIA H200");
   EXPECT_EQ(P.Device.ComputeCapability, "9.0");
@@ -53,10 +64,20 @@ TEST(Profile, ReadsEveryField) {
   EXPECT_EQ(P.Launches[1].Grid[0], 64u);
   EXPECT_EQ(P.Launches[1].Block[0], 256u);
   EXPECT_EQ(P.Launches[1].Stream, 7u);
-  ASSERT_EQ(P.EnvSamples.size(), 1u);
+  ASSERT_EQ(P.EnvSamples.size(), 2u);
   EXPECT_TRUE(P.Nvml);
   EXPECT_EQ(P.EnvSamples[0].SmClockMHz, 1980u);
   EXPECT_EQ(P.EnvSamples[0].ThrottleReasons, 4u);
+  EXPECT_EQ(P.EnvSamples[0].GpuUtilPct, 97u);
+  EXPECT_EQ(P.EnvSamples[0].MemUtilPct, 40u);
+  EXPECT_EQ(P.EnvSamples[0].ComputeProcesses, 3u);
+  EXPECT_EQ(P.EnvSamples[0].ForeignProcesses, 2u);
+  EXPECT_EQ(P.EnvSamples[0].ForeignPids, (std::vector<uint64_t>{4242, 4243}));
+  // -1: NVML could not tell; unknown, not foreign.
+  EXPECT_FALSE(P.EnvSamples[1].GpuUtilPct.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].ComputeProcesses.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].ForeignProcesses.has_value());
+  EXPECT_TRUE(P.EnvSamples[1].ForeignPids.empty());
   EXPECT_EQ(P.OverheadWallNs, 1234u);
   ASSERT_EQ(P.Captures.size(), 1u);
   const CaptureRecord &C = P.Captures[0];
@@ -148,6 +169,30 @@ TEST(Profile, MalformedFilesNameTheFileAndField) {
   J = Good;
   J["env_samples"] = {{{"sm_clock_mhz", 1}}};
   EXPECT_EQ(parseError(J), "/tmp/run/out.json: env_samples[0].t_ns: missing");
+  J["env_samples"] = {{{"t_ns", 1}, {"foreign_processes", -2}}};
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: env_samples[0].foreign_processes: "
+                           "expected -1 or a non-negative integer");
+  J["env_samples"] = {{{"t_ns", 1}, {"foreign_processes", "one"}}};
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: env_samples[0].foreign_processes: "
+                           "expected -1 or a non-negative integer");
+  J["env_samples"] = {{{"t_ns", 1}, {"foreign_pids", {"4242"}}}};
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: env_samples[0].foreign_pids: "
+                           "expected an array of process ids");
+}
+
+TEST(Profile, EnvSampleWithoutProcessFieldsIsUnknownNotForeign) {
+  // A profile of a library older than the process fields.
+  json J = {{"schema", "kloop-cupti/1"},
+            {"launches", json::array()},
+            {"captures", json::array()},
+            {"nvml", true},
+            {"env_samples", {{{"t_ns", 0}, {"throttle_reasons", 0}}}}};
+  auto P = parseProfile(J.dump(), "old.json");
+  ASSERT_TRUE(static_cast<bool>(P)) << llvm::toString(P.takeError());
+  ASSERT_EQ(P->EnvSamples.size(), 1u);
+  EXPECT_FALSE(P->EnvSamples[0].ForeignProcesses.has_value());
+  EXPECT_FALSE(P->EnvSamples[0].ComputeProcesses.has_value());
+  EXPECT_FALSE(P->EnvSamples[0].GpuUtilPct.has_value());
 }
 
 TEST(Profile, UnreadableFile) {

@@ -5,9 +5,11 @@
 ///
 /// A candidate is judged per kernel and per shape. One (kernel, shape) pair is
 /// accepted only if ALL of the following hold:
-///  1. after discarding throttled samples, each side has at least
+///  1. after discarding throttled samples and samples taken while another
+///     process used the GPU (filterSamples), each side has at least
 ///     DecisionThresholds::MinSamples samples (otherwise the verdict is
-///     InsufficientSamples, unless rule 3 or 4 already refuses it);
+///     InsufficientSamples, with a reason that says how many samples each
+///     cause discarded, unless rule 4 or 5 already refuses it);
 ///  2. the lower bound of the bootstrap confidence interval of
 ///     median(baseline) / median(candidate) exceeds 1 + MinGain;
 ///  3. p99(candidate) <= p99(baseline) * (1 + P99Tolerance);
@@ -76,8 +78,8 @@ struct ShapeEvidence {
   /// Informational: held-out shapes are judged by the same rule.
   bool HeldOutShape = false;
   /// Timed launches of the kernel in the baseline and the candidate
-  /// (durations in ns, throttle flag per sample), interleaved ABAB by the
-  /// caller to cancel drift.
+  /// (durations in ns, throttle and foreign-load flags per sample),
+  /// interleaved ABAB by the caller to cancel drift.
   std::vector<Sample> Baseline, Candidate;
   /// Output comparison per seed (search and held-out seeds).
   std::vector<SeedCheck> Seeds;
@@ -95,7 +97,7 @@ struct DecisionThresholds {
   /// Allowed relative p99 regression: candidate p99 <= baseline p99 *
   /// (1 + P99Tolerance). Default 0.05 (5%).
   double P99Tolerance = 0.05;
-  /// Minimum samples per side after throttle filtering. Default 10: with
+  /// Minimum samples per side after filtering (filterSamples). Default 10: with
   /// fewer, the type-7 p99 is an interpolation of the two largest values and
   /// the bootstrap median takes only a handful of distinct values.
   size_t MinSamples = 10;
@@ -114,8 +116,9 @@ enum class Verdict {
   Accepted,
   /// At least one rule fails.
   Rejected,
-  /// Too few unthrottled samples to judge speed; outputs and determinism did
-  /// not refuse the candidate. Measure more and decide again.
+  /// Too few samples left after filtering (throttled and foreign-load
+  /// samples discarded) to judge speed; outputs and determinism did not
+  /// refuse the candidate. Measure more and decide again.
   InsufficientSamples,
 };
 
@@ -132,10 +135,13 @@ struct ShapeVerdict {
   bool HeldOutShape = false;
   /// The outcome.
   Verdict Outcome = Verdict::Rejected;
-  /// Throttled samples discarded per side.
+  /// Throttled samples discarded per side (FilteredSamples::DiscardedThrottled).
   size_t BaselineDiscarded = 0, CandidateDiscarded = 0;
-  /// Summaries of the unthrottled samples (ns); absent for a side with no
-  /// samples left.
+  /// Samples discarded per side because another process used the GPU
+  /// (FilteredSamples::DiscardedForeign).
+  size_t BaselineForeign = 0, CandidateForeign = 0;
+  /// Summaries of the kept samples (ns); absent for a side with no samples
+  /// left.
   std::optional<Summary> Baseline, Candidate;
   /// Speed-up interval; absent when a side has fewer than MinSamples.
   std::optional<SpeedupInterval> Speedup;

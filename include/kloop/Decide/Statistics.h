@@ -2,7 +2,8 @@
 ///
 /// \file
 /// Descriptive statistics of a sample of kernel durations (ns) and the
-/// throttle filter applied before any statistic is computed.
+/// filter applied before any statistic is computed (throttled launches and
+/// launches that shared the GPU with another process are discarded).
 ///
 /// Percentile definition: Hyndman & Fan (1996) "Sample quantiles in
 /// statistical packages", The American Statistician 50(4), definition 7, the
@@ -30,21 +31,33 @@ struct Sample {
   double DurationNs = 0;
   /// True when the GPU reported a throttle reason (NVML clocks-throttle /
   /// clocks-event reasons other than idle) while the launch ran. Such samples
-  /// are discarded by filterThrottled() and counted.
+  /// are discarded by filterSamples() and counted.
   bool Throttled = false;
+  /// True when another process (one outside the workload's process group)
+  /// had a compute context on the GPU while the launch ran ("foreign GPU
+  /// load", NVML's running compute processes; docs/measure.md). Such samples
+  /// are discarded by filterSamples() and counted apart from throttled ones.
+  bool Foreign = false;
 };
 
-/// The durations that survive the throttle filter and how many were dropped.
+/// The durations that survive the filter and how many were dropped, per cause.
 struct FilteredSamples {
-  /// Durations (ns) of the samples not flagged as throttled, in input order.
+  /// Durations (ns) of the samples neither throttled nor foreign, in input
+  /// order.
   std::vector<double> KeptNs;
-  /// Number of samples discarded because Sample::Throttled was set.
-  size_t Discarded = 0;
+  /// Samples discarded because Sample::Foreign was set (whether or not they
+  /// were also throttled: another process on the GPU is the likelier cause).
+  size_t DiscardedForeign = 0;
+  /// Samples discarded because Sample::Throttled was set and Foreign was not.
+  size_t DiscardedThrottled = 0;
+  /// All discarded samples: DiscardedForeign + DiscardedThrottled.
+  size_t discarded() const { return DiscardedForeign + DiscardedThrottled; }
 };
 
-/// Drops every sample flagged as throttled and counts them.
+/// Drops every sample flagged as foreign or throttled and counts each cause;
+/// a sample flagged both is counted once, as foreign.
 /// Never fails; validation of the durations happens in summarize().
-FilteredSamples filterThrottled(llvm::ArrayRef<Sample> Samples);
+FilteredSamples filterSamples(llvm::ArrayRef<Sample> Samples);
 
 /// Descriptive statistics of one sample of durations (all values in ns,
 /// except N and CV).

@@ -134,6 +134,10 @@ struct CompareResult {
   std::vector<SeedResult> Seeds;
   /// Throttled samples discarded, both sides, all kernels and shapes.
   size_t ThrottledDiscarded = 0;
+  /// Samples discarded because another process used the GPU (foreign load,
+  /// measure::launchForeign), both sides, all kernels and shapes; a sample
+  /// both throttled and foreign counts here only (decide::filterSamples).
+  size_t ForeignDiscarded = 0;
   /// Notes: L2 policy, NVML availability.
   std::vector<std::string> Notes;
   /// The whole verdict in words.

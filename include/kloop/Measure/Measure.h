@@ -118,7 +118,8 @@ struct KernelShapeStats {
   std::string Kernel; ///< demangled name as recorded by CUPTI
   std::string Shape;
   size_t Launches = 0;       ///< target launches seen after warm-up
-  size_t Discarded = 0;      ///< of which dropped as throttled
+  size_t Discarded = 0;      ///< of which dropped as throttled (and not foreign)
+  size_t DiscardedForeign = 0; ///< of which dropped for foreign GPU load (launchForeign)
   decide::Summary Stats;     ///< of the kept durations, ns
   double MedianRelCI = 0;    ///< medianRelCIWidth of the kept durations
   std::optional<double> GBps;    ///< shape bytes / median ns
@@ -152,10 +153,23 @@ struct MeasureReport {
 /// thermal 0x20/0x40, power brake 0x80).
 constexpr uint64_t BenignThrottleMask = 0x1 | 0x2 | 0x100;
 
-/// True when the NVML sample governing a launch starting at \p StartNs (the
-/// last sample at or before it, else the first) reports a throttle reason
-/// outside BenignThrottleMask. False when \p P has no samples.
+/// The NVML sample governing a launch starting at \p StartNs (ns, on the
+/// profile's clock): the last sample at or before it, else the first;
+/// nullptr when \p P has no samples. The one rule launchThrottled and
+/// launchForeign share.
+const verify::EnvSample *governingSample(const verify::Profile &P, uint64_t StartNs);
+
+/// True when the governing sample (governingSample) of a launch starting at
+/// \p StartNs reports a throttle reason outside BenignThrottleMask. False when
+/// \p P has no samples.
 bool launchThrottled(const verify::Profile &P, uint64_t StartNs);
+
+/// True when the governing sample (governingSample) of a launch starting at
+/// \p StartNs reports at least one foreign process: a process outside the
+/// workload's process group with a compute context on the GPU
+/// (libkloop-cupti.so's "foreign_processes", docs/cupti.md). False when \p P
+/// has no samples or the sample does not say (unknown is not foreign).
+bool launchForeign(const verify::Profile &P, uint64_t StartNs);
 
 /// Progress callback: one line per event ("build ok", "run n16M 3/5 ok").
 using ProgressFn = std::function<void(llvm::StringRef)>;
@@ -167,10 +181,28 @@ using ProgressFn = std::function<void(llvm::StringRef)>;
 llvm::Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOptions &O,
                                               const ProgressFn &Progress = nullptr);
 
+/// Per-launch samples of target kernels, grouped by demangled name in
+/// first-seen order.
+using TargetSamples = std::vector<std::pair<std::string, std::vector<decide::Sample>>>;
+
 /// Per-launch samples of target kernels in one profile, grouped by demangled
-/// name in first-seen order, dropping the first \p Warmup launches of each.
-std::vector<std::pair<std::string, std::vector<decide::Sample>>>
-targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup);
+/// name in first-seen order, dropping the first \p Warmup launches of each;
+/// each flagged throttled (launchThrottled) and foreign (launchForeign) by its
+/// governing NVML sample.
+TargetSamples targetSamples(const WorkloadConfig &C, const verify::Profile &P, unsigned Warmup);
+
+/// Flags every sample in \p Samples foreign: for a run during which another
+/// process used the GPU although no NVML sample inside the run saw it (seen
+/// right before or after the run).
+void markAllForeign(TargetSamples &Samples);
+
+/// The samples of one timed run \p R (Ok, with a profile): targetSamples of
+/// its profile. The one place `kloop measure` and `kloop compare` take a run's
+/// samples from. Foreign load that host-side snapshots see right before or
+/// after the run is to mark them all here with markAllForeign; until
+/// RunResult records those snapshots, only the profile's own NVML samples flag
+/// foreign load (the HOOK comment in Measure.cpp marks the place).
+TargetSamples runSamples(const WorkloadConfig &C, const RunResult &R, unsigned Warmup);
 
 /// Fills GBps/GFlops/Pct* and MeasurementErrors of \p K from \p Shape and \p Ceil.
 void attachRates(KernelShapeStats &K, const ShapeSpec &Shape, const std::optional<Ceilings> &Ceil);

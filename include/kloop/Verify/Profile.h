@@ -7,7 +7,9 @@
 ///
 /// Required members: "schema" (== "kloop-cupti/1"), "launches" and
 /// "captures" (arrays). Optional: "device", "env_samples" (default empty),
-/// "nvml" (default false), "overhead". In a launch, "seq", "kernel", "grid",
+/// "nvml" (default false), "overhead". In an env sample only "t_ns" is
+/// required; "compute_processes", "foreign_processes", "gpu_util_pct" and
+/// "mem_util_pct" may also be -1 (unknown). In a launch, "seq", "kernel", "grid",
 /// "block", "start_ns", "end_ns" and "duration_ns" are required; in a capture,
 /// "seq", "kernel", "kernel_ordinal", "arg", "bytes" and "hash" are required.
 /// Every other member may be absent; a member that is present must have the
@@ -22,6 +24,7 @@
 #include "llvm/Support/Error.h"
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -81,6 +84,23 @@ struct EnvSample {
   uint64_t PowerMw = 0;
   /// NVML clocks-event (throttle) reason bit mask; 0 = none.
   uint64_t ThrottleReasons = 0;
+  /// Processes with a compute context on the GPU ("compute_processes",
+  /// nvmlDeviceGetComputeRunningProcesses), the workload's own included.
+  /// std::nullopt when unknown: absent (a library older than the member) or
+  /// -1 (NVML could not list them).
+  std::optional<uint64_t> ComputeProcesses;
+  /// Of those, processes outside the workload's process group
+  /// ("foreign_processes": another program using the GPU while the workload
+  /// ran). std::nullopt when unknown, as ComputeProcesses; unknown is never
+  /// read as foreign.
+  std::optional<uint64_t> ForeignProcesses;
+  /// Process ids of the foreign processes ("foreign_pids"), at most the
+  /// library's cap (8); empty when none or unknown.
+  std::vector<uint64_t> ForeignPids;
+  /// GPU and memory utilization in percent over NVML's last sample period
+  /// ("gpu_util_pct", "mem_util_pct", nvmlDeviceGetUtilizationRates; the
+  /// workload's own work included). std::nullopt when unknown.
+  std::optional<uint64_t> GpuUtilPct, MemUtilPct;
 };
 
 /// The bytes of one pointer argument after one target launch ("captures[]").
