@@ -143,6 +143,15 @@ std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked) {
          toString(Asked).str() + " was asked";
 }
 
+std::string foreignLoadUnknown(const verify::Profile &P) {
+  size_t Unknown = llvm::count_if(P.EnvSamples, [](const verify::EnvSample &S) { return !S.ForeignProcesses; });
+  if (!Unknown)
+    return "";
+  return "profile " + P.Path + ": " + std::to_string(Unknown) + " of " + std::to_string(P.EnvSamples.size()) +
+         " NVML samples do not list the GPU's compute processes, so foreign GPU load was not checked there (is "
+         "libkloop-cupti.so older than kloop, or could NVML not list them? its errors say)";
+}
+
 void ProfileNotes::check(const verify::Profile &P, std::vector<std::string> &Notes) {
   if (std::string M = kernelTraceMismatch(P, Asked); !M.empty() && !TraceNoted) {
     Notes.push_back(M + " (first such run; the tracing note above may not hold)");
@@ -151,6 +160,10 @@ void ProfileNotes::check(const verify::Profile &P, std::vector<std::string> &Not
   if (std::string M = verify::profileProblems(P); !M.empty() && !ProblemNoted) {
     Notes.push_back(M + " (first such run)");
     ProblemNoted = true;
+  }
+  if (std::string M = foreignLoadUnknown(P); !M.empty() && !ForeignNoted) {
+    Notes.push_back(M + " (first such run)");
+    ForeignNoted = true;
   }
 }
 

@@ -65,10 +65,18 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace);
 /// reports none: a libkloop-cupti.so older than KLOOP_CUPTI_KERNEL_TRACE).
 std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked);
 
+/// "" when every NVML sample of profile \p P says whether a foreign process
+/// used the GPU (EnvSample::ForeignProcesses known), or when \p P has no NVML
+/// samples (noted apart); else a sentence naming the profile and saying that
+/// foreign GPU load was not checked in that run.
+std::string foreignLoadUnknown(const verify::Profile &P);
+
 /// What the profiles of one measurement or comparison say about themselves,
 /// turned into notes: the first profile traced in another mode than \p Asked
-/// (kernelTraceMismatch) and the first one that reports errors or dropped
-/// records (verify::profileProblems), each noted once, "(first such run)".
+/// (kernelTraceMismatch), the first one that reports errors or dropped
+/// records (verify::profileProblems) and the first one whose NVML samples do
+/// not tell foreign GPU load (foreignLoadUnknown), each noted once,
+/// "(first such run)".
 class ProfileNotes {
 public:
   explicit ProfileNotes(KernelTrace Asked) : Asked(Asked) {}
@@ -77,7 +85,7 @@ public:
 
 private:
   KernelTrace Asked;
-  bool TraceNoted = false, ProblemNoted = false;
+  bool TraceNoted = false, ProblemNoted = false, ForeignNoted = false;
 };
 
 /// One invocation to run.

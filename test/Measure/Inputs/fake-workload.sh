@@ -6,6 +6,10 @@
 #     non-target kernel, and an NVML sample reporting a power cap (throttle 0x4)
 #     from the start of the last saxpy launch on.
 # profile-errors: the same, with an "errors" entry and dropped records in the profile.
+# foreign: the same launches; the NVML samples list the GPU's compute processes (the ok profile's do
+#     not, like a libkloop-cupti.so older than those fields), and one of another process group
+#     (pid 4242) from the start of the 5th timed launch to that of the 8th: 3 foreign launches.
+# foreign-all: the same, with the foreign process there in every sample.
 # Other modes fail the way real workloads do.
 mode=$1; iters=${2:-12}; seed=${3:-0}
 case $mode in
@@ -15,7 +19,7 @@ case $mode in
   noprofile) echo "fake: ran but CUDA was never initialised"; exit 0 ;;
   nodevice) echo "CUDA error: no CUDA-capable device is detected" >&2; exit 1 ;;
   corrupt) echo '{"schema": "kloop-cupti/1", "launches": [' > "$KLOOP_CUPTI_OUT"; exit 0 ;;
-  ok|profile-errors) ;;
+  ok|profile-errors|foreign|foreign-all) ;;
   *) echo "fake: unknown mode $mode" >&2; exit 2 ;;
 esac
 echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
@@ -31,7 +35,21 @@ echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
   done
   start=$((total * 100000))
   printf '\n  {"seq": %d, "kernel": "_Z4initPf", "name": "init(float*)", "grid": [1,1,1], "block": [32,1,1], "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 7, "context": 1, "start_ns": %d, "end_ns": %d, "duration_ns": 777}' $total $start $((start + 777))
-  printf '],\n "env_samples": [{"t_ns": 0, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 300000, "throttle_reasons": 0},\n  {"t_ns": %d, "sm_clock_mhz": 1700, "mem_clock_mhz": 3201, "temp_c": 60, "power_mw": 700000, "throttle_reasons": 4}],\n' $((iters * 100000))
+  # procs T F: what libkloop-cupti.so adds to a sample, T compute processes of which F foreign.
+  procs() {
+    case $mode in
+      foreign|foreign-all) [ "$mode" = foreign-all ] && set -- $(($1 + 1)) $(($2 + 1))
+        pids=""; [ "$2" -gt 0 ] && pids=4242
+        printf ', "gpu_util_pct": 100, "mem_util_pct": 30, "compute_processes": %d, "foreign_processes": %d, "foreign_pids": [%s]' $1 $2 "$pids" ;;
+    esac
+  }
+  printf '],\n "env_samples": [{"t_ns": 0, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 300000, "throttle_reasons": 0%s},\n' "$(procs 1 0)"
+  case $mode in
+    foreign|foreign-all)
+      printf '  {"t_ns": 500000, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 45, "power_mw": 500000, "throttle_reasons": 0%s},\n' "$(procs 2 1)"
+      printf '  {"t_ns": 800000, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 50, "power_mw": 400000, "throttle_reasons": 0%s},\n' "$(procs 1 0)" ;;
+  esac
+  printf '  {"t_ns": %d, "sm_clock_mhz": 1700, "mem_clock_mhz": 3201, "temp_c": 60, "power_mw": 700000, "throttle_reasons": 4%s}],\n' $((iters * 100000)) "$(procs 1 0)"
   # Like libkloop-cupti.so, say which CUPTI activity kind timed the kernels, when kloop asked for one.
   [ -n "${KLOOP_CUPTI_KERNEL_TRACE:-}" ] && printf ' "kernel_trace": "%s",\n' "$KLOOP_CUPTI_KERNEL_TRACE"
   # profile-errors: what libkloop-cupti.so writes when a CUPTI call failed and records were dropped.

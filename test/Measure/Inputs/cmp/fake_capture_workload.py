@@ -18,6 +18,13 @@ Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS nam
 captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
 Like libkloop-cupti.so, arg 3 is poisoned (its capture says "poisoned") only when KLOOP_CUPTI_POISON is
 nan or sentinel and KLOOP_CUPTI_POISON_ARGS names it ("3" or "KERNEL:3" with KERNEL in the name).
+NVML samples, by $FAKE_FOREIGN (when $FAKE_FOREIGN_VARIANT is set, only in that variant's runs; the
+other variants' runs then get the "old" samples):
+  unset  none ("nvml": false)
+  old    unthrottled samples that do not list the GPU's compute processes (an older library)
+  some   samples listing a process of another process group (pid 4242) from the start of the
+         6th timed launch to that of the 9th: 3 foreign launches per run
+  all    that process in every sample: every launch foreign
 """
 import json, os, signal, struct, sys
 
@@ -81,8 +88,22 @@ for i in range(iters + 1):
         captures.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "kernel_ordinal": i, "arg": 3,
                          "ptr": "0x7f0000000000", "bytes": len(data), "hash": fnv1a64(data), "dump": dump_name,
                          "poisoned": poison})
+foreign = os.environ.get("FAKE_FOREIGN", "")
+if os.environ.get("FAKE_FOREIGN_VARIANT", variant) != variant:
+    foreign = "old"
+env_samples = []
+if foreign:
+    # (time, foreign processes): launch i starts at i * 100000 ns; launch 0 is the warm-up.
+    steps = {"old": [(0, None)], "some": [(0, 0), (600000, 1), (900000, 0)], "all": [(0, 1)]}[foreign]
+    for t, n in steps:
+        s = {"t_ns": t, "sm_clock_mhz": 1980, "mem_clock_mhz": 3201, "temp_c": 40, "power_mw": 300000,
+             "throttle_reasons": 0}
+        if n is not None:
+            s.update({"gpu_util_pct": 100, "mem_util_pct": 20, "compute_processes": 1 + n,
+                      "foreign_processes": n, "foreign_pids": [4242] * n})
+        env_samples.append(s)
 profile = {"schema": "kloop-cupti/1", "device": {"name": "Fake GPU", "cc": "9.0", "l2_bytes": 1048576},
-           "launches": launches, "env_samples": [], "nvml": False, "captures": captures,
+           "launches": launches, "env_samples": env_samples, "nvml": bool(foreign), "captures": captures,
            "overhead": {"wall_ns_in_callbacks": 1000},
            "memory": {"live_allocations": live[0], "live_bytes": live[1], "peak_bytes": live[1]}}
 # Like libkloop-cupti.so, say which CUPTI activity kind timed the kernels, when kloop asked for one.
