@@ -150,6 +150,25 @@ bool matchesTarget(const std::vector<std::string> &Targets, const std::string &D
   return false;
 }
 
+ProcessCensus censusProcesses(const std::vector<unsigned> &Pids, long OwnGroup,
+                              const std::function<long(unsigned)> &GroupOf) {
+  ProcessCensus C;
+  std::vector<unsigned> Seen;
+  for (unsigned Pid : Pids) {
+    if (std::find(Seen.begin(), Seen.end(), Pid) != Seen.end())
+      continue;
+    Seen.push_back(Pid);
+    ++C.Compute;
+    long Group = GroupOf(Pid);
+    if (Group >= 0 && Group == OwnGroup)
+      continue;
+    ++C.Foreign;
+    if (C.ForeignPids.size() < MaxForeignPids)
+      C.ForeignPids.push_back(Pid);
+  }
+  return C;
+}
+
 std::optional<uint64_t> parseUnsigned(const std::string &Text) {
   std::string T = trim(Text);
   if (T.empty())

@@ -1,8 +1,9 @@
 //===- CaptureSupport.h - host-only helpers of libkloop-cupti -------------===//
 //
 // Everything libkloop-cupti.so decides without a GPU: the FNV-1a hash of captured bytes, which kernel
-// parameters are pointers (from the demangled signature), the parsing of the KLOOP_CUPTI_* variables and
-// the map of live device allocations. Kept free of CUDA headers so it is unit-tested on CI machines.
+// parameters are pointers (from the demangled signature), the parsing of the KLOOP_CUPTI_* variables, the
+// map of live device allocations and which GPU processes are foreign. Kept free of CUDA headers so it is
+// unit-tested on CI machines.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_TOOLS_KLOOP_CUPTI_CAPTURESUPPORT_H
@@ -10,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +95,27 @@ std::string directoryOf(const std::string &Path);
 
 /// Parses an unsigned decimal integer; std::nullopt on empty input, junk or overflow.
 std::optional<uint64_t> parseUnsigned(const std::string &Text);
+
+/// Most process ids of foreign processes kept per NVML sample ("foreign_pids"); the count is exact.
+constexpr size_t MaxForeignPids = 8;
+
+/// The processes that have a compute context on the GPU, sorted by whose they are.
+struct ProcessCensus {
+  /// Distinct processes listed (the workload's own included).
+  uint64_t Compute = 0;
+  /// Of those, processes outside the workload's process group: foreign GPU load.
+  uint64_t Foreign = 0;
+  /// The first MaxForeignPids of their process ids, in the order listed.
+  std::vector<unsigned> ForeignPids;
+};
+
+/// Sorts \p Pids (nvmlDeviceGetComputeRunningProcesses; a pid listed twice, once per MIG compute instance,
+/// counts once) into the workload's and foreign ones. \p OwnGroup is the workload's process group
+/// (getpgid(0) in the workload: kloop runs each workload and its children in a process group of their own);
+/// \p GroupOf returns a pid's process group, or -1 when that process is not visible here (another PID
+/// namespace, or gone), which counts as foreign: the GPU is shared with something we cannot see.
+ProcessCensus censusProcesses(const std::vector<unsigned> &Pids, long OwnGroup,
+                              const std::function<long(unsigned)> &GroupOf);
 
 /// Live device allocations, keyed by base address: base -> size in bytes. Not thread safe (the caller
 /// holds its lock).

@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace kloop::cupti;
 
@@ -192,4 +196,79 @@ TEST(Allocations, LiveAndPeakBytes) {
   M.insert(0x3000, 0); // ignored
   EXPECT_EQ(M.bytes(), 20u);
   EXPECT_EQ(M.size(), 1u);
+}
+
+TEST(ProcessCensus, ProcessesOfAnotherGroupOrInvisibleAreForeign) {
+  // pid -> process group; 300 is not visible (-1).
+  std::map<unsigned, long> Groups = {{100, 100}, {101, 100}, {200, 200}, {201, 201}};
+  auto GroupOf = [&](unsigned Pid) -> long {
+    auto It = Groups.find(Pid);
+    return It == Groups.end() ? -1 : It->second;
+  };
+  ProcessCensus C = censusProcesses({100, 200, 101, 300, 100}, /*OwnGroup=*/100, GroupOf);
+  EXPECT_EQ(C.Compute, 4u) << "pid 100 listed twice (two MIG compute instances) counts once";
+  EXPECT_EQ(C.Foreign, 2u);
+  EXPECT_EQ(C.ForeignPids, (std::vector<unsigned>{200, 300}));
+  ProcessCensus Own = censusProcesses({100, 101}, 100, GroupOf);
+  EXPECT_EQ(Own.Compute, 2u);
+  EXPECT_EQ(Own.Foreign, 0u);
+  EXPECT_TRUE(Own.ForeignPids.empty());
+  ProcessCensus None = censusProcesses({}, 100, GroupOf);
+  EXPECT_EQ(None.Compute, 0u);
+  EXPECT_EQ(None.Foreign, 0u);
+}
+
+TEST(ProcessCensus, ForeignPidListIsCappedButTheCountIsExact) {
+  std::vector<unsigned> Pids;
+  for (unsigned P = 1000; P < 1020; ++P)
+    Pids.push_back(P);
+  ProcessCensus C = censusProcesses(Pids, 7, [](unsigned Pid) -> long { return Pid; });
+  EXPECT_EQ(C.Compute, 20u);
+  EXPECT_EQ(C.Foreign, 20u);
+  ASSERT_EQ(C.ForeignPids.size(), MaxForeignPids);
+  EXPECT_EQ(C.ForeignPids.front(), 1000u);
+  EXPECT_EQ(C.ForeignPids.back(), 1000u + MaxForeignPids - 1);
+}
+
+TEST(ProcessCensus, RealProcessGroups) {
+  // What the sampler passes: getpgid. A child in our group is ours; one that made its own group (as a
+  // second program started elsewhere would be) and a pid that no longer exists are foreign.
+  auto GroupOf = [](unsigned Pid) -> long { return getpgid(static_cast<pid_t>(Pid)); };
+  pid_t Same = fork();
+  ASSERT_GE(Same, 0);
+  if (Same == 0) {
+    pause();
+    _exit(0);
+  }
+  int Ready[2];
+  ASSERT_EQ(pipe(Ready), 0);
+  pid_t Other = fork();
+  ASSERT_GE(Other, 0);
+  if (Other == 0) {
+    setpgid(0, 0);
+    char C = 1;
+    (void)!write(Ready[1], &C, 1);
+    pause();
+    _exit(0);
+  }
+  char C = 0;
+  ASSERT_EQ(read(Ready[0], &C, 1), 1);
+  pid_t Gone = fork();
+  ASSERT_GE(Gone, 0);
+  if (Gone == 0)
+    _exit(0);
+  ASSERT_EQ(waitpid(Gone, nullptr, 0), Gone);
+  ProcessCensus Census =
+      censusProcesses({static_cast<unsigned>(getpid()), static_cast<unsigned>(Same), static_cast<unsigned>(Other),
+                       static_cast<unsigned>(Gone)},
+                      getpgid(0), GroupOf);
+  kill(Same, SIGKILL);
+  kill(Other, SIGKILL);
+  waitpid(Same, nullptr, 0);
+  waitpid(Other, nullptr, 0);
+  close(Ready[0]);
+  close(Ready[1]);
+  EXPECT_EQ(Census.Compute, 4u);
+  EXPECT_EQ(Census.Foreign, 2u);
+  EXPECT_EQ(Census.ForeignPids, (std::vector<unsigned>{static_cast<unsigned>(Other), static_cast<unsigned>(Gone)}));
 }

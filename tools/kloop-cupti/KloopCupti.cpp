@@ -4,7 +4,8 @@
 // InitializeInjection() once, during cuInit. From then on:
 //   - the CUPTI Activity API records every kernel execution (KERNEL records, or CONCURRENT_KERNEL ones with
 //     KLOOP_CUPTI_KERNEL_TRACE=concurrent);
-//   - an NVML thread samples clocks, temperature, power and throttle reasons (NvmlSampler);
+//   - an NVML thread samples clocks, temperature, power, throttle reasons, utilization and the processes
+//     using the GPU (NvmlSampler);
 //   - CUPTI API callbacks on kernel launches number the launches ("seq") and, for target kernels,
 //     poison chosen output buffers before the launch and hash (and optionally dump) every device buffer
 //     passed as a pointer argument after it; callbacks on allocation calls keep the map of live device
@@ -1299,7 +1300,12 @@ void writeOutput() {
                        {"mem_clock_mhz", S.MemClockMHz},
                        {"temp_c", S.TempC},
                        {"power_mw", S.PowerMw},
-                       {"throttle_reasons", S.ThrottleReasons}});
+                       {"throttle_reasons", S.ThrottleReasons},
+                       {"gpu_util_pct", S.GpuUtilPct},
+                       {"mem_util_pct", S.MemUtilPct},
+                       {"compute_processes", S.ComputeProcesses},
+                       {"foreign_processes", S.ForeignProcesses},
+                       {"foreign_pids", S.ForeignPids}});
   bool Nvml = !Samples.empty();
   J["env_samples"] = std::move(Samples);
   J["nvml"] = Nvml;
@@ -1343,10 +1349,14 @@ void writeOutput() {
                          {"dump", Cfg.Dump},
                          {"sample_us", Cfg.SampleUs}};
   J["kernel_trace"] = Cfg.SerialKernelTrace ? "serial" : "concurrent";
+  ProcessQueryCost Queries = G->Sampler.processQueryCost();
   J["overhead"] = {{"wall_ns_in_callbacks", G->NsInCallbacks.load()},
                    {"callbacks", G->Callbacks.load()},
                    {"capture_ns", G->NsCapturing.load()},
-                   {"activity_buffer_ns", G->NsInBufferCallbacks.load()}};
+                   {"activity_buffer_ns", G->NsInBufferCallbacks.load()},
+                   {"nvml_process_queries", Queries.Queries},
+                   {"nvml_process_query_ns", Queries.TotalNs},
+                   {"nvml_process_query_max_ns", Queries.MaxNs}};
   J["dropped_records"] = G->DroppedRecords;
   {
     std::lock_guard<std::mutex> FLock(G->FlushMu);

@@ -1,8 +1,11 @@
 //===- NvmlSampler.cpp - NVML clock/temperature/power sampler -------------===//
 #include "NvmlSampler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <dlfcn.h>
+#include <optional>
+#include <unistd.h>
 
 namespace kloop {
 namespace cupti {
@@ -17,6 +20,20 @@ constexpr nvmlReturn_t NVML_SUCCESS = 0;
 constexpr int NVML_CLOCK_SM = 1;         // nvmlClockType_t
 constexpr int NVML_CLOCK_MEM = 2;        // nvmlClockType_t
 constexpr int NVML_TEMPERATURE_GPU = 0;  // nvmlTemperatureSensors_t
+constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
+
+/// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 (and _v2) fill it.
+struct NvmlProcessInfo {
+  unsigned int Pid;
+  unsigned long long UsedGpuMemory;
+  unsigned int GpuInstanceId;
+  unsigned int ComputeInstanceId;
+};
+/// nvmlUtilization_t: percent of the last sample period.
+struct NvmlUtilization {
+  unsigned int Gpu;
+  unsigned int Memory;
+};
 
 using InitFn = nvmlReturn_t (*)();
 using ShutdownFn = nvmlReturn_t (*)();
@@ -26,6 +43,8 @@ using TempFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned *);
 using PowerFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *);
 using ReasonsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
 using ErrorStringFn = const char *(*)(nvmlReturn_t);
+using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *, NvmlProcessInfo *);
+using UtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, NvmlUtilization *);
 
 struct Nvml {
   void *Handle = nullptr;
@@ -37,6 +56,9 @@ struct Nvml {
   PowerFn Power = nullptr;
   ReasonsFn Reasons = nullptr;
   ErrorStringFn ErrorString = nullptr;
+  /// Optional (older drivers lack them): the sample's fields stay -1 and the absence is an error once.
+  ProcessesFn Processes = nullptr;
+  UtilizationFn Utilization = nullptr;
   nvmlDevice_t Device = nullptr;
 
   std::string describe(nvmlReturn_t R) const {
@@ -72,6 +94,10 @@ bool NvmlSampler::start(const std::string &PciBusId, uint64_t PeriodUs, std::fun
   if (!N.Reasons)
     N.Reasons = sym<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
   N.ErrorString = sym<ErrorStringFn>(N.Handle, "nvmlErrorString");
+  N.Processes = sym<ProcessesFn>(N.Handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!N.Processes)
+    N.Processes = sym<ProcessesFn>(N.Handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+  N.Utilization = sym<UtilizationFn>(N.Handle, "nvmlDeviceGetUtilizationRates");
   if (!N.Init || !N.Shutdown || !N.ByPci || !N.Clock || !N.Temp || !N.Power || !N.Reasons) {
     Error = "libnvidia-ml.so.1 lacks one of nvmlInit_v2, nvmlShutdown, nvmlDeviceGetHandleByPciBusId_v2, "
             "nvmlDeviceGetClockInfo, nvmlDeviceGetTemperature, nvmlDeviceGetPowerUsage, "
@@ -96,12 +122,47 @@ bool NvmlSampler::start(const std::string &PciBusId, uint64_t PeriodUs, std::fun
     return false;
   }
   Clock = std::move(ClockFnArg);
+  OwnGroup = static_cast<long>(getpgid(0));
   Active.store(true);
   StopRequested.store(false);
   sampleOnce();
   if (PeriodUs > 0)
     Thread = std::thread([this, PeriodUs] { run(PeriodUs); });
   return true;
+}
+
+int NvmlSampler::readProcesses(EnvSample &S) {
+  Nvml &N = TheNvml;
+  auto T0 = std::chrono::steady_clock::now();
+  if (ProcessBuffer.empty())
+    ProcessBuffer.resize(16 * sizeof(NvmlProcessInfo));
+  nvmlReturn_t R = NVML_ERROR_INSUFFICIENT_SIZE;
+  unsigned Count = 0;
+  // The list can grow between the call that sizes it and the next one: retry a few times.
+  for (int Try = 0; Try < 4 && R == NVML_ERROR_INSUFFICIENT_SIZE; ++Try) {
+    Count = static_cast<unsigned>(ProcessBuffer.size() / sizeof(NvmlProcessInfo));
+    R = N.Processes(N.Device, &Count, reinterpret_cast<NvmlProcessInfo *>(ProcessBuffer.data()));
+    if (R == NVML_ERROR_INSUFFICIENT_SIZE)
+      ProcessBuffer.resize((static_cast<size_t>(Count) + 8) * sizeof(NvmlProcessInfo));
+  }
+  if (R == NVML_SUCCESS) {
+    std::vector<unsigned> Pids;
+    const auto *Infos = reinterpret_cast<const NvmlProcessInfo *>(ProcessBuffer.data());
+    for (unsigned I = 0; I < Count; ++I)
+      Pids.push_back(Infos[I].Pid);
+    auto GroupOf = [](unsigned Pid) { return static_cast<long>(getpgid(static_cast<pid_t>(Pid))); };
+    ProcessCensus C = censusProcesses(Pids, OwnGroup, GroupOf);
+    S.ComputeProcesses = static_cast<int64_t>(C.Compute);
+    S.ForeignProcesses = static_cast<int64_t>(C.Foreign);
+    S.ForeignPids = std::move(C.ForeignPids);
+  }
+  uint64_t Ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - T0).count());
+  std::lock_guard<std::mutex> Lock(Mutex);
+  ++QueryCost.Queries;
+  QueryCost.TotalNs += Ns;
+  QueryCost.MaxNs = std::max(QueryCost.MaxNs, Ns);
+  return R;
 }
 
 void NvmlSampler::sampleOnce() {
@@ -111,12 +172,13 @@ void NvmlSampler::sampleOnce() {
   unsigned V = 0;
   unsigned Failed = 0;
   std::vector<std::string> NewErrors;
-  auto Check = [&](nvmlReturn_t R, unsigned Bit, const char *What) {
+  // A reading that fails (R != NVML_SUCCESS, or no such entry point: R unset) is reported once.
+  auto Check = [&](std::optional<nvmlReturn_t> R, unsigned Bit, const char *What) {
     if (R == NVML_SUCCESS)
       return true;
     Failed |= Bit;
     if (!(FailedMask & Bit))
-      NewErrors.push_back(std::string(What) + " failed: " + N.describe(R));
+      NewErrors.push_back(std::string(What) + (R ? " failed: " + N.describe(*R) : " is not in libnvidia-ml.so.1"));
     return false;
   };
   if (Check(N.Clock(N.Device, NVML_CLOCK_SM, &V), 1, "nvmlDeviceGetClockInfo(SM)"))
@@ -130,6 +192,14 @@ void NvmlSampler::sampleOnce() {
   unsigned long long Reasons = 0;
   if (Check(N.Reasons(N.Device, &Reasons), 16, "nvmlDeviceGetCurrentClocksEventReasons"))
     S.ThrottleReasons = static_cast<int64_t>(Reasons);
+  NvmlUtilization Util{0, 0};
+  if (Check(N.Utilization ? std::optional<nvmlReturn_t>(N.Utilization(N.Device, &Util)) : std::nullopt, 32,
+            "nvmlDeviceGetUtilizationRates")) {
+    S.GpuUtilPct = Util.Gpu;
+    S.MemUtilPct = Util.Memory;
+  }
+  Check(N.Processes ? std::optional<nvmlReturn_t>(readProcesses(S)) : std::nullopt, 64,
+        "nvmlDeviceGetComputeRunningProcesses_v3/_v2");
   std::lock_guard<std::mutex> Lock(Mutex);
   FailedMask |= Failed;
   for (std::string &E : NewErrors)
@@ -176,6 +246,11 @@ void NvmlSampler::stop() {
 std::vector<EnvSample> NvmlSampler::samples() const {
   std::lock_guard<std::mutex> Lock(Mutex);
   return Samples;
+}
+
+ProcessQueryCost NvmlSampler::processQueryCost() const {
+  std::lock_guard<std::mutex> Lock(Mutex);
+  return QueryCost;
 }
 
 std::vector<std::string> NvmlSampler::errors() const {

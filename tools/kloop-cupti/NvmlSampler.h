@@ -1,12 +1,17 @@
 //===- NvmlSampler.h - NVML clock/temperature/power sampler ---------------===//
 //
-// Samples one GPU through NVML on a background thread. NVML is loaded at run time (dlopen of
-// libnvidia-ml.so.1) because the CPU build machines have no nvml.h; the few entry points used are
-// declared in NvmlSampler.cpp from the NVML API reference (docs.nvidia.com/deploy/nvml-api).
+// Samples one GPU through NVML on a background thread: clocks, temperature, power, throttle reasons,
+// utilization and the processes that use the GPU (foreign GPU load, docs/cupti.md). NVML is called only
+// on that thread (and at start and stop), never from a CUPTI callback on the launch path. NVML is loaded
+// at run time (dlopen of libnvidia-ml.so.1) because the CPU build machines have no nvml.h; the few entry
+// points used are declared in NvmlSampler.cpp from the NVML API reference
+// (docs.nvidia.com/deploy/nvml-api).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_TOOLS_KLOOP_CUPTI_NVMLSAMPLER_H
 #define KLOOP_TOOLS_KLOOP_CUPTI_NVMLSAMPLER_H
+
+#include "CaptureSupport.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -36,6 +41,21 @@ struct EnvSample {
   /// Bit mask of nvmlClocksEventReason* (nvmlDeviceGetCurrentClocksEventReasons, or the older
   /// ...ThrottleReasons); -1 when unreadable. Bit 0x1 (GPU idle) is not a slowdown.
   int64_t ThrottleReasons = -1;
+  /// GPU and memory utilization in percent over NVML's last sample period (nvmlDeviceGetUtilizationRates;
+  /// the device as a whole, this process included).
+  int64_t GpuUtilPct = -1, MemUtilPct = -1;
+  /// Processes with a compute context on the device (nvmlDeviceGetComputeRunningProcesses_v3, else _v2),
+  /// and of those, processes outside this process's process group (censusProcesses); -1 when unreadable.
+  int64_t ComputeProcesses = -1, ForeignProcesses = -1;
+  /// Process ids of the foreign processes, at most MaxForeignPids.
+  std::vector<unsigned> ForeignPids;
+};
+
+/// Cost of the compute-process queries (one per sample), host wall time.
+struct ProcessQueryCost {
+  /// Queries made, total and largest ns spent in one (nvmlDeviceGetComputeRunningProcesses calls and the
+  /// process-group lookups of the pids they list).
+  uint64_t Queries = 0, TotalNs = 0, MaxNs = 0;
 };
 
 /// Background NVML sampler of one device. All methods are thread safe and never throw.
@@ -55,10 +75,15 @@ public:
   std::vector<EnvSample> samples() const;
   /// Errors met while sampling (a reading that failed once is reported once).
   std::vector<std::string> errors() const;
+  /// What the compute-process queries cost so far.
+  ProcessQueryCost processQueryCost() const;
 
 private:
   void sampleOnce();
   void run(uint64_t PeriodUs);
+  /// Lists the device's compute processes into S (ComputeProcesses, ForeignProcesses, ForeignPids); returns
+  /// the NVML status (0 on success) and times the query into QueryCost.
+  int readProcesses(EnvSample &S);
 
   std::atomic<bool> Active{false};
   std::atomic<bool> StopRequested{false};
@@ -69,6 +94,11 @@ private:
   std::vector<EnvSample> Samples;
   std::vector<std::string> Errors;
   unsigned FailedMask = 0;
+  /// This process's process group (getpgid(0) at start): the workload's, by kloop's isolation.
+  long OwnGroup = -1;
+  /// Reused buffer of nvmlProcessInfo_t entries (only the sampling thread, or start/stop, touch it).
+  std::vector<unsigned char> ProcessBuffer;
+  ProcessQueryCost QueryCost; // guarded by Mutex
 };
 
 } // namespace cupti
