@@ -10,6 +10,7 @@
 import os
 import shutil
 import subprocess
+import sys
 
 import lit.formats
 
@@ -19,6 +20,14 @@ config.suffixes = [".cu", ".cpp", ".test", ".json", ".yaml"]
 config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kloop_obj_root, "test")
+
+# GPU tests (gpu-*.test, REQUIRES: gpu) one at a time: each would be foreign GPU load for another
+# (kloop_lit_gpu.py says why the grouping function lives in a module).
+sys.path.insert(0, config.test_source_root)
+import kloop_lit_gpu  # noqa: E402
+
+lit_config.parallelism_groups[kloop_lit_gpu.GROUP] = 1
+config.parallelism_group = kloop_lit_gpu.parallelism_group
 
 config.environment["PATH"] = os.pathsep.join(
     [config.kloop_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
