@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <iterator>
 #include <map>
 
 using namespace llvm;
@@ -48,7 +49,9 @@ int64_t journalNowNs() {
 
 // ---- schema --------------------------------------------------------------------
 
-/// Version 1 of the layout. Any change here must bump kJournalSchemaVersion.
+/// Version 1 of the layout, as older kloops created it; Migrations bring it to
+/// kJournalSchemaVersion. Never edit it: add a migration (and bump
+/// kJournalSchemaVersion) instead.
 static const char SchemaV1[] = R"sql(
 CREATE TABLE runs(
   id INTEGER PRIMARY KEY,
@@ -142,6 +145,26 @@ CREATE TABLE verdicts(
   explanation TEXT NOT NULL,
   created_ns INTEGER NOT NULL);
 )sql";
+
+/// Migrations[I] turns a journal of schema version I + 1 into one of version
+/// I + 2. A new journal is SchemaV1 plus all of them, so old and new files
+/// have the same layout.
+static const char *const Migrations[] = {
+    // 2: samples taken while another process used the GPU (foreign GPU load,
+    // docs/measure.md). Rows of version 1 journals read as not foreign.
+    "ALTER TABLE samples ADD COLUMN foreign_load INTEGER NOT NULL DEFAULT 0 "
+    "CHECK(foreign_load IN (0, 1));",
+};
+static_assert(std::size(Migrations) + 1 == kJournalSchemaVersion,
+              "one migration per schema version after 1");
+
+/// The SQL of the migrations from schema version \p Version to the current one.
+static std::string migrationsFrom(int Version) {
+  std::string Sql;
+  for (int V = Version; V < kJournalSchemaVersion; ++V)
+    Sql += Migrations[V - 1];
+  return Sql;
+}
 
 // ---- statement wrapper -------------------------------------------------------------
 
@@ -352,6 +375,10 @@ public:
 
   static Error endStep(Journal &J, int64_t Step, StepStatus To,
                        std::optional<StringRef> Reason, const json &Payload);
+
+  /// Brings an open journal of an older schema version to kJournalSchemaVersion
+  /// in one transaction (Migrations).
+  static Error upgrade(Journal &J);
 };
 
 static const char StepColumns[] =
@@ -362,8 +389,12 @@ static const char ProposalColumns[] =
     "parsed, parse_error";
 static const char BuildColumns[] =
     "id, run, round, proposal, succeeded, log, ptxas, wall_ms";
-static const char SampleColumns[] =
-    "id, run, round, proposal, shape, seed, kernel, duration_ns, throttled";
+/// The columns querySamples reads; a version 1 journal opened read-only has no
+/// foreign_load column, and its samples read as not foreign.
+static std::string sampleColumns(int SchemaVersion) {
+  return std::string("id, run, round, proposal, shape, seed, kernel, duration_ns, throttled, ") +
+         (SchemaVersion >= 2 ? "foreign_load" : "0");
+}
 
 // ---- open ----------------------------------------------------------------------
 
@@ -443,11 +474,12 @@ Expected<std::unique_ptr<Journal>> Journal::open(StringRef PathRef, OpenMode Mod
     Expected<int64_t> Version = pragmaInt(Db, Path, "user_version");
     if (!Version)
       return Fail(Version.takeError());
-    if (*Version != kJournalSchemaVersion)
+    if (*Version < 1 || *Version > kJournalSchemaVersion)
       return Fail(fileError(Path, "journal schema version " +
                                       std::to_string(*Version) +
-                                      "; this kloop reads version " +
+                                      "; this kloop reads versions 1 to " +
                                       std::to_string(kJournalSchemaVersion)));
+    J->SchemaVersion = static_cast<int>(*Version);
     Stmt Check(Db, Path);
     if (Error E = Check.prepare("PRAGMA quick_check")) {
       consumeError(std::move(E));
@@ -486,7 +518,7 @@ Expected<std::unique_ptr<Journal>> Journal::open(StringRef PathRef, OpenMode Mod
     return Fail(std::move(E));
 
   if (Creating) {
-    std::string Sql = std::string("BEGIN IMMEDIATE;") + SchemaV1 +
+    std::string Sql = std::string("BEGIN IMMEDIATE;") + SchemaV1 + migrationsFrom(1) +
                       "PRAGMA application_id=" + std::to_string(kJournalApplicationId) +
                       "; PRAGMA user_version=" + std::to_string(kJournalSchemaVersion) +
                       "; COMMIT;";
@@ -494,8 +526,32 @@ Expected<std::unique_ptr<Journal>> Journal::open(StringRef PathRef, OpenMode Mod
       consumeError(Impl::execOn(Db, Path, "ROLLBACK"));
       return Fail(std::move(E));
     }
+    J->SchemaVersion = kJournalSchemaVersion;
+  } else if (Mode != OpenMode::ReadOnly && J->SchemaVersion < kJournalSchemaVersion) {
+    if (Error E = Impl::upgrade(*J))
+      return Fail(std::move(E));
   }
   return J;
+}
+
+Error Journal::Impl::upgrade(Journal &J) {
+  // Another kloop may be upgrading the same file: the version is read again
+  // under the write lock, and the migrations run only if it is still old.
+  return J.transaction([&]() -> Error {
+    Expected<int64_t> Version = pragmaInt(J.Db, J.Path, "user_version");
+    if (!Version)
+      return Version.takeError();
+    if (*Version < kJournalSchemaVersion) {
+      std::string Sql = migrationsFrom(static_cast<int>(*Version)) +
+                        "PRAGMA user_version=" + std::to_string(kJournalSchemaVersion) + ";";
+      if (Error E = Impl::exec(J, Sql.c_str()))
+        return fileError(J.Path, "cannot upgrade from schema version " + Twine(*Version) +
+                                     " to " + Twine(kJournalSchemaVersion) + ": " +
+                                     toString(std::move(E)));
+    }
+    J.SchemaVersion = kJournalSchemaVersion;
+    return Error::success();
+  });
 }
 
 Journal::~Journal() { sqlite3_close(Db); }
@@ -828,12 +884,13 @@ Error Journal::recordSamples(const std::vector<SampleRecord> &Samples) {
   return transaction([&]() -> Error {
     Stmt S(Db, Path);
     if (Error E = S.prepare("INSERT INTO samples(run, round, proposal, shape, seed, "
-                            "kernel, duration_ns, throttled) VALUES(?, ?, ?, ?, ?, ?, ?, ?)"))
+                            "kernel, duration_ns, throttled, foreign_load) "
+                            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"))
       return E;
     for (const SampleRecord &R : Samples) {
       S.reset();
       S.bind(R.Run).bind(R.Round).bind(R.Proposal).bind(R.Shape).bind(R.Seed);
-      S.bind(R.Kernel).bind(R.DurationNs).bind(R.Throttled);
+      S.bind(R.Kernel).bind(R.DurationNs).bind(R.Throttled).bind(R.ForeignLoad);
       if (Error E = S.run())
         return fileError(Path, "cannot record sample: " + toString(std::move(E)));
     }
@@ -981,6 +1038,7 @@ querySamples(sqlite3 *Db, StringRef Path, StringRef Sql,
     R.Kernel = S.str(6);
     R.DurationNs = S.i64(7);
     R.Throttled = S.i64(8) != 0;
+    R.ForeignLoad = S.i64(9) != 0;
     Out.push_back(std::move(R));
   }))
     return E;
@@ -989,7 +1047,7 @@ querySamples(sqlite3 *Db, StringRef Path, StringRef Sql,
 
 Expected<std::vector<SampleRecord>> Journal::listSamples(int64_t Run) {
   return querySamples(Db, Path,
-                      std::string("SELECT ") + SampleColumns +
+                      "SELECT " + sampleColumns(SchemaVersion) +
                           " FROM samples WHERE run = ? ORDER BY id",
                       [&](Stmt &S) { S.bind(Run); });
 }
@@ -997,7 +1055,7 @@ Expected<std::vector<SampleRecord>> Journal::listSamples(int64_t Run) {
 Expected<std::vector<SampleRecord>>
 Journal::listSamplesOf(int64_t Run, std::optional<int64_t> Proposal) {
   return querySamples(Db, Path,
-                      std::string("SELECT ") + SampleColumns +
+                      "SELECT " + sampleColumns(SchemaVersion) +
                           " FROM samples WHERE run = ? AND proposal IS ? ORDER BY id",
                       [&](Stmt &S) { S.bind(Run).bind(Proposal); });
 }

@@ -127,6 +127,7 @@ TEST_F(JournalTest, RoundTripOfEveryRecord) {
       S.Kernel = "reduce";
       S.DurationNs = 10000 + I;
       S.Throttled = I == 5;
+      S.ForeignLoad = I == 3 || I == 5;
       Samples.push_back(S);
     }
     ASSERT_OK(J->recordSamples(Samples));
@@ -198,6 +199,10 @@ TEST_F(JournalTest, RoundTripOfEveryRecord) {
   ASSERT_EQ(All.size(), 6u);
   EXPECT_TRUE(All[5].Throttled);
   EXPECT_EQ(All[5].DurationNs, 10005);
+  EXPECT_TRUE(All[5].ForeignLoad);
+  EXPECT_TRUE(All[3].ForeignLoad);
+  EXPECT_FALSE(All[3].Throttled);
+  EXPECT_FALSE(All[4].ForeignLoad);
   EXPECT_EQ(mustGet(J->listSamplesOf(Run, P1)).size(), 3u);
   std::vector<SampleRecord> Base = mustGet(J->listSamplesOf(Run, std::nullopt));
   ASSERT_EQ(Base.size(), 3u);
@@ -510,8 +515,111 @@ TEST_F(JournalTest, RefusesAnotherSchemaVersion) {
   ASSERT_FALSE(bool(J));
   std::string Msg = toString(J.takeError());
   EXPECT_NE(Msg.find(Path), std::string::npos) << Msg;
-  EXPECT_NE(Msg.find("schema version 99; this kloop reads version 1"), std::string::npos)
+  EXPECT_NE(Msg.find("schema version 99; this kloop reads versions 1 to 2"), std::string::npos)
       << Msg;
+  rawExec(Path, "PRAGMA user_version=0;");
+  J = Journal::open(Path, Journal::OpenMode::ReadOnly);
+  ASSERT_FALSE(bool(J));
+  Msg = toString(J.takeError());
+  EXPECT_NE(Msg.find("schema version 0; this kloop reads versions 1 to 2"), std::string::npos)
+      << Msg;
+}
+
+/// The user_version of the journal at \p Path, read outside the Journal API.
+static int64_t userVersion(StringRef Path) {
+  sqlite3 *Db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(Path.str().c_str(), &Db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt *S = nullptr;
+  int64_t V = -1;
+  if (sqlite3_prepare_v2(Db, "PRAGMA user_version", -1, &S, nullptr) == SQLITE_OK &&
+      sqlite3_step(S) == SQLITE_ROW)
+    V = sqlite3_column_int64(S, 0);
+  sqlite3_finalize(S);
+  sqlite3_close(Db);
+  return V;
+}
+
+TEST_F(JournalTest, OpensAVersion1JournalAndUpgradesItForWriting) {
+  // A version 1 journal: the samples table without foreign_load (the column
+  // version 2 added), user_version 1, and samples recorded by an older kloop.
+  std::string Path = file("v1.db");
+  int64_t Run = 0;
+  {
+    auto J = mustOpen(Path, Journal::OpenMode::Create);
+    ASSERT_TRUE(J);
+    Run = mustGet(J->createRun("cfg", "0.1.0"));
+  }
+  rawExec(Path, "ALTER TABLE samples DROP COLUMN foreign_load; PRAGMA user_version=1; "
+                "INSERT INTO samples(run, round, proposal, shape, seed, kernel, duration_ns, throttled) "
+                "VALUES(" + std::to_string(Run) + ", 0, NULL, 'n1M', 0, 'saxpy', 1000, 1), (" +
+                std::to_string(Run) + ", 0, NULL, 'n1M', 0, 'saxpy', 1001, 0);");
+  ASSERT_EQ(userVersion(Path), 1);
+
+  // Read-only (kloop history, kloop report): read as it is, not upgraded.
+  {
+    auto J = mustOpen(Path, Journal::OpenMode::ReadOnly);
+    ASSERT_TRUE(J);
+    std::vector<SampleRecord> S = mustGet(J->listSamples(Run));
+    ASSERT_EQ(S.size(), 2u);
+    EXPECT_TRUE(S[0].Throttled);
+    EXPECT_FALSE(S[0].ForeignLoad);
+    EXPECT_FALSE(S[1].ForeignLoad);
+    EXPECT_EQ(mustGet(J->listSamplesOf(Run, std::nullopt)).size(), 2u);
+  }
+  EXPECT_EQ(userVersion(Path), 1);
+
+  // Read-write (kloop optimize --resume): upgraded; old samples are not
+  // foreign, new ones carry the flag.
+  {
+    auto J = mustOpen(Path, Journal::OpenMode::OpenExisting);
+    ASSERT_TRUE(J);
+    EXPECT_EQ(userVersion(Path), 2);
+    SampleRecord New;
+    New.Run = Run;
+    New.Shape = "n1M";
+    New.Kernel = "saxpy";
+    New.DurationNs = 5000;
+    New.ForeignLoad = true;
+    ASSERT_OK(J->recordSamples({New}));
+  }
+  auto J = mustOpen(Path, Journal::OpenMode::ReadOnly);
+  ASSERT_TRUE(J);
+  std::vector<SampleRecord> S = mustGet(J->listSamples(Run));
+  ASSERT_EQ(S.size(), 3u);
+  EXPECT_FALSE(S[0].ForeignLoad);
+  EXPECT_FALSE(S[1].ForeignLoad);
+  EXPECT_TRUE(S[2].ForeignLoad);
+  EXPECT_EQ(S[2].DurationNs, 5000);
+  // Opening again changes nothing.
+  auto W = mustOpen(Path, Journal::OpenMode::OpenOrCreate);
+  ASSERT_TRUE(W);
+  EXPECT_EQ(userVersion(Path), 2);
+  EXPECT_EQ(mustGet(W->listSamples(Run)).size(), 3u);
+}
+
+TEST_F(JournalTest, ANewJournalHasTheUpgradedLayout) {
+  // Created = version 1 plus every migration: the same columns as an upgraded
+  // file, and the foreign_load CHECK holds.
+  std::string Path = file("new.db");
+  {
+    auto J = mustOpen(Path, Journal::OpenMode::Create);
+    ASSERT_TRUE(J);
+  }
+  EXPECT_EQ(userVersion(Path), kJournalSchemaVersion);
+  sqlite3 *Db = nullptr;
+  ASSERT_EQ(sqlite3_open(Path.c_str(), &Db), SQLITE_OK);
+  char *Msg = nullptr;
+  EXPECT_NE(sqlite3_exec(Db,
+                         "INSERT INTO runs(started_ns, config_hash, kloop_version, state) "
+                         "VALUES(1, 'h', 'v', 'running'); INSERT INTO rounds VALUES(1, 0, 1); "
+                         "INSERT INTO samples(run, round, shape, seed, kernel, duration_ns, throttled, "
+                         "foreign_load) VALUES(1, 0, 's', 0, 'k', 1, 0, 2);",
+                         nullptr, nullptr, &Msg),
+            SQLITE_OK);
+  EXPECT_NE(std::string(Msg ? Msg : "").find("CHECK constraint failed"), std::string::npos)
+      << (Msg ? Msg : "");
+  sqlite3_free(Msg);
+  sqlite3_close(Db);
 }
 
 TEST_F(JournalTest, RefusesACorruptFile) {

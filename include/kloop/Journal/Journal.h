@@ -51,9 +51,12 @@ namespace kloop {
 /// (0x6B4C6F50). A SQLite file with another application id is not a journal.
 inline constexpr int32_t kJournalApplicationId = 0x6B4C6F50;
 
-/// Version of the table layout, stored in `PRAGMA user_version`. A journal of
-/// another version is refused by Journal::open with an error naming both.
-inline constexpr int kJournalSchemaVersion = 1;
+/// Version of the table layout, stored in `PRAGMA user_version`. Version 2
+/// added samples.foreign_load. A journal of an older version (>= 1) opens:
+/// read-write it is upgraded in place (one transaction), read-only it is read
+/// as it is (its samples read as not foreign). A newer or unknown version is
+/// refused by Journal::open with an error naming both.
+inline constexpr int kJournalSchemaVersion = 2;
 
 /// The states of `kloop optimize`'s state machine (issue 5), in order.
 enum class StepState { Extract, Propose, Apply, Build, Verify, Measure, Decide, Done };
@@ -181,6 +184,9 @@ struct SampleRecord {
   std::string Kernel;         ///< kernel name as in the inventory
   int64_t DurationNs = 0;     ///< GPU duration of the launch, ns
   bool Throttled = false;     ///< any throttle reason was active during the launch
+  /// Another process used the GPU during the launch (foreign GPU load); false
+  /// for samples of schema version 1 journals, which did not record it.
+  bool ForeignLoad = false;
 };
 
 /// One row of `verdicts`: the decision on a proposal.
@@ -213,11 +219,13 @@ public:
     ReadOnly,      ///< open an existing journal for reading only
   };
 
-  /// Opens or creates the journal at \p Path. Errors (each naming \p Path):
-  /// the file is missing (OpenExisting/ReadOnly) or exists (Create); it is not
-  /// a SQLite database or not a kloop journal (wrong application_id); it has
-  /// another schema version; `PRAGMA quick_check` reports corruption (run on
-  /// every open of an existing file; O(size of the file)); SQLite fails.
+  /// Opens or creates the journal at \p Path. A journal of an older schema
+  /// version is upgraded unless opened ReadOnly (kJournalSchemaVersion).
+  /// Errors (each naming \p Path): the file is missing (OpenExisting/ReadOnly)
+  /// or exists (Create); it is not a SQLite database or not a kloop journal
+  /// (wrong application_id); its schema version is newer than this kloop's or
+  /// below 1; the upgrade fails; `PRAGMA quick_check` reports corruption (run
+  /// on every open of an existing file; O(size of the file)); SQLite fails.
   static llvm::Expected<std::unique_ptr<Journal>> open(llvm::StringRef Path,
                                                        OpenMode Mode);
   ~Journal();
@@ -327,6 +335,9 @@ private:
   std::string Path;
   sqlite3 *Db = nullptr;
   int TxDepth = 0;
+  /// Schema version of the open file: kJournalSchemaVersion, or older for a
+  /// journal opened read-only.
+  int SchemaVersion = kJournalSchemaVersion;
 };
 
 /// The summary as JSON (field names in snake_case), for `kloop history --json`
