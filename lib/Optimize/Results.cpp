@@ -156,6 +156,10 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   // step durations, and inside each verify step the compare's own split (kloop-compare/1 "time_s").
   double TApply = 0, TBuild = 0, TVerifyStep = 0, TPropose = 0, TRunsVerify = 0, TRunsTiming = 0,
          TDecide = 0, TCompareBuild = 0;
+  // Timing samples the compares discarded (kloop-compare/1 throttled_discarded, foreign_discarded; the
+  // latter is absent in journals of a kloop that did not check foreign GPU load).
+  uint64_t Throttled = 0, Foreign = 0;
+  bool ForeignRecorded = false;
   for (const StepRecord &St : *Steps) {
     if (St.Round < 1 || !St.FinishedNs)
       continue;
@@ -166,9 +170,13 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     case StepState::Build: TBuild += D; break;
     case StepState::Verify: {
       TVerifyStep += D;
-      const json &T = St.Payload.is_object() && St.Payload.contains("detail") && St.Payload["detail"].is_object()
-                          ? St.Payload["detail"].value("time_s", json())
-                          : json();
+      const json Detail = St.Payload.is_object() && St.Payload.contains("detail") && St.Payload["detail"].is_object()
+                              ? St.Payload["detail"]
+                              : json::object();
+      const json T = Detail.value("time_s", json());
+      Throttled += Detail.value("throttled_discarded", uint64_t(0));
+      Foreign += Detail.value("foreign_discarded", uint64_t(0));
+      ForeignRecorded |= Detail.contains("foreign_discarded");
       if (T.is_object()) {
         TCompareBuild += T.value("build", 0.0);
         TRunsVerify += T.value("verify_runs", 0.0);
@@ -230,6 +238,9 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
             .str()
      << "| candidates per minute | "
      << (TAll > 0 ? llvm::formatv("{0:f2}", 60.0 * double(Ps->size()) / TAll).str() : std::string("-"))
+     << " |\n"
+     << "| timing samples discarded | " << Throttled << " throttled, "
+     << (ForeignRecorded ? std::to_string(Foreign) + " foreign GPU load" : std::string("foreign GPU load not recorded"))
      << " |\n\n";
   if (!ByReason.empty()) {
     OS << "## Refused, by reason\n\n";

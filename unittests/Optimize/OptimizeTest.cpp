@@ -16,6 +16,8 @@ namespace {
 /// Stages where the block size 512 is the only win.
 struct FakeStages : Stages {
   bool Gpu = true;
+  /// Whether compare() reports foreign_discarded (a kloop that checks foreign GPU load).
+  bool ReportForeign = true;
   unsigned Builds = 0, Compares = 0;
   std::map<std::string, int64_t> Block; // source dir -> block size
   Expected<json> extract() override {
@@ -56,6 +58,10 @@ struct FakeStages : Stages {
                                {"cand_median_ns", C.Accepted ? 80.0 : 100.0}, {"ci_low", 1.2},
                                {"ci_high", 1.3}, {"base_p99_ns", 110.0}, {"cand_p99_ns", 90.0},
                                {"pct_roofline", 50.0}}});
+    // What kloop-compare/1 reports of the samples it discarded (docs/measure.md).
+    C.Detail = {{"throttled_discarded", 2}};
+    if (ReportForeign)
+      C.Detail["foreign_discarded"] = 5;
     return C;
   }
   Expected<std::string> diff(StringRef, StringRef) override {
@@ -100,6 +106,39 @@ TEST_F(OptimizeTest, AcceptsTheWinAndWritesThePatch) {
   ASSERT_TRUE(!!Rep);
   EXPECT_NE(Rep->find("| accepted | 1 |"), std::string::npos) << *Rep;
   EXPECT_NE(Rep->find("s 1.250x"), std::string::npos) << *Rep;
+}
+
+TEST_F(OptimizeTest, ReportCountsDiscardedSamplesPerCause) {
+  // Each candidate's compare (a verify step) discarded 2 throttled and 5 foreign-load samples; the
+  // final check with held-out inputs is not a verify step.
+  auto J = journal();
+  FakeStages S;
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  unsigned Verified = S.Compares - 1;
+  ASSERT_GE(Verified, 1u);
+  Expected<std::string> Rep = renderReport(*J, R->Run);
+  ASSERT_TRUE(!!Rep);
+  EXPECT_NE(Rep->find("| timing samples discarded | " + std::to_string(2 * Verified) + " throttled, " +
+                      std::to_string(5 * Verified) + " foreign GPU load |"),
+            std::string::npos)
+      << *Rep;
+
+  // A journal of a kloop that did not record foreign load says so rather than 0.
+  auto JO = cantFail(Journal::open((Dir + "/old.db").str(), Journal::OpenMode::Create));
+  FakeStages SO;
+  SO.ReportForeign = false;
+  OptimizeOptions O = opts();
+  O.OutDir = (Dir + "/out-old").str();
+  Expected<OptimizeResult> RO = runOptimize(*JO, SO, P, O);
+  ASSERT_TRUE(!!RO) << toString(RO.takeError());
+  Expected<std::string> RepO = renderReport(*JO, RO->Run);
+  ASSERT_TRUE(!!RepO);
+  EXPECT_NE(RepO->find("| timing samples discarded | " + std::to_string(2 * (SO.Compares - 1)) +
+                       " throttled, foreign GPU load not recorded |"),
+            std::string::npos)
+      << *RepO;
 }
 
 TEST_F(OptimizeTest, NoGpuAcceptsNothing) {
