@@ -11,13 +11,10 @@ using json = nlohmann::json;
 using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
+using llvm::createStringError;
 
 namespace kloop {
 namespace optimize {
-
-static Error err(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 namespace {
 /// Reads the fields of the journal's "final_check" object, naming the first bad one.
@@ -39,7 +36,7 @@ public:
     return *V;
   }
   Error bad(StringRef Key, StringRef Expected) const {
-    return err(Where + ": final_check." + Key + ": expected " + Expected);
+    return createStringError(Where + ": final_check." + Key + ": expected " + Expected);
   }
   Error string(StringRef Key, std::string &Out) const {
     const json &V = at(Key);
@@ -73,13 +70,13 @@ Expected<RecheckPlan> loadRecheckPlan(Journal &J, int64_t Run) {
   if (!F)
     return F.takeError();
   if (!F->is_object())
-    return err(Where + " has not finished (it has no final check); finish it with kloop optimize --resume, then "
+    return createStringError(Where + " has not finished (it has no final check); finish it with kloop optimize --resume, then "
                        "re-check it");
   if (!F->contains("best") || !(*F)["best"].is_string())
-    return err(Where + " accepted nothing, so there is no change to re-check (stop reason: " +
+    return createStringError(Where + " accepted nothing, so there is no change to re-check (stop reason: " +
                F->value("stop_reason", std::string("?")) + ")");
   if (!F->contains("final_check") || !(*F)["final_check"].is_object())
-    return err(Where + ": its final step does not record what the final check measured (a journal written "
+    return createStringError(Where + ": its final step does not record what the final check measured (a journal written "
                        "before kloop compare --recheck existed); run kloop optimize again to re-check its change");
   FinalCheckReader FC((*F)["final_check"], Where);
   RecheckPlan P;
@@ -105,25 +102,25 @@ Expected<RecheckPlan> loadRecheckPlan(Journal &J, int64_t Run) {
   P.Thresholds = *T;
   P.Evidence = F->value("evidence", json::array());
   if (!P.Evidence.is_array() || P.Evidence.empty())
-    return err(Where + ": its final step holds no evidence to re-check");
+    return createStringError(Where + ": its final step holds no evidence to re-check");
   return P;
 }
 
 Error checkRecheckInputs(const RecheckPlan &P, const measure::WorkloadConfig &C, StringRef ConfigText) {
   if (std::string Now = configHash(ConfigText); Now != P.ConfigHash)
-    return err("the workload description " + C.Path + " changed since run " + std::to_string(P.Run) +
+    return createStringError("the workload description " + C.Path + " changed since run " + std::to_string(P.Run) +
                " (config hash " + P.ConfigHash + ", now " + Now +
                "); a re-check must measure the shapes and seeds of the run");
   for (auto [Side, Dir] : {std::pair<StringRef, StringRef>{"baseline", P.BaselineDir}, {"accepted candidate", P.CandidateDir}}) {
     if (!llvm::sys::fs::is_directory(Dir))
-      return err("the " + Side + "'s source directory " + Dir + " (recorded by run " + std::to_string(P.Run) +
+      return createStringError("the " + Side + "'s source directory " + Dir + " (recorded by run " + std::to_string(P.Run) +
                  ") is missing; a re-check needs the sources the run compared");
     for (const std::vector<std::string> *List : {&C.Sources, &C.Protected})
       for (const std::string &F : *List) {
         llvm::SmallString<256> Path(Dir);
         llvm::sys::path::append(Path, F);
         if (!llvm::sys::fs::is_regular_file(Path))
-          return err("the " + Side + "'s source directory " + Dir + " lacks " + F + " (named in " + C.Path +
+          return createStringError("the " + Side + "'s source directory " + Dir + " lacks " + F + " (named in " + C.Path +
                      "); a re-check needs the sources the run compared");
       }
   }
