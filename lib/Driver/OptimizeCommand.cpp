@@ -4,7 +4,7 @@
 ///   [--command "..."] [--max-candidates N] [--max-rounds N] [--plateau K]
 ///   [--time-budget S] [--token-budget N] [--speed-of-light PCT] [--resume]
 ///   [-o OUTDIR] [--seed N] [--no-ptxas] [--timing-rounds N] [--screen-seeds N]
-///   [--no-timing-first] [-- COMPILER ARGS]
+///   [--no-timing-first] [--no-canary] [-- COMPILER ARGS]
 ///
 /// docs/optimize.md describes the state machine, the journal steps and the
 /// results (OUTDIR/accepted.patch, OUTDIR/report.md).
@@ -29,7 +29,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cerrno>
@@ -93,6 +92,10 @@ cl::opt<bool> NoTimingFirst("no-timing-first",
                             cl::desc("Search steps verify every candidate, even one its timing already rejects "
                                      "(default: time first, and skip verification when the timing rejects)"),
                             cl::sub(OptSub));
+cl::opt<bool> NoCanary("no-canary",
+                       cl::desc("Do not measure the baseline against itself before the final check (the drift "
+                                "canary that marks the verdicts unreliable when the A/A drifts)"),
+                       cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -339,7 +342,12 @@ int runOptimize(const CommandContext &Ctx) {
   if (SpeedOfLight > 0)
     O.SpeedOfLightPct = SpeedOfLight;
   if (auto B = MemoryBuffer::getFile(C->Path))
-    O.ConfigHash = toHex(SHA256::hash(arrayRefFromStringRef((*B)->getBuffer())), true).substr(0, 16);
+    O.ConfigHash = optimize::configHash((*B)->getBuffer());
+  SmallString<256> ConfigAbs(C->Path);
+  sys::fs::make_absolute(ConfigAbs);
+  sys::path::remove_dots(ConfigAbs, true);
+  O.ConfigPath = std::string(ConfigAbs);
+  O.Canary = !NoCanary;
 
   bool TTY = sys::Process::StandardOutIsDisplayed();
   bool SaidNoGpu = false;
@@ -362,6 +370,8 @@ int runOptimize(const CommandContext &Ctx) {
   if (R->GpuSkipped && !SaidNoGpu)
     outs() << "kloop optimize: verification and measurement skipped: no GPU\n";
   outs() << "kloop optimize: stopped: " << terminalSafe(R->StopReason) << "\n";
+  if (!R->Unreliable.empty())
+    outs() << "kloop optimize: WARNING: " << R->Unreliable << "\n";
   outs() << "kloop optimize: " << R->Candidates << " candidate(s); "
          << (R->Best ? "accepted cand-" + std::to_string(*R->Best) : std::string("nothing accepted"))
          << "\n";

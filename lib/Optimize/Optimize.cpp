@@ -1,14 +1,17 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "RunSteps.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
 #include "kloop/Support/Ptxas.h"
 #include "kloop/Propose/BuiltinProposer.h"
+#include "kloop/Decide/Decision.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
@@ -112,6 +115,14 @@ std::string verifyShape(const json &P) {
                           {"evidence", Kind::Array}, {"detail", Kind::Any}});
 }
 
+/// The drift canary: skipped (--no-canary) or its figures.
+std::string canaryShape(const json &P) {
+  if (P.is_object() && P.contains("skipped"))
+    return shapeProblem(P, {{"skipped", Kind::String}});
+  return shapeProblem(P, {{"shape", Kind::String}, {"verdict", Kind::String}, {"reliable", Kind::Bool},
+                          {"kernels", Kind::Array}});
+}
+
 /// Runs one journaled step, or reuses its payload when it already finished.
 class StepRunner {
 public:
@@ -167,6 +178,18 @@ private:
 
 static std::string candKey(unsigned N) { return "cand-" + std::to_string(N); }
 
+std::string configHash(StringRef Text) {
+  return llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef(Text)), /*LowerCase=*/true).substr(0, 16);
+}
+
+/// decide's minimum gain in a comparison's settings (CompareOutcome::Settings), else decide's default.
+static double minGainOf(const json &Settings) {
+  if (Settings.is_object() && Settings.contains("thresholds") && Settings["thresholds"].is_object() &&
+      Settings["thresholds"].value("min_gain", json()).is_number())
+    return Settings["thresholds"]["min_gain"].get<double>();
+  return decide::DecisionThresholds().MinGain;
+}
+
 /// Spill bytes (stores + loads, per thread) of a build's ptxas report; 0 for a report it cannot read
 /// (the report is advice for the search, never a reason to stop).
 static int64_t reportedSpillBytes(const json &Ptxas) {
@@ -211,6 +234,10 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       Res.Candidates = F.value("candidates", 0u);
       Res.GpuSkipped = F.value("gpu_skipped", false);
       Res.Diff = F.value("diff", std::string());
+      Expected<json> Can = runStepPayload(J, Res.Run, StepState::Measure, "canary");
+      if (!Can)
+        return Can.takeError();
+      Res.Unreliable = canaryWarning(*Can);
       if (F.contains("best") && F["best"].is_string()) {
         StringRef B = F["best"].get_ref<const std::string &>();
         unsigned N = 0;
@@ -572,6 +599,25 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
         "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
   }
 
+  // ---- drift canary: the baseline against itself, before the final check it guards ----
+  if (Best) {
+    Expected<json> Can = SR.step(0, StepState::Measure, "canary", canaryShape, [&]() -> Expected<json> {
+      if (!O.Canary)
+        return json{{"skipped", "--no-canary"}};
+      say("drift canary: the baseline against itself on one search shape");
+      int64_t T0 = journalNowNs();
+      Expected<CompareOutcome> AA = S.canary(BaseDir, O.OutDir + "/canary.compare");
+      if (!AA)
+        return AA.takeError();
+      return canaryPayload(*AA, minGainOf(AA->Settings), double(journalNowNs() - T0) / 1e9);
+    });
+    if (!Can)
+      return Can.takeError();
+    Res.Unreliable = canaryWarning(*Can);
+    if (!Res.Unreliable.empty())
+      say(Res.Unreliable);
+  }
+
   // ---- final: the change from the baseline, checked once more with held-out inputs ----
   Res.StopReason = Stop;
   Expected<json> Fin = SR.step(0, StepState::Done, "final",
@@ -586,6 +632,10 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       F["final_outcome"] = C->Outcome;
       F["final_explanation"] = C->Explanation;
       F["evidence"] = C->Evidence;
+      // What `kloop compare --recheck` needs to repeat this check (docs/optimize.md, "Re-check").
+      F["final_check"] = {{"config", O.ConfigPath},       {"config_hash", O.ConfigHash},
+                          {"baseline_dir", BaseDir},      {"candidate_dir", Incumbent},
+                          {"settings", C->Settings}};
       if (!C->Accepted) {
         F["best"] = nullptr;
         F["stop_reason"] = Stop + "; the final check with held-out inputs refused the best candidate: " +

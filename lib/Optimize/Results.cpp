@@ -1,5 +1,6 @@
 //===- Results.cpp - accepted.patch and report.md from the journal --------===//
 #include "kloop/Optimize/Optimize.h"
+#include "RunSteps.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/Ptxas.h"
 #include "kloop/Support/AtomicFile.h"
@@ -24,7 +25,7 @@ static Error err(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
 }
 
-static Expected<int64_t> pickRun(Journal &J, int64_t Run) {
+Expected<int64_t> resolveRun(Journal &J, int64_t Run) {
   if (Run)
     return Run;
   Expected<std::vector<RunRecord>> Runs = J.listRuns();
@@ -40,15 +41,40 @@ static std::string buildName(const BuildRecord &B) {
   return B.Proposal ? "round " + std::to_string(B.Round) : std::string("baseline");
 }
 
-static Expected<json> finalPayload(Journal &J, int64_t Run) {
-  Expected<std::optional<StepRecord>> F = J.findFinishedStep(Run, 0, StepState::Done, "final");
+Expected<json> runStepPayload(Journal &J, int64_t Run, StepState State, StringRef Key) {
+  Expected<std::optional<StepRecord>> F = J.findFinishedStep(Run, 0, State, Key);
   if (!F)
     return F.takeError();
   return *F ? (*F)->Payload : json(nullptr);
 }
 
+static Expected<json> finalPayload(Journal &J, int64_t Run) {
+  return runStepPayload(J, Run, StepState::Done, "final");
+}
+
+static Expected<json> canaryOf(Journal &J, int64_t Run) {
+  return runStepPayload(J, Run, StepState::Measure, "canary");
+}
+
 static std::string num(const json &V, const char *Fmt = "{0:f0}") {
   return V.is_number() ? llvm::formatv(Fmt, V.get<double>()).str() : "n/a";
+}
+
+/// \p Text as one Markdown table cell: newlines and pipes become spaces, escapes as on a terminal.
+static std::string tableCell(std::string Text) {
+  for (char &C : Text)
+    if (C == '\n' || C == '|')
+      C = ' ';
+  return terminalSafe(Text);
+}
+
+/// The canary's warning (when it fired, between \p Before and \p After) and its figures, as a paragraph;
+/// "" when no canary ran.
+static std::string canaryParagraph(const json &Canary, StringRef Before, StringRef After) {
+  std::string Warning = canaryWarning(Canary), Figures = canaryFigures(Canary);
+  if (Figures.empty())
+    return "";
+  return (Warning.empty() ? "" : (Before + Warning + After + "\n").str()) + Figures + ".\n\n";
 }
 
 static std::string evidenceTable(const json &Ev) {
@@ -68,7 +94,7 @@ static std::string evidenceTable(const json &Ev) {
 }
 
 Expected<std::string> renderPatch(Journal &J, int64_t Run) {
-  Expected<int64_t> R = pickRun(J, Run);
+  Expected<int64_t> R = resolveRun(J, Run);
   if (!R)
     return R.takeError();
   Expected<json> F = finalPayload(J, *R);
@@ -95,6 +121,9 @@ Expected<std::string> renderPatch(Journal &J, int64_t Run) {
   Expected<RunRecord> RR = J.getRun(*R);
   if (!RR)
     return RR.takeError();
+  Expected<json> Canary = canaryOf(J, *R);
+  if (!Canary)
+    return Canary.takeError();
   std::string S;
   llvm::raw_string_ostream OS(S);
   OS << "From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
@@ -102,6 +131,7 @@ Expected<std::string> renderPatch(Journal &J, int64_t Run) {
      << "Subject: [PATCH] kloop: " << (Rationale.empty() ? "tuned kernel" : terminalSafe(Rationale)) << "\n\n"
      << "Accepted by kloop optimize (journal " << J.path() << ", run " << *R << ", " << Best
      << ") after a final check on held-out shapes and seeds.\n\n"
+     << canaryParagraph(*Canary, "WARNING: ", ".")
      << "Evidence (baseline vs this change, per kernel and shape):\n\n"
      << evidenceTable((*F)["evidence"]) << "\nProvenance: " << terminalSafe(Prov) << ".\n"
      << "Stop reason: " << (*F)["stop_reason"].get<std::string>() << "\n---\n"
@@ -113,7 +143,7 @@ Expected<std::string> renderPatch(Journal &J, int64_t Run) {
 }
 
 Expected<std::string> renderReport(Journal &J, int64_t Run) {
-  Expected<int64_t> R = pickRun(J, Run);
+  Expected<int64_t> R = resolveRun(J, Run);
   if (!R)
     return R.takeError();
   Expected<json> F = finalPayload(J, *R);
@@ -125,6 +155,9 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   Expected<std::vector<StepRecord>> Steps = J.listSteps(*R);
   if (!Steps)
     return Steps.takeError();
+  Expected<json> Canary = canaryOf(J, *R);
+  if (!Canary)
+    return Canary.takeError();
   unsigned Refused = 0, BuildFailed = 0, FailedVerif = 0, Accepted = 0, Unmeasured = 0, Rejected = 0;
   std::map<std::string, unsigned> ByReason;
   int64_t TokIn = 0, TokOut = 0;
@@ -160,6 +193,17 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   // latter is absent in journals of a kloop that did not check foreign GPU load).
   uint64_t Throttled = 0, Foreign = 0;
   bool ForeignRecorded = false;
+  // Round 0: the run-level steps (finished attempts only).
+  double TExtract = 0, TBaseBuild = 0, TCanary = 0, TFinal = 0;
+  for (const StepRecord &St : *Steps) {
+    if (!St.FinishedNs || St.Status != StepStatus::Finished || St.Round != 0)
+      continue;
+    double D = double(*St.FinishedNs - St.StartedNs) / 1e9;
+    (St.State == StepState::Extract ? TExtract
+     : St.State == StepState::Build ? TBaseBuild
+     : St.State == StepState::Measure ? TCanary
+                                       : TFinal) += D;
+  }
   for (const StepRecord &St : *Steps) {
     if (St.Round < 1 || !St.FinishedNs)
       continue;
@@ -205,6 +249,9 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     OS << "**The run has not finished** (resume it with `kloop optimize --resume`).\n\n";
   else
     OS << "Stop reason: " << (*F)["stop_reason"].get<std::string>() << "\n\n";
+  if (std::string W = canaryWarning(*Canary); !W.empty())
+    OS << "**WARNING: " << W << ".** The drift canary fired: differences of the size the acceptance rule "
+          "looks for can come from the measurement itself on this machine, so the verdicts below may be wrong.\n\n";
   if (Skipped)
     OS << "**Verification and measurement skipped: no GPU.** Nothing was accepted.\n\n";
   std::string Speedup = "none (nothing accepted)";
@@ -241,7 +288,13 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
      << " |\n"
      << "| timing samples discarded | " << Throttled << " throttled, "
      << (ForeignRecorded ? std::to_string(Foreign) + " foreign GPU load" : std::string("foreign GPU load not recorded"))
-     << " |\n\n";
+     << " |\n"
+     << llvm::formatv("| run-level time | {0:f1} s: extract {1:f1}, baseline build {2:f1}, drift canary {3:f1}, final "
+                      "check {4:f1} |\n",
+                      TExtract + TBaseBuild + TCanary + TFinal, TExtract, TBaseBuild, TCanary, TFinal)
+            .str()
+     << "| drift canary | "
+     << tableCell(Canary->is_null() ? std::string("not run (no final check)") : canaryFigures(*Canary)) << " |\n\n";
   if (!ByReason.empty()) {
     OS << "## Refused, by reason\n\n";
     for (const auto &[Reason, Count] : ByReason)
@@ -283,11 +336,8 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     std::string Why = !P.Refusals.empty() ? P.Refusals.front().Reason
                       : P.Verdict         ? P.Verdict->Explanation
                                           : "";
-    for (char &C : Why)
-      if (C == '\n' || C == '|')
-        C = ' ';
     OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << terminalSafe(Edits) << " | "
-       << Outcome << " | " << terminalSafe(Why) << " |\n";
+       << Outcome << " | " << tableCell(Why) << " |\n";
   }
   if (F->is_object() && !(*F)["evidence"].empty())
     OS << "\n## Evidence of the accepted change\n\n" << evidenceTable((*F)["evidence"]);

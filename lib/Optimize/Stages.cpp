@@ -1,5 +1,6 @@
 //===- Stages.cpp - extract/apply as subprocesses, build, compare ---------===//
 #include "kloop/Optimize/Stages.h"
+#include "kloop/Decide/DecisionJSON.h"
 #include "kloop/Measure/Compare.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Propose/CommandProposer.h"
@@ -187,6 +188,23 @@ public:
 
   Expected<CompareOutcome> compare(StringRef BaseDir, StringRef CandDir, StringRef WorkDir,
                                    bool Final) override {
+    return runCompare(compareOptions(BaseDir, CandDir, WorkDir, Final));
+  }
+
+  Expected<CompareOutcome> canary(StringRef BaseDir, StringRef WorkDir) override {
+    // A/A: the baseline on both sides, one search shape, the screened search seeds, timing first (an A/A
+    // within the speed rule is rejected on its timing, and no capture run is made).
+    measure::CompareOptions CO = compareOptions(BaseDir, BaseDir, WorkDir, /*Final=*/false);
+    auto Search = llvm::find_if(C.Shapes, [](const measure::ShapeSpec &S) { return !S.HeldOut; });
+    if (Search == C.Shapes.end())
+      return err(C.Path + ": the drift canary needs a search shape (every shape is held out)");
+    CO.Shapes = {Search->Name};
+    CO.TimingFirst = true;
+    return runCompare(CO);
+  }
+
+  /// The options of a search step (\p Final false) or of the final check.
+  measure::CompareOptions compareOptions(StringRef BaseDir, StringRef CandDir, StringRef WorkDir, bool Final) {
     measure::CompareOptions CO;
     CO.BaselineDir = BaseDir.str();
     CO.CandidateDir = CandDir.str();
@@ -202,6 +220,22 @@ public:
       CO.MaxSeeds = O.ScreenSeeds;
       CO.TimingFirst = O.TimingFirst;
     }
+    return CO;
+  }
+
+  /// What \p CO measures with, for CompareOutcome::Settings.
+  static json settingsJSON(const measure::CompareOptions &CO) {
+    return json{{"rounds", CO.Rounds},
+                {"warmup", CO.Warmup},
+                {"include_held_out", CO.IncludeHeldOut},
+                {"shapes", CO.Shapes},
+                {"max_seeds", CO.MaxSeeds},
+                {"timing_first", CO.TimingFirst},
+                {"thresholds", decide::toJSON(CO.Thresholds)}};
+  }
+
+  Expected<CompareOutcome> runCompare(const measure::CompareOptions &CO) {
+    StringRef WorkDir = CO.WorkDir;
     llvm::sys::fs::create_directories(WorkDir);
     Expected<measure::CompareResult> R = measure::compareWorkloads(C, CO);
     if (!R)
@@ -210,6 +244,7 @@ public:
     Out.Accepted = R->Accepted;
     Out.Explanation = R->Explanation;
     Out.Detail = measure::toJSON(*R);
+    Out.Settings = settingsJSON(CO);
     bool AnyMismatch = false;
     for (const auto &S : R->Seeds)
       AnyMismatch |= !S.Matched;
@@ -241,6 +276,9 @@ public:
         E["cand_p99_ns"] = SV.Candidate ? json(SV.Candidate->P99) : json(nullptr);
         E["ci_low"] = SV.Speedup ? json(SV.Speedup->Lower) : json(nullptr);
         E["ci_high"] = SV.Speedup ? json(SV.Speedup->Upper) : json(nullptr);
+        E["speedup"] = SV.Speedup ? json(SV.Speedup->Estimate) : json(nullptr);
+        E["base_n"] = SV.Baseline ? json(SV.Baseline->N) : json(nullptr);
+        E["cand_n"] = SV.Candidate ? json(SV.Candidate->N) : json(nullptr);
         const measure::ShapeSpec *Sh = C.findShape(SV.Shape);
         // Roofline floor of one launch: max(bytes / copy bandwidth, flops / FMA peak) in ns
         // (GB/s = bytes/ns, GFLOP/s = flop/ns); % of roofline = floor / measured median.

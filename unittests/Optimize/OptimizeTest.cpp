@@ -64,6 +64,20 @@ struct FakeStages : Stages {
       C.Detail["foreign_discarded"] = 5;
     return C;
   }
+  /// The A/A interval the canary reports.
+  double CanaryLow = 0.99, CanaryHigh = 1.01;
+  unsigned Canaries = 0;
+  Expected<CompareOutcome> canary(StringRef, StringRef) override {
+    ++Canaries;
+    CompareOutcome C;
+    C.Outcome = "rejected";
+    C.Explanation = "A/A";
+    C.Evidence = json::array({{{"kernel", "k"}, {"shape", "s"}, {"base_n", 30}, {"cand_n", 30},
+                               {"speedup", (CanaryLow + CanaryHigh) / 2}, {"ci_low", CanaryLow},
+                               {"ci_high", CanaryHigh}}});
+    C.Settings = json{{"thresholds", {{"min_gain", 0.05}}}};
+    return C;
+  }
   Expected<std::string> diff(StringRef, StringRef) override {
     return std::string("diff --git a/k.cu b/k.cu\n--- a/k.cu\n+++ b/k.cu\n@@ -1 +1 @@\n-#define B 256\n+#define B 512\n");
   }
@@ -183,6 +197,69 @@ TEST_F(OptimizeTest, ResumeRedoesNothing) {
   EXPECT_EQ(S.Builds, Builds);
   EXPECT_EQ(S.Compares, Compares);
   ASSERT_TRUE(R->Best);
+}
+
+// The drift canary runs once before the final check; its figures go in the journal, the report and the
+// patch, and an A/A interval beyond the minimum gain (here 5%, from the comparison's settings) marks the
+// verdicts unreliable.
+TEST_F(OptimizeTest, DriftCanaryMarksVerdictsUnreliable) {
+  auto J = journal();
+  FakeStages S;
+  S.CanaryLow = 0.90;
+  S.CanaryHigh = 0.94;
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_EQ(S.Canaries, 1u);
+  EXPECT_EQ(R->Unreliable,
+            "verdicts unreliable: the baseline measured against itself drifted by -8.0% (CI [0.900, 0.940]) on shape s");
+  Expected<std::optional<StepRecord>> Step = J->findFinishedStep(R->Run, 0, StepState::Measure, "canary");
+  ASSERT_TRUE(Step && *Step);
+  EXPECT_EQ((*Step)->Payload["verdict"], "unreliable");
+  EXPECT_EQ((*Step)->Payload["kernels"][0]["samples_base"], 30);
+  std::string Patch = cantFail(renderPatch(*J, R->Run));
+  EXPECT_NE(Patch.find("WARNING: " + R->Unreliable + "."), std::string::npos) << Patch;
+  std::string Rep = cantFail(renderReport(*J, R->Run));
+  EXPECT_NE(Rep.find("**WARNING: " + R->Unreliable + ".**"), std::string::npos) << Rep;
+  EXPECT_NE(Rep.find("| drift canary | drift canary: the baseline against itself on shape s; kernel k: 30 samples per "
+                     "side, median speed-up 0.920x, 95% CI [0.900, 0.940]; unreliable (drift rule: CI beyond [0.952, "
+                     "1.050]);"),
+            std::string::npos)
+      << Rep;
+}
+
+TEST_F(OptimizeTest, DriftCanaryWithinTheGainIsReliableAndCanBeSkipped) {
+  {
+    auto J = journal();
+    FakeStages S;
+    builtin::BuiltinProposer P;
+    Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+    ASSERT_TRUE(!!R) << toString(R.takeError());
+    EXPECT_EQ(R->Unreliable, "");
+    std::string Patch = cantFail(renderPatch(*J, R->Run));
+    EXPECT_EQ(Patch.find("unreliable"), std::string::npos) << Patch;
+    EXPECT_NE(Patch.find("median speed-up 1.000x, 95% CI [0.990, 1.010]; reliable"), std::string::npos) << Patch;
+  }
+  llvm::sys::fs::remove((Dir + "/run.db").str());
+  auto J = journal();
+  FakeStages S;
+  builtin::BuiltinProposer P;
+  OptimizeOptions O = opts();
+  O.Canary = false;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_EQ(S.Canaries, 0u);
+  EXPECT_NE(cantFail(renderReport(*J, R->Run)).find("| drift canary | drift canary: skipped (--no-canary) |"),
+            std::string::npos);
+}
+
+// The rule: lower bound above 1 + min gain, or upper bound below 1 / (1 + min gain).
+TEST(DriftCanaryRule, BoundsMirrorTheAcceptanceBar) {
+  EXPECT_TRUE(canaryDrifted(1.021, 1.05, 0.02));
+  EXPECT_FALSE(canaryDrifted(1.02, 1.05, 0.02));
+  EXPECT_TRUE(canaryDrifted(0.95, 0.9803, 0.02));  // 1 / 1.02 = 0.98039...
+  EXPECT_FALSE(canaryDrifted(0.95, 0.9804, 0.02));
+  EXPECT_FALSE(canaryDrifted(0.97, 1.03, 0.02));
 }
 
 TEST_F(OptimizeTest, ResumeWithoutRunIsAnError) {

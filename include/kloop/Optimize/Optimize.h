@@ -5,7 +5,9 @@
 ///
 ///   round 0:  Extract (inventory) -> Build "baseline" (+ ptxas report)
 ///   round N:  Propose -> Apply -> Build -> Verify -> Measure -> Decide  (key "cand-N")
-///   end:      Done "final" (stop reason, diff of baseline vs best, evidence)
+///   end:      Measure "canary" in round 0 (the baseline against itself, when a
+///             final check follows), then Done "final" (stop reason, diff of
+///             baseline vs best, evidence)
 ///
 /// One candidate per round. Every transition is a journal step
 /// (Journal::beginStep/finishStep/failStep) whose payload holds everything the
@@ -60,10 +62,19 @@ struct CompareOutcome {
   std::string Outcome;
   std::string Explanation;
   /// Per kernel and shape: {"kernel", "shape", "base_median_ns", "cand_median_ns",
-  /// "ci_low", "ci_high", "base_p99_ns", "cand_p99_ns", "pct_roofline" (or null)}.
+  /// "ci_low", "ci_high", "base_p99_ns", "cand_p99_ns", "pct_roofline" (or null),
+  /// "speedup" (median(base) / median(cand), the bootstrap's point estimate),
+  /// "base_n", "cand_n" (unthrottled samples per side)}; the numbers are null
+  /// when decide had too few samples to compute them.
   nlohmann::json Evidence = nlohmann::json::array();
   /// The full comparison (kloop-compare/1), for the journal.
   nlohmann::json Detail;
+  /// What the comparison measured with, so that it can be repeated
+  /// (`kloop compare --recheck`): {"rounds", "warmup", "include_held_out",
+  /// "shapes" (names; empty = every shape the other fields allow),
+  /// "max_seeds", "timing_first", "thresholds" (decide's thresholds JSON)};
+  /// null when the stage does not say.
+  nlohmann::json Settings;
 };
 
 /// The outside world, as the state machine sees it. Every path is absolute.
@@ -86,6 +97,11 @@ public:
   /// held-out shapes and seeds). Work files go below \p WorkDir.
   virtual llvm::Expected<CompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
                                                  llvm::StringRef WorkDir, bool Final) = 0;
+  /// The drift canary's measurement: \p BaseDir against itself (A/A, the
+  /// same source directory on both sides) on the first search shape, with
+  /// the search seeds a search step uses, timing first (docs/optimize.md,
+  /// "Drift canary"). Work files go below \p WorkDir. Errors: those of compare.
+  virtual llvm::Expected<CompareOutcome> canary(llvm::StringRef BaseDir, llvm::StringRef WorkDir) = 0;
   /// Unified diff of the editable sources between two source directories
   /// ("" when identical), with a/ b/ paths relative to the source directory.
   virtual llvm::Expected<std::string> diff(llvm::StringRef BaseDir, llvm::StringRef CandDir) = 0;
@@ -95,7 +111,12 @@ public:
 struct OptimizeOptions {
   std::string OutDir;               ///< absolute; candidates/, accepted.patch, report.md
   std::string BaselineDir;          ///< the workload's source directory (absolute)
-  std::string ConfigHash;           ///< stored with the run
+  std::string ConfigHash;           ///< stored with the run (configHash of the description)
+  /// The workload description (absolute path), recorded with the final check
+  /// so that `kloop compare --recheck` can repeat it.
+  std::string ConfigPath;
+  /// Run the drift canary before the final check (`--no-canary` turns it off).
+  bool Canary = true;
   bool Resume = false;              ///< continue the journal's last run
   /// The proposals are complete relative to the baseline (builtin); otherwise
   /// each applies to the incumbent (LLM, command).
@@ -123,7 +144,39 @@ struct OptimizeResult {
   std::optional<unsigned> Best;      ///< candidate number of the final incumbent
   bool GpuSkipped = false;           ///< verification and measurement were skipped
   std::string Diff;                  ///< baseline vs final sources ("" if nothing accepted)
+  /// canaryWarning of the run's drift canary: "" when it did not fire.
+  std::string Unreliable;
 };
+
+/// The key of a workload description stored with a run (runs.config_hash):
+/// the first 16 hex digits of the SHA-256 of the file's bytes \p Text.
+std::string configHash(llvm::StringRef Text);
+
+/// The drift canary's rule: an A/A speed-up interval [\p Lower, \p Upper]
+/// drifted when Lower > 1 + \p MinGain or Upper < 1 / (1 + MinGain), i.e.
+/// when the baseline measured against itself, read in either direction,
+/// clears the bar decide's speed rule sets for accepting a candidate
+/// (docs/optimize.md, "Drift canary", says why this and not 1 - MinGain).
+bool canaryDrifted(double Lower, double Upper, double MinGain);
+
+/// The journal payload of the drift canary from its A/A comparison \p AA
+/// (Stages::canary) and its wall time \p WallS (s): {"shape", "verdict"
+/// ("reliable", "unreliable" or "inconclusive": no interval to judge),
+/// "reliable" (false only when some pair drifted), "min_gain", "wall_s",
+/// "runs", "explanation" (the A/A's), "kernels": [{"kernel", "shape",
+/// "samples_base", "samples_cand", "median_speedup", "ci_low", "ci_high"
+/// (null without enough samples), "drifted"}]}. \p MinGain is decide's
+/// DecisionThresholds::MinGain of the comparisons it guards.
+nlohmann::json canaryPayload(const CompareOutcome &AA, double MinGain, double WallS);
+
+/// "verdicts unreliable: the baseline measured against itself drifted by
+/// -9.1% (CI [0.891, 0.927]) on shape S" (the pair furthest from 1) for a
+/// canary payload that fired; "" otherwise (reliable, inconclusive, skipped).
+std::string canaryWarning(const nlohmann::json &Payload);
+
+/// The canary's figures in one sentence, whatever its verdict (or that it
+/// was skipped); "" for a null payload (the canary did not run).
+std::string canaryFigures(const nlohmann::json &Payload);
 
 /// Runs (or, with Resume, continues) the loop, journaling into \p J.
 /// Environment hook for tests: KLOOP_TEST_CRASH_AT=<state>:<round> makes the
@@ -139,6 +192,10 @@ llvm::Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P,
 /// \p Run: the run (0: the last one). Returns the paths written.
 llvm::Expected<std::vector<std::string>> writeResults(Journal &J, int64_t Run,
                                                       llvm::StringRef OutDir);
+
+/// The run \p Run of \p J, or its last run when \p Run is 0.
+/// Errors: the journal has no run; journal errors.
+llvm::Expected<int64_t> resolveRun(Journal &J, int64_t Run);
 
 /// The Markdown ledger of \p Run (report.md's content).
 llvm::Expected<std::string> renderReport(Journal &J, int64_t Run);
