@@ -164,17 +164,19 @@ static int runCompare(const CommandContext &Ctx) {
      << " on " << *Gpu << " (work dir " << O.WorkDir << ")\n";
   Expected<CompareResult> R = compareWorkloads(*C, O, [](StringRef L) { errs() << "  " << L << "\n"; });
   if (!R) {
-    bool NoGpu = false;
-    std::string Msg;
+    std::string Prefix = "kloop compare: error: ", Msg;
     handleAllErrors(
         R.takeError(),
         [&](const NoGpuError &E) {
-          NoGpu = true;
+          Prefix = "kloop compare: comparison skipped: no usable GPU: ";
           Msg = E.Reason;
         },
+        [&](const DirtyGpuError &E) {
+          Prefix = "kloop compare: stopped: ";
+          Msg = E.message();
+        },
         [&](const ErrorInfoBase &E) { Msg = E.message(); });
-    errs() << (NoGpu ? "kloop compare: comparison skipped: no usable GPU: " : "kloop compare: error: ") << Msg
-           << "\n";
+    errs() << Prefix << Msg << "\n";
     return 1;
   }
 

@@ -439,6 +439,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
   Rep.Ceil = O.Ceil;
   bool NvmlMissing = false;
   ProfileNotes Noted(C.Tracing);
+  GpuMonitor Gpu; // drains the GPU after a failed run (Runner.h)
 
   PlaceholderValues V;
   V.BuildDir = O.BuildDir;
@@ -475,6 +476,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       applyL2Policy(I, C.L2);
       applyKernelTrace(I, C.Tracing);
       R.Inject = I; // no captures while timing: capture callbacks would perturb the launches
+      R.Gpu = &Gpu;
+      R.DrainTimeoutS = C.Run.DrainTimeoutS;
       Expected<RunResult> Res = runIsolated(R);
       if (!Res)
         return Res.takeError();
@@ -485,6 +488,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
                           "\n  command: " + *Cmd + "\n  logs: " + Res->StdoutPath + ", " + Res->StderrPath;
         if (!Res->StderrTail.empty())
           Msg += "\n  stderr:\n    | " + join(split(Res->StderrTail, '\n'), "\n    | ");
+        if (std::string Drained = drainNote(R.Label, *Res); !Drained.empty())
+          Msg += "\n  gpu: " + Drained;
         return err(Msg);
       }
       const verify::Profile &P = *Res->Prof;
