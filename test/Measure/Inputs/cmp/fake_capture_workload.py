@@ -10,13 +10,33 @@ The variant is read from SOURCE_DIR/variant:
   crash  dies with SIGSEGV
   stream fast, but every saxpy launch after the first runs on another stream (work moved to a side stream)
   leak   fast, but leaves 20 more MiB of device memory allocated at exit
+  hang   makes the fake NVML list it with 1032 MiB (until 400 ms after it is gone) and never ends
+  stuck  makes the fake NVML list a pid 4242 with 1032 MiB for ever, then exits 3
+The fake NVML (test/Inputs/fake-nvml/) reads its script from $KLOOP_FAKE_NVML_SCRIPT; hang and stuck
+write it (to a temporary file, renamed) when that variable is set.
 Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS names saxpy,
 captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
 """
-import json, os, signal, struct, sys
+import json, os, signal, struct, sys, time
 
 src, iters, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 variant = open(os.path.join(src, "variant")).read().strip()
+
+def hold_gpu(entry):
+    script = os.environ.get("KLOOP_FAKE_NVML_SCRIPT")
+    if script:
+        with open(script + ".tmp", "w") as f:
+            f.write("0 100 %s\n" % entry)
+        os.rename(script + ".tmp", script)
+
+if variant == "hang":
+    hold_gpu("%d:1032:+400" % os.getpid())
+    while True:
+        time.sleep(3600)
+if variant == "stuck":
+    hold_gpu("4242:1032")
+    sys.stderr.write("fake: the kernel is still running\n")
+    sys.exit(3)
 if variant == "crash":
     sys.stderr.write("fake: illegal memory access\n")
     sys.stderr.flush()
