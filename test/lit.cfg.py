@@ -41,6 +41,8 @@ config.substitutions.append(("%kloop_src", config.kloop_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%cuda_path", config.cuda_path))
 config.substitutions.append(("%kloop_lib", config.kloop_lib_dir))
+# The fake NVML of Inputs/fake-nvml/ (built with the tests), for KLOOP_NVML_LIBRARY.
+config.substitutions.append(("%fake_nvml", os.path.join(config.kloop_lib_dir, "libkloop-fake-nvml.so")))
 # Flags that let a test parse CUDA with only the mock header in test/Inputs/cuda.h.
 config.substitutions.append(
     ("%mockcuda", "-nocudainc -nocudalib --cuda-gpu-arch=sm_90 -isystem " + os.path.join(config.test_source_root, "Inputs")))

@@ -128,18 +128,22 @@ static std::optional<Machine> prepareMachine(const CommandContext &Ctx) {
   return M;
 }
 
-/// Prints a compare that could not finish (no GPU, a baseline failure, ...); returns the exit code 1.
+/// Prints a compare that could not finish (no GPU, a GPU that did not drain, a baseline failure, ...);
+/// returns the exit code 1.
 static int compareError(Error E) {
-  bool NoGpu = false;
-  std::string Msg;
+  std::string Prefix = "kloop compare: error: ", Msg;
   handleAllErrors(
       std::move(E),
       [&](const NoGpuError &E) {
-        NoGpu = true;
+        Prefix = "kloop compare: comparison skipped: no usable GPU: ";
         Msg = E.Reason;
       },
+      [&](const DirtyGpuError &E) {
+        Prefix = "kloop compare: stopped: ";
+        Msg = E.message();
+      },
       [&](const ErrorInfoBase &E) { Msg = E.message(); });
-  errs() << (NoGpu ? "kloop compare: comparison skipped: no usable GPU: " : "kloop compare: error: ") << Msg << "\n";
+  errs() << Prefix << Msg << "\n";
   return 1;
 }
 

@@ -152,19 +152,19 @@ static int runMeasure(const CommandContext &Ctx) {
   OS << "kloop measure: " << C->Name << " (" << C->Path << ") on " << *Gpu << "\n";
   Expected<MeasureReport> Rep = measureWorkload(*C, O, [](StringRef Line) { errs() << "  " << Line << "\n"; });
   if (!Rep) {
-    bool NoGpu = false;
-    std::string Msg;
+    std::string Prefix = "kloop measure: error: ", Msg;
     handleAllErrors(
         Rep.takeError(),
         [&](const NoGpuError &E) {
-          NoGpu = true;
+          Prefix = "kloop measure: measurement skipped: no usable GPU: ";
           Msg = E.Reason;
         },
+        [&](const DirtyGpuError &E) {
+          Prefix = "kloop measure: stopped: ";
+          Msg = E.message();
+        },
         [&](const ErrorInfoBase &E) { Msg = E.message(); });
-    if (NoGpu)
-      errs() << "kloop measure: measurement skipped: no usable GPU: " << Msg << "\n";
-    else
-      errs() << "kloop measure: error: " << Msg << "\n";
+    errs() << Prefix << Msg << "\n";
     return 1;
   }
 

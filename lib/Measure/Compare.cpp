@@ -240,6 +240,7 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
   Res.BuildSeconds = Since(TBuild);
 
   bool NvmlMissing = false;
+  GpuMonitor Gpu; // drains the GPU after a failed run (Runner.h)
   // Runs one invocation of side S; returns the result, an Error for kloop /
   // baseline problems, and sets CandidateFailure for candidate problems.
   auto RunOne = [&](Side &S, const ShapeSpec &Sh, unsigned Seed, const std::string &Label,
@@ -268,6 +269,8 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     R.OutDir = RunDir;
     R.Label = Label;
     R.Inject = Inj;
+    R.Gpu = &Gpu;
+    R.DrainTimeoutS = C.Run.DrainTimeoutS;
     ++Res.Runs;
     auto TRun = std::chrono::steady_clock::now();
     Expected<RunResult> RR = runIsolated(R);
@@ -279,12 +282,15 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       Noted.check(*RR->Prof, Res.Notes);
       return std::optional<RunResult>(std::move(*RR));
     }
+    std::string Drained = drainNote(Label, *RR);
+    if (!Drained.empty())
+      Res.Notes.push_back(Drained);
     if (saysNoCudaDevice(RR->StderrTail))
       return make_error<NoGpuError>("the workload reports no CUDA device: " + RR->StderrTail);
     std::string Msg = "run " + Label + " " + RR->describe() + " (command: " + *Cmd + "; logs: " + RR->StderrPath +
                       ")" + (RR->StderrTail.empty() ? "" : ": " + RR->StderrTail);
     if (&S == &Base)
-      return err("baseline " + Msg);
+      return err("baseline " + Msg + (Drained.empty() ? "" : "\n" + Drained));
     Res.CandidateFailure = "candidate " + Msg;
     return std::optional<RunResult>();
   };

@@ -282,7 +282,9 @@ struct RawCommand {
   CommandSpec Out;
 };
 struct RawBuild : RawCommand {};
-struct RawRun : RawCommand {};
+struct RawRun : RawCommand {
+  OptStr DrainTimeout;
+};
 
 struct RawConfig {
   OptStr Version;
@@ -488,11 +490,20 @@ template <> struct MappingTraits<RawRun> {
     IO.mapOptional("cwd", C.Cwd);
     IO.mapOptional("env", C.Env);
     IO.mapOptional("timeout_s", C.Timeout);
+    IO.mapOptional("drain_timeout_s", C.DrainTimeout);
   }
   static std::string validate(IO &IO, RawRun &C) {
-    if (skipValidation(IO, {"command", "cwd", "env", "timeout_s"}))
+    if (skipValidation(IO, {"command", "cwd", "env", "timeout_s", "drain_timeout_s"}))
       return "";
-    return validateCommand(C, "run", 120);
+    if (std::string E = validateCommand(C, "run", 120); !E.empty())
+      return E;
+    uint64_t T = C.Out.DrainTimeoutS;
+    if (std::string E = parseUInt(C.DrainTimeout, "run.drain_timeout_s", 3600, T); !E.empty())
+      return E;
+    if (T == 0)
+      return "run.drain_timeout_s: must be positive (seconds kloop may wait for the GPU to drain after a failed run)";
+    C.Out.DrainTimeoutS = static_cast<unsigned>(T);
+    return "";
   }
 };
 

@@ -323,10 +323,17 @@ void markAllForeign(TargetSamples &Samples) {
       S.Foreign = true;
 }
 
+bool foreignAroundRun(const RunResult &R) {
+  if (!R.GpuWatched)
+    return false;
+  auto Alive = [](const GpuProcess &P) { return llvm::sys::fs::exists("/proc/" + std::to_string(P.Pid)); };
+  return !R.ForeignBefore.empty() || llvm::any_of(R.ForeignAfter, Alive);
+}
+
 TargetSamples runSamples(const WorkloadConfig &C, const RunResult &R, unsigned Warmup) {
   TargetSamples S = targetSamples(C, *R.Prof, Warmup);
-  // HOOK(foreign load before/after the run): when the host-side NVML snapshots that RunResult records
-  // before and after the run show a process of another process group on the GPU, call markAllForeign(S).
+  if (foreignAroundRun(R))
+    markAllForeign(S);
   return S;
 }
 
@@ -462,6 +469,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
   Rep.Ceil = O.Ceil;
   bool NvmlMissing = false;
   ProfileNotes Noted(C.Tracing);
+  GpuMonitor Gpu; // drains the GPU after a failed run (Runner.h)
 
   PlaceholderValues V;
   V.BuildDir = O.BuildDir;
@@ -498,6 +506,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       applyL2Policy(I, C.L2);
       applyKernelTrace(I, C.Tracing);
       R.Inject = I; // no captures while timing: capture callbacks would perturb the launches
+      R.Gpu = &Gpu;
+      R.DrainTimeoutS = C.Run.DrainTimeoutS;
       Expected<RunResult> Res = runIsolated(R);
       if (!Res)
         return Res.takeError();
@@ -508,6 +518,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
                           "\n  command: " + *Cmd + "\n  logs: " + Res->StdoutPath + ", " + Res->StderrPath;
         if (!Res->StderrTail.empty())
           Msg += "\n  stderr:\n    | " + join(split(Res->StderrTail, '\n'), "\n    | ");
+        if (std::string Drained = drainNote(R.Label, *Res); !Drained.empty())
+          Msg += "\n  gpu: " + Drained;
         return err(Msg);
       }
       const verify::Profile &P = *Res->Prof;

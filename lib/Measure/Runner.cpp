@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -167,9 +168,189 @@ void ProfileNotes::check(const verify::Profile &P, std::vector<std::string> &Not
   }
 }
 
+/// How the run ended, from the timeout flag, the shell's wait status and the status file the shell
+/// wrote, and, for an injected run that exited 0, its profile.
+static void classifyExit(const RunRequest &R, bool TimedOut, int WaitStatus, const std::string &StatusPath,
+                         RunResult &Res) {
+  if (TimedOut) {
+    Res.Status = RunStatus::TimedOut;
+    Res.Detail = "killed after the " + std::to_string(R.TimeoutS) + " s timeout";
+    return;
+  }
+  // Prefer the status the shell recorded; fall back on what waitpid saw.
+  bool HaveStatus = false;
+  int Code = WaitStatus >= 0 && WIFEXITED(WaitStatus) ? WEXITSTATUS(WaitStatus) : -1;
+  if (auto SB = MemoryBuffer::getFile(StatusPath, true)) {
+    int V;
+    if (!StringRef((*SB)->getBuffer()).trim().getAsInteger(10, V)) {
+      Code = V;
+      HaveStatus = true;
+    }
+  }
+  sys::fs::remove(StatusPath);
+  if (!HaveStatus && (WaitStatus < 0 || WIFSIGNALED(WaitStatus))) {
+    Res.Status = RunStatus::Crashed;
+    Res.Detail = WaitStatus < 0 ? std::string("the shell could not be waited for: ") + std::strerror(errno)
+                                : "the shell was killed by signal " + std::to_string(WTERMSIG(WaitStatus)) +
+                                      " (" + signalName(WTERMSIG(WaitStatus)) + ")";
+    return;
+  }
+  Res.ExitCode = Code;
+  if (Code == 125 && !HaveStatus) {
+    Res.Status = RunStatus::FailedToStart;
+    Res.Detail = "cannot change to working directory '" + R.Cwd + "'";
+    return;
+  }
+  if (Code > 128 && Code < 128 + 65) {
+    Res.Status = RunStatus::Crashed;
+    Res.Signal = Code - 128;
+    Res.Detail = "killed by signal " + std::to_string(Res.Signal) + " (" + signalName(Res.Signal) + ")";
+    return;
+  }
+  if (Code != 0) {
+    Res.Status = RunStatus::ExitedNonZero;
+    Res.Detail = "exit code " + std::to_string(Code);
+    if (Code == 127)
+      Res.Detail += " (command not found)";
+    return;
+  }
+  if (!R.Inject) {
+    Res.Status = RunStatus::Ok;
+    return;
+  }
+  if (!sys::fs::exists(Res.ProfilePath)) {
+    Res.Status = RunStatus::MissingProfile;
+    Res.Detail = "the workload exited 0 but wrote no profile at '" + Res.ProfilePath +
+                 "' (was libkloop-cupti.so loaded? does the workload use CUDA?)";
+    return;
+  }
+  Expected<verify::Profile> P = verify::readProfile(Res.ProfilePath);
+  if (!P) {
+    Res.Status = RunStatus::CorruptProfile;
+    Res.Detail = toString(P.takeError());
+    return;
+  }
+  Res.Prof = std::move(*P);
+  Res.Status = RunStatus::Ok;
+}
+
+/// NVML's view before run \p R (none without R.Gpu); sets GpuWatched, GpuUnwatched and ForeignBefore.
+static std::optional<GpuSnapshot> snapshotBefore(const RunRequest &R, RunResult &Res) {
+  if (!R.Gpu)
+    return std::nullopt;
+  Expected<GpuSnapshot> S = R.Gpu->snapshot();
+  if (!S) {
+    Res.GpuUnwatched = toString(S.takeError());
+    return std::nullopt;
+  }
+  Res.GpuWatched = true;
+  Res.ForeignBefore = S->Processes;
+  return *S;
+}
+
+static std::string seconds(double S) { return formatv("{0:f2} s", S).str(); }
+
+/// "busy: nvml:0 at 100%" parts for the devices of \p Busy.
+static std::string describeBusy(ArrayRef<GpuUtilization> Busy) {
+  SmallVector<std::string, 2> Parts;
+  for (const GpuUtilization &U : Busy)
+    Parts.push_back(U.Device + " at " + std::to_string(U.Percent.value_or(0)) + "% utilization");
+  return join(Parts, ", ");
+}
+
+/// The run's group, killed already, is reaped; with R.Gpu the GPU is looked at again (after a run
+/// that did not end Ok: drained first, Runner.h). Error (DirtyGpuError) when, with R.Gpu, the group
+/// or the GPU does not clear within R.DrainTimeoutS.
+static Error afterRun(const RunRequest &R, pid_t Pid, const std::optional<GpuSnapshot> &Before, RunResult &Res) {
+  using Clock = std::chrono::steady_clock;
+  auto Start = Clock::now();
+  auto Deadline = Start + std::chrono::seconds(R.DrainTimeoutS);
+  auto Since = [&] { return std::chrono::duration<double>(Clock::now() - Start).count(); };
+  std::string Run = "run " + R.Label + " " + Res.describe();
+  bool Failed = !Res.ok();
+  // Right after the kill: what the failed run still holds (a killed process stays listed while the
+  // driver tears its context down).
+  std::optional<GpuSnapshot> First;
+  if (Failed && Before) {
+    if (Expected<GpuSnapshot> S = R.Gpu->snapshot())
+      First = std::move(*S);
+    else
+      consumeError(S.takeError()); // the wait below asks again and reports a failure
+  }
+  ReapResult Reap = reapProcessGroup(
+      Pid, std::chrono::duration_cast<std::chrono::milliseconds>(Deadline - Clock::now()));
+  if (!R.Gpu)
+    return Error::success();
+  if (!Reap.Left.empty()) {
+    std::vector<std::string> Pids;
+    for (pid_t P : Reap.Left)
+      Pids.push_back(std::to_string(P));
+    return make_error<DirtyGpuError>(Run + ": processes of its group are still there " + seconds(Since()) +
+                                     " after SIGKILL (pids " + join(Pids, ", ") + "; run.drain_timeout_s is " +
+                                     std::to_string(R.DrainTimeoutS) + " s)");
+  }
+  if (!Failed) {
+    if (Before) {
+      if (Expected<GpuSnapshot> After = R.Gpu->snapshot()) {
+        Res.ForeignAfter = After->Processes;
+      } else {
+        Res.GpuWatched = false;
+        Res.ForeignBefore.clear();
+        Res.GpuUnwatched = toString(After.takeError());
+      }
+    }
+    if (Res.Prof)
+      R.Gpu->watch(Res.Prof->Device.PciBusId);
+    return Error::success();
+  }
+  DrainReport D;
+  D.Reaped = Reap.Reaped;
+  Expected<DrainWait> W = Before ? waitForDrain(*R.Gpu, *Before, Deadline)
+                                 : Expected<DrainWait>(createStringError(Res.GpuUnwatched));
+  if (!W) {
+    // NVML cannot say: wait a fixed time and say so; never claim a drain.
+    D.Unwatched = toString(W.takeError());
+    std::this_thread::sleep_for(std::chrono::duration<double>(UnwatchedSettleS));
+    D.Seconds = Since();
+    Res.GpuWatched = false;
+    Res.GpuUnwatched = D.Unwatched;
+    Res.ForeignBefore.clear();
+    Res.Drain = std::move(D);
+    return Error::success();
+  }
+  if (!W->Drained) {
+    std::string Still = describeProcesses(W->Held);
+    if (!W->Busy.empty())
+      Still += (Still.empty() ? "" : "; ") + describeBusy(W->Busy);
+    return make_error<DirtyGpuError>(Run + ": after " + seconds(Since()) + " NVML still shows " + Still +
+                                     " (run.drain_timeout_s is " + std::to_string(R.DrainTimeoutS) +
+                                     " s); nothing more is timed on this GPU");
+  }
+  D.Watched = true;
+  D.Seconds = Since();
+  D.HeldAtStart = First ? newProcesses(*Before, *First) : W->Held;
+  Res.ForeignAfter = W->Last.Processes;
+  Res.Drain = std::move(D);
+  return Error::success();
+}
+
+std::string drainNote(StringRef Label, const RunResult &R) {
+  if (!R.Drain)
+    return "";
+  const DrainReport &D = *R.Drain;
+  std::string Run = ("run " + Label + " " + toString(R.Status)).str();
+  if (!D.Watched)
+    return Run + "; the GPU was not checked (" + D.Unwatched + "); waited a fixed " + seconds(UnwatchedSettleS) +
+           " after reaping the run's processes";
+  return Run + "; waited " + seconds(D.Seconds) + " for the GPU to drain (" +
+         (D.HeldAtStart.empty() ? std::string("no new process held it") : describeProcesses(D.HeldAtStart)) + ")";
+}
+
 Expected<RunResult> runIsolated(const RunRequest &R) {
   if (R.TimeoutS == 0)
     return kerr("run '" + R.Label + "': timeout must be positive");
+  if (R.DrainTimeoutS == 0)
+    return kerr("run '" + R.Label + "': drain timeout must be positive");
   if (R.Label.empty() ||
       !all_of(R.Label, [](char C) { return isAlnum(C) || C == '-' || C == '_' || C == '.'; }))
     return kerr("run label '" + R.Label + "' may contain only letters, digits, '-', '_' and '.'");
@@ -229,6 +410,8 @@ Expected<RunResult> runIsolated(const RunRequest &R) {
   std::string Script = "cd " + shellQuote(R.Cwd) + " || exit 125\n" + R.Command +
                        "\n__kloop_rc=$?\necho $__kloop_rc > " + shellQuote(StatusPath) + "\nexit $__kloop_rc\n";
   Spawn.Argv = {"/bin/sh", "-c", Script};
+  // What holds the GPU now is foreign to this run.
+  std::optional<GpuSnapshot> Before = snapshotBefore(R, Res);
   auto Start = std::chrono::steady_clock::now();
   auto Elapsed = [&] {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
@@ -277,68 +460,9 @@ Expected<RunResult> runIsolated(const RunRequest &R) {
   killProcessGroup(Pid);
   Res.WallSeconds = Elapsed();
   Res.StderrTail = tailOfFile(Res.StderrPath);
-
-  if (TimedOut) {
-    Res.Status = RunStatus::TimedOut;
-    Res.Detail = "killed after the " + std::to_string(R.TimeoutS) + " s timeout";
-    return Res;
-  }
-
-  // Prefer the status the shell recorded; fall back on what waitpid saw.
-  bool HaveStatus = false;
-  int Code = WaitStatus >= 0 && WIFEXITED(WaitStatus) ? WEXITSTATUS(WaitStatus) : -1;
-  if (auto SB = MemoryBuffer::getFile(StatusPath, true)) {
-    int V;
-    if (!StringRef((*SB)->getBuffer()).trim().getAsInteger(10, V)) {
-      Code = V;
-      HaveStatus = true;
-    }
-  }
-  sys::fs::remove(StatusPath);
-  if (!HaveStatus && (WaitStatus < 0 || WIFSIGNALED(WaitStatus))) {
-    Res.Status = RunStatus::Crashed;
-    Res.Detail = WaitStatus < 0 ? std::string("the shell could not be waited for: ") + std::strerror(errno)
-                                : "the shell was killed by signal " + std::to_string(WTERMSIG(WaitStatus)) +
-                                      " (" + signalName(WTERMSIG(WaitStatus)) + ")";
-    return Res;
-  }
-  Res.ExitCode = Code;
-  if (Code == 125 && !HaveStatus) {
-    Res.Status = RunStatus::FailedToStart;
-    Res.Detail = "cannot change to working directory '" + R.Cwd + "'";
-    return Res;
-  }
-  if (Code > 128 && Code < 128 + 65) {
-    Res.Status = RunStatus::Crashed;
-    Res.Signal = Code - 128;
-    Res.Detail = "killed by signal " + std::to_string(Res.Signal) + " (" + signalName(Res.Signal) + ")";
-    return Res;
-  }
-  if (Code != 0) {
-    Res.Status = RunStatus::ExitedNonZero;
-    Res.Detail = "exit code " + std::to_string(Code);
-    if (Code == 127)
-      Res.Detail += " (command not found)";
-    return Res;
-  }
-  if (!R.Inject) {
-    Res.Status = RunStatus::Ok;
-    return Res;
-  }
-  if (!sys::fs::exists(Res.ProfilePath)) {
-    Res.Status = RunStatus::MissingProfile;
-    Res.Detail = "the workload exited 0 but wrote no profile at '" + Res.ProfilePath +
-                 "' (was libkloop-cupti.so loaded? does the workload use CUDA?)";
-    return Res;
-  }
-  Expected<verify::Profile> P = verify::readProfile(Res.ProfilePath);
-  if (!P) {
-    Res.Status = RunStatus::CorruptProfile;
-    Res.Detail = toString(P.takeError());
-    return Res;
-  }
-  Res.Prof = std::move(*P);
-  Res.Status = RunStatus::Ok;
+  classifyExit(R, TimedOut, WaitStatus, StatusPath, Res);
+  if (Error E = afterRun(R, Pid, Before, Res))
+    return E;
   return Res;
 }
 

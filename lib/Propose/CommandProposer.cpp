@@ -35,6 +35,9 @@ struct Fd {
 } // namespace
 
 static const size_t StderrKeep = 64 * 1024;
+/// How long the processes of a killed command's group may take to die before kloop stops waiting
+/// for them (they are killed with SIGKILL; a proposer holds no GPU, so this is generous).
+static const std::chrono::milliseconds ReapBound(10000);
 
 namespace {
 /// The pipes to and from one command, and what came through them.
@@ -146,8 +149,9 @@ Expected<CommandResult> runCommand(const CommandConfig &C, StringRef Input) {
         P[N++] = {F, static_cast<short>(Ev), 0};
     int Ready = poll(P, N, WaitMs);
     if (Ready < 0 && errno != EINTR) {
-      killProcessGroup(Pid);
-      waitpid(Pid, nullptr, 0);
+      int PollErrno = errno;
+      reapProcessGroup(Pid, ReapBound);
+      errno = PollErrno;
       return SysErr("poll");
     }
     if (Ready > 0 && !transfer(C, Input, IO, P, N, R)) {
@@ -177,6 +181,8 @@ Expected<CommandResult> runCommand(const CommandConfig &C, StringRef Input) {
     if (W == Pid || (W < 0 && errno != EINTR))
       Exited = true;
   }
+  // ... and is reaped: orphans of the group are kloop's children (kloop/Support/Process.h).
+  reapProcessGroup(Pid, ReapBound);
   if (R.Stderr.size() > StderrKeep)
     R.Stderr.erase(0, R.Stderr.size() - StderrKeep);
   if (WIFEXITED(Status)) {

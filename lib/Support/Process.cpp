@@ -1,10 +1,16 @@
 //===- Process.cpp - Child processes that die with kloop ------------------===//
 #include "kloop/Support/Process.h"
 
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
+#include <thread>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -41,6 +47,60 @@ std::string commandName(const std::vector<std::string> &Argv) {
 void killProcessGroup(pid_t Leader) {
   if (Leader > 0)
     ::kill(-Leader, SIGKILL);
+}
+
+ReapResult reapProcessGroup(pid_t Leader, std::chrono::milliseconds Bound) {
+  ReapResult R;
+  if (Leader <= 0)
+    return R;
+  killProcessGroup(Leader);
+  auto Deadline = std::chrono::steady_clock::now() + Bound;
+  auto Pause = std::chrono::milliseconds(1);
+  while (true) {
+    pid_t W = ::waitpid(-Leader, nullptr, WNOHANG);
+    if (W > 0) {
+      ++R.Reaped;
+      continue;
+    }
+    if (W < 0 && errno == EINTR)
+      continue;
+    if (W < 0) // ECHILD: no child of kloop is left in the group
+      return R;
+    if (std::chrono::steady_clock::now() >= Deadline)
+      break;
+    std::this_thread::sleep_for(Pause);
+    Pause = std::min(Pause * 2, std::chrono::milliseconds(20));
+  }
+  R.Left = processGroupMembers(Leader);
+  return R;
+}
+
+std::vector<pid_t> processGroupMembers(pid_t Pgid) {
+  std::vector<pid_t> Members;
+  DIR *D = ::opendir("/proc");
+  if (!D)
+    return Members;
+  while (dirent *E = ::readdir(D)) {
+    unsigned Pid;
+    if (StringRef(E->d_name).getAsInteger(10, Pid))
+      continue;
+    auto Stat = MemoryBuffer::getFileAsStream("/proc/" + std::string(E->d_name) + "/stat");
+    if (!Stat)
+      continue; // gone meanwhile
+    // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so start after the last ')'.
+    StringRef Rest = (*Stat)->getBuffer();
+    size_t Close = Rest.rfind(')');
+    if (Close == StringRef::npos)
+      continue;
+    Rest = Rest.substr(Close + 1).ltrim();
+    SmallVector<StringRef, 4> F;
+    Rest.split(F, ' ', 3, /*KeepEmpty=*/false);
+    long Group;
+    if (F.size() >= 3 && !F[2].getAsInteger(10, Group) && Group == Pgid)
+      Members.push_back(static_cast<pid_t>(Pid));
+  }
+  ::closedir(D);
+  return Members;
 }
 
 // Everything below up to spawnProcessGroup runs in forked children of a process that may have
@@ -146,6 +206,10 @@ static bool arrangeDescriptors(int In, int Out, int Err, int Report) {
 }
 
 Expected<pid_t> spawnProcessGroup(const SpawnSpec &S) {
+  // Orphans of the group become kloop's children, for reapProcessGroup (once per process; it cannot
+  // fail on Linux >= 3.4, and if it did the orphans would only be left to PID 1 as before).
+  static const bool Subreaper = ::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+  (void)Subreaper;
   std::string Name = commandName(S.Argv);
   auto SysErr = [&](const char *What, int E) {
     return createStringError("command '" + Name + "': " + What + ": " + std::strerror(E));

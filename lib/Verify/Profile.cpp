@@ -301,6 +301,8 @@ Expected<Profile> parseProfile(StringRef Text, StringRef Path) {
     if (Error E =
             R.u64(**Device, "l2_bytes", "device", Out.Device.L2Bytes, false))
       return E;
+    if (Error E = R.str(**Device, "pci_bus_id", "device", Out.Device.PciBusId, false))
+      return E;
   }
 
   auto Launches = R.array(J, "launches", "", true);

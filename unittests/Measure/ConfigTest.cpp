@@ -161,6 +161,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"{kind: rel, value: 1.0e-5}", "{kind: abs}", "tolerance.value: missing"},
         BadCase{"  timeout_s: 300", "  timeout_s: -5", "build.timeout_s: expected a non-negative integer, got '-5'"},
         BadCase{"  timeout_s: 60", "  timeout_s: 0", "run.timeout_s: must be positive"},
+        BadCase{"  timeout_s: 60", "  timeout_s: 60\n  drain_timeout_s: 0", "run.drain_timeout_s: must be positive"},
+        BadCase{"  timeout_s: 60", "  timeout_s: 60\n  drain_timeout_s: 2.5",
+                "run.drain_timeout_s: expected a non-negative integer, got '2.5'"},
+        BadCase{"  timeout_s: 60", "  timeout_s: 60\n  drain_timeout_s: 3601",
+                "run.drain_timeout_s: 3601 is out of range (at most 3600)"},
+        BadCase{"  timeout_s: 300", "  timeout_s: 300\n  drain_timeout_s: 5", "unknown key 'drain_timeout_s'"},
         BadCase{"bytes: 201326592", "bytes: -1", "shapes[n16M].bytes: expected a non-negative integer"},
         BadCase{"flops: 2097152", "flops: 2e6", "shapes[n1M].flops: expected a non-negative integer"},
         BadCase{"held_out: true", "held_out: maybe", "shapes[n1M].held_out: expected true or false"},
@@ -190,6 +196,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"targets: [saxpy]", "targets: saxpy", "targets"},
         BadCase{"l2: rotate", "l2: [rotate", "w/.kloop.yaml:21:1: error: Expected , between entries!"},
         BadCase{"  cwd: \".\"", "  cwd: \".\"\n  cwd: \"..\"", "duplicated mapping key 'cwd'"}));
+
+TEST(ConfigTest, DrainTimeoutDefaultsTo30AndIsRead) {
+  auto Default = parseConfig(Full, "w/.kloop.yaml");
+  ASSERT_TRUE(bool(Default)) << toString(Default.takeError());
+  EXPECT_EQ(Default->Run.DrainTimeoutS, 30u);
+  auto Set = parseConfig(variant("  timeout_s: 60", "  timeout_s: 60\n  drain_timeout_s: 7"), "w/.kloop.yaml");
+  ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
+  EXPECT_EQ(Set->Run.DrainTimeoutS, 7u);
+}
 
 TEST(ConfigTest, SyntaxErrorHasLineAndColumn) {
   std::string E = errorOf("name: x\nbuild: {command: make\n");

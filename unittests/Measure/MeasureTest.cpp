@@ -98,6 +98,36 @@ TEST(MeasureTest, TargetSamplesFlagForeignLaunchesApartFromThrottled) {
   EXPECT_EQ(F.KeptNs, (std::vector<double>{10, 11}));
 }
 
+// The host-side snapshots around a run (RunResult::ForeignBefore/After, from kloop's GpuMonitor):
+// a process on the GPU before the run, or alive after it, drops all the run's samples; one listed
+// after the run but gone (the run's own, lingering in NVML) does not; nothing without NVML.
+TEST(MeasureTest, ForeignLoadAroundTheRunDropsItsSamples) {
+  verify::Profile P;
+  P.Launches = {launch(0, "saxpy(int)", 100, 50), launch(1, "saxpy(int)", 200, 10)};
+  RunResult R;
+  R.Status = RunStatus::Ok;
+  R.Prof = P;
+  R.GpuWatched = true;
+  auto AllForeign = [&] {
+    TargetSamples S = runSamples(config(), R, /*Warmup=*/0);
+    return !S.empty() && llvm::all_of(S[0].second, [](const decide::Sample &X) { return X.Foreign; });
+  };
+  EXPECT_FALSE(AllForeign());
+  GpuProcess Live{"nvml:0", unsigned(getpid()), 1u << 30};
+  GpuProcess Gone{"nvml:0", 0x7ffffffe, 1u << 30}; // above pid_max: no such process
+  R.ForeignAfter = {Gone};
+  EXPECT_FALSE(foreignAroundRun(R));
+  EXPECT_FALSE(AllForeign());
+  R.ForeignAfter = {Gone, Live};
+  EXPECT_TRUE(foreignAroundRun(R));
+  EXPECT_TRUE(AllForeign());
+  R.ForeignAfter.clear();
+  R.ForeignBefore = {Gone}; // before the run, any process counts: it may have run beside it
+  EXPECT_TRUE(AllForeign());
+  R.GpuWatched = false;
+  EXPECT_FALSE(foreignAroundRun(R));
+}
+
 TEST(MeasureTest, MarkAllForeignFlagsEverySampleOfTheRun) {
   // For foreign load seen right before or after a run: every sample of the
   // run goes, whatever its own flags, and is counted as foreign.

@@ -7,6 +7,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
+#include <chrono>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -181,6 +182,117 @@ TEST_F(RunnerTest, BadRequestsAreKloopErrors) {
   auto E = runIsolated(R);
   ASSERT_FALSE(bool(E));
   EXPECT_NE(toString(E.takeError()).find("timeout must be positive"), std::string::npos);
+}
+
+// Issue 17, item 1: a process the workload left behind is killed with the run's group and reaped
+// by kloop (a child subreaper), not left a zombie of PID 1, which does not reap here.
+TEST_F(RunnerTest, AChildLeftBehindIsKilledAndReaped) {
+  auto Res = runIsolated(request("sleep 30 & echo $! > bg.pid; exit 0", /*Inject=*/false));
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::Ok) << Res->describe();
+  int Child = 0;
+  ASSERT_TRUE(!StringRef(readFile(path("bg.pid"))).trim().getAsInteger(10, Child) && Child > 0);
+  EXPECT_FALSE(sys::fs::exists("/proc/" + std::to_string(Child)))
+      << "the background child is still there: " << readFile("/proc/" + std::to_string(Child) + "/stat");
+}
+
+/// Runs with a GPU monitor on the fake NVML (test/Inputs/fake-nvml/), whose script the workloads
+/// write (to script.tmp, then renamed, so that its times count from the write).
+class RunnerDrainTest : public RunnerTest {
+protected:
+  void SetUp() override {
+    RunnerTest::SetUp();
+    ::setenv("KLOOP_NVML_LIBRARY", KLOOP_FAKE_NVML, 1);
+    ::setenv("KLOOP_FAKE_NVML_SCRIPT", path("script").c_str(), 1);
+  }
+  void TearDown() override {
+    ::unsetenv("KLOOP_NVML_LIBRARY");
+    ::unsetenv("KLOOP_FAKE_NVML_SCRIPT");
+    RunnerTest::TearDown();
+  }
+  /// A command that makes the fake list \p Entry from now on, then runs \p Then.
+  static std::string holding(StringRef Entry, StringRef Then) {
+    return ("echo \"0 100 " + Entry + "\" > script.tmp && mv script.tmp script; " + Then).str();
+  }
+};
+
+TEST_F(RunnerDrainTest, ATimedOutRunIsDrainedBeforeTheRunnerReturns) {
+  GpuMonitor Gpu;
+  ASSERT_TRUE(Gpu.available()) << Gpu.unavailableReason();
+  // The shell holds 1032 MiB while it lives and stays listed 400 ms after it is reaped.
+  RunRequest R = request(holding("$$:1032:+400", "echo $$ > shell.pid; sleep 30"), /*Inject=*/false);
+  R.TimeoutS = 1;
+  R.Gpu = &Gpu;
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::TimedOut);
+  EXPECT_TRUE(Res->GpuWatched);
+  EXPECT_TRUE(Res->ForeignBefore.empty());
+  EXPECT_TRUE(Res->ForeignAfter.empty());
+  ASSERT_TRUE(Res->Drain.has_value());
+  EXPECT_TRUE(Res->Drain->Watched);
+  EXPECT_GE(Res->Drain->Seconds, 0.35);
+  EXPECT_LT(Res->Drain->Seconds, 10.0);
+  EXPECT_GE(Res->Drain->Reaped, 1u);
+  std::string Shell = StringRef(readFile(path("shell.pid"))).trim().str();
+  EXPECT_EQ(describeProcesses(Res->Drain->HeldAtStart), "pid " + Shell + ", 1032 MiB");
+  std::string Note = drainNote(R.Label, *Res);
+  EXPECT_EQ(Note.rfind("run r0 timed out; waited 0.", 0), 0u) << Note;
+  EXPECT_NE(Note.find(" s for the GPU to drain (pid " + Shell + ", 1032 MiB)"), std::string::npos) << Note;
+}
+
+TEST_F(RunnerDrainTest, AGpuThatDoesNotDrainWithinTheBoundIsAnError) {
+  GpuMonitor Gpu;
+  RunRequest R = request(holding("4242:1032", "exit 3"), /*Inject=*/false);
+  R.Gpu = &Gpu;
+  R.DrainTimeoutS = 1;
+  auto T0 = std::chrono::steady_clock::now();
+  auto Res = runIsolated(R);
+  ASSERT_FALSE(bool(Res));
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count(), 1.0);
+  std::string Msg;
+  handleAllErrors(Res.takeError(), [&](const DirtyGpuError &E) { Msg = E.message(); });
+  EXPECT_EQ(Msg.rfind("the GPU did not drain: run r0 exited non-zero: exit code 3: after ", 0), 0u) << Msg;
+  EXPECT_NE(Msg.find(" s NVML still shows pid 4242, 1032 MiB; nvml:0 at 100% utilization (run.drain_timeout_s "
+                     "is 1 s); nothing more is timed on this GPU"),
+            std::string::npos)
+      << Msg;
+}
+
+TEST_F(RunnerDrainTest, WithoutNvmlTheRunnerWaitsAFixedTimeAndSaysSo) {
+  ::setenv("KLOOP_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+  GpuMonitor Gpu;
+  RunRequest R = request("exit 3", /*Inject=*/false);
+  R.Gpu = &Gpu;
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_FALSE(Res->GpuWatched);
+  ASSERT_TRUE(Res->Drain.has_value());
+  EXPECT_FALSE(Res->Drain->Watched);
+  EXPECT_GE(Res->Drain->Seconds, UnwatchedSettleS);
+  EXPECT_EQ(drainNote(R.Label, *Res),
+            "run r0 exited non-zero; the GPU was not checked (NVML unavailable: cannot load "
+            "/nonexistent/libnvidia-ml.so.1: /nonexistent/libnvidia-ml.so.1: cannot open shared object file: No "
+            "such file or directory); waited a fixed 1.00 s after reaping the run's processes");
+}
+
+TEST_F(RunnerDrainTest, AnOkRunRecordsForeignProcessesAndWatchesItsProfilesDevice) {
+  writeFile("script", "0 20 777:500\n");
+  std::string Profile = FakeProfile;
+  Profile.replace(Profile.find("\"l2_bytes\": 1024}"), 17, "\"l2_bytes\": 1024, \"pci_bus_id\": \"0000:19:00.0\"}");
+  writeFile("profile.json", Profile);
+  GpuMonitor Gpu;
+  RunRequest R = request("cp profile.json \"$KLOOP_CUPTI_OUT\"");
+  R.Gpu = &Gpu;
+  auto Res = runIsolated(R);
+  ASSERT_TRUE(bool(Res)) << toString(Res.takeError());
+  EXPECT_EQ(Res->Status, RunStatus::Ok) << Res->describe();
+  EXPECT_FALSE(Res->Drain.has_value());
+  EXPECT_TRUE(Res->GpuWatched);
+  EXPECT_EQ(describeProcesses(Res->ForeignBefore), "pid 777, 500 MiB");
+  EXPECT_EQ(describeProcesses(Res->ForeignAfter), "pid 777, 500 MiB");
+  EXPECT_EQ(Res->Prof->Device.PciBusId, "0000:19:00.0");
+  EXPECT_EQ(Gpu.devices(), std::vector<std::string>{"0000:19:00.0"});
 }
 
 TEST(RunnerHelpers, FindsCuptiLibraryFromTheEnvironment) {

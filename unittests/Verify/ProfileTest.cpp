@@ -37,6 +37,7 @@ TEST(Profile, ReadsEveryField) {
   B.capture("_Z5saxpyifPKfPf", "saxpy(int, float, float const*, float*)", 0, 3,
             bytesOf(std::vector<float>{1, 2, 3}));
   B.J["nvml"] = true;
+  B.J["device"]["pci_bus_id"] = "0000:19:00.0";
   B.J["env_samples"].push_back({{"t_ns", 5},
                                 {"sm_clock_mhz", 1980},
                                 {"mem_clock_mhz", 3201},
@@ -58,6 +59,7 @@ TEST(Profile, ReadsEveryField) {
   EXPECT_EQ(P.Device.Name, "NVIDIA H200");
   EXPECT_EQ(P.Device.ComputeCapability, "9.0");
   EXPECT_EQ(P.Device.L2Bytes, 62914560u);
+  EXPECT_EQ(P.Device.PciBusId, "0000:19:00.0");
   ASSERT_EQ(P.Launches.size(), 2u);
   EXPECT_EQ(P.Launches[0].Kernel, "_Z4initPf");
   EXPECT_EQ(P.Launches[0].DurationNs, 500u);
@@ -143,6 +145,9 @@ TEST(Profile, MalformedFilesNameTheFileAndField) {
   J["launches"][0]["grid"] = {1, 2};
   EXPECT_TRUE(contains(parseError(J), "launches[0].grid: expected an array of "
                                       "3"));
+  J = Good;
+  J["device"]["pci_bus_id"] = 19;
+  EXPECT_EQ(parseError(J), "/tmp/run/out.json: device.pci_bus_id: expected a string");
   J = Good;
   J["captures"][0]["hash"] = "xyz";
   EXPECT_TRUE(contains(parseError(J), "captures[0].hash: expected 16 hex "

@@ -121,6 +121,12 @@ struct CommandSpec {
   std::map<std::string, std::string> Env;
   /// Wall-clock limit in seconds (build default 600, run default 120).
   unsigned TimeoutS = 0;
+  /// `run.drain_timeout_s` (run only): after a run that did not end Ok, how
+  /// long kloop may take to reap the run's processes and see the GPU drained
+  /// before it stops the measurement (RunRequest::DrainTimeoutS), seconds,
+  /// 1..3600. Default 30: a killed kernel-spinning process left the GPU in
+  /// 0.25-0.5 s on an H200, so 30 s only passes when something is wrong.
+  unsigned DrainTimeoutS = 30;
 };
 
 /// The whole workload description.

@@ -196,12 +196,18 @@ TargetSamples targetSamples(const WorkloadConfig &C, const verify::Profile &P, u
 /// right before or after the run).
 void markAllForeign(TargetSamples &Samples);
 
+/// True when the host-side NVML snapshots of run \p R (RunResult::GpuWatched)
+/// saw foreign load: a compute process on a watched GPU right before the run
+/// started, or one right after it ended that is still alive (/proc/<pid>
+/// exists). A process listed after the run but gone by then is taken for the
+/// run's own, which NVML may list for a moment after it was reaped; where
+/// NVML's pids are not kloop's (another pid namespace) only the snapshot
+/// before the run counts.
+bool foreignAroundRun(const RunResult &R);
+
 /// The samples of one timed run \p R (Ok, with a profile): targetSamples of
-/// its profile. The one place `kloop measure` and `kloop compare` take a run's
-/// samples from. Foreign load that host-side snapshots see right before or
-/// after the run is to mark them all here with markAllForeign; until
-/// RunResult records those snapshots, only the profile's own NVML samples flag
-/// foreign load (the HOOK comment in Measure.cpp marks the place).
+/// its profile, all marked foreign (markAllForeign) when foreignAroundRun(R).
+/// The one place `kloop measure` and `kloop compare` take a run's samples from.
 TargetSamples runSamples(const WorkloadConfig &C, const RunResult &R, unsigned Warmup);
 
 /// Fills GBps/GFlops/Pct* and MeasurementErrors of \p K from \p Shape and \p Ceil.

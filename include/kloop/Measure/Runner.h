@@ -16,11 +16,28 @@
 /// records its status in a file, so a workload killed by signal N is seen with
 /// the shell's status 128+N and reported as crashed by signal N.
 ///
+/// After every run the group is killed and reaped whole (reapProcessGroup):
+/// kloop is a child subreaper, so nothing of the run is left as a zombie or
+/// alive. With a GPU monitor (RunRequest::Gpu, GpuMonitor.h) the runner also
+/// records which processes held the GPU before and after the run and, after a
+/// run that did not end Ok, drains the GPU before it returns (docs/measure.md,
+/// "Drain after a fault"; issue 17, item 1):
+///  1. right after the kill, NVML's view: the processes not listed before the
+///     run are what the failed run still holds (DrainReport::HeldAtStart);
+///  2. the group is reaped;
+///  3. waitForDrain until no process is listed that was not there before the
+///     run and, on a device where none was, utilization is 0; at most
+///     RunRequest::DrainTimeoutS seconds from the kill, else DirtyGpuError.
+/// Without NVML the runner reaps and then waits a fixed UnwatchedSettleS
+/// seconds, and says so (DrainReport::Watched is false): it never claims
+/// that the GPU drained.
+///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_MEASURE_RUNNER_H
 #define KLOOP_MEASURE_RUNNER_H
 
 #include "kloop/Measure/Config.h"
+#include "kloop/Measure/GpuMonitor.h"
 #include "kloop/Verify/Profile.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -106,6 +123,36 @@ struct RunRequest {
   std::string Label;
   /// When set, the run is injected and a profile is expected.
   std::optional<InjectionSettings> Inject;
+  /// When set, the GPU is watched around the run and drained after a run that
+  /// did not end Ok (file comment); an Ok run's profile that names its device
+  /// (verify::DeviceInfo::PciBusId) makes the monitor watch that device. Not
+  /// owned; kept by the caller for all the runs of a measurement.
+  GpuMonitor *Gpu = nullptr;
+  /// Bound on the drain, seconds from the end of the run: reaping its group
+  /// and waiting for the GPU (`run.drain_timeout_s`); must be > 0.
+  unsigned DrainTimeoutS = 30;
+};
+
+/// Seconds the runner waits after reaping a failed run when NVML cannot tell
+/// whether the GPU drained: twice the longest time a killed kernel-spinning
+/// process stayed listed by NVML on an H200 (0.25-0.5 s, measured).
+constexpr double UnwatchedSettleS = 1.0;
+
+/// What the runner did about the GPU after a run that did not end Ok.
+struct DrainReport {
+  /// NVML watched the GPU. False: it could not (Unwatched says why) and the
+  /// runner only waited UnwatchedSettleS after reaping the run's processes.
+  bool Watched = false;
+  /// Why NVML was not used ("" when Watched).
+  std::string Unwatched;
+  /// Seconds from the end of the run (the kill) until the GPU drained, or
+  /// until the settle time ended.
+  double Seconds = 0;
+  /// Processes NVML listed right after the kill that it had not listed before
+  /// the run (empty without NVML).
+  std::vector<GpuProcess> HeldAtStart;
+  /// Processes of the run's group reaped after the kill.
+  unsigned Reaped = 0;
 };
 
 /// How a run ended. Ordered roughly by how far the run got.
@@ -143,16 +190,43 @@ struct RunResult {
   std::string Detail;
   /// The parsed profile (kloopVerify's reader), for Ok runs with injection.
   std::optional<verify::Profile> Prof;
+  /// True when NVML watched the GPU for this run (RunRequest::Gpu set and
+  /// available, and every query worked): ForeignBefore and ForeignAfter are
+  /// NVML's. False: they are empty and GpuUnwatched says why.
+  bool GpuWatched = false;
+  std::string GpuUnwatched;
+  /// Compute processes NVML listed on the monitored devices just before the
+  /// run started: none of them is the run's.
+  std::vector<GpuProcess> ForeignBefore;
+  /// Compute processes NVML listed after the run had ended and its group was
+  /// reaped (after a failed run: once drained, so each of them was also in
+  /// ForeignBefore). The run's own processes are gone by then; a process of it
+  /// that NVML were slow to drop would appear here.
+  std::vector<GpuProcess> ForeignAfter;
+  /// Set after a run that did not end Ok and had RunRequest::Gpu.
+  std::optional<DrainReport> Drain;
 
   bool ok() const { return Status == RunStatus::Ok; }
   /// One line: "<status>: <detail>" for reports.
   std::string describe() const;
 };
 
-/// Runs \p R and waits for it (at most R.TimeoutS seconds).
+/// Runs \p R and waits for it (at most R.TimeoutS seconds, then the drain).
 /// Errors (kloop-side, not the workload's): OutDir cannot be created, Label
-/// is invalid, TimeoutS is 0, or an output file cannot be opened.
+/// is invalid, TimeoutS or DrainTimeoutS is 0, or an output file cannot be
+/// opened; DirtyGpuError when, with R.Gpu, the run's processes could not be
+/// reaped or the GPU did not drain within R.DrainTimeoutS (the message names
+/// the run, how it ended, the processes still listed with their MiB, the busy
+/// devices and the bound).
 llvm::Expected<RunResult> runIsolated(const RunRequest &R);
+
+/// A note on what the drain after run \p Label did, "" when \p R has no
+/// DrainReport: "run cand-n1M-s0-t0 timed out; waited 0.42 s for the GPU to
+/// drain (pid 465, 1032 MiB)" ("no new process held it" when NVML listed
+/// none), or, without NVML, "run ... crashed; the GPU was not checked (NVML
+/// unavailable: <reason>); waited a fixed 1.00 s after reaping the run's
+/// processes".
+std::string drainNote(llvm::StringRef Label, const RunResult &R);
 
 /// Finds libkloop-cupti.so: $KLOOP_CUPTI_LIB if set (must exist), else
 /// <dir of the kloop executable>/../lib/libkloop-cupti.so, where \p Argv0 and

@@ -9,7 +9,8 @@
 /// kloop/Support/Process.h), which dies with kloop. On timeout, and as soon as
 /// the command has exited (a helper it left running may still hold its stdout),
 /// the whole group is sent SIGKILL, so helpers it spawned neither stall the
-/// round nor survive it (issue 12, item 7). A command may report what
+/// round nor survive it (issue 12, item 7), and then reaped
+/// (kloop::reapProcessGroup: no zombie is left, issue 17, item 1). A command may report what
 /// it used in a top-level "provenance" object of its reply (keys: model, seed,
 /// temperature, tokens_in, tokens_out, cost_usd); those fill Provenance, and
 /// the object stays in the reply.

@@ -42,6 +42,9 @@ struct DeviceInfo {
   std::string ComputeCapability;
   /// L2 cache size in bytes.
   uint64_t L2Bytes = 0;
+  /// PCI bus id as cuDeviceGetPCIBusId prints it, e.g. "0000:19:00.0" ("" when
+  /// the profile does not say); kloop's GPU monitor watches this device.
+  std::string PciBusId;
 };
 
 /// LaunchRecord::Seq of a record whose launch call the library did not see

@@ -10,10 +10,14 @@ The variant is read from SOURCE_DIR/variant:
   crash  dies with SIGSEGV
   stream fast, but every saxpy launch after the first runs on another stream (work moved to a side stream)
   leak   fast, but leaves 20 more MiB of device memory allocated at exit
+  hang   makes the fake NVML list it with 1032 MiB (until 400 ms after it is gone) and never ends
+  stuck  makes the fake NVML list a pid 4242 with 1032 MiB for ever, then exits 3
 Read-write output (arg 3 is C of C = 1.5 * AB + 0.5 * C: read, then written, like a gemm with beta != 0):
   rwbase   launches of 2000..2040 ns; reads C, so when arg 3 is poisoned it computes NaN everywhere
   rwfast   the same result, written the other way round (0.5 * C + 1.5 * AB), launches of 1000..1040 ns
   rwnobeta fast, but ignores beta: C = 1.5 * AB (right only where C was 0)
+The fake NVML (test/Inputs/fake-nvml/) reads its script from $KLOOP_FAKE_NVML_SCRIPT; hang and stuck
+write it (to a temporary file, renamed) when that variable is set.
 Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS names saxpy,
 captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
 Like libkloop-cupti.so, arg 3 is poisoned (its capture says "poisoned") only when KLOOP_CUPTI_POISON is
@@ -26,10 +30,26 @@ other variants' runs then get the "old" samples):
          6th timed launch to that of the 9th: 3 foreign launches per run
   all    that process in every sample: every launch foreign
 """
-import json, os, signal, struct, sys
+import json, os, signal, struct, sys, time
 
 src, iters, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 variant = open(os.path.join(src, "variant")).read().strip()
+
+def hold_gpu(entry):
+    script = os.environ.get("KLOOP_FAKE_NVML_SCRIPT")
+    if script:
+        with open(script + ".tmp", "w") as f:
+            f.write("0 100 %s\n" % entry)
+        os.rename(script + ".tmp", script)
+
+if variant == "hang":
+    hold_gpu("%d:1032:+400" % os.getpid())
+    while True:
+        time.sleep(3600)
+if variant == "stuck":
+    hold_gpu("4242:1032")
+    sys.stderr.write("fake: the kernel is still running\n")
+    sys.exit(3)
 if variant == "crash":
     sys.stderr.write("fake: illegal memory access\n")
     sys.stderr.flush()
