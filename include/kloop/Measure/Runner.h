@@ -186,6 +186,7 @@ struct RunResult {
   /// available, and every query worked): ForeignBefore and ForeignAfter are
   /// NVML's. False: they are empty and GpuUnwatched says why.
   bool GpuWatched = false;
+  /// Why NVML did not watch the run ("" when GpuWatched or without RunRequest::Gpu).
   std::string GpuUnwatched;
   /// Compute processes NVML listed on the monitored devices just before the
   /// run started: none of them is the run's.
