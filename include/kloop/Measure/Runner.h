@@ -143,7 +143,8 @@ struct DrainReport {
   /// Processes NVML listed right after the kill that it had not listed before
   /// the run (empty without NVML).
   std::vector<GpuProcess> HeldAtStart;
-  /// Processes of the run's group reaped after the kill.
+  /// Processes of the run's group that kloop reaped after the kill (those that
+  /// died while their parent in the group still lived were reaped by it).
   unsigned Reaped = 0;
 };
 
