@@ -75,8 +75,9 @@ TEST(ReapProcessGroup, LeavesNoProcessOfTheGroupAndNoZombie) {
   auto T0 = std::chrono::steady_clock::now();
   ReapResult R = reapProcessGroup(*Leader, std::chrono::milliseconds(5000));
   double Took = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+  // R.Reaped is not checked: the shell may reap its child, and the supervisor the shell, before
+  // SIGKILL ends them; whatever is left is kloop's to reap.
   EXPECT_TRUE(R.Left.empty());
-  EXPECT_GE(R.Reaped, 1u) << "the orphaned shell and its child are kloop's to reap";
   EXPECT_LT(Took, 4.0);
   EXPECT_EQ(stateAndParent(Child), "") << "the orphaned child is still there (zombie of PID 1?)";
   EXPECT_TRUE(processGroupMembers(*Leader).empty());

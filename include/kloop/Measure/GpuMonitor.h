@@ -50,6 +50,7 @@ struct GpuProcess {
   /// Device memory the process holds, bytes; none when NVML does not say.
   std::optional<uint64_t> UsedBytes;
 
+  /// The same process: same device and pid (the memory it holds may change).
   bool operator==(const GpuProcess &O) const { return Device == O.Device && Pid == O.Pid; }
   /// "pid 465, 1032 MiB" (MiB = 2^20 bytes, rounded down; "memory unknown"
   /// without UsedBytes).
@@ -70,7 +71,9 @@ struct GpuUtilization {
 
 /// One look at the monitored devices.
 struct GpuSnapshot {
+  /// Compute processes of every monitored device, device by device in NVML's order.
   std::vector<GpuProcess> Processes;
+  /// One entry per monitored device.
   std::vector<GpuUtilization> Utilization;
 };
 
@@ -84,10 +87,13 @@ public:
   /// NVML cannot be loaded, lacks an entry point, nvmlInit_v2 fails or lists
   /// no device, available() is false and unavailableReason() says why.
   GpuMonitor();
+  /// Shuts NVML down (nvmlShutdown) when it was initialised; the library stays loaded.
   ~GpuMonitor();
+  /// Not copyable: one NVML initialisation per object.
   GpuMonitor(const GpuMonitor &) = delete;
   GpuMonitor &operator=(const GpuMonitor &) = delete;
 
+  /// True when NVML is loaded, initialised and lists at least one device.
   bool available() const;
   /// Why NVML is not used, e.g. "cannot load libnvidia-ml.so.1: ..." or
   /// "nvmlInit_v2 failed: Driver Not Loaded"; "" when available().
@@ -141,12 +147,15 @@ llvm::Expected<DrainWait> waitForDrain(const GpuMonitor &M, const GpuSnapshot &B
 /// (issue 17, item 1). Commands report it as a stop and exit 1.
 class DirtyGpuError : public llvm::ErrorInfo<DirtyGpuError> {
 public:
-  static char ID;
+  static char ID; ///< llvm::ErrorInfo's class id
   /// \p Reason: what was still there, e.g. "run cand-n1M-s0-t0 timed out: after
   /// 30 s NVML still lists pid 465, 1032 MiB".
   explicit DirtyGpuError(std::string Reason) : Reason(std::move(Reason)) {}
+  /// "the GPU did not drain: " and the reason.
   void log(llvm::raw_ostream &OS) const override;
+  /// No errno equivalent.
   std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+  /// As given to the constructor.
   std::string Reason;
 };
 

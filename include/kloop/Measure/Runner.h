@@ -151,7 +151,8 @@ struct DrainReport {
   /// Processes NVML listed right after the kill that it had not listed before
   /// the run (empty without NVML).
   std::vector<GpuProcess> HeldAtStart;
-  /// Processes of the run's group reaped after the kill.
+  /// Processes of the run's group that kloop reaped after the kill (those that
+  /// died while their parent in the group still lived were reaped by it).
   unsigned Reaped = 0;
 };
 
@@ -194,6 +195,7 @@ struct RunResult {
   /// available, and every query worked): ForeignBefore and ForeignAfter are
   /// NVML's. False: they are empty and GpuUnwatched says why.
   bool GpuWatched = false;
+  /// Why NVML did not watch the run ("" when GpuWatched or without RunRequest::Gpu).
   std::string GpuUnwatched;
   /// Compute processes NVML listed on the monitored devices just before the
   /// run started: none of them is the run's.
