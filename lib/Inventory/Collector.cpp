@@ -939,9 +939,13 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.ID = kernelID(FD);
   K.D = FD;
   addKernelNames(K, FD, K.ID, /*OnlyDefined=*/true);
-  if (K.Data["instantiations"].empty())
+  // A template is listed for the instantiations the translation unit defines; a kernel that is
+  // not one is defined here, so nvcc emits it (every kernel a translation unit defines is in its
+  // cubin, used or not).
+  const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
+  if (FT ? K.Data["instantiations"].empty() : K.Data["symbols"].empty())
     return;
-  K.Span = spanOf(FD->getDescribedFunctionTemplate()->getSourceRange());
+  K.Span = spanOf(FT ? FT->getSourceRange() : FD->getSourceRange());
   K.Editable = false;
   K.NotEditableReason = "is a library kernel in a system header; listed so that profiles and captures can name it";
   addKernelIdentity(K, FD);
@@ -1232,8 +1236,8 @@ public:
     if (FD->isTemplateInstantiation())
       return true;
     if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation())) {
-      // Library (CUB, Thrust) kernel templates: only their instantiations' names.
-      if (FD->hasAttr<CUDAGlobalAttr>() && FD->getDescribedFunctionTemplate() && C.Which == Side::Device)
+      // Library (CUB, Thrust) kernels: only their names (a template's: its instantiations').
+      if (FD->hasAttr<CUDAGlobalAttr>() && C.Which == Side::Device)
         C.collectLibraryKernel(FD);
       return true;
     }
