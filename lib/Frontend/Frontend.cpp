@@ -467,13 +467,14 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
       Mem->addFile(Path, 0, MemoryBuffer::getMemBufferCopy(Content, Path));
     Overlay->pushOverlay(Mem);
   }
-  IntrusiveRefCntPtr<vfs::FileSystem> FS = withNvccCompat(Overlay);
+  DeferredMacros Macros = deferCommandLineMacros(CommandLine);
+  IntrusiveRefCntPtr<vfs::FileSystem> FS = withNvccCompat(Overlay, Macros.Header);
   if (!Directory.empty())
     FS->setCurrentWorkingDirectory(Directory);
   IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), FS));
   CollectingDiagConsumer Diags;
   DiagnosticOptions DiagOpts;
-  tooling::ToolInvocation Invocation(CommandLine, std::move(Action), Files.get());
+  tooling::ToolInvocation Invocation(Macros.CommandLine, std::move(Action), Files.get());
   Invocation.setDiagnosticConsumer(&Diags);
   Invocation.setDiagnosticOptions(&DiagOpts);
   bool Ok = false;

@@ -131,9 +131,12 @@ ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts
 /// replacement contents. Every parse also sees kloop's nvcc compatibility layer
 /// (docs/nvcc-compat.md): the compatibility header as an in-memory file at
 /// nvccCompatHeaderPath(), kernel launches written `<< <...>> >` read as `<<<...>>>`
-/// (a same-length rewrite of what clang reads, so offsets stay valid), and clang's
+/// (a same-length rewrite of what clang reads, so offsets stay valid), clang's
 /// "initialization is not supported for __shared__ variables" error reported as a
-/// warning for a declaration without an initializer (nvcc: warning 20054-D).
+/// warning for a declaration without an initializer (nvcc: warning 20054-D), and the
+/// -D/-U flags of ordinary macro names (`-DN=64`) applied right after clang's CUDA
+/// wrapper instead of before it, whose extra headers (cuda.h, curand) use such names;
+/// their location still reads `<command line>`.
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
                              llvm::StringRef Directory,
                              std::unique_ptr<clang::FrontendAction> Action,
