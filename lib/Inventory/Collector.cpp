@@ -1318,6 +1318,15 @@ void Collector::classifyMacroUses() {
     E.Data["name"] = D.Name;
     E.Data["init"] = D.Text;
     E.Data["value"] = D.Value;
+    E.Data["command_line"] = D.CommandLine;
+    if (D.CommandLine) {
+      // Rewriting the compilation database would not change the build that wrote it.
+      StringRef Body = StringRef(D.Text).drop_front(D.Name.size()).trim();
+      E.Editable = false;
+      E.NotEditableReason = "is defined on the command line (-D" + D.Name + "=" + Body.str() +
+                            " in the compile command), not in a source file: kloop edits sources, not "
+                            "build flags; change the value where the build writes the flag";
+    }
     Out.Entities.push_back(std::move(E));
   }
 }

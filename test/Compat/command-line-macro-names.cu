@@ -28,3 +28,4 @@ void run(float *y, const float *x) { axpy<<<N, 1>>>(y, x, 2.f); }
 // CHECK: LOOP axpy/loop#1 kind=for depth=0 parent=- unroll=- trip=64 editable=1
 // CHECK: LOOP axpy/loop#2 kind=for depth=0 parent=- unroll=- trip=64 editable=1
 // CHECK: LAUNCH command-line-macro-names.cu:run/launch#1 kernel=axpy via=<<<>>> grid=N=64x1x1 block=1=1x1x1
+// CHECK: CONST macro:N kind=macro value=64 editable=0

@@ -151,9 +151,12 @@ struct MacroTable {
   struct Definition {
     std::string Name;
     long long Value = 0;
-    std::string Text; ///< the body as written
+    std::string Text; ///< the definition as written, name first ("BLOCK 256")
     SourceSpan Span;
     bool InSystemHeader = false;
+    /// Defined by a -D flag of the compile command (its location reads "<command line>"):
+    /// there is no source text to edit.
+    bool CommandLine = false;
   };
   struct Expansion {
     std::string Name;
