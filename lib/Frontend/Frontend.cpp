@@ -3,6 +3,7 @@
 #include "kloop/Frontend/Diagnostics.h"
 #include "kloop/Frontend/NvccArgs.h"
 #include "kloop/Support/Path.h"
+#include "HostCompiler.h"
 #include "NvccCompat.h"
 
 #include "clang/Basic/Diagnostic.h"
@@ -123,6 +124,22 @@ static void reportIgnoredFlags(const TranslatedCommand &T, bool Strict, CompileJ
     J.Warnings.push_back(M + "; ignored");
 }
 
+/// What nvcc's host passes see under -fopenmp: the host compiler's omp.h (its directory searched
+/// after every other, so that clang's own builtin headers still win) and its _OPENMP, in both
+/// passes as in nvcc. clang 22 here ships no omp.h.
+static void addHostOpenMP(StringRef Bindir, CompileJob &J) {
+  std::string Compiler = hostCompilerFor(Bindir);
+  Expected<HostOpenMP> OpenMP = queryHostOpenMP(Compiler);
+  if (!OpenMP) {
+    J.Warnings.push_back("-fopenmp is a host compiler flag, but kloop could not ask the host compiler '" +
+                         Compiler + "' (" + (Bindir.empty() ? "nvcc's default; -ccbin names another" : "-ccbin") +
+                         ") for its omp.h and _OPENMP: " + toString(OpenMP.takeError()) +
+                         "; parsed without them");
+    return;
+  }
+  J.Args.insert(J.Args.begin(), {"-idirafter", OpenMP->IncludeDir, "-D_OPENMP=" + OpenMP->Version});
+}
+
 /// Turns one compile command into a job. nvcc commands and \p NvccStyle commands (the
 /// arguments after `--`) go through the nvcc flag table; other commands are clang's.
 static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir, bool NvccStyle,
@@ -159,6 +176,8 @@ static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir, bool
         T.Args.push_back(std::move(A));
   }
   J.Args = std::move(T.Args);
+  if (T.HostOpenMP)
+    addHostOpenMP(T.HostCompilerBindir, J);
   J.GpuArchs = std::move(T.GpuArchs);
   collectClangGpuArchs(J);
   reportIgnoredFlags(T, StrictFlags, J);
