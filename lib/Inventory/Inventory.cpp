@@ -250,6 +250,8 @@ static void setStatus(json &J, const json &Errors, bool InvalidDecl) {
 static json tuEntry(const TUResult &R, const std::string &File,
                     const std::function<std::string(StringRef)> &Rel) {
   json TU{{"file", File}};
+  if (R.Job.Entry)
+    TU["entry"] = R.Job.Entry; // one of several commands the database has for this file
   if (R.Job.Error) {
     TU["errors"] = json::array({R.Job.Error.value()});
     return TU;

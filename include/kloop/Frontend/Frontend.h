@@ -74,15 +74,23 @@ struct CompileJob {
   /// flags under --strict-flags, a directory without CUDA sources): the reason, naming the input.
   std::optional<std::string> Error;
   /// Flags of the compile command that were ignored because neither nvcc's flag table nor
-  /// clang knows them, or because kloop does not support them: one sentence each, naming the
-  /// flag (the caller prints them with the file name).
+  /// clang knows them, or because kloop does not support them, and other facts about the
+  /// command the user should know (a file listed twice in the database): one sentence each
+  /// (the caller prints them with the file name).
   std::vector<std::string> Warnings;
+  /// When the compilation database lists this file with several commands that parse
+  /// differently, each is a job of its own: the 1-based position of this one's command in the
+  /// database. 0 otherwise.
+  unsigned Entry = 0;
 };
 
 /// Builds the job list. nvcc commands of a compilation database and the arguments after `--`
 /// are translated with the nvcc flag table (kloop/Frontend/NvccArgs.h), so both modes accept
 /// the same flags; clang commands of a database are used as they are, less the flags clang
-/// does not know. Per-input problems are reported in CompileJob::Error so
+/// does not know. A file the database lists several times yields one job per distinct
+/// translated command (CompileJob::Entry), and one job, with a warning naming the entries,
+/// for commands that translate alike; never a silent merge. Per-input problems are reported
+/// in CompileJob::Error so
 /// that the other translation units are still parsed; an llvm::Error is returned
 /// only when nothing can be done at all (e.g. `-p DIR` without a readable
 /// compile_commands.json, or no inputs).
