@@ -127,6 +127,12 @@ EntityKind wantedKind(EditKind K) {
 }
 
 /// The part of an ID before `@file`, and the file (empty when none).
+/// Names the parse of \p Job on side \p S: a file the compilation database lists with several
+/// commands is several jobs (CompileJob::Entry), each parsed and checked on its own.
+std::string parseKey(const CompileJob &Job, Side S) {
+  return Job.File + "|" + std::to_string(Job.Entry) + "|" + sideName(S).str();
+}
+
 std::pair<std::string, std::string> splitAt(StringRef ID) {
   // `@` may appear in a launch-site file name only before ':'; kernel IDs use it as suffix.
   size_t At = ID.rfind('@');
@@ -833,7 +839,7 @@ public:
     Planner(St, W, Job, Ctx, M, Errors).run();
     DeclCensus C = takeDeclCensus(Ctx);
     std::lock_guard<std::mutex> L(St.M);
-    St.Census[Job.File + "|" + sideName(W).str()] = std::move(C);
+    St.Census[parseKey(Job, W)] = std::move(C);
   }
 
 private:
@@ -931,7 +937,7 @@ static AddedCodeInput addedCodeInput(const Proposal &P, const CompileJob &Job, S
   In.Ranges = &NewRanges;
   In.ExpressionRanges = &Expressions;
   In.Directory = Job.Directory;
-  auto C = Census.find(Job.File + "|" + sideName(S).str());
+  auto C = Census.find(parseKey(Job, S));
   In.Before = C == Census.end() ? nullptr : &C->second;
   for (unsigned I = 0; I < P.Edits.size(); ++I)
     if (P.Edits[I].Kind == EditKind::AddKernelVariant)
@@ -956,7 +962,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     O.Root = std::string(Cwd);
   }
   PlanState St(P, O);
-  std::map<std::string, std::multiset<std::string>> BeforeDiags; // job file + side -> keys
+  std::map<std::string, std::multiset<std::string>> BeforeDiags; // parseKey -> keys
   for (const CompileJob &Job : Jobs) {
     if (Job.Error)
       return createStringError(inconvertibleErrorCode(), Job.File + ": " + *Job.Error);
@@ -972,7 +978,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         return createStringError(inconvertibleErrorCode(), Msg);
       }
       for (const ParseDiagnostic &D : R.Diagnostics)
-        BeforeDiags[Job.File + "|" + sideName(S).str()].insert(diagKey(D));
+        BeforeDiags[parseKey(Job, S)].insert(diagKey(D));
     }
   }
 
@@ -1180,7 +1186,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
         AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
         ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
                                          withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped);
-        std::multiset<std::string> Before = BeforeDiags[Job.File + "|" + sideName(S).str()];
+        std::multiset<std::string> Before = BeforeDiags[parseKey(Job, S)];
         for (const ParseDiagnostic &D : R.Diagnostics) {
           // New: an error inside the new text, or a diagnostic the baseline does not have as often.
           bool InNewText = D.Level != "warning" && blame(D, Job) >= 0;

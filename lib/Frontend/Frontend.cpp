@@ -3,6 +3,7 @@
 #include "kloop/Frontend/Diagnostics.h"
 #include "kloop/Frontend/NvccArgs.h"
 #include "kloop/Support/Path.h"
+#include "HostCompiler.h"
 #include "NvccCompat.h"
 
 #include "clang/Basic/Diagnostic.h"
@@ -123,6 +124,22 @@ static void reportIgnoredFlags(const TranslatedCommand &T, bool Strict, CompileJ
     J.Warnings.push_back(M + "; ignored");
 }
 
+/// What nvcc's host passes see under -fopenmp: the host compiler's omp.h (its directory searched
+/// after every other, so that clang's own builtin headers still win) and its _OPENMP, in both
+/// passes as in nvcc. clang 22 here ships no omp.h.
+static void addHostOpenMP(StringRef Bindir, CompileJob &J) {
+  std::string Compiler = hostCompilerFor(Bindir);
+  Expected<HostOpenMP> OpenMP = queryHostOpenMP(Compiler);
+  if (!OpenMP) {
+    J.Warnings.push_back("-fopenmp is a host compiler flag, but kloop could not ask the host compiler '" +
+                         Compiler + "' (" + (Bindir.empty() ? "nvcc's default; -ccbin names another" : "-ccbin") +
+                         ") for its omp.h and _OPENMP: " + toString(OpenMP.takeError()) +
+                         "; parsed without them");
+    return;
+  }
+  J.Args.insert(J.Args.begin(), {"-idirafter", OpenMP->IncludeDir, "-D_OPENMP=" + OpenMP->Version});
+}
+
 /// Turns one compile command into a job. nvcc commands and \p NvccStyle commands (the
 /// arguments after `--`) go through the nvcc flag table; other commands are clang's.
 static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir, bool NvccStyle,
@@ -159,10 +176,97 @@ static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir, bool
         T.Args.push_back(std::move(A));
   }
   J.Args = std::move(T.Args);
+  if (T.HostOpenMP)
+    addHostOpenMP(T.HostCompilerBindir, J);
   J.GpuArchs = std::move(T.GpuArchs);
   collectClangGpuArchs(J);
   reportIgnoredFlags(T, StrictFlags, J);
   return J;
+}
+
+/// The entries of a compilation database for one source file, with their 1-based positions.
+using Entries = std::vector<std::pair<tooling::CompileCommand, unsigned>>;
+
+/// "entries 1 and 3", "entries 1, 2 and 5".
+static std::string entryList(const std::vector<unsigned> &Positions) {
+  std::string S;
+  for (size_t I = 0; I < Positions.size(); ++I)
+    S += (I == 0 ? "" : I + 1 == Positions.size() ? " and " : ", ") + std::to_string(Positions[I]);
+  return "entries " + S;
+}
+
+/// The jobs of one file's database entries: one per distinct translated command (the same
+/// directory and arguments), each with its Entry when there are several; commands that
+/// translate alike are one job, with a warning naming them all.
+static std::vector<CompileJob> jobsOfEntries(const Entries &Cmds, StringRef DbDir, bool Strict) {
+  std::vector<CompileJob> Jobs;
+  std::vector<std::vector<unsigned>> Alike; // per job: the positions of the commands it stands for
+  for (const auto &[C, Position] : Cmds) {
+    CompileJob J = makeJob(C, DbDir, /*NvccStyle=*/false, Strict);
+    auto Same = llvm::find_if(Jobs, [&](const CompileJob &O) {
+      return O.Directory == J.Directory && O.Args == J.Args && O.Error == J.Error;
+    });
+    if (Same != Jobs.end()) {
+      Alike[Same - Jobs.begin()].push_back(Position);
+      continue;
+    }
+    Jobs.push_back(std::move(J));
+    Alike.push_back({Position});
+  }
+  for (size_t I = 0; I < Jobs.size(); ++I) {
+    if (Alike[I].size() > 1)
+      Jobs[I].Warnings.push_back("listed " + std::to_string(Alike[I].size()) +
+                                 " times in the compilation database (" + entryList(Alike[I]) +
+                                 ") with commands that parse alike (they differ only in flags that do not "
+                                 "change parsing); parsed once, as entry " + std::to_string(Alike[I][0]));
+    if (Jobs.size() > 1)
+      Jobs[I].Entry = Alike[I][0];
+  }
+  if (Jobs.size() > 1) {
+    std::vector<unsigned> Firsts;
+    for (const std::vector<unsigned> &A : Alike)
+      Firsts.push_back(A[0]);
+    Jobs[0].Warnings.push_back(
+        "listed " + std::to_string(Jobs.size()) + " times in the compilation database with different commands (" +
+        entryList(Firsts) + "); each is parsed as a translation unit of its own (translation_units[].entry): a "
+        "kernel they both define is one inventory entry with the instantiations of both, and kloop apply checks "
+        "an edit under every command");
+  }
+  return Jobs;
+}
+
+/// Every CUDA entry of \p All (the whole database, in its order) grouped by the absolute path
+/// of its file, the groups in the order of their first entries.
+static std::vector<std::pair<std::string, Entries>>
+cudaEntriesByFile(const std::vector<tooling::CompileCommand> &All, StringRef DbDir) {
+  std::vector<std::pair<std::string, Entries>> Groups;
+  for (size_t I = 0; I < All.size(); ++I) {
+    if (!commandIsCuda(All[I]))
+      continue;
+    std::string File = absolutePath(All[I].Filename, absolutePath(All[I].Directory, DbDir));
+    auto G = llvm::find_if(Groups, [&](const auto &X) { return X.first == File; });
+    if (G == Groups.end())
+      G = Groups.insert(Groups.end(), {File, {}});
+    G->second.push_back({All[I], unsigned(I + 1)});
+  }
+  return Groups;
+}
+
+/// The entries of \p All (a whole database, in its order) for the source file \p File: those in
+/// \p Found (the database's own lookup, which also follows symbolic links) and those whose file,
+/// resolved against their directory and \p DbDir, is \p File.
+static Entries entriesFor(StringRef File, const std::vector<tooling::CompileCommand> &All,
+                          const std::vector<tooling::CompileCommand> &Found, StringRef DbDir) {
+  Entries Mine;
+  for (size_t I = 0; I < All.size(); ++I) {
+    const tooling::CompileCommand &C = All[I];
+    bool Listed = llvm::any_of(Found, [&](const tooling::CompileCommand &X) {
+      return X.Filename == C.Filename && X.Directory == C.Directory && X.CommandLine == C.CommandLine;
+    });
+    if (Listed || absolutePath(C.Filename, absolutePath(C.Directory, DbDir)) == File)
+      Mine.push_back({C, unsigned(I + 1)});
+  }
+  return Mine;
 }
 
 static void collectCudaFiles(StringRef Dir, std::vector<std::string> &Out) {
@@ -206,9 +310,9 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
       return createStringError(inconvertibleErrorCode(), "%s: cannot read compilation database: %s",
                                Json.c_str(), Err.c_str());
     if (Opts.Inputs.empty()) {
-      for (const tooling::CompileCommand &C : DB->getAllCompileCommands())
-        if (commandIsCuda(C))
-          Jobs.push_back(makeJob(C, DbDir, /*NvccStyle=*/false, Opts.StrictFlags));
+      for (const auto &[File, Cmds] : cudaEntriesByFile(DB->getAllCompileCommands(), DbDir))
+        for (CompileJob &J : jobsOfEntries(Cmds, DbDir, Opts.StrictFlags))
+          Jobs.push_back(std::move(J));
       if (Jobs.empty())
         return createStringError(inconvertibleErrorCode(),
                                  "%s: the compilation database has no CUDA translation units",
@@ -260,12 +364,19 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
       Use = Detected.get();
     }
     std::vector<tooling::CompileCommand> Cmds = Use->getCompileCommands(F);
-    // A checked-in database with relative entries ("directory": ".") is indexed by relative
-    // paths: match its entries by their file resolved against the database's folder (README).
-    if (Cmds.empty() && DB)
-      for (const tooling::CompileCommand &C : DB->getAllCompileCommands())
-        if (absolutePath(C.Filename, absolutePath(C.Directory, DbDir)) == F)
-          Cmds.push_back(C);
+    if (!Fixed) {
+      // A database (-p, or one found above the file): every entry it has for this file, with its
+      // position. A checked-in database with relative entries ("directory": ".") is indexed by
+      // relative paths, which the lookup above misses: entries are also matched by their file
+      // resolved against the database's folder.
+      std::string ListDir = DB ? DbDir : std::string();
+      Entries Mine = entriesFor(F, Use->getAllCompileCommands(), Cmds, ListDir);
+      if (!Mine.empty()) {
+        for (CompileJob &J : jobsOfEntries(Mine, ListDir, Opts.StrictFlags))
+          Jobs.push_back(std::move(J));
+        continue;
+      }
+    }
     if (Cmds.empty()) {
       CompileJob J;
       J.File = F;
@@ -273,8 +384,7 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
       Jobs.push_back(J);
       continue;
     }
-    Jobs.push_back(makeJob(Cmds.front(), DB ? DbDir : std::string(), /*NvccStyle=*/Fixed != nullptr,
-                           Opts.StrictFlags));
+    Jobs.push_back(makeJob(Cmds.front(), std::string(), /*NvccStyle=*/Fixed != nullptr, Opts.StrictFlags));
   }
   return Jobs;
 }
@@ -467,13 +577,14 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
       Mem->addFile(Path, 0, MemoryBuffer::getMemBufferCopy(Content, Path));
     Overlay->pushOverlay(Mem);
   }
-  IntrusiveRefCntPtr<vfs::FileSystem> FS = withNvccCompat(Overlay);
+  DeferredMacros Macros = deferCommandLineMacros(CommandLine);
+  IntrusiveRefCntPtr<vfs::FileSystem> FS = withNvccCompat(Overlay, Macros.Header);
   if (!Directory.empty())
     FS->setCurrentWorkingDirectory(Directory);
   IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), FS));
   CollectingDiagConsumer Diags;
   DiagnosticOptions DiagOpts;
-  tooling::ToolInvocation Invocation(CommandLine, std::move(Action), Files.get());
+  tooling::ToolInvocation Invocation(Macros.CommandLine, std::move(Action), Files.get());
   Invocation.setDiagnosticConsumer(&Diags);
   Invocation.setDiagnosticOptions(&DiagOpts);
   bool Ok = false;

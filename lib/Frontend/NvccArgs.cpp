@@ -98,7 +98,7 @@ namespace {
 
 /// What a row of the flag table does to the clang command line.
 enum class Act {
-  Drop, Unsupported, Werror, Arch, Gencode, HostOptions, Language, Std, DefaultStream, Define,
+  Drop, Unsupported, Werror, HostCompiler, Arch, Gencode, HostOptions, Language, Std, DefaultStream, Define,
   Undefine, IncludePath, SystemInclude, PreInclude, Rdc, DeviceC, Compile, Optimize,
   TemplateDepth, TemplateBacktrace, NoExceptions, FastMath, NoWarnings, OptionsFile
 };
@@ -152,7 +152,7 @@ const std::vector<FlagRow> &flagRows() {
     tr("--system-include", "-isystem", true, Act::SystemInclude, "-isystem DIR (each of a comma-separated list)"),
     drop("--library-path", "-L", true, "linking"),
     drop("--output-directory", "-odir", true, "output files, temporaries or nvcc's own reporting"),
-    drop("--compiler-bindir", "-ccbin", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
+    drop("--compiler-bindir", "-ccbin", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux (it asks this compiler for its omp.h under -Xcompiler -fopenmp)", Act::HostCompiler),
     drop("--allow-unsupported-compiler", "-allow-unsupported-compiler", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
     drop("--archiver-binary", "-arbin", true, "linking"),
     drop("--cudart", "-cudart", true, "linking"),
@@ -344,6 +344,9 @@ bool isParseRelevantHostFlag(StringRef F) {
   return F == "-w";
 }
 
+/// gcc's -fopenmp (which defines _OPENMP; -fopenmp-simd does not).
+bool isHostOpenMP(StringRef F) { return F == "-fopenmp"; }
+
 std::vector<std::string> splitList(StringRef V) {
   SmallVector<StringRef, 4> Parts;
   V.split(Parts, ',', -1, false);
@@ -412,6 +415,9 @@ public:
           return E;
       } else if (!A.starts_with("-") || A == "-") {
         R.Args.push_back(Args[I]);
+      } else if (isHostOpenMP(A)) {
+        R.HostOpenMP = true;
+        R.Dropped.push_back(Args[I]);
       } else {
         keepIfClangKnows();
       }
@@ -444,6 +450,7 @@ private:
   void hostOptions(StringRef V) {
     std::vector<std::string> Items = splitList(V);
     for (size_t J = 0; J < Items.size(); ++J) {
+      R.HostOpenMP |= isHostOpenMP(Items[J]);
       auto [Span, Known] = clangOptionSpan(Items, J);
       auto &To = Known && isParseRelevantHostFlag(Items[J]) ? R.Args : R.Dropped;
       To.insert(To.end(), Items.begin() + J, Items.begin() + J + Span);
@@ -483,6 +490,10 @@ private:
       break;
     case Act::Unsupported:
       R.Unsupported.push_back(Written);
+      break;
+    case Act::HostCompiler:
+      R.HostCompilerBindir = V;
+      R.Dropped.push_back(Written);
       break;
     case Act::Werror:
       if (!M.Joined && I + 1 < Args.size() && isNvccWerrorKind(Args[I + 1]))

@@ -6,6 +6,10 @@
 #include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/LangOptions.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Options/Options.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Option/Arg.h"
+#include "llvm/Option/ArgList.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 using namespace llvm;
@@ -183,13 +187,102 @@ public:
 
 } // namespace
 
-IntrusiveRefCntPtr<vfs::FileSystem> withNvccCompat(IntrusiveRefCntPtr<vfs::FileSystem> Base) {
+IntrusiveRefCntPtr<vfs::FileSystem> withNvccCompat(IntrusiveRefCntPtr<vfs::FileSystem> Base,
+                                                   StringRef CommandLineMacros) {
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> Overlay(new vfs::OverlayFileSystem(Base));
   IntrusiveRefCntPtr<vfs::InMemoryFileSystem> Mem(new vfs::InMemoryFileSystem);
   Mem->addFile(nvccCompatHeaderPath(), 0,
                MemoryBuffer::getMemBuffer(nvccCompatHeaderText(), nvccCompatHeaderPath()));
+  if (!CommandLineMacros.empty())
+    Mem->addFile(commandLineMacrosPath(), 0,
+                 MemoryBuffer::getMemBufferCopy(CommandLineMacros, commandLineMacrosPath()));
   Overlay->pushOverlay(Mem);
   return IntrusiveRefCntPtr<vfs::FileSystem>(new LaunchChevronFS(Overlay));
+}
+
+StringRef commandLineMacrosPath() { return "/kloop-builtin/command-line-macros.h"; }
+
+bool macroConfiguresHeaders(StringRef Name) {
+  if (Name.starts_with("_") || Name == "NDEBUG" || Name == "NOMINMAX" || Name == "QUALIFIERS")
+    return true;
+  return llvm::any_of(ArrayRef<StringRef>{"CUDA_", "CUDART_", "CURAND_", "NV_", "PSTL_"},
+                      [&](StringRef P) { return Name.starts_with(P); });
+}
+
+namespace {
+
+/// One -D or -U flag of a command line: where it is and the directive it stands for.
+struct MacroFlag {
+  size_t Index = 0, Count = 1; // argv entries it takes (2 for `-D NAME`)
+  std::string Directive;       // "#define N 64", "#undef X"
+  std::string Name;
+};
+
+/// The -D/-U flags of \p CommandLine (argv[0] included), read with clang's driver option table
+/// so that the values of other options are never mistaken for them.
+std::vector<MacroFlag> macroFlags(const std::vector<std::string> &CommandLine) {
+  std::vector<const char *> Ptrs;
+  for (size_t I = 1; I < CommandLine.size(); ++I)
+    Ptrs.push_back(CommandLine[I].c_str());
+  unsigned MissingIndex = 0, MissingCount = 0;
+  opt::InputArgList List = clang::getDriverOptTable().ParseArgs(
+      Ptrs, MissingIndex, MissingCount, opt::Visibility(clang::options::ClangOption));
+  std::vector<MacroFlag> Out;
+  for (const opt::Arg *A : List.filtered(clang::options::OPT_D, clang::options::OPT_U)) {
+    MacroFlag F;
+    F.Index = A->getIndex() + 1;
+    F.Count = StringRef(CommandLine[F.Index]) == A->getSpelling() ? 2 : 1;
+    StringRef Value = A->getValue();
+    F.Name = Value.take_until([](char C) { return C == '=' || C == '('; }).str();
+    if (A->getOption().matches(clang::options::OPT_U)) {
+      F.Directive = "#undef " + Value.str();
+    } else {
+      // As clang's driver (and GCC) read -D: NAME=BODY, NAME alone is 1, the body ends at a newline.
+      auto [Head, Body] = Value.split('=');
+      F.Directive = "#define " + Head.str() + " " +
+                    (Value.contains('=') ? Body.take_until([](char C) { return C == '\n' || C == '\r'; }).str()
+                                         : std::string("1"));
+    }
+    Out.push_back(std::move(F));
+  }
+  return Out;
+}
+
+} // namespace
+
+DeferredMacros deferCommandLineMacros(const std::vector<std::string> &CommandLine) {
+  DeferredMacros D;
+  std::vector<bool> Drop(CommandLine.size(), false);
+  for (const MacroFlag &F : macroFlags(CommandLine)) {
+    if (macroConfiguresHeaders(F.Name))
+      continue;
+    if (D.Header.empty())
+      D.Header = "#line 1 \"<command line>\"\n";
+    D.Header += F.Directive + "\n";
+    for (size_t I = F.Index; I < F.Index + F.Count && I < Drop.size(); ++I)
+      Drop[I] = true;
+  }
+  if (D.Header.empty()) {
+    D.CommandLine = CommandLine;
+    return D;
+  }
+  size_t At = 1; // after argv[0], or after `-include <compatibility header>`
+  for (size_t I = 1; I + 1 < CommandLine.size(); ++I)
+    if (CommandLine[I] == "-include" && CommandLine[I + 1] == nvccCompatHeaderPath())
+      At = I + 2;
+  for (size_t I = 0; I < CommandLine.size(); ++I) {
+    if (I == At) {
+      D.CommandLine.push_back("-include");
+      D.CommandLine.push_back(commandLineMacrosPath().str());
+    }
+    if (!Drop[I])
+      D.CommandLine.push_back(CommandLine[I]);
+  }
+  if (At >= CommandLine.size()) {
+    D.CommandLine.push_back("-include");
+    D.CommandLine.push_back(commandLineMacrosPath().str());
+  }
+  return D;
 }
 
 bool isNvccSharedInitWarning(const Diagnostic &Info) {

@@ -25,6 +25,25 @@
 #include <math.h>
 #endif
 
+// --- <time.h>; and <new>, <stdio.h>, <assert.h> in the device pass ---------------------------
+// nvcc: cuda_runtime.h reaches crt/common_functions.h, which includes <string.h> and <time.h>
+// (unless NVRTC) in every pass, and, when __CUDA_ARCH__ is defined, <new> (unless
+// __CUDA_INTERNAL_SKIP_CPP_HEADERS__), <stdio.h>, <stdlib.h> and <assert.h>. So host code calls
+// clock() and time() without including <time.h>, and code under #ifdef __CUDA_ARCH__ uses
+// placement new and assert without their headers. clang's wrapper includes <string.h> and
+// <stdlib.h> but none of the others; host code calling clock() finds only the __device__ clock()
+// of __clang_cuda_device_functions.h ("no matching function for call to 'clock'").
+#if !defined(__CUDACC_RTC__)
+#include <time.h>
+#if defined(__CUDA_ARCH__)
+#if !defined(__CUDA_INTERNAL_SKIP_CPP_HEADERS__)
+#include <new>
+#endif
+#include <stdio.h>
+#include <assert.h>
+#endif
+#endif
+
 // --- host max/min ----------------------------------------------------------------------------
 // nvcc: crt/math_functions.hpp defines max/min as __host__ __device__ for the mixed and wide
 // integer and floating-point signatures, and on the host side int max/min(int, int) and

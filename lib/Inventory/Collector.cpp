@@ -102,24 +102,62 @@ public:
   /// Not editable when one of the entity's anchor locations (its name, its
   /// first and last token; attribute macros such as `__global__` in front do
   /// not count) comes from a macro body, or the code is in a system header.
-  /// Tokens that are macro arguments are spelled in the file and stay editable.
+  /// Tokens that are macro arguments are spelled in the file and stay editable,
+  /// and so does an entity that begins or ends with a whole macro invocation
+  /// written inside it (`for (...) ACCUM(x);`): its file range holds the
+  /// invocation, which an edit replaces or keeps as written.
   void setEditability(Entity &E, SourceRange R) const { setEditability(E, R.getBegin(), R.getEnd()); }
   void setEditability(Entity &E, SourceLocation B, SourceLocation End) const {
-    auto FromBody = [&](SourceLocation L) {
-      return L.isMacroID() && !SM.isMacroArgExpansion(L);
-    };
-    if (FromBody(B) || FromBody(End)) {
-      SourceLocation M = FromBody(B) ? B : End;
-      StringRef Name = Lexer::getImmediateMacroNameForDiagnostics(M, SM, LO);
+    if (std::optional<std::string> Why = macroProblem(B, End)) {
       E.Editable = false;
-      E.NotEditableReason = "comes from the expansion of macro '" + Name.str() +
-                            "'; edit the macro definition instead";
+      E.NotEditableReason = *Why + "; edit the macro definition instead";
       return;
     }
     if (B.isValid() && SM.isInSystemHeader(B)) {
       E.Editable = false;
       E.NotEditableReason = "is in a system header";
     }
+  }
+
+  /// Why the entity from \p B to \p End cannot be edited in its file because of a macro: an
+  /// anchor comes from a macro body, and the macro's invocation is not wholly inside the entity.
+  std::optional<std::string> macroProblem(SourceLocation B, SourceLocation End) const {
+    auto FromBody = [&](SourceLocation L) { return L.isMacroID() && !SM.isMacroArgExpansion(L); };
+    if (!FromBody(B) && !FromBody(End))
+      return std::nullopt;
+    SourceLocation FileB = SM.getFileLoc(B), FileEnd = SM.getFileLoc(End);
+    // The invocation written in the file that produced \p L, when \p L is its first (last) token.
+    auto WholeInvocation = [&](SourceLocation L, bool AtStart) -> std::optional<CharSourceRange> {
+      SourceLocation Edge;
+      bool Ok = AtStart ? Lexer::isAtStartOfMacroExpansion(L, SM, LO, &Edge)
+                        : Lexer::isAtEndOfMacroExpansion(L, SM, LO, &Edge);
+      if (!Ok)
+        return std::nullopt;
+      return SM.getExpansionRange(L);
+    };
+    if (SM.getExpansionLoc(B) == SM.getExpansionLoc(End)) { // one invocation holds it all
+      StringRef Name = Lexer::getImmediateMacroNameForDiagnostics(FromBody(B) ? B : End, SM, LO);
+      return "comes from the expansion of macro '" + Name.str() + "'";
+    }
+    if (FromBody(B)) {
+      std::optional<CharSourceRange> Inv = WholeInvocation(B, /*AtStart=*/true);
+      if (!Inv || SM.isBeforeInTranslationUnit(FileEnd, Inv->getEnd()))
+        return "begins inside the expansion of macro '" + invokedName(B) + "' (line " +
+               std::to_string(SM.getExpansionLineNumber(B)) + "), which starts before it";
+    }
+    if (FromBody(End)) {
+      std::optional<CharSourceRange> Inv = WholeInvocation(End, /*AtStart=*/false);
+      if (!Inv || SM.isBeforeInTranslationUnit(Inv->getBegin(), FileB))
+        return "ends inside the expansion of macro '" + invokedName(End) + "' (line " +
+               std::to_string(SM.getExpansionLineNumber(End)) + "), which continues after it";
+    }
+    return std::nullopt;
+  }
+
+  /// The name of the macro invocation written in the file that \p L comes from.
+  std::string invokedName(SourceLocation L) const {
+    SourceLocation At = SM.getExpansionLoc(L);
+    return Lexer::getSourceText(CharSourceRange::getTokenRange(At, At), SM, LO).str();
   }
 
   json evalInt(const Expr *E) const {
@@ -901,9 +939,13 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.ID = kernelID(FD);
   K.D = FD;
   addKernelNames(K, FD, K.ID, /*OnlyDefined=*/true);
-  if (K.Data["instantiations"].empty())
+  // A template is listed for the instantiations the translation unit defines; a kernel that is
+  // not one is defined here, so nvcc emits it (every kernel a translation unit defines is in its
+  // cubin, used or not).
+  const FunctionTemplateDecl *FT = FD->getDescribedFunctionTemplate();
+  if (FT ? K.Data["instantiations"].empty() : K.Data["symbols"].empty())
     return;
-  K.Span = spanOf(FD->getDescribedFunctionTemplate()->getSourceRange());
+  K.Span = spanOf(FT ? FT->getSourceRange() : FD->getSourceRange());
   K.Editable = false;
   K.NotEditableReason = "is a library kernel in a system header; listed so that profiles and captures can name it";
   addKernelIdentity(K, FD);
@@ -1194,8 +1236,8 @@ public:
     if (FD->isTemplateInstantiation())
       return true;
     if (FD->getLocation().isValid() && C.SM.isInSystemHeader(FD->getLocation())) {
-      // Library (CUB, Thrust) kernel templates: only their instantiations' names.
-      if (FD->hasAttr<CUDAGlobalAttr>() && FD->getDescribedFunctionTemplate() && C.Which == Side::Device)
+      // Library (CUB, Thrust) kernels: only their names (a template's: its instantiations').
+      if (FD->hasAttr<CUDAGlobalAttr>() && C.Which == Side::Device)
         C.collectLibraryKernel(FD);
       return true;
     }
@@ -1276,6 +1318,15 @@ void Collector::classifyMacroUses() {
     E.Data["name"] = D.Name;
     E.Data["init"] = D.Text;
     E.Data["value"] = D.Value;
+    E.Data["command_line"] = D.CommandLine;
+    if (D.CommandLine) {
+      // Rewriting the compilation database would not change the build that wrote it.
+      StringRef Body = StringRef(D.Text).drop_front(D.Name.size()).trim();
+      E.Editable = false;
+      E.NotEditableReason = "is defined on the command line (-D" + D.Name + "=" + Body.str() +
+                            " in the compile command), not in a source file: kloop edits sources, not "
+                            "build flags; change the value where the build writes the flag";
+    }
     Out.Entities.push_back(std::move(E));
   }
 }

@@ -69,6 +69,7 @@ public:
     D.Name = Name.getIdentifierInfo()->getName().str();
     D.Value = Neg ? -(long long)V : (long long)V;
     D.InSystemHeader = SM.isInSystemHeader(Loc);
+    D.CommandLine = SM.isWrittenInCommandLineFile(Loc);
     bool Invalid = false;
     CharSourceRange R = CharSourceRange::getCharRange(MI->getDefinitionLoc(),
                                                       Lexer::getLocForEndOfToken(MI->getDefinitionEndLoc(), 0, SM, PP.getLangOpts()));
@@ -249,6 +250,8 @@ static void setStatus(json &J, const json &Errors, bool InvalidDecl) {
 static json tuEntry(const TUResult &R, const std::string &File,
                     const std::function<std::string(StringRef)> &Rel) {
   json TU{{"file", File}};
+  if (R.Job.Entry)
+    TU["entry"] = R.Job.Entry; // one of several commands the database has for this file
   if (R.Job.Error) {
     TU["errors"] = json::array({R.Job.Error.value()});
     return TU;
@@ -280,7 +283,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
 
   std::string Dir; // the current TU's working directory: clang reports paths as given
   auto absPath = [&](StringRef P) -> std::string {
-    if (P.empty() || llvm::sys::path::is_absolute(P) || Dir.empty())
+    // clang's pseudo-files (`<command line>`, `<built-in>`) are no paths.
+    if (P.empty() || P.starts_with("<") || llvm::sys::path::is_absolute(P) || Dir.empty())
       return P.str();
     SmallString<256> A(Dir);
     llvm::sys::path::append(A, P);
@@ -438,6 +442,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         json J = E.Data;
         J["location"] = spanJson(E.Span);
         J["editable"] = E.Editable;
+        if (!E.Editable)
+          J["not_editable_reason"] = E.NotEditableReason;
         addConstant(E, J);
       }
     }

@@ -53,6 +53,7 @@ TEST(NvccArgs, XcompilerListsAreSplitAndFiltered) {
   EXPECT_TRUE(has(T->Args, "-DX=1"));
   EXPECT_FALSE(has(T->Args, "-fopenmp")) << "clang would need omp.h";
   EXPECT_TRUE(has(T->Dropped, "-fopenmp"));
+  EXPECT_TRUE(T->HostOpenMP) << "the caller adds the host compiler's omp.h and _OPENMP";
   auto Isys = std::find(T->Args.begin(), T->Args.end(), "-isystem");
   ASSERT_NE(Isys, T->Args.end());
   EXPECT_EQ(*(Isys + 1), "/opt/inc");
@@ -154,6 +155,18 @@ TEST(NvccArgs, UnknownClangFlagsAreFound) {
   auto U = findUnknownClangFlags({"-O2", "--definitely-not-a-flag", "a.cu"});
   ASSERT_EQ(U.size(), 1u);
   EXPECT_EQ(U[0], "--definitely-not-a-flag");
+}
+
+TEST(NvccArgs, HostCompilerAndOpenMP) {
+  auto T = translateNvccArgs({"-ccbin", "/opt/gcc-13/bin", "-fopenmp", "a.cu"}, "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_EQ(T->HostCompilerBindir, "/opt/gcc-13/bin");
+  EXPECT_TRUE(T->HostOpenMP) << "a bare -fopenmp is the host compiler's (nvcc forwards it)";
+  EXPECT_FALSE(has(T->Args, "-fopenmp"));
+  auto L = translateNvccArgs({"--compiler-bindir=g++-12", "-Xcompiler", "-fopenmp-simd", "a.cu"}, "");
+  ASSERT_TRUE(static_cast<bool>(L));
+  EXPECT_EQ(L->HostCompilerBindir, "g++-12");
+  EXPECT_FALSE(L->HostOpenMP) << "-fopenmp-simd defines no _OPENMP";
 }
 
 } // namespace

@@ -74,15 +74,23 @@ struct CompileJob {
   /// flags under --strict-flags, a directory without CUDA sources): the reason, naming the input.
   std::optional<std::string> Error;
   /// Flags of the compile command that were ignored because neither nvcc's flag table nor
-  /// clang knows them, or because kloop does not support them: one sentence each, naming the
-  /// flag (the caller prints them with the file name).
+  /// clang knows them, or because kloop does not support them, and other facts about the
+  /// command the user should know (a file listed twice in the database): one sentence each
+  /// (the caller prints them with the file name).
   std::vector<std::string> Warnings;
+  /// When the compilation database lists this file with several commands that parse
+  /// differently, each is a job of its own: the 1-based position of this one's command in the
+  /// database. 0 otherwise.
+  unsigned Entry = 0;
 };
 
 /// Builds the job list. nvcc commands of a compilation database and the arguments after `--`
 /// are translated with the nvcc flag table (kloop/Frontend/NvccArgs.h), so both modes accept
 /// the same flags; clang commands of a database are used as they are, less the flags clang
-/// does not know. Per-input problems are reported in CompileJob::Error so
+/// does not know. A file the database lists several times yields one job per distinct
+/// translated command (CompileJob::Entry), and one job, with a warning naming the entries,
+/// for commands that translate alike; never a silent merge. Per-input problems are reported
+/// in CompileJob::Error so
 /// that the other translation units are still parsed; an llvm::Error is returned
 /// only when nothing can be done at all (e.g. `-p DIR` without a readable
 /// compile_commands.json, or no inputs).
@@ -131,9 +139,12 @@ ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts
 /// replacement contents. Every parse also sees kloop's nvcc compatibility layer
 /// (docs/nvcc-compat.md): the compatibility header as an in-memory file at
 /// nvccCompatHeaderPath(), kernel launches written `<< <...>> >` read as `<<<...>>>`
-/// (a same-length rewrite of what clang reads, so offsets stay valid), and clang's
+/// (a same-length rewrite of what clang reads, so offsets stay valid), clang's
 /// "initialization is not supported for __shared__ variables" error reported as a
-/// warning for a declaration without an initializer (nvcc: warning 20054-D).
+/// warning for a declaration without an initializer (nvcc: warning 20054-D), and the
+/// -D/-U flags of ordinary macro names (`-DN=64`) applied right after clang's CUDA
+/// wrapper instead of before it, whose extra headers (cuda.h, curand) use such names;
+/// their location still reads `<command line>`.
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
                              llvm::StringRef Directory,
                              std::unique_ptr<clang::FrontendAction> Action,

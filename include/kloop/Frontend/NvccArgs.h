@@ -72,6 +72,13 @@ struct TranslatedCommand {
   std::vector<std::string> Unknown;
   /// nvcc flags of class Unsupported that the command used, as written; not passed to clang.
   std::vector<std::string> Unsupported;
+  /// The value of -ccbin (--compiler-bindir): nvcc's host compiler or its directory; empty when
+  /// the command names none (nvcc then runs gcc from PATH).
+  std::string HostCompilerBindir;
+  /// True when the host compiler gets -fopenmp (through -Xcompiler, or bare as nvcc forwards it
+  /// with -forward-unknown-to-host-compiler): nvcc's host passes then find the host compiler's
+  /// omp.h and see _OPENMP, which the caller provides (the flag itself is in Dropped).
+  bool HostOpenMP = false;
 };
 
 /// Translates the arguments of an nvcc command (\p Args excludes argv[0]) with the flag
@@ -80,8 +87,9 @@ struct TranslatedCommand {
 /// lists (-DA=1,B=2, -Xcompiler -fPIC,-Wall) and response files (@file, --options-file/-optf
 /// FILE, resolved relative to \p Directory). Host compiler flags (-Xcompiler) are kept only
 /// when they matter for parsing and clang knows them (-D, -U, -I, -isystem, -include, -std,
-/// -O, -w, -f*), except -fopenmp*. Arguments that are not nvcc flags are kept when clang's
-/// driver knows them (with their values), else listed in Unknown.
+/// -O, -w, -f*), except -fopenmp* (HostOpenMP says whether -fopenmp was among them). Arguments
+/// that are not nvcc flags are kept when clang's driver knows them (with their values), else
+/// listed in Unknown; a bare -fopenmp is the host compiler's too.
 ///
 /// \returns an error naming the flag when a flag that takes a value has none,
 /// or when a response file cannot be read.

@@ -22,9 +22,10 @@
 ///   constant       macro:<NAME> | const:<qualified name>
 /// An ID depends only on names and on the order of loops/launches within their
 /// own function, so edits elsewhere, reformatting and comments leave it unchanged.
-/// Kernels carry nvcc's symbols (kloop/Inventory/KernelNames.h); kernel
-/// templates in system headers that a translation unit instantiates (CUB,
-/// Thrust) are listed as library kernels: names only, not editable.
+/// Kernels carry nvcc's symbols (kloop/Inventory/KernelNames.h); kernels in
+/// system headers (CUB, Thrust) are listed as library kernels, names only, not
+/// editable: a template for the instantiations a translation unit defines, any
+/// other kernel whenever the translation unit defines it (nvcc emits them all).
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_INVENTORY_INVENTORY_H
@@ -150,9 +151,12 @@ struct MacroTable {
   struct Definition {
     std::string Name;
     long long Value = 0;
-    std::string Text; ///< the body as written
+    std::string Text; ///< the definition as written, name first ("BLOCK 256")
     SourceSpan Span;
     bool InSystemHeader = false;
+    /// Defined by a -D flag of the compile command (its location reads "<command line>"):
+    /// there is no source text to edit.
+    bool CommandLine = false;
   };
   struct Expansion {
     std::string Name;
