@@ -25,7 +25,8 @@ import sys
 
 TOP_DIRS = ("lib", "include", "tools", "test", "unittests", "bench", "scripts", "examples", "docs", "prompts", ".ci")
 SOURCE_DIRS = ("lib", "include", "tools", "scripts", "bench", "test", "unittests", "examples", "prompts", ".ci")
-PATH_RE = re.compile(r"(?<![\w./-])((?:%s)/[\w.+/-]*[\w/])" % "|".join(re.escape(d) for d in TOP_DIRS))
+# Not after "=": an option's value there may be relative to another tool (gcc -print-file-name=include/omp.h).
+PATH_RE = re.compile(r"(?<![\w./=-])((?:%s)/[\w.+/-]*[\w/])" % "|".join(re.escape(d) for d in TOP_DIRS))
 PLACEHOLDER = re.compile(r"[<>{}*]|\.\.\.|\bN\b|\bNAME\b|\bKind\b")
 # `kloop SUB` (or `path/to/kloop SUB`) as a command: at the start of a line or span, or after && || or |;
 # not `kloop SUB:` (a header kloop prints).
