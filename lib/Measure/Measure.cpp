@@ -309,7 +309,7 @@ const verify::EnvSample *governingSample(const verify::Profile &P, uint64_t Star
 
 bool launchThrottled(const verify::Profile &P, uint64_t StartNs) {
   const verify::EnvSample *Gov = governingSample(P, StartNs);
-  return Gov && (Gov->ThrottleReasons & ~BenignThrottleMask) != 0;
+  return Gov && (Gov->ThrottleReasons.value_or(0) & ~BenignThrottleMask) != 0;
 }
 
 bool launchForeign(const verify::Profile &P, uint64_t StartNs) {

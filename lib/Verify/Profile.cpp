@@ -106,6 +106,20 @@ public:
     return Error::success();
   }
 
+  /// An integer, or -1/absent for unknown (a temperature: any other negative value is a reading).
+  Error integerOrUnknown(const json &J, StringRef Key, const std::string &Path,
+                         std::optional<int64_t> &Out) const {
+    auto M = get(J, Key, Path, /*Required=*/false);
+    if (!M)
+      return M.takeError();
+    Out.reset();
+    if (*M && !(**M).is_number_integer())
+      return error(child(Path, Key), "expected an integer");
+    if (*M && (**M).get<int64_t>() != -1)
+      Out = (**M).get<int64_t>();
+    return Error::success();
+  }
+
   Error dim3(const json &J, StringRef Key, const std::string &Path,
              std::array<uint64_t, 3> &Out) const {
     auto M = get(J, Key, Path, /*Required=*/true);
@@ -189,15 +203,15 @@ Error parseEnv(const Reader &R, const json &J, const std::string &P,
                EnvSample &S) {
   if (Error E = R.u64(J, "t_ns", P, S.TimeNs))
     return E;
-  if (Error E = R.u64(J, "sm_clock_mhz", P, S.SmClockMHz, false))
+  if (Error E = R.countOrUnknown(J, "sm_clock_mhz", P, S.SmClockMHz))
     return E;
-  if (Error E = R.u64(J, "mem_clock_mhz", P, S.MemClockMHz, false))
+  if (Error E = R.countOrUnknown(J, "mem_clock_mhz", P, S.MemClockMHz))
     return E;
-  if (Error E = R.i64(J, "temp_c", P, S.TempC, false))
+  if (Error E = R.integerOrUnknown(J, "temp_c", P, S.TempC))
     return E;
-  if (Error E = R.u64(J, "power_mw", P, S.PowerMw, false))
+  if (Error E = R.countOrUnknown(J, "power_mw", P, S.PowerMw))
     return E;
-  if (Error E = R.u64(J, "throttle_reasons", P, S.ThrottleReasons, false))
+  if (Error E = R.countOrUnknown(J, "throttle_reasons", P, S.ThrottleReasons))
     return E;
   if (Error E = R.countOrUnknown(J, "compute_processes", P, S.ComputeProcesses))
     return E;

@@ -49,7 +49,13 @@ TEST(Profile, ReadsEveryField) {
                                 {"compute_processes", 3},
                                 {"foreign_processes", 2},
                                 {"foreign_pids", {4242, 4243}}});
+  // The sampler writes -1 for every field NVML could not read (tools/kloop-cupti/NvmlSampler.h).
   B.J["env_samples"].push_back({{"t_ns", 9},
+                                {"sm_clock_mhz", -1},
+                                {"mem_clock_mhz", -1},
+                                {"temp_c", -1},
+                                {"power_mw", -1},
+                                {"throttle_reasons", -1},
                                 {"gpu_util_pct", -1},
                                 {"mem_util_pct", -1},
                                 {"compute_processes", -1},
@@ -77,6 +83,11 @@ TEST(Profile, ReadsEveryField) {
   EXPECT_EQ(P.EnvSamples[0].ForeignPids, (std::vector<uint64_t>{4242, 4243}));
   // -1: NVML could not tell; unknown, not foreign.
   EXPECT_FALSE(P.EnvSamples[1].GpuUtilPct.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].SmClockMHz.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].MemClockMHz.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].TempC.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].PowerMw.has_value());
+  EXPECT_FALSE(P.EnvSamples[1].ThrottleReasons.has_value());
   EXPECT_FALSE(P.EnvSamples[1].ComputeProcesses.has_value());
   EXPECT_FALSE(P.EnvSamples[1].ForeignProcesses.has_value());
   EXPECT_TRUE(P.EnvSamples[1].ForeignPids.empty());

@@ -79,14 +79,17 @@ struct LaunchRecord {
 struct EnvSample {
   /// Time of the sample, ns, on the profile's clock.
   uint64_t TimeNs = 0;
-  /// SM and memory clocks, MHz.
-  uint64_t SmClockMHz = 0, MemClockMHz = 0;
+  /// SM and memory clocks, MHz. Like every NVML reading below, std::nullopt
+  /// when unknown: absent, or -1 (the sampler writes -1 for a field NVML could
+  /// not read, tools/kloop-cupti/NvmlSampler.h).
+  std::optional<uint64_t> SmClockMHz, MemClockMHz;
   /// GPU temperature, degrees Celsius.
-  int64_t TempC = 0;
+  std::optional<int64_t> TempC;
   /// Board power, mW.
-  uint64_t PowerMw = 0;
-  /// NVML clocks-event (throttle) reason bit mask; 0 = none.
-  uint64_t ThrottleReasons = 0;
+  std::optional<uint64_t> PowerMw;
+  /// NVML clocks-event (throttle) reason bit mask; 0 = none. Unknown is never
+  /// read as throttled.
+  std::optional<uint64_t> ThrottleReasons;
   /// Processes with a compute context on the GPU ("compute_processes",
   /// nvmlDeviceGetComputeRunningProcesses), the workload's own included.
   /// std::nullopt when unknown: absent (a library older than the member) or
