@@ -92,26 +92,30 @@ int runExtract(const kloop::CommandContext &Ctx) {
   else
     sys::fs::make_absolute(RootDir);
   sys::path::remove_dots(RootDir, true);
-  nlohmann::json Doc = kloop::mergeInventory(Results, RootDir);
+  Expected<kloop::inv::Inventory> Inv = kloop::typedInventory(Results, RootDir);
+  if (!Inv) {
+    errs() << "kloop extract: error: " << toString(Inv.takeError()) << "\n";
+    return 1;
+  }
 
   // A translation unit with status "error" is lost whole and fails the run; one
   // with status "partial" still yields the entities its errors do not touch, so
   // its errors are warnings (docs/inventory.md, "Errors").
   int Failed = 0, Partial = 0;
-  for (const nlohmann::json &TU : Doc["translation_units"]) {
-    bool Lost = TU["status"] == "error";
-    if (!Lost && TU["status"] != "partial")
+  for (const kloop::inv::TranslationUnit &TU : Inv->TranslationUnits) {
+    bool Lost = TU.Status == "error";
+    if (!Lost && TU.Status != "partial")
       continue;
     ++(Lost ? Failed : Partial);
-    errs() << "kloop extract: " << (Lost ? "error: " : "warning: ") << TU["file"].get<std::string>() << ": ";
-    const nlohmann::json &Errs = TU["errors"];
+    errs() << "kloop extract: " << (Lost ? "error: " : "warning: ") << TU.File << ": ";
     const char *Head = Lost ? "failed to parse" : "parsed with errors; what they touch has status \"error\"";
-    bool OneLine = Lost && Errs.size() == 1; // "error: f.cu: f.cu:1:2: error: ..."
+    bool OneLine = Lost && TU.Errors.size() == 1; // "error: f.cu: f.cu:1:2: error: ..."
     if (!OneLine)
       errs() << Head << "\n";
-    for (const auto &E : Errs)
-      errs() << (OneLine ? "" : "  ") << E.get<std::string>() << "\n";
+    for (const std::string &E : TU.Errors)
+      errs() << (OneLine ? "" : "  ") << E << "\n";
   }
+  nlohmann::json Doc = kloop::inv::toJSON(*Inv);
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (Output.empty()) {
     outs() << Text;
@@ -120,11 +124,11 @@ int runExtract(const kloop::CommandContext &Ctx) {
     return 1;
   }
   if (Partial)
-    errs() << "kloop extract: " << Partial << " of " << Doc["translation_units"].size()
+    errs() << "kloop extract: " << Partial << " of " << Inv->TranslationUnits.size()
            << " translation unit(s) parsed with errors; their kernels and launch sites outside the errors "
               "have status \"ok\"\n";
   if (Failed)
-    errs() << "kloop extract: " << Failed << " of " << Doc["translation_units"].size()
+    errs() << "kloop extract: " << Failed << " of " << Inv->TranslationUnits.size()
            << " translation unit(s) failed; the others are reported\n";
   return Failed ? 1 : 0;
 }

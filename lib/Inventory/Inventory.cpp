@@ -575,4 +575,10 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   return Doc;
 }
 
+Expected<inv::Inventory> typedInventory(const std::vector<TUResult> &Results, StringRef Root) {
+  return inv::inventoryFromJSON(mergeInventory(Results, Root),
+                                "the merged inventory (a member the typed model lacks is a kloop bug)",
+                                /*Strict=*/true);
+}
+
 } // namespace kloop

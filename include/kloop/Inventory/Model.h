@@ -1,0 +1,284 @@
+//===- kloop/Inventory/Model.h - The inventory as typed values --*- C++ -*-===//
+///
+/// \file
+/// The document `kloop extract` writes (docs/inventory.md, schema
+/// "kloop-inventory" version 1) as typed values, for the stages that read an
+/// inventory (the builtin search, the rules, prompt building, optimize): they
+/// read fields, never JSON members by string key. One pair converts at the
+/// boundary: inventoryFromJSON (strict about every member's type) and
+/// toJSON (the same document back). The writer is mergeInventory
+/// (kloop/Inventory/Inventory.h); unittests/Inventory/ModelTest.cpp proves on
+/// the inventories of test/Extract/ and examples/ that toJSON(inventoryFromJSON(D))
+/// == D, member for member, so the model cannot silently fall behind it.
+///
+/// Fields mirror the JSON members one to one (CamelCase of the member name).
+/// Members the writer sets to null are std::optional and written back as
+/// null; members it omits unless they apply (not_editable_reason,
+/// nvcc_unknown_reason, entry, ...) are std::optional and omitted when unset.
+/// Lines and columns are 1-based; a location's end is inclusive.
+///
+/// This library needs LLVM and nlohmann::json only, not clang.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_INVENTORY_MODEL_H
+#define KLOOP_INVENTORY_MODEL_H
+
+#include "nlohmann/json.hpp"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace inv {
+
+/// A line and a column, 1-based.
+struct Position {
+  unsigned Line = 0, Column = 0;
+};
+
+/// "location": where an entity is written (for code from a macro expansion:
+/// where the macro is expanded). File is relative to the document's root.
+struct Location {
+  std::string File;
+  Position Begin, End;
+};
+
+/// "editable" and, when false, "not_editable_reason".
+struct Editability {
+  bool Editable = true;
+  std::optional<std::string> NotEditableReason;
+};
+
+/// "status" ("ok" or "error") and "errors" (the compile errors that touch the
+/// entity, each `file:line:col: error: message [device|host|device, host]`).
+struct Health {
+  std::string Status = "ok";
+  std::vector<std::string> Errors;
+  bool ok() const { return Status == "ok"; }
+};
+
+/// {"expr", "value"}: an expression as written and its integer value, null
+/// when it is not a constant (a template argument, a runtime value).
+struct ExprValue {
+  std::string Expr;
+  std::optional<int64_t> Value;
+};
+
+/// One symbol of a kernel in the cubin (docs/inventory.md, "Kernel names").
+struct Symbol {
+  std::string Mangled;      ///< nvcc's symbol, or clang's when nvcc's is unknown
+  std::string ClangMangled; ///< clang's Itanium name
+  std::string Linkage;      ///< "external" or "internal"
+  std::string MatchKey;     ///< demangled name without nvcc's internal prefixes
+  bool NvccKnown = false;
+  std::optional<std::string> NvccUnknownReason; ///< only when !NvccKnown
+};
+
+/// "instantiations[]": one instantiation of a kernel template with its symbol.
+struct Instantiation {
+  std::string ID;           ///< `reduce<256>`
+  std::string TemplateArgs; ///< `<256>`
+  Symbol Sym;
+};
+
+/// "template_params[]" of a kernel.
+struct TemplateParam {
+  std::string Name;
+  std::string Kind;                 ///< "value", "type" or "template"
+  std::optional<std::string> ID;    ///< value parameters: `<kernel>/tparam:<name>`
+  std::optional<std::string> Type;  ///< value parameters: the parameter's type
+  std::optional<std::string> Default; ///< value parameters: the default argument as written, or null
+};
+
+/// "params[]" of a kernel.
+struct Param {
+  std::string ID, Name, Type;
+  bool Pointer = false, ConstPointee = false, Restrict = false;
+  /// Pointers: whether the kernel writes through it (conservative,
+  /// docs/inventory.md); null for non-pointers.
+  std::optional<bool> Written;
+  /// The first write ("store at line 12"), or null.
+  std::optional<std::string> WriteEvidence;
+};
+
+/// What every region of a kernel carries: "id", "kind" (the entity kind:
+/// "loop", "shared_array", "local_constant", "template_param"), "location"
+/// and the editability.
+struct RegionBase {
+  std::string ID, Kind;
+  Location Loc;
+  Editability Edit;
+};
+
+/// "unroll" of a loop: the `#pragma unroll` in front of it.
+struct Unroll {
+  std::string Spelling;             ///< "unroll", "nounroll", ...
+  std::optional<int64_t> Count;     ///< the count's value (1 for nounroll); null for full unroll
+  std::optional<std::string> CountExpr; ///< the count as written, when given
+  std::optional<std::string> State; ///< "full" or "disable", when no count is given
+  std::optional<unsigned> Line;     ///< the pragma's line
+};
+
+/// "loops[]" of a kernel.
+struct Loop : RegionBase {
+  std::string LoopKind;  ///< "for", "while", "do", "range_for"
+  unsigned Depth = 0;    ///< 0: outermost
+  std::optional<std::string> Parent; ///< the enclosing loop's ID
+  std::optional<Unroll> UnrollPragma;
+  /// The condition as written ("" for `for (;;)`); none for a range-based for.
+  std::optional<std::string> Condition;
+  /// ceil((B - A) / S) of `for (i = A; i < B; i += S)` with constant A, B, S.
+  std::optional<int64_t> TripCount;
+};
+
+/// "shared_arrays[]" of a kernel.
+struct SharedArray : RegionBase {
+  std::string Name, Type, ElementType;
+  std::vector<ExprValue> Dims; ///< outermost first
+  std::optional<int64_t> Bytes; ///< null when dependent or dynamic
+  bool Extern = false, Dynamic = false;
+};
+
+/// "local_constants[]" of a kernel: const/constexpr locals with an initializer.
+struct LocalConstant : RegionBase {
+  std::string Name, Type, Init;
+  bool Constexpr = false;
+  std::optional<int64_t> Value; ///< null when not a constant expression
+};
+
+/// "launch_bounds" of a kernel.
+struct LaunchBounds {
+  std::string ID; ///< `<kernel>/launch_bounds`
+  ExprValue MaxThreads;
+  std::optional<ExprValue> MinBlocks;
+};
+
+/// "kernels[]".
+struct Kernel {
+  std::string ID;
+  Location Loc;
+  Editability Edit;
+  Health State;
+  std::string Name, QualifiedName;
+  std::optional<std::string> Signature; ///< null for library kernels
+  bool Static = false, AnonymousNamespace = false, ExplicitSpecialization = false;
+  bool Library = false; ///< a kernel from a system header (CUB, Thrust): names only
+  std::vector<std::string> Mangled; ///< nvcc's symbols of the kernel or of every instantiation
+  std::vector<Symbol> Symbols;
+  std::vector<Instantiation> Instantiations;
+  std::vector<TemplateParam> TemplateParams;
+  std::optional<LaunchBounds> Bounds;
+  std::vector<Param> Params;
+  std::vector<Loop> Loops;
+  std::vector<SharedArray> SharedArrays;
+  std::vector<LocalConstant> LocalConstants;
+  std::vector<std::string> Calls;       ///< device functions called directly (`device:<name>`)
+  std::vector<std::string> LaunchSites; ///< launch-site IDs
+};
+
+/// "device_functions[]".
+struct DeviceFunction {
+  std::string ID, Name;
+  Location Loc;
+  Editability Edit;
+  Health State;
+  bool HostDevice = false, Template = false;
+  std::vector<std::string> Calls;
+};
+
+/// "grid" / "block" of a launch site.
+struct LaunchDim {
+  std::string Expr;
+  /// [x, y, z] when every component is a constant; null otherwise.
+  std::optional<std::vector<std::optional<int64_t>>> Value;
+  std::optional<std::string> ViaVariable; ///< the dim3 local the expression names
+};
+
+/// "launch_sites[]".
+struct LaunchSite {
+  std::string ID;
+  Location Loc;
+  Editability Edit;
+  Health State;
+  std::string Via;                   ///< "<<<>>>", "cudaLaunchKernel", ...
+  std::optional<std::string> Kernel; ///< the kernel's ID, null when unresolved
+  std::string Callee, Function;
+  std::optional<LaunchDim> Grid, Block;
+  std::optional<ExprValue> SharedMemory;
+  std::optional<std::string> Stream; ///< the stream expression, null when defaulted
+  std::vector<ExprValue> TemplateArgs;
+};
+
+/// "uses[]" of a constant: one use in a tunable context.
+struct ConstantUse {
+  std::string Constant; ///< the constant's ID
+  std::string Context;  ///< "block_size", "grid_size", "array_size", "loop_bound", "unroll",
+                        ///< "launch_bounds", "template_arg", "shared_memory_size"
+  std::string Owner;    ///< the kernel or launch site that uses it
+  std::optional<std::string> File;
+  std::optional<unsigned> Line, Column;
+};
+
+/// "constants[]": macros, namespace-scope constants, and the local constants
+/// and value template parameters that have a tunable use.
+struct Constant {
+  std::string ID;
+  Location Loc;
+  Editability Edit;
+  std::string ConstantKind; ///< "macro", "constexpr", "const", "local_constant", "template_param"
+  std::string Name;
+  std::optional<std::string> Type, Init;
+  std::optional<int64_t> Value;
+  std::optional<bool> CommandLine; ///< macros: defined by a -D flag of the compile command
+  /// Local constants and template parameters keep their region's members:
+  std::optional<std::string> Kind;
+  std::optional<bool> IsConstexpr;
+  std::optional<std::string> Default; ///< template parameters: as TemplateParam::Default
+  std::vector<ConstantUse> Uses;
+};
+
+/// "translation_units[]".
+struct TranslationUnit {
+  std::string File;
+  std::optional<unsigned> Entry; ///< 1-based command in compile_commands.json, when listed twice
+  std::optional<std::string> Status; ///< "ok", "partial", "error"
+  std::optional<std::string> DeviceSide, HostSide; ///< "sides": "ok" or "error"
+  std::vector<std::string> Errors;
+};
+
+/// The whole document.
+struct Inventory {
+  std::string Schema = "kloop-inventory";
+  int64_t Version = 1;
+  std::string Root;
+  std::vector<TranslationUnit> TranslationUnits;
+  std::vector<Kernel> Kernels;
+  std::vector<DeviceFunction> DeviceFunctions;
+  std::vector<LaunchSite> LaunchSites;
+  std::vector<Constant> Constants;
+
+  /// The kernel, launch site or constant with ID \p ID, or nullptr.
+  const Kernel *kernel(llvm::StringRef ID) const;
+  const LaunchSite *launchSite(llvm::StringRef ID) const;
+  const Constant *constant(llvm::StringRef ID) const;
+};
+
+/// Reads \p J, an inventory document; errors name \p Source and the member
+/// (`<Source>: kernels[0].loops[1].depth: expected a non-negative 32-bit
+/// integer`). A schema other than "kloop-inventory" or a version other than 1
+/// is an error. With \p Strict, a member the model does not know is an error
+/// too (the tests' proof that the model is complete); without, it is ignored.
+llvm::Expected<Inventory> inventoryFromJSON(const nlohmann::json &J, llvm::StringRef Source,
+                                            bool Strict = false);
+
+/// The document \p I stands for.
+nlohmann::json toJSON(const Inventory &I);
+
+} // namespace inv
+} // namespace kloop
+
+#endif

@@ -1,0 +1,504 @@
+//===- Model.cpp - The inventory as typed values --------------------------===//
+//
+// One readFields (JSON -> value) and one write (value -> JSON) per type, in the
+// order of docs/inventory.md. Members that are null in the document are
+// std::optional and written back as null; members the writer omits unless they
+// apply are written only when set.
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Inventory/Model.h"
+#include "kloop/Support/JSONReader.h"
+
+using nlohmann::json;
+using llvm::StringRef;
+
+namespace kloop {
+namespace inv {
+
+//===--- reading ----------------------------------------------------------===//
+
+static void readFields(JSONObject &O, Position &P) {
+  O.read("line", P.Line);
+  O.read("column", P.Column);
+}
+
+static void readFields(JSONObject &O, Location &L) {
+  O.read("file", L.File);
+  O.object("begin", L.Begin);
+  O.object("end", L.End);
+}
+
+static void readEditability(JSONObject &O, Editability &E) {
+  O.read("editable", E.Editable);
+  O.read("not_editable_reason", E.NotEditableReason);
+}
+
+static void readHealth(JSONObject &O, Health &H) {
+  O.read("status", H.Status);
+  O.read("errors", H.Errors);
+}
+
+static void readFields(JSONObject &O, ExprValue &E) {
+  O.read("expr", E.Expr);
+  O.read("value", E.Value);
+}
+
+static void readFields(JSONObject &O, Symbol &S) {
+  O.read("mangled", S.Mangled);
+  O.read("clang_mangled", S.ClangMangled);
+  O.read("linkage", S.Linkage);
+  O.read("match_key", S.MatchKey);
+  O.read("nvcc_known", S.NvccKnown);
+  O.read("nvcc_unknown_reason", S.NvccUnknownReason);
+}
+
+static void readFields(JSONObject &O, Instantiation &I) {
+  O.read("id", I.ID);
+  O.read("template_args", I.TemplateArgs);
+  readFields(O, I.Sym);
+}
+
+static void readFields(JSONObject &O, TemplateParam &T) {
+  O.read("name", T.Name);
+  O.read("kind", T.Kind);
+  O.read("id", T.ID);
+  O.read("type", T.Type);
+  O.read("default", T.Default);
+}
+
+static void readFields(JSONObject &O, Param &P) {
+  O.read("id", P.ID);
+  O.read("name", P.Name);
+  O.read("type", P.Type);
+  O.read("pointer", P.Pointer);
+  O.read("const_pointee", P.ConstPointee);
+  O.read("restrict", P.Restrict);
+  O.read("written", P.Written);
+  O.read("write_evidence", P.WriteEvidence);
+}
+
+static void readRegion(JSONObject &O, RegionBase &R) {
+  O.read("id", R.ID);
+  O.read("kind", R.Kind);
+  O.object("location", R.Loc);
+  readEditability(O, R.Edit);
+}
+
+static void readFields(JSONObject &O, Unroll &U) {
+  O.read("spelling", U.Spelling);
+  O.read("count", U.Count);
+  O.read("count_expr", U.CountExpr);
+  O.read("state", U.State);
+  O.read("line", U.Line);
+}
+
+static void readFields(JSONObject &O, Loop &L) {
+  readRegion(O, L);
+  O.read("loop_kind", L.LoopKind);
+  O.read("depth", L.Depth);
+  O.read("parent", L.Parent);
+  O.object("unroll", L.UnrollPragma);
+  O.read("condition", L.Condition);
+  O.read("trip_count", L.TripCount);
+}
+
+static void readFields(JSONObject &O, SharedArray &S) {
+  readRegion(O, S);
+  O.read("name", S.Name);
+  O.read("type", S.Type);
+  O.read("element_type", S.ElementType);
+  O.objects("dims", S.Dims);
+  O.read("bytes", S.Bytes);
+  O.read("extern", S.Extern);
+  O.read("dynamic", S.Dynamic);
+}
+
+static void readFields(JSONObject &O, LocalConstant &C) {
+  readRegion(O, C);
+  O.read("name", C.Name);
+  O.read("type", C.Type);
+  O.read("init", C.Init);
+  O.read("constexpr", C.Constexpr);
+  O.read("value", C.Value);
+}
+
+static void readFields(JSONObject &O, LaunchBounds &B) {
+  O.read("id", B.ID);
+  O.object("max_threads", B.MaxThreads);
+  O.object("min_blocks", B.MinBlocks);
+}
+
+static void readFields(JSONObject &O, Kernel &K) {
+  O.read("id", K.ID);
+  O.object("location", K.Loc);
+  readEditability(O, K.Edit);
+  readHealth(O, K.State);
+  O.read("name", K.Name);
+  O.read("qualified_name", K.QualifiedName);
+  O.read("signature", K.Signature);
+  O.read("static", K.Static);
+  O.read("anonymous_namespace", K.AnonymousNamespace);
+  O.read("explicit_specialization", K.ExplicitSpecialization);
+  O.read("library", K.Library);
+  O.read("mangled", K.Mangled);
+  O.objects("symbols", K.Symbols);
+  O.objects("instantiations", K.Instantiations);
+  O.objects("template_params", K.TemplateParams);
+  O.object("launch_bounds", K.Bounds);
+  O.objects("params", K.Params);
+  O.objects("loops", K.Loops);
+  O.objects("shared_arrays", K.SharedArrays);
+  O.objects("local_constants", K.LocalConstants);
+  O.read("calls", K.Calls);
+  O.read("launch_sites", K.LaunchSites);
+}
+
+static void readFields(JSONObject &O, DeviceFunction &F) {
+  O.read("id", F.ID);
+  O.read("name", F.Name);
+  O.object("location", F.Loc);
+  readEditability(O, F.Edit);
+  readHealth(O, F.State);
+  O.read("host_device", F.HostDevice);
+  O.read("template", F.Template);
+  O.read("calls", F.Calls);
+}
+
+static void readFields(JSONObject &O, LaunchDim &D) {
+  O.read("expr", D.Expr);
+  D.Value.reset();
+  if (const json *V = O.member("value", /*Required=*/true); V && !V->is_null())
+    O.read("value", D.Value.emplace());
+  O.read("via_variable", D.ViaVariable);
+}
+
+/// {"expr"} of a launch's stream.
+struct StreamExpr {
+  std::string Expr;
+};
+static void readFields(JSONObject &O, StreamExpr &S) { O.read("expr", S.Expr); }
+
+static void readFields(JSONObject &O, LaunchSite &L) {
+  O.read("id", L.ID);
+  O.object("location", L.Loc);
+  readEditability(O, L.Edit);
+  readHealth(O, L.State);
+  O.read("via", L.Via);
+  O.read("kernel", L.Kernel);
+  O.read("callee", L.Callee);
+  O.read("function", L.Function);
+  O.object("grid", L.Grid);
+  O.object("block", L.Block);
+  O.object("shared_memory", L.SharedMemory);
+  std::optional<StreamExpr> Stream;
+  O.object("stream", Stream);
+  if (Stream)
+    L.Stream = Stream->Expr;
+  O.objects("template_args", L.TemplateArgs);
+}
+
+static void readFields(JSONObject &O, ConstantUse &U) {
+  O.read("constant", U.Constant);
+  O.read("context", U.Context);
+  O.read("owner", U.Owner);
+  O.read("file", U.File);
+  O.read("line", U.Line);
+  O.read("column", U.Column);
+}
+
+static void readFields(JSONObject &O, Constant &C) {
+  O.read("id", C.ID);
+  O.object("location", C.Loc);
+  readEditability(O, C.Edit);
+  O.read("constant_kind", C.ConstantKind);
+  O.read("name", C.Name);
+  O.read("type", C.Type);
+  O.read("init", C.Init);
+  O.read("value", C.Value);
+  O.read("command_line", C.CommandLine);
+  O.read("kind", C.Kind);
+  O.read("constexpr", C.IsConstexpr);
+  O.read("default", C.Default);
+  O.objects("uses", C.Uses);
+}
+
+/// "sides" of a translation unit.
+struct Sides {
+  std::string Device, Host;
+};
+static void readFields(JSONObject &O, Sides &S) {
+  O.read("device", S.Device);
+  O.read("host", S.Host);
+}
+
+static void readFields(JSONObject &O, TranslationUnit &T) {
+  O.read("file", T.File);
+  O.read("entry", T.Entry);
+  O.read("status", T.Status);
+  std::optional<Sides> S;
+  O.object("sides", S);
+  if (S) {
+    T.DeviceSide = S->Device;
+    T.HostSide = S->Host;
+  }
+  O.read("errors", T.Errors);
+}
+
+/// The members after "schema" and "version" (inventoryFromJSON checks those first).
+static void readFields(JSONObject &O, Inventory &I) {
+  O.read("root", I.Root);
+  O.objects("translation_units", I.TranslationUnits);
+  O.objects("kernels", I.Kernels);
+  O.objects("device_functions", I.DeviceFunctions);
+  O.objects("launch_sites", I.LaunchSites);
+  O.objects("constants", I.Constants);
+}
+
+llvm::Expected<Inventory> inventoryFromJSON(const json &J, StringRef Source, bool Strict) {
+  JSONReadErrors Errors(Source.str(), Strict);
+  Inventory I;
+  JSONObject O(J, "", Errors);
+  O.read("schema", I.Schema);
+  O.read("version", I.Version);
+  if (!Errors.failed() && I.Schema != "kloop-inventory")
+    Errors.fail("schema", "expected \"kloop-inventory\", not \"" + I.Schema + "\"");
+  if (!Errors.failed() && I.Version != 1)
+    Errors.fail("version", "version " + std::to_string(I.Version) +
+                               " is not one this kloop reads (it reads version 1)");
+  readFields(O, I);
+  O.finish();
+  if (llvm::Error E = Errors.take())
+    return std::move(E);
+  return I;
+}
+
+//===--- writing ----------------------------------------------------------===//
+
+template <typename T> static json orNull(const std::optional<T> &V) { return V ? json(*V) : json(nullptr); }
+
+/// Sets J[Key] only when \p V is set (members the writer omits unless they apply).
+template <typename T> static void setIf(json &J, const char *Key, const std::optional<T> &V) {
+  if (V)
+    J[Key] = *V;
+}
+
+static json write(const Position &P) { return {{"line", P.Line}, {"column", P.Column}}; }
+static json write(const Location &L) {
+  return {{"file", L.File}, {"begin", write(L.Begin)}, {"end", write(L.End)}};
+}
+static void writeEditability(json &J, const Editability &E) {
+  J["editable"] = E.Editable;
+  setIf(J, "not_editable_reason", E.NotEditableReason);
+}
+static void writeHealth(json &J, const Health &H) {
+  J["status"] = H.Status;
+  J["errors"] = H.Errors;
+}
+static json write(const ExprValue &E) { return {{"expr", E.Expr}, {"value", orNull(E.Value)}}; }
+
+static void writeSymbol(json &J, const Symbol &S) {
+  J["mangled"] = S.Mangled;
+  J["clang_mangled"] = S.ClangMangled;
+  J["linkage"] = S.Linkage;
+  J["match_key"] = S.MatchKey;
+  J["nvcc_known"] = S.NvccKnown;
+  setIf(J, "nvcc_unknown_reason", S.NvccUnknownReason);
+}
+static json write(const Symbol &S) {
+  json J = json::object();
+  writeSymbol(J, S);
+  return J;
+}
+static json write(const Instantiation &I) {
+  json J{{"id", I.ID}, {"template_args", I.TemplateArgs}};
+  writeSymbol(J, I.Sym);
+  return J;
+}
+static json write(const TemplateParam &T) {
+  json J{{"name", T.Name}, {"kind", T.Kind}};
+  setIf(J, "id", T.ID);
+  setIf(J, "type", T.Type);
+  if (T.Kind == "value")
+    J["default"] = orNull(T.Default);
+  return J;
+}
+static json write(const Param &P) {
+  return {{"id", P.ID},          {"name", P.Name},
+          {"type", P.Type},      {"pointer", P.Pointer},
+          {"const_pointee", P.ConstPointee}, {"restrict", P.Restrict},
+          {"written", orNull(P.Written)},    {"write_evidence", orNull(P.WriteEvidence)}};
+}
+static json writeRegion(const RegionBase &R) {
+  json J{{"id", R.ID}, {"kind", R.Kind}, {"location", write(R.Loc)}};
+  writeEditability(J, R.Edit);
+  return J;
+}
+static json write(const Unroll &U) {
+  json J{{"spelling", U.Spelling}, {"count", orNull(U.Count)}};
+  setIf(J, "count_expr", U.CountExpr);
+  setIf(J, "state", U.State);
+  setIf(J, "line", U.Line);
+  return J;
+}
+static json write(const Loop &L) {
+  json J = writeRegion(L);
+  J["loop_kind"] = L.LoopKind;
+  J["depth"] = L.Depth;
+  J["parent"] = orNull(L.Parent);
+  J["unroll"] = L.UnrollPragma ? write(*L.UnrollPragma) : json(nullptr);
+  setIf(J, "condition", L.Condition);
+  J["trip_count"] = orNull(L.TripCount);
+  return J;
+}
+
+template <typename T> static json writeAll(const std::vector<T> &V) {
+  json A = json::array();
+  for (const T &X : V)
+    A.push_back(write(X));
+  return A;
+}
+
+static json write(const SharedArray &S) {
+  json J = writeRegion(S);
+  J["name"] = S.Name;
+  J["type"] = S.Type;
+  J["element_type"] = S.ElementType;
+  J["dims"] = writeAll(S.Dims);
+  J["bytes"] = orNull(S.Bytes);
+  J["extern"] = S.Extern;
+  J["dynamic"] = S.Dynamic;
+  return J;
+}
+static json write(const LocalConstant &C) {
+  json J = writeRegion(C);
+  J["name"] = C.Name;
+  J["type"] = C.Type;
+  J["init"] = C.Init;
+  J["constexpr"] = C.Constexpr;
+  J["value"] = orNull(C.Value);
+  return J;
+}
+static json write(const LaunchBounds &B) {
+  return {{"id", B.ID},
+          {"max_threads", write(B.MaxThreads)},
+          {"min_blocks", B.MinBlocks ? write(*B.MinBlocks) : json(nullptr)}};
+}
+static json write(const Kernel &K) {
+  json J{{"id", K.ID}, {"location", write(K.Loc)}};
+  writeEditability(J, K.Edit);
+  writeHealth(J, K.State);
+  J["name"] = K.Name;
+  J["qualified_name"] = K.QualifiedName;
+  J["signature"] = orNull(K.Signature);
+  J["static"] = K.Static;
+  J["anonymous_namespace"] = K.AnonymousNamespace;
+  J["explicit_specialization"] = K.ExplicitSpecialization;
+  J["library"] = K.Library;
+  J["mangled"] = K.Mangled;
+  J["symbols"] = writeAll(K.Symbols);
+  J["instantiations"] = writeAll(K.Instantiations);
+  J["template_params"] = writeAll(K.TemplateParams);
+  J["launch_bounds"] = K.Bounds ? write(*K.Bounds) : json(nullptr);
+  J["params"] = writeAll(K.Params);
+  J["loops"] = writeAll(K.Loops);
+  J["shared_arrays"] = writeAll(K.SharedArrays);
+  J["local_constants"] = writeAll(K.LocalConstants);
+  J["calls"] = K.Calls;
+  J["launch_sites"] = K.LaunchSites;
+  return J;
+}
+static json write(const DeviceFunction &F) {
+  json J{{"id", F.ID}, {"name", F.Name}, {"location", write(F.Loc)}};
+  writeEditability(J, F.Edit);
+  writeHealth(J, F.State);
+  J["host_device"] = F.HostDevice;
+  J["template"] = F.Template;
+  J["calls"] = F.Calls;
+  return J;
+}
+static json write(const LaunchDim &D) {
+  json J{{"expr", D.Expr}, {"value", nullptr}};
+  if (D.Value) {
+    J["value"] = json::array();
+    for (const std::optional<int64_t> &C : *D.Value)
+      J["value"].push_back(orNull(C));
+  }
+  setIf(J, "via_variable", D.ViaVariable);
+  return J;
+}
+template <typename T> static json writeOrNull(const std::optional<T> &V) {
+  return V ? write(*V) : json(nullptr);
+}
+static json write(const LaunchSite &L) {
+  json J{{"id", L.ID}, {"location", write(L.Loc)}};
+  writeEditability(J, L.Edit);
+  writeHealth(J, L.State);
+  J["via"] = L.Via;
+  J["kernel"] = orNull(L.Kernel);
+  J["callee"] = L.Callee;
+  J["function"] = L.Function;
+  J["grid"] = writeOrNull(L.Grid);
+  J["block"] = writeOrNull(L.Block);
+  J["shared_memory"] = writeOrNull(L.SharedMemory);
+  J["stream"] = L.Stream ? json{{"expr", *L.Stream}} : json(nullptr);
+  J["template_args"] = writeAll(L.TemplateArgs);
+  return J;
+}
+static json write(const ConstantUse &U) {
+  json J{{"constant", U.Constant}, {"context", U.Context}, {"owner", U.Owner}};
+  setIf(J, "file", U.File);
+  setIf(J, "line", U.Line);
+  setIf(J, "column", U.Column);
+  return J;
+}
+static json write(const Constant &C) {
+  json J{{"id", C.ID}, {"location", write(C.Loc)}};
+  writeEditability(J, C.Edit);
+  J["constant_kind"] = C.ConstantKind;
+  J["name"] = C.Name;
+  setIf(J, "type", C.Type);
+  setIf(J, "init", C.Init);
+  if (C.ConstantKind != "template_param") // a template parameter has no value of its own
+    J["value"] = orNull(C.Value);
+  setIf(J, "command_line", C.CommandLine);
+  setIf(J, "kind", C.Kind);
+  setIf(J, "constexpr", C.IsConstexpr);
+  if (C.ConstantKind == "template_param")
+    J["default"] = orNull(C.Default);
+  J["uses"] = writeAll(C.Uses);
+  return J;
+}
+static json write(const TranslationUnit &T) {
+  json J{{"file", T.File}, {"errors", T.Errors}};
+  setIf(J, "entry", T.Entry);
+  setIf(J, "status", T.Status);
+  if (T.DeviceSide && T.HostSide)
+    J["sides"] = {{"device", *T.DeviceSide}, {"host", *T.HostSide}};
+  return J;
+}
+
+json toJSON(const Inventory &I) {
+  return {{"schema", I.Schema},
+          {"version", I.Version},
+          {"root", I.Root},
+          {"translation_units", writeAll(I.TranslationUnits)},
+          {"kernels", writeAll(I.Kernels)},
+          {"device_functions", writeAll(I.DeviceFunctions)},
+          {"launch_sites", writeAll(I.LaunchSites)},
+          {"constants", writeAll(I.Constants)}};
+}
+
+//===--- lookups ----------------------------------------------------------===//
+
+template <typename T> static const T *byID(const std::vector<T> &V, StringRef ID) {
+  for (const T &X : V)
+    if (X.ID == ID)
+      return &X;
+  return nullptr;
+}
+const Kernel *Inventory::kernel(StringRef ID) const { return byID(Kernels, ID); }
+const LaunchSite *Inventory::launchSite(StringRef ID) const { return byID(LaunchSites, ID); }
+const Constant *Inventory::constant(StringRef ID) const { return byID(Constants, ID); }
+
+} // namespace inv
+} // namespace kloop

@@ -1,0 +1,172 @@
+//===- ModelTest.cpp - The inventory as typed values ----------------------===//
+#include "kloop/Inventory/Model.h"
+
+#include "gtest/gtest.h"
+
+using nlohmann::json;
+using namespace kloop;
+
+namespace {
+
+json location(unsigned Line) {
+  return {{"file", "k.cu"}, {"begin", {{"line", Line}, {"column", 1}}}, {"end", {{"line", Line + 2}, {"column", 3}}}};
+}
+
+/// A document with one of each entity and the variants mergeInventory writes:
+/// null and absent members, a range-based for, a template parameter as a
+/// constant, a launch site whose kernel is unresolved, a translation unit that
+/// was listed twice and one that could not be parsed.
+json sampleDoc() {
+  json Sym = {{"mangled", "_Z1kILi4EEvPf"}, {"clang_mangled", "_Z1kILi4EEvPf"}, {"linkage", "external"},
+              {"match_key", "void k<4>(float*)"}, {"nvcc_known", true}};
+  json Inst = Sym;
+  Inst["id"] = "k<4>";
+  json Internal = Sym;
+  Internal["nvcc_known"] = false;
+  Internal["nvcc_unknown_reason"] = "no module id tail";
+  Inst["template_args"] = "<4>";
+  json Loop1 = {{"id", "k/loop#1"}, {"kind", "loop"}, {"location", location(5)}, {"editable", true},
+                {"loop_kind", "for"}, {"depth", 0}, {"parent", nullptr}, {"condition", "i < N"},
+                {"trip_count", 8}, {"unroll", {{"spelling", "unroll"}, {"count", 4}, {"count_expr", "4"}, {"line", 4}}}};
+  json Loop2 = {{"id", "k/loop#2"}, {"kind", "loop"}, {"location", location(6)}, {"editable", false},
+                {"not_editable_reason", "comes from macro 'FOR'"}, {"loop_kind", "range_for"}, {"depth", 1},
+                {"parent", "k/loop#1"}, {"trip_count", nullptr},
+                {"unroll", {{"spelling", "unroll"}, {"count", nullptr}, {"state", "full"}}}};
+  json Shared = {{"id", "k/shared:tile"}, {"kind", "shared_array"}, {"location", location(3)}, {"editable", true},
+                 {"name", "tile"}, {"type", "float[N][32]"}, {"element_type", "float"},
+                 {"dims", {{{"expr", "N"}, {"value", nullptr}}, {{"expr", "32"}, {"value", 32}}}},
+                 {"bytes", nullptr}, {"extern", false}, {"dynamic", false}};
+  json Local = {{"id", "k/const:n"}, {"kind", "local_constant"}, {"location", location(2)}, {"editable", true},
+                {"name", "n"}, {"type", "const int"}, {"init", "N * 2"}, {"constexpr", true}, {"value", nullptr}};
+  json Kernel = {
+      {"id", "k"}, {"location", location(1)}, {"editable", true}, {"status", "ok"}, {"errors", json::array()},
+      {"name", "k"}, {"qualified_name", "k"}, {"signature", "(float *)"}, {"static", false},
+      {"anonymous_namespace", false}, {"explicit_specialization", false}, {"library", false},
+      {"mangled", {"_Z1kILi4EEvPf"}}, {"symbols", {Sym, Internal}}, {"instantiations", {Inst}},
+      {"template_params", {{{"name", "N"}, {"kind", "value"}, {"id", "k/tparam:N"}, {"type", "int"}, {"default", nullptr}},
+                           {{"name", "T"}, {"kind", "type"}}}},
+      {"launch_bounds", {{"id", "k/launch_bounds"}, {"max_threads", {{"expr", "256"}, {"value", 256}}},
+                         {"min_blocks", {{"expr", "2"}, {"value", 2}}}}},
+      {"params", {{{"id", "k/param:out"}, {"name", "out"}, {"type", "float *"}, {"pointer", true},
+                   {"const_pointee", false}, {"restrict", false}, {"written", true}, {"write_evidence", "store at line 7"}},
+                  {{"id", "k/param:n"}, {"name", "n"}, {"type", "int"}, {"pointer", false}, {"const_pointee", false},
+                   {"restrict", false}, {"written", nullptr}, {"write_evidence", nullptr}}}},
+      {"loops", {Loop1, Loop2}}, {"shared_arrays", {Shared}}, {"local_constants", {Local}},
+      {"calls", {"device:helper"}}, {"launch_sites", {"k.cu:run/launch#1"}}};
+  json Library = Kernel;
+  Library["id"] = "cub::Kernel";
+  Library["library"] = true;
+  Library["signature"] = nullptr;
+  Library["launch_bounds"] = nullptr;
+  Library["editable"] = false;
+  Library["not_editable_reason"] = "is in a system header";
+  json DeviceFn = {{"id", "device:helper"}, {"name", "helper"}, {"location", location(20)}, {"editable", false},
+                   {"not_editable_reason", "has 1 compile error(s), the first: k.cu:21:3: error: x [device]"},
+                   {"status", "error"}, {"errors", {"k.cu:21:3: error: x [device]"}}, {"host_device", false},
+                   {"template", false}, {"calls", json::array()}};
+  json Site = {{"id", "k.cu:run/launch#1"}, {"location", location(30)}, {"editable", true}, {"status", "ok"},
+               {"errors", json::array()}, {"via", "<<<>>>"}, {"kernel", "k"}, {"callee", "k<4>"}, {"function", "run"},
+               {"grid", {{"expr", "grid"}, {"value", nullptr}, {"via_variable", "grid"}}},
+               {"block", {{"expr", "256"}, {"value", {256, 1, 1}}}},
+               {"shared_memory", {{"expr", "0"}, {"value", 0}}}, {"stream", {{"expr", "s"}}},
+               {"template_args", {{{"expr", "4"}, {"value", 4}}}}};
+  json Unresolved = {{"id", "k.cu:run/launch#2"}, {"location", location(31)}, {"editable", true}, {"status", "ok"},
+                     {"errors", json::array()}, {"via", "cudaLaunchKernel"}, {"kernel", nullptr}, {"callee", "fp"},
+                     {"function", "run"}, {"grid", nullptr}, {"block", nullptr}, {"shared_memory", nullptr},
+                     {"stream", nullptr}, {"template_args", json::array()}};
+  json Use = {{"constant", "macro:BLOCK"}, {"context", "block_size"}, {"owner", "k.cu:run/launch#1"},
+              {"file", "k.cu"}, {"line", 30}, {"column", 12}};
+  json Macro = {{"id", "macro:BLOCK"}, {"location", location(1)}, {"editable", true}, {"constant_kind", "macro"},
+                {"name", "BLOCK"}, {"init", "BLOCK 256"}, {"value", 256}, {"command_line", false}, {"uses", {Use}}};
+  json TParam = {{"id", "k/tparam:N"}, {"location", location(1)}, {"editable", true}, {"constant_kind", "template_param"},
+                 {"kind", "template_param"}, {"name", "N"}, {"type", "int"}, {"default", nullptr},
+                 {"uses", {{{"constant", "k/tparam:N"}, {"context", "array_size"}, {"owner", "k"}}}}};
+  json LocalC = Local;
+  LocalC["constant_kind"] = "local_constant";
+  LocalC["uses"] = {{{"constant", "k/const:n"}, {"context", "loop_bound"}, {"owner", "k"}}};
+  return {{"schema", "kloop-inventory"},
+          {"version", 1},
+          {"root", "/src"},
+          {"translation_units",
+           {{{"file", "k.cu"}, {"status", "ok"}, {"sides", {{"device", "ok"}, {"host", "ok"}}}, {"errors", json::array()}},
+            {{"file", "k.cu"}, {"entry", 3}, {"status", "partial"}, {"sides", {{"device", "error"}, {"host", "ok"}}},
+             {"errors", {"k.cu:21:3: error: x [device]"}}},
+            {{"file", "gone.cu"}, {"status", "error"}, {"errors", {"gone.cu: no such file"}}}}},
+          {"kernels", {Kernel, Library}},
+          {"device_functions", {DeviceFn}},
+          {"launch_sites", {Site, Unresolved}},
+          {"constants", {Macro, TParam, LocalC}}};
+}
+
+TEST(InventoryModel, RoundTripsEveryVariant) {
+  json D = sampleDoc();
+  llvm::Expected<inv::Inventory> I = inv::inventoryFromJSON(D, "sample", /*Strict=*/true);
+  ASSERT_TRUE(static_cast<bool>(I)) << llvm::toString(I.takeError());
+  EXPECT_EQ(inv::toJSON(*I), D) << inv::toJSON(*I).dump(1);
+}
+
+TEST(InventoryModel, ReadsTypedFields) {
+  llvm::Expected<inv::Inventory> I = inv::inventoryFromJSON(sampleDoc(), "sample");
+  ASSERT_TRUE(static_cast<bool>(I)) << llvm::toString(I.takeError());
+  const inv::Kernel *K = I->kernel("k");
+  ASSERT_NE(K, nullptr);
+  EXPECT_TRUE(K->State.ok());
+  ASSERT_EQ(K->Loops.size(), 2u);
+  EXPECT_EQ(K->Loops[0].TripCount, 8);
+  EXPECT_EQ(K->Loops[0].UnrollPragma->Count, 4);
+  EXPECT_FALSE(K->Loops[1].Condition.has_value());
+  EXPECT_EQ(K->Loops[1].UnrollPragma->State, "full");
+  EXPECT_EQ(K->Bounds->MinBlocks->Value, 2);
+  EXPECT_EQ(K->Params[0].Written, true);
+  EXPECT_FALSE(K->Params[1].Written.has_value());
+  EXPECT_FALSE(K->SharedArrays[0].Dims[0].Value.has_value());
+  const inv::LaunchSite *S = I->launchSite("k.cu:run/launch#1");
+  ASSERT_NE(S, nullptr);
+  ASSERT_TRUE(S->Block && S->Block->Value);
+  EXPECT_EQ((*S->Block->Value)[0], 256);
+  EXPECT_EQ(S->Stream, "s");
+  EXPECT_FALSE(I->LaunchSites[1].Kernel.has_value());
+  EXPECT_EQ(I->constant("macro:BLOCK")->Uses[0].Context, "block_size");
+  EXPECT_EQ(I->TranslationUnits[1].Entry, 3u);
+  EXPECT_FALSE(I->TranslationUnits[2].DeviceSide.has_value());
+  EXPECT_EQ(I->kernel("nope"), nullptr);
+}
+
+std::string readError(const json &D, bool Strict = false) {
+  llvm::Expected<inv::Inventory> I = inv::inventoryFromJSON(D, "inv.json", Strict);
+  return I ? std::string("no error") : llvm::toString(I.takeError());
+}
+
+TEST(InventoryModel, ErrorsNameTheDocumentAndTheMember) {
+  json D = sampleDoc();
+  D["kernels"][0]["loops"][1]["depth"] = -1;
+  EXPECT_EQ(readError(D), "inv.json: kernels[0].loops[1].depth: expected a non-negative 32-bit integer");
+  D = sampleDoc();
+  D["launch_sites"][0].erase("via");
+  EXPECT_EQ(readError(D), "inv.json: launch_sites[0].via: missing");
+  D = sampleDoc();
+  D["kernels"][0]["params"][0]["written"] = "yes";
+  EXPECT_EQ(readError(D), "inv.json: kernels[0].params[0].written: expected true or false or null");
+  D = sampleDoc();
+  D["launch_sites"][0]["block"]["value"] = {256, "x", 1};
+  EXPECT_EQ(readError(D), "inv.json: launch_sites[0].block.value[1]: expected an integer or null");
+  EXPECT_EQ(readError(json::array()), "inv.json: <root>: expected an object");
+}
+
+TEST(InventoryModel, RefusesOtherSchemasAndVersions) {
+  json D = sampleDoc();
+  D["schema"] = "kloop-profile";
+  EXPECT_EQ(readError(D), "inv.json: schema: expected \"kloop-inventory\", not \"kloop-profile\"");
+  D = sampleDoc();
+  D["version"] = 2;
+  EXPECT_EQ(readError(D), "inv.json: version: version 2 is not one this kloop reads (it reads version 1)");
+}
+
+TEST(InventoryModel, StrictReadsRefuseUnknownMembers) {
+  json D = sampleDoc();
+  D["kernels"][0]["loops"][0]["vectorized"] = true;
+  EXPECT_EQ(readError(D, /*Strict=*/true), "inv.json: kernels[0].loops[0].vectorized: not a member this reader knows");
+  EXPECT_EQ(readError(D, /*Strict=*/false), "no error");
+}
+
+} // namespace
