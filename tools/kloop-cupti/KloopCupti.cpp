@@ -1170,8 +1170,11 @@ void captureDriverLaunch(CUpti_CallbackId Cbid, const CUpti_CallbackData *D, con
   DriverLaunch DL;
   DL.Seq = TlLastSeq;
   const char *Name = L.Name;
-  if (!Name && L.Func)
-    cuFuncGetName(&Name, L.Func);
+  // The runtime passes a CUkernel cast to CUfunction (docs/cupti.md, Limitations): ask both ways.
+  if (!Name && L.Func && cuFuncGetName(&Name, L.Func) != CUDA_SUCCESS) {
+    Name = nullptr;
+    cuKernelGetName(&Name, reinterpret_cast<CUkernel>(L.Func));
+  }
   DL.Mangled = Name ? Name : "";
   decodeDriverConfig(Cbid, D->functionParams, DL);
   DL.StreamKind = streamKindName(streamKindOf(L.Stream));

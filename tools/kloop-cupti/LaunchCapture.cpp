@@ -233,6 +233,12 @@ bool LaunchCapturer::copyAllocation(const capture::AddressRange &R, std::string 
 
 void LaunchCapturer::onEnter(const DriverLaunch &L, const LayoutQuery &Layout, const TrackedLookup &Tracked) {
   TlCapture.reset();
+  if (L.Mangled.empty()) {
+    if (Settings.Kernels.empty())
+      refuse(L.Seq, "", "the kernel's name is unknown (no symbol name at the launch, cuFuncGetName and "
+                        "cuKernelGetName failed): a cubin could not be searched for it");
+    return;
+  }
   if (!isTarget(L.Mangled) || !claim(L))
     return;
   if (L.StreamCapturing)

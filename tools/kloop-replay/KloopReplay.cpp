@@ -274,8 +274,10 @@ void Replayer::mapAllocations(const std::vector<Prepared> &Ps) {
   Access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
   for (const replay::MappedRange &R : Ranges) {
     CUdeviceptr At = 0;
-    check(cuMemAddressReserve(&At, R.Size, Granule, static_cast<CUdeviceptr>(R.Start), 0),
-          "cuMemAddressReserve of " + std::to_string(R.Size) + " bytes");
+    // The captured address is a hint: the driver may give another range, or refuse the hint.
+    if (cuMemAddressReserve(&At, R.Size, Granule, static_cast<CUdeviceptr>(R.Start), 0) != CUDA_SUCCESS)
+      check(cuMemAddressReserve(&At, R.Size, Granule, 0, 0),
+            "cuMemAddressReserve of " + std::to_string(R.Size) + " bytes");
     CUmemGenericAllocationHandle H = 0;
     check(cuMemCreate(&H, R.Size, &Prop, 0), "cuMemCreate of " + std::to_string(R.Size) + " bytes");
     check(cuMemMap(At, R.Size, 0, H, 0), "cuMemMap");
