@@ -42,6 +42,9 @@ namespace {
 
 enum ExitCode { ExitMatch = 0, ExitCandidate = 1, ExitUsage = 2, ExitBaseline = 3 };
 
+/// What the mapped bytes outside every captured allocation hold during replay.
+constexpr uint8_t SlackByte = 0xA5;
+
 struct Options {
   std::string Capture, Cubin, CandidateCubin;
   unsigned Iters = 10;
@@ -207,6 +210,8 @@ private:
   size_t ScratchBytes = 0;
   unsigned Flushes = 0;
   std::vector<replay::MappedRange> Ranges;
+  /// Mapped bytes outside every captured allocation (captured addresses): filled with SlackByte.
+  std::vector<replay::MappedRange> Slack;
   std::vector<int64_t> Deltas;
   CUmodule Modules[2] = {nullptr, nullptr};
   std::map<std::string, std::shared_ptr<std::vector<uint8_t>>> BlobCache;
@@ -269,6 +274,7 @@ void Replayer::mapAllocations(const std::vector<Prepared> &Ps) {
     for (const capture::Allocation &A : P.L->Allocations)
       All.push_back({A.Base, A.Bytes});
   Ranges = replay::granuleRanges(All, Granule);
+  Slack = replay::uncovered(Ranges, All);
   CUmemAccessDesc Access = {};
   Access.location = Prop.location;
   Access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -363,6 +369,9 @@ void Replayer::restore(const Prepared &P, bool Poison) {
       check(cuMemcpyHtoDAsync(P.Bases[I], P.Before[I]->data(), P.Before[I]->size(), Stream),
             "cuMemcpyHtoDAsync (restore)");
   }
+  for (const replay::MappedRange &S : Slack)
+    check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
+          "cuMemsetD8Async (slack)");
   if (O.L2Flush)
     check(cuMemsetD32Async(Scratch, ++Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
@@ -396,6 +405,18 @@ std::string Replayer::compare(const Prepared &P) {
                     static_cast<unsigned long long>(A.Bytes), static_cast<unsigned long long>(A.Base));
       return (A.written() ? "output" : "unwritten") + std::string(Where) + *D;
     }
+  }
+  // Bytes mapped only because of the granularity: a write there is a write past an allocation's end.
+  for (const replay::MappedRange &S : Slack) {
+    Got.resize(S.Size);
+    check(cuMemcpyDtoH(Got.data(), static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
+    for (size_t I = 0; I < Got.size(); ++I)
+      if (Got[I] != SlackByte) {
+        char Where[128];
+        std::snprintf(Where, sizeof(Where), "a write outside every captured allocation, at captured address 0x%llx",
+                      static_cast<unsigned long long>(S.Start + I));
+        return Where;
+      }
   }
   return "";
 }

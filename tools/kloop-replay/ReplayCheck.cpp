@@ -150,6 +150,28 @@ std::vector<MappedRange> granuleRanges(const std::vector<capture::AddressRange> 
   return Out;
 }
 
+std::vector<MappedRange> uncovered(const std::vector<MappedRange> &Mapped,
+                                   const std::vector<capture::AddressRange> &Allocs) {
+  std::vector<capture::AddressRange> Sorted(Allocs);
+  std::sort(Sorted.begin(), Sorted.end(),
+            [](const capture::AddressRange &A, const capture::AddressRange &B) { return A.Base < B.Base; });
+  std::vector<MappedRange> Out;
+  for (const MappedRange &M : Mapped) {
+    uint64_t At = M.Start, End = M.Start + M.Size;
+    for (const capture::AddressRange &A : Sorted) {
+      uint64_t AEnd = A.Base + A.Size;
+      if (AEnd <= At || A.Base >= End)
+        continue;
+      if (A.Base > At)
+        Out.push_back({At, A.Base - At});
+      At = std::max(At, AEnd);
+    }
+    if (At < End)
+      Out.push_back({At, End - At});
+  }
+  return Out;
+}
+
 bool allBytesAre(const std::vector<uint8_t> &Bytes, uint8_t B) {
   return !Bytes.empty() && std::all_of(Bytes.begin(), Bytes.end(), [B](uint8_t X) { return X == B; });
 }

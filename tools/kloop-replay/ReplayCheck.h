@@ -52,6 +52,12 @@ struct MappedRange {
 /// multiples of \p Granule (a power of two), overlapping or touching ranges merged, in address order.
 std::vector<MappedRange> granuleRanges(const std::vector<capture::AddressRange> &Allocs, uint64_t Granule);
 
+/// The parts of \p Mapped (sorted, disjoint) that no allocation of \p Allocs covers, in address order:
+/// the slack the granularity adds around the captured allocations. Replay fills it with a pattern and
+/// checks it after every launch, so that a write past the end of an allocation is seen.
+std::vector<MappedRange> uncovered(const std::vector<MappedRange> &Mapped,
+                                   const std::vector<capture::AddressRange> &Allocs);
+
 /// True when \p Bytes is non-empty and every byte equals \p B (an output made only of poison).
 bool allBytesAre(const std::vector<uint8_t> &Bytes, uint8_t B);
 

@@ -100,6 +100,19 @@ TEST(GranuleRanges, WidenMergeAndSort) {
   EXPECT_EQ(R[1].Size, G);
 }
 
+TEST(Uncovered, SlackAroundAndBetweenAllocations) {
+  // One 0x1000-byte mapped range holding [0x100, 0x200) and [0x180, 0x300) (overlapping) and [0x800, 0x1000).
+  auto U = uncovered({{0x0, 0x1000}, {0x4000, 0x1000}}, {{0x800, 0x800}, {0x180, 0x180}, {0x100, 0x100}});
+  ASSERT_EQ(U.size(), 3u);
+  EXPECT_EQ(U[0].Start, 0x0u);
+  EXPECT_EQ(U[0].Size, 0x100u);
+  EXPECT_EQ(U[1].Start, 0x300u);
+  EXPECT_EQ(U[1].Size, 0x500u);
+  EXPECT_EQ(U[2].Start, 0x4000u); // a mapped range without allocations is all slack
+  EXPECT_EQ(U[2].Size, 0x1000u);
+  EXPECT_TRUE(uncovered({{0x0, 0x1000}}, {{0x0, 0x1000}}).empty());
+}
+
 TEST(Misc, AllBytesAndMedian) {
   EXPECT_TRUE(allBytesAre({0xFF, 0xFF}, 0xFF));
   EXPECT_FALSE(allBytesAre({0xFF, 0x7F}, 0xFF));
