@@ -115,7 +115,7 @@ int runCapture(const CommandContext &Ctx) {
   SmallString<256> Cwd;
   sys::fs::current_path(Cwd);
   O.Cwd = Cwd.str().str();
-  O.OutDir = absolutePath(OutOpt, O.Cwd);
+  O.OutDir = absolutePath(StringRef(OutOpt).rtrim('/'), O.Cwd); // "cap/" names the directory cap
   O.Kernels.assign(KernelOpt.begin(), KernelOpt.end());
   O.LaunchesPerConfig = LaunchesOpt;
   O.TimeoutS = TimeoutOpt;
