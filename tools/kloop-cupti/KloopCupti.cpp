@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CaptureSupport.h"
+#include "LaunchCapture.h"
 #include "NvmlSampler.h"
 
 #include <cuda.h>
@@ -41,6 +42,7 @@
 #include <vector>
 
 using namespace kloop::cupti;
+namespace capture = kloop::capture;
 
 namespace {
 
@@ -202,6 +204,8 @@ struct State {
   /// Process that initialised us: a fork()ed child (without exec) inherits the atexit handler but must
   /// not overwrite its parent's file.
   long Pid = 0;
+  /// Set with KLOOP_CUPTI_CAPTURE_DIR: launches recorded for replay (kloop capture, LaunchCapture.h).
+  std::unique_ptr<LaunchCapturer> Capturer;
 };
 
 /// Never destroyed: CUPTI may call back from its own threads while static destructors run.
@@ -210,6 +214,10 @@ State *G = nullptr;
 thread_local int TlInCallback = 0;
 thread_local int TlRuntimeLaunchDepth = 0;
 thread_local std::vector<std::unique_ptr<PendingLaunch>> TlPending;
+/// The seq of the last launch call numbered on this thread (a driver launch inside a runtime launch has
+/// the runtime launch's), and whether a driver launch was reported inside the current runtime launch.
+thread_local uint64_t TlLastSeq = 0;
+thread_local bool TlDriverLaunchSeen = false;
 
 uint64_t nowNs() {
   return static_cast<uint64_t>(
@@ -688,19 +696,24 @@ const char *streamKindName(uint8_t K) {
   }
 }
 
+uint8_t streamKindOf(CUstream S) {
+  return (!S || S == CU_STREAM_LEGACY) ? StreamLegacyDefault
+         : S == CU_STREAM_PER_THREAD   ? StreamPerThreadDefault
+                                       : StreamCreated;
+}
+
 void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool CountOnly) {
   PendingLaunch *P = nullptr;
   KernelInfo *K = nullptr;
   {
     std::lock_guard<std::mutex> Lock(G->Mu);
     uint64_t Seq = G->NextSeq++;
+    TlLastSeq = Seq;
     G->CorrelationToSeq[Data->correlationId] = Seq;
     if (G->SeqStreamKind.size() <= Seq)
       G->SeqStreamKind.resize(Seq + 1, StreamUnknown);
     if (!CountOnly)
-      G->SeqStreamKind[Seq] = (!L.Stream || L.Stream == CU_STREAM_LEGACY) ? StreamLegacyDefault
-                              : L.Stream == CU_STREAM_PER_THREAD           ? StreamPerThreadDefault
-                                                                           : StreamCreated;
+      G->SeqStreamKind[Seq] = streamKindOf(L.Stream);
     if (CountOnly) {
       if (G->Cfg.L2Flush)
         ++G->FlushesSkipped; // a graph launch: its kernels are not preceded by a flush
@@ -1093,6 +1106,106 @@ LaunchKind decodeDriverLaunch(CUpti_CallbackId Cbid, const CUpti_CallbackData *D
   return LaunchKind::Kernel;
 }
 
+// ---- Capture for replay (kloop capture; LaunchCapture.h) ---------------------------------------------
+
+/// Fills the launch configuration of \p DL from a driver launch callback's parameters.
+void decodeDriverConfig(CUpti_CallbackId Cbid, const void *Params, DriverLaunch &DL) {
+  auto Copy = [&DL](unsigned GX, unsigned GY, unsigned GZ, unsigned BX, unsigned BY, unsigned BZ, unsigned Smem) {
+    DL.Grid[0] = GX, DL.Grid[1] = GY, DL.Grid[2] = GZ;
+    DL.Block[0] = BX, DL.Block[1] = BY, DL.Block[2] = BZ;
+    DL.DynamicSmem = Smem;
+  };
+  if (Cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx || Cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz) {
+    const CUlaunchConfig *C = static_cast<const cuLaunchKernelEx_params *>(Params)->config;
+    if (!C)
+      return;
+    Copy(C->gridDimX, C->gridDimY, C->gridDimZ, C->blockDimX, C->blockDimY, C->blockDimZ, C->sharedMemBytes);
+    for (unsigned I = 0; C->attrs && I < C->numAttrs; ++I) {
+      const CUlaunchAttribute &A = C->attrs[I];
+      if (A.id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+        DL.Cooperative = A.value.cooperative != 0;
+      else if (A.id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+        DL.Cluster[0] = A.value.clusterDim.x, DL.Cluster[1] = A.value.clusterDim.y, DL.Cluster[2] = A.value.clusterDim.z;
+      else
+        DL.OtherAttributes.push_back(static_cast<unsigned>(A.id));
+    }
+  } else if (Cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel ||
+             Cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz) {
+    auto *P = static_cast<const cuLaunchCooperativeKernel_params *>(Params);
+    Copy(P->gridDimX, P->gridDimY, P->gridDimZ, P->blockDimX, P->blockDimY, P->blockDimZ, P->sharedMemBytes);
+    DL.Cooperative = true;
+  } else {
+    auto *P = static_cast<const cuLaunchKernel_params *>(Params); // same layout for _ptsz
+    Copy(P->gridDimX, P->gridDimY, P->gridDimZ, P->blockDimX, P->blockDimY, P->blockDimZ, P->sharedMemBytes);
+  }
+}
+
+/// The parameter layout of a captured launch: the driver's (queryLayout). An empty layout for a kernel
+/// whose signature has parameters means the queries failed on this handle.
+std::optional<std::vector<capture::ParamSlot>> captureLayout(const LaunchView &L, const std::string &Mangled,
+                                                             std::string &Why) {
+  std::optional<std::vector<ParamSlot>> Slots = queryLayout(L, Why);
+  if (!Slots)
+    return std::nullopt;
+  std::optional<std::vector<SignatureParam>> Sig = parseSignature(demangle(Mangled));
+  if (Slots->empty() && Sig && !Sig->empty()) {
+    Why = "the driver reports no parameters, the signature has " + std::to_string(Sig->size());
+    return std::nullopt;
+  }
+  std::vector<capture::ParamSlot> Out;
+  for (const ParamSlot &S : *Slots)
+    Out.push_back({S.Offset, S.Size});
+  return Out;
+}
+
+/// Hands a driver launch (enter or exit) to the capturer.
+void captureDriverLaunch(CUpti_CallbackId Cbid, const CUpti_CallbackData *D, const LaunchView &L, bool Enter) {
+  if (!G->Capturer)
+    return;
+  TlDriverLaunchSeen = true;
+  if (!Enter) {
+    G->Capturer->onExit(D->functionReturnValue && *static_cast<const int *>(D->functionReturnValue) == 0);
+    return;
+  }
+  DriverLaunch DL;
+  DL.Seq = TlLastSeq;
+  const char *Name = L.Name;
+  // The runtime passes a CUkernel cast to CUfunction (docs/cupti.md, Limitations): ask both ways.
+  if (!Name && L.Func && cuFuncGetName(&Name, L.Func) != CUDA_SUCCESS) {
+    Name = nullptr;
+    cuKernelGetName(&Name, reinterpret_cast<CUkernel>(L.Func));
+  }
+  DL.Mangled = Name ? Name : "";
+  decodeDriverConfig(Cbid, D->functionParams, DL);
+  DL.StreamKind = streamKindName(streamKindOf(L.Stream));
+  DL.StreamCapturing = streamIsCapturing(L.Stream);
+  DL.Params = L.Params;
+  if (!L.Params)
+    extraBuffer(L.Extra, DL.ExtraBuf, DL.ExtraSize);
+  auto Layout = [&](std::string &Why) { return captureLayout(L, DL.Mangled, Why); };
+  auto Tracked = [](uint64_t V) -> std::optional<capture::AddressRange> {
+    std::lock_guard<std::mutex> Lock(G->Mu);
+    std::optional<AllocationMap::Range> R = G->Allocs.find(V);
+    if (!R)
+      return std::nullopt;
+    return capture::AddressRange{R->Base, R->Size};
+  };
+  G->Capturer->onEnter(DL, Layout, Tracked);
+}
+
+/// A runtime launch: the capture happens at the driver launch inside it; one that never came is refused.
+void noteRuntimeLaunchForCapture(CUpti_CallbackId, const CUpti_CallbackData *D, const LaunchView &L, bool Enter) {
+  if (!G->Capturer)
+    return;
+  if (Enter) {
+    TlDriverLaunchSeen = false;
+    return;
+  }
+  const char *Name = L.Name;
+  if (!TlDriverLaunchSeen && Name && D->functionReturnValue && *static_cast<const int *>(D->functionReturnValue) == 0)
+    G->Capturer->refuseUnseen(TlLastSeq, Name);
+}
+
 void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const CUpti_CallbackData *D) {
   bool Enter = D->callbackSite == CUPTI_API_ENTER;
   bool Runtime = Domain == CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -1117,6 +1230,8 @@ void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const
   } else if (TlRuntimeLaunchDepth > 0) {
     if (Enter && Kind == LaunchKind::Kernel)
       resolveFromDriverLaunch(L);
+    if (Kind == LaunchKind::Kernel)
+      captureDriverLaunch(Cbid, D, L, Enter);
     return;
   }
   if (Enter) {
@@ -1125,6 +1240,8 @@ void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const
     bool Ok = D->functionReturnValue && *static_cast<const int *>(D->functionReturnValue) == 0;
     onLaunchExit(D, Ok);
   }
+  if (Kind == LaunchKind::Kernel)
+    (Runtime ? noteRuntimeLaunchForCapture : captureDriverLaunch)(Cbid, D, L, Enter);
 }
 
 void CUPTIAPI onCallback(void *, CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const void *Data) {
@@ -1409,6 +1526,8 @@ void onExit() {
         G->EnvThread.join();
     }
     G->Sampler.stop();
+    if (G->Capturer)
+      G->Capturer->finish();
     writeOutput();
   } catch (...) {
   }
@@ -1437,8 +1556,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     G->Pid = static_cast<long>(getpid());
     std::vector<std::string> Errors;
     G->Cfg = readConfig(Errors);
+    std::optional<CaptureSettings> Capture = readCaptureSettings(Errors);
+    if (Capture && G->Cfg.OutPath.empty())
+      G->Cfg.OutPath = Capture->Dir + "/profile.json";
     if (G->Cfg.OutPath.empty())
       return 1; // No output requested: stay passive (no callbacks, no activity).
+    if (Capture)
+      G->Capturer = std::make_unique<LaunchCapturer>(std::move(*Capture));
     G->Enabled = true;
     for (const std::string &E : Errors)
       addMessage(G->Errors, E);

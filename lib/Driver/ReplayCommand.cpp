@@ -1,0 +1,192 @@
+//===- ReplayCommand.cpp - `kloop replay`: time and check cubins on a capture ===//
+///
+/// kloop replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
+///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
+///              [--launch-timeout-ms T] [--timeout S] [--work-dir DIR] [-o result.json]
+///
+/// Runs the replay worker kloop-replay (beside kloop, or $KLOOP_REPLAY_WORKER) on a capture made by
+/// `kloop capture` (docs/capture.md) and prints, per captured launch, the median time of the baseline
+/// and the candidate, the speed-up and whether each reproduced the captured outputs. Exit 0 when every
+/// check matched, 1 when the candidate mismatched, faulted or hung, or on an error, 2 on usage errors,
+/// 3 when the baseline itself does not reproduce the capture.
+///
+//===----------------------------------------------------------------------===//
+#include "kloop/Capture/Capture.h"
+#include "kloop/Capture/Replay.h"
+#include "kloop/Driver/Command.h"
+#include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/Path.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <unistd.h>
+
+using namespace llvm;
+using namespace kloop;
+
+namespace {
+
+cl::SubCommand ReplaySub("replay", "Time and check a baseline and a candidate cubin on a capture");
+cl::opt<std::string> CaptureArg(cl::Positional, cl::desc("<capture dir>"), cl::sub(ReplaySub));
+cl::opt<std::string> CubinOpt("cubin", cl::desc("Baseline cubin (nvcc -cubin of the original translation unit)"),
+                              cl::value_desc("file"), cl::sub(ReplaySub));
+cl::opt<std::string> CandidateOpt("candidate-cubin", cl::desc("Candidate cubin (the edited translation unit)"),
+                                  cl::value_desc("file"), cl::sub(ReplaySub));
+cl::opt<unsigned> ItersOpt("iters", cl::desc("Timed launches per captured launch and side (default 10)"),
+                           cl::value_desc("n"), cl::init(10), cl::sub(ReplaySub));
+cl::list<unsigned> LaunchOpt("launch", cl::desc("Replay only this launch of the capture (index; repeatable)"),
+                             cl::value_desc("i"), cl::sub(ReplaySub));
+cl::opt<std::string> TolOpt("tolerance",
+                            cl::desc("How written allocations are compared: exact (default), abs:X or rel:X, "
+                                     "optionally ,f32 or ,f64"),
+                            cl::value_desc("spec"), cl::init("exact"), cl::sub(ReplaySub));
+cl::opt<std::string> L2Opt("l2", cl::desc("flush (default): clear L2 before each timed launch; warm: do not"),
+                           cl::value_desc("policy"), cl::init("flush"), cl::sub(ReplaySub));
+cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
+                        cl::sub(ReplaySub));
+cl::opt<unsigned> LaunchTimeoutOpt("launch-timeout-ms",
+                                   cl::desc("A kernel running longer fails its side (default 10000)"),
+                                   cl::value_desc("ms"), cl::init(10000), cl::sub(ReplaySub));
+cl::opt<unsigned> TimeoutOpt("timeout", cl::desc("Bound on the whole replay, seconds (default 600)"),
+                             cl::value_desc("s"), cl::init(600), cl::sub(ReplaySub));
+cl::opt<std::string> WorkDirOpt("work-dir", cl::desc("Where the worker's output goes (default: a temporary dir)"),
+                                cl::value_desc("dir"), cl::sub(ReplaySub));
+cl::opt<std::string> OutputOpt("o", cl::desc("Write the worker's kloop-replay/1 JSON here"), cl::value_desc("file"),
+                               cl::sub(ReplaySub));
+
+/// $KLOOP_REPLAY_WORKER, else kloop-replay beside the kloop executable.
+Expected<std::string> findWorker(const char *Argv0) {
+  if (std::optional<std::string> Env = sys::Process::GetEnv("KLOOP_REPLAY_WORKER")) {
+    if (!sys::fs::can_execute(*Env))
+      return createStringError(inconvertibleErrorCode(), "KLOOP_REPLAY_WORKER=" + *Env + " is not executable");
+    return *Env;
+  }
+  std::string Self = sys::fs::getMainExecutable(Argv0, reinterpret_cast<void *>(&findWorker));
+  std::string Worker = (sys::path::parent_path(Self) + "/kloop-replay").str();
+  if (!sys::fs::can_execute(Worker))
+    return createStringError(inconvertibleErrorCode(),
+                             "the replay worker " + Worker +
+                                 " does not exist (built only where cuda.h and libcuda are found; or set "
+                                 "KLOOP_REPLAY_WORKER)");
+  return Worker;
+}
+
+std::string usageProblem() {
+  if (CaptureArg.empty())
+    return "no capture directory given: kloop replay CAPTURE --cubin FILE";
+  if (CubinOpt.empty())
+    return "--cubin FILE is required: the baseline's kernels, e.g. nvcc -cubin -arch=sm_90 -o base.cubin file.cu";
+  for (const std::string *F : {&CubinOpt.getValue(), &CandidateOpt.getValue()})
+    if (!F->empty() && !sys::fs::is_regular_file(*F))
+      return "'" + *F + "': no such file";
+  if (ItersOpt == 0)
+    return "--iters must be at least 1";
+  if (L2Opt != "flush" && L2Opt != "warm")
+    return "--l2 '" + L2Opt + "': expected flush or warm";
+  if (LaunchTimeoutOpt == 0 || TimeoutOpt == 0)
+    return "--launch-timeout-ms and --timeout must be at least 1";
+  if (!OutputOpt.empty())
+    return checkOutputFile(OutputOpt);
+  return "";
+}
+
+std::string micros(uint64_t Ns) { return formatv("{0:f3} us", static_cast<double>(Ns) / 1e3).str(); }
+
+void printResult(raw_ostream &OS, const capture::ReplayResult &R) {
+  bool Cand = R.CandidateMatch.has_value();
+  OS << format("  %-6s %-40s %14s %14s %9s  %s\n", "launch", "kernel", "baseline", Cand ? "candidate" : "",
+               Cand ? "speed-up" : "", "check");
+  for (const capture::ReplayLaunch &L : R.Launches) {
+    std::string Name = terminalSafe(L.Name);
+    if (Name.size() > 40)
+      Name = Name.substr(0, 37) + "...";
+    std::string Check = std::string("baseline ") + (L.Baseline.Match ? "ok" : "MISMATCH");
+    std::string CandTime, Speedup;
+    if (L.Candidate) {
+      Check += std::string(", candidate ") + (L.Candidate->Match ? "ok" : "MISMATCH");
+      CandTime = L.Candidate->TimesNs.empty() ? "-" : micros(L.Candidate->MedianNs);
+      if (L.Candidate->MedianNs && L.Baseline.MedianNs)
+        Speedup = formatv("{0:f3}x", static_cast<double>(L.Baseline.MedianNs) / L.Candidate->MedianNs).str();
+    }
+    OS << format("  %-6llu %-40s %14s %14s %9s  %s\n", static_cast<unsigned long long>(L.Index), Name.c_str(),
+                 L.Baseline.TimesNs.empty() ? "-" : micros(L.Baseline.MedianNs).c_str(), CandTime.c_str(),
+                 Speedup.c_str(), Check.c_str());
+    for (const auto *S : {&L.Baseline, L.Candidate ? &*L.Candidate : nullptr})
+      if (S && !S->Mismatch.empty())
+        OS << "    " << (S == &L.Baseline ? "baseline" : "candidate") << ": " << terminalSafe(S->Mismatch) << "\n";
+  }
+  if (R.Relocated)
+    OS << "  note: the captured allocations were relocated (the driver did not give their captured addresses); "
+          "pointers stored in device memory were not rewritten\n";
+}
+
+int runReplay(const CommandContext &Ctx) {
+  if (std::string Why = usageProblem(); !Why.empty()) {
+    errs() << "kloop replay: error: " << Why << "\n";
+    return 2;
+  }
+  auto Fail = [](const Twine &Msg) {
+    errs() << "kloop replay: error: " << Msg << "\n";
+    return 1;
+  };
+  // The capture is checked here too, so that a bad one is named before any GPU work starts.
+  Expected<capture::Manifest> M = capture::readCapture(CaptureArg, capture::BlobCheck::Exist);
+  if (!M)
+    return Fail(toString(M.takeError()));
+  for (unsigned L : LaunchOpt)
+    if (L >= M->Launches.size())
+      return Fail("--launch " + Twine(L) + ": " + CaptureArg + " holds " + Twine(M->Launches.size()) + " launches");
+  Expected<std::string> Worker = findWorker(Ctx.Argv0.c_str());
+  if (!Worker)
+    return Fail(toString(Worker.takeError()));
+
+  SmallString<256> Cwd;
+  sys::fs::current_path(Cwd);
+  capture::ReplayOptions O;
+  O.Worker = *Worker;
+  O.Capture = absolutePath(CaptureArg, Cwd);
+  O.Cubin = absolutePath(CubinOpt, Cwd);
+  O.CandidateCubin = CandidateOpt.empty() ? "" : absolutePath(CandidateOpt, Cwd);
+  O.Iters = ItersOpt;
+  O.Launches.assign(LaunchOpt.begin(), LaunchOpt.end());
+  O.Tolerance = TolOpt;
+  O.L2Flush = L2Opt == "flush";
+  O.Poison = PoisonOpt;
+  O.LaunchTimeoutMs = LaunchTimeoutOpt;
+  O.TimeoutS = TimeoutOpt;
+  SmallString<256> Tmp;
+  if (WorkDirOpt.empty()) {
+    if (std::error_code EC = sys::fs::createUniqueDirectory("kloop-replay", Tmp))
+      return Fail("cannot create a temporary directory: " + EC.message());
+    O.WorkDir = Tmp.str().str();
+  } else {
+    O.WorkDir = absolutePath(WorkDirOpt, Cwd);
+  }
+
+  Expected<capture::ReplayResult> R = capture::runReplayWorker(O);
+  if (!Tmp.empty())
+    sys::fs::remove_directories(Tmp);
+  if (!R)
+    return Fail(toString(R.takeError()));
+  if (!OutputOpt.empty())
+    if (Error E = writeFileAtomically(OutputOpt, R->Json))
+      return Fail(toString(std::move(E)));
+  if (R->ExitCode == 2)
+    return Fail(R->Error);
+  outs() << "kloop replay: " << CaptureArg << " on " << R->Device << ": " << R->Launches.size() << " launch(es), "
+         << ItersOpt << " iteration(s), L2 " << L2Opt << ", tolerance " << TolOpt << "\n";
+  printResult(outs(), *R);
+  if (!R->Error.empty())
+    errs() << "kloop replay: " << (R->Failed.empty() ? "error" : R->Failed + " failed") << ": "
+           << terminalSafe(R->Error) << "\n";
+  return R->ExitCode;
+}
+
+CommandRegistration Reg(ReplaySub, runReplay);
+
+} // namespace

@@ -1,0 +1,97 @@
+// A small program for kloop capture / kloop replay on the GPU (test/Capture/gpu-capture-replay*.test).
+//  - saxpy_struct: its buffers reach it inside a struct passed by value (x read, y read and written),
+//    launched 3 times with one launch configuration;
+//  - scale_interior: an interior pointer (z + 256 floats) with the length after it;
+//  - touch_managed (with --managed): managed memory, which capture refuses.
+// Prints checksums, so that a captured run can be compared with an uncaptured one.
+// Built as a program, and with -cubin as the replay's baseline; -DKLOOP_WRONG, -DKLOOP_FAULT and
+// -DKLOOP_HANG give candidates that compute a wrong saxpy, write to an invalid address, or never return.
+#include <cstdio>
+#include <cstring>
+#include <cuda_runtime.h>
+#include <vector>
+
+struct Bufs {
+  const float *x;
+  float *y;
+};
+
+__global__ void saxpy_struct(int n, float a, Bufs b) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+#if defined(KLOOP_HANG)
+  long long t0 = clock64();
+  while (clock64() - t0 >= 0) {
+  }
+#endif
+  if (i < n) {
+#if defined(KLOOP_WRONG)
+    b.y[i] = a * b.x[i] + b.y[i] + (i == n / 2 ? 1.0f : 0.0f);
+#elif defined(KLOOP_FAULT)
+    reinterpret_cast<float *>(16)[i] = a * b.x[i] + b.y[i];
+#else
+    b.y[i] = a * b.x[i] + b.y[i];
+#endif
+  }
+}
+
+__global__ void scale_interior(float *p, int n, float s) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    p[i] *= s;
+}
+
+__global__ void touch_managed(float *m, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    m[i] += 1.0f;
+}
+
+#define CHECK(call)                                                                                             \
+  do {                                                                                                          \
+    cudaError_t e_ = (call);                                                                                    \
+    if (e_ != cudaSuccess) {                                                                                    \
+      std::fprintf(stderr, "%s failed: %s\n", #call, cudaGetErrorString(e_));                                  \
+      return 1;                                                                                                 \
+    }                                                                                                           \
+  } while (0)
+
+int main(int argc, char **argv) {
+  bool Managed = argc > 1 && std::strcmp(argv[1], "--managed") == 0;
+  const int n = 1 << 16;
+  std::vector<float> hx(n), hy(n), hz(n + 256);
+  for (int i = 0; i < n; ++i) {
+    hx[i] = 0.5f * static_cast<float>(i % 97);
+    hy[i] = static_cast<float>(i % 13) - 6.0f;
+  }
+  for (int i = 0; i < n + 256; ++i)
+    hz[i] = static_cast<float>(i % 31);
+  float *x, *y, *z;
+  CHECK(cudaMalloc(&x, n * sizeof(float)));
+  CHECK(cudaMalloc(&y, n * sizeof(float)));
+  CHECK(cudaMalloc(&z, (n + 256) * sizeof(float)));
+  CHECK(cudaMemcpy(x, hx.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(y, hy.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+  CHECK(cudaMemcpy(z, hz.data(), (n + 256) * sizeof(float), cudaMemcpyHostToDevice));
+  for (int r = 0; r < 3; ++r)
+    saxpy_struct<<<(n + 255) / 256, 256>>>(n, 2.0f, Bufs{x, y});
+  scale_interior<<<(n + 127) / 128, 128>>>(z + 256, n, 3.0f);
+  CHECK(cudaGetLastError());
+  if (Managed) {
+    float *m;
+    CHECK(cudaMallocManaged(&m, n * sizeof(float)));
+    CHECK(cudaMemset(m, 0, n * sizeof(float)));
+    touch_managed<<<(n + 255) / 256, 256>>>(m, n);
+    CHECK(cudaDeviceSynchronize());
+    std::printf("managed[7] = %g\n", m[7]);
+    CHECK(cudaFree(m));
+  }
+  CHECK(cudaMemcpy(hy.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
+  CHECK(cudaMemcpy(hz.data(), z, (n + 256) * sizeof(float), cudaMemcpyDeviceToHost));
+  double sy = 0, sz = 0;
+  for (int i = 0; i < n; ++i)
+    sy += hy[i];
+  for (int i = 0; i < n + 256; ++i)
+    sz += hz[i];
+  std::printf("sum y = %.1f, sum z = %.1f\n", sy, sz);
+  return 0;
+}

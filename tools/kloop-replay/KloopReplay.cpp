@@ -1,0 +1,629 @@
+//===- KloopReplay.cpp - the replay worker (kloop replay) -----------------===//
+//
+// kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
+//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
+//              [--timeout-ms T] [--device D]
+//
+// Loads a kloop-capture/1 directory, puts its allocations back at their captured addresses (CUDA's
+// virtual memory management API; relocated when the driver cannot give those addresses), loads the
+// kernels from cubins, and for every iteration and captured launch restores the inputs (untimed),
+// launches baseline and candidate alternately with the captured launch configuration, times each with
+// CUDA events, and checks every allocation against the captured reference. Prints one kloop-replay/1
+// JSON object on stdout (docs/capture.md). Links the CUDA driver and nothing of LLVM: it runs on the GPU
+// machine as it is.
+//
+// Exit: 0 every check matched; 1 the candidate mismatched, faulted or timed out; 2 usage or capture
+// errors; 3 the baseline does not reproduce the capture (the capture is not replayable as it is).
+//
+//===----------------------------------------------------------------------===//
+#include "ReplayCheck.h"
+#include "kloop/Capture/Manifest.h"
+
+#include <cuda.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace kloop;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+enum ExitCode { ExitMatch = 0, ExitCandidate = 1, ExitUsage = 2, ExitBaseline = 3 };
+
+/// What the mapped bytes outside every captured allocation hold during replay.
+constexpr uint8_t SlackByte = 0xA5;
+
+struct Options {
+  std::string Capture, Cubin, CandidateCubin;
+  unsigned Iters = 10;
+  std::vector<size_t> Launches;
+  replay::Tolerance Tol;
+  bool L2Flush = true;
+  bool Poison = false;
+  unsigned TimeoutMs = 10000;
+  int Device = 0;
+};
+
+const char *Usage =
+    "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison] [--timeout-ms T] [--device D]\n";
+
+bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
+  char *End = nullptr;
+  errno = 0;
+  Out = std::strtoull(Text, &End, 10);
+  return *Text && *Text != '-' && !*End && !errno && Out <= Max;
+}
+
+bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
+  for (int I = 1; I < Argc; ++I) {
+    std::string A = Argv[I];
+    auto Value = [&](const char *&Out) {
+      if (I + 1 >= Argc) {
+        Error = A + " needs a value";
+        return false;
+      }
+      Out = Argv[++I];
+      return true;
+    };
+    const char *V = nullptr;
+    unsigned long long N = 0;
+    if (A == "--cubin" || A == "--candidate-cubin") {
+      if (!Value(V))
+        return false;
+      (A == "--cubin" ? O.Cubin : O.CandidateCubin) = V;
+    } else if (A == "--iters" || A == "--launch" || A == "--timeout-ms" || A == "--device") {
+      if (!Value(V))
+        return false;
+      if (!parseCount(V, 1u << 30, N) || (N == 0 && (A == "--iters" || A == "--timeout-ms"))) {
+        Error = A + " '" + V + "': expected " + (A == "--launch" || A == "--device" ? "an index" : "a count >= 1");
+        return false;
+      }
+      if (A == "--iters")
+        O.Iters = static_cast<unsigned>(N);
+      else if (A == "--launch")
+        O.Launches.push_back(N);
+      else if (A == "--timeout-ms")
+        O.TimeoutMs = static_cast<unsigned>(N);
+      else
+        O.Device = static_cast<int>(N);
+    } else if (A == "--tolerance") {
+      if (!Value(V) || !replay::parseTolerance(V, O.Tol, Error))
+        return false;
+    } else if (A == "--l2") {
+      if (!Value(V))
+        return false;
+      if (std::string(V) != "flush" && std::string(V) != "warm") {
+        Error = std::string("--l2 '") + V + "': expected flush or warm";
+        return false;
+      }
+      O.L2Flush = std::string(V) == "flush";
+    } else if (A == "--poison") {
+      O.Poison = true;
+    } else if (!A.empty() && A[0] == '-') {
+      Error = "unknown option " + A;
+      return false;
+    } else if (O.Capture.empty()) {
+      O.Capture = A;
+    } else {
+      Error = "unexpected argument " + A + " (one capture directory only)";
+      return false;
+    }
+  }
+  if (O.Capture.empty())
+    Error = "no capture directory given";
+  else if (O.Cubin.empty())
+    Error = "--cubin FILE is required (the baseline's kernels)";
+  return Error.empty();
+}
+
+bool readFile(const std::string &Path, std::string &Out, std::string &Error) {
+  std::ifstream In(Path, std::ios::binary);
+  if (!In) {
+    Error = Path + ": cannot read: " + std::strerror(errno);
+    return false;
+  }
+  Out.assign(std::istreambuf_iterator<char>(In), std::istreambuf_iterator<char>());
+  return true;
+}
+
+std::string cuText(CUresult R) {
+  const char *Name = nullptr;
+  if (cuGetErrorName(R, &Name) != CUDA_SUCCESS || !Name)
+    return "CUresult " + std::to_string(static_cast<int>(R));
+  return Name;
+}
+
+/// A CUDA call that failed outside any kernel's run.
+struct CudaError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void check(CUresult R, const std::string &What) {
+  if (R != CUDA_SUCCESS)
+    throw CudaError(What + ": " + cuText(R));
+}
+
+/// A kernel launch that failed, faulted or did not finish in time: the context may be lost.
+struct LaunchFailure {
+  std::string Side, Message;
+  bool TimedOut = false;
+};
+
+/// A captured launch ready to replay: host copies of its blobs and its relocated parameter buffer.
+struct Prepared {
+  size_t Index = 0;
+  const capture::Launch *L = nullptr;
+  std::vector<uint8_t> Params;
+  std::vector<CUdeviceptr> Bases; // relocated Allocation::Base
+  std::vector<std::shared_ptr<std::vector<uint8_t>>> Before, After;
+  std::vector<bool> Poisoned;
+  CUfunction Fn[2] = {nullptr, nullptr};
+  std::vector<uint64_t> TimesNs[2];
+  std::string Mismatch[2];
+  bool Checked[2] = {false, false};
+};
+
+class Replayer {
+public:
+  Replayer(const Options &O, const capture::Manifest &M) : O(O), M(M) {}
+  ~Replayer();
+
+  std::string loadBlobs(std::vector<Prepared> &Ps);
+  void init();
+  void mapAllocations(const std::vector<Prepared> &Ps);
+  void loadKernels(std::vector<Prepared> &Ps);
+  void relocate(Prepared &P);
+  /// Restores, launches once on side \p Side (0 baseline, 1 candidate), waits; returns the duration in ns
+  /// and the first mismatch ("" when every allocation matched).
+  uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
+  void classifyPoison(Prepared &P);
+
+  bool Relocated = false;
+  std::string DeviceName;
+
+private:
+  uint64_t translate(uint64_t Addr) const;
+  void restore(const Prepared &P, bool Poison);
+  std::string compare(const Prepared &P);
+  void waitFor(CUevent E, const std::string &Side);
+
+  const Options &O;
+  const capture::Manifest &M;
+  CUdevice Dev = 0;
+  CUcontext Ctx = nullptr;
+  CUstream Stream = nullptr;
+  CUevent Start = nullptr, Stop = nullptr;
+  CUdeviceptr Scratch = 0;
+  size_t ScratchBytes = 0;
+  unsigned Flushes = 0;
+  std::vector<replay::MappedRange> Ranges;
+  /// Mapped bytes outside every captured allocation (captured addresses): filled with SlackByte.
+  std::vector<replay::MappedRange> Slack;
+  std::vector<int64_t> Deltas;
+  CUmodule Modules[2] = {nullptr, nullptr};
+  std::map<std::string, std::shared_ptr<std::vector<uint8_t>>> BlobCache;
+};
+
+Replayer::~Replayer() = default; // the process exits right after; the driver tears the context down
+
+std::string Replayer::loadBlobs(std::vector<Prepared> &Ps) {
+  std::string Error;
+  auto Get = [&](const std::string &Name) -> std::shared_ptr<std::vector<uint8_t>> {
+    auto &Slot = BlobCache[Name];
+    if (!Slot) {
+      auto B = std::make_shared<std::vector<uint8_t>>();
+      if (!capture::readBlob(O.Capture, Name, M.Blobs, *B, Error))
+        return nullptr;
+      Slot = B;
+    }
+    return Slot;
+  };
+  for (Prepared &P : Ps) {
+    auto Params = Get(P.L->ParamBlob);
+    if (!Params)
+      return Error;
+    P.Params = *Params;
+    for (const capture::Allocation &A : P.L->Allocations) {
+      P.Before.push_back(Get(A.Before));
+      P.After.push_back(Get(A.After));
+      if (!P.Before.back() || !P.After.back())
+        return Error;
+      if (A.written() && replay::allBytesAre(*P.After.back(), 0xFF))
+        return "launch " + std::to_string(P.Index) + " (" + P.L->Name + "): the captured reference of allocation " +
+               std::to_string(P.Before.size() - 1) +
+               " is entirely 0xFF bytes (NaN or poison): no candidate can be checked against it";
+    }
+    P.Poisoned.assign(P.L->Allocations.size(), false);
+  }
+  return "";
+}
+
+void Replayer::init() {
+  check(cuInit(0), "cuInit");
+  check(cuDeviceGet(&Dev, O.Device), "cuDeviceGet(" + std::to_string(O.Device) + ")");
+  char Name[256] = {0};
+  check(cuDeviceGetName(Name, sizeof(Name) - 1, Dev), "cuDeviceGetName");
+  DeviceName = Name;
+  check(cuDevicePrimaryCtxRetain(&Ctx, Dev), "cuDevicePrimaryCtxRetain");
+  check(cuCtxSetCurrent(Ctx), "cuCtxSetCurrent");
+}
+
+void Replayer::mapAllocations(const std::vector<Prepared> &Ps) {
+  CUmemAllocationProp Prop = {};
+  Prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  Prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  Prop.location.id = Dev;
+  size_t Granule = 0;
+  check(cuMemGetAllocationGranularity(&Granule, &Prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+        "cuMemGetAllocationGranularity");
+  std::vector<capture::AddressRange> All;
+  for (const Prepared &P : Ps)
+    for (const capture::Allocation &A : P.L->Allocations)
+      All.push_back({A.Base, A.Bytes});
+  Ranges = replay::granuleRanges(All, Granule);
+  Slack = replay::uncovered(Ranges, All);
+  CUmemAccessDesc Access = {};
+  Access.location = Prop.location;
+  Access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  for (const replay::MappedRange &R : Ranges) {
+    CUdeviceptr At = 0;
+    // The captured address is a hint: the driver may give another range, or refuse the hint.
+    if (cuMemAddressReserve(&At, R.Size, Granule, static_cast<CUdeviceptr>(R.Start), 0) != CUDA_SUCCESS)
+      check(cuMemAddressReserve(&At, R.Size, Granule, 0, 0),
+            "cuMemAddressReserve of " + std::to_string(R.Size) + " bytes");
+    CUmemGenericAllocationHandle H = 0;
+    check(cuMemCreate(&H, R.Size, &Prop, 0), "cuMemCreate of " + std::to_string(R.Size) + " bytes");
+    check(cuMemMap(At, R.Size, 0, H, 0), "cuMemMap");
+    check(cuMemSetAccess(At, R.Size, &Access, 1), "cuMemSetAccess");
+    Deltas.push_back(static_cast<int64_t>(At) - static_cast<int64_t>(R.Start));
+    Relocated |= At != R.Start;
+  }
+}
+
+uint64_t Replayer::translate(uint64_t Addr) const {
+  for (size_t I = 0; I < Ranges.size(); ++I)
+    if (Addr >= Ranges[I].Start && Addr - Ranges[I].Start < Ranges[I].Size)
+      return static_cast<uint64_t>(static_cast<int64_t>(Addr) + Deltas[I]);
+  return Addr;
+}
+
+void Replayer::relocate(Prepared &P) {
+  for (const capture::Allocation &A : P.L->Allocations)
+    P.Bases.push_back(static_cast<CUdeviceptr>(translate(A.Base)));
+  for (const capture::PointerWord &W : P.L->Pointers) {
+    uint64_t V = translate(W.Value);
+    std::memcpy(P.Params.data() + W.Offset, &V, 8);
+  }
+}
+
+/// The parameter layout of \p F, compared with the captured one; "" when they agree.
+std::string layoutDifference(CUfunction F, const capture::Launch &L) {
+  for (size_t I = 0; I <= L.Params.size(); ++I) {
+    size_t Off = 0, Size = 0;
+    CUresult R = cuFuncGetParamInfo(F, I, &Off, &Size);
+    if (I == L.Params.size())
+      return R == CUDA_SUCCESS ? "it has more than the captured " + std::to_string(L.Params.size()) + " parameters" : "";
+    if (R != CUDA_SUCCESS)
+      return R == CUDA_ERROR_INVALID_VALUE ? "it has " + std::to_string(I) + " parameters, the capture " +
+                                                 std::to_string(L.Params.size())
+                                           : ""; // layout unavailable: nothing to compare
+    if (Off != L.Params[I].Offset || Size != L.Params[I].Size)
+      return "parameter " + std::to_string(I) + " is at offset " + std::to_string(Off) + " size " +
+             std::to_string(Size) + ", captured at offset " + std::to_string(L.Params[I].Offset) + " size " +
+             std::to_string(L.Params[I].Size);
+  }
+  return "";
+}
+
+void Replayer::loadKernels(std::vector<Prepared> &Ps) {
+  const std::string *Paths[2] = {&O.Cubin, &O.CandidateCubin};
+  for (int S = 0; S < 2; ++S) {
+    if (Paths[S]->empty())
+      continue;
+    std::string Image, Error;
+    if (!readFile(*Paths[S], Image, Error))
+      throw CudaError(Error);
+    check(cuModuleLoadData(&Modules[S], Image.data()), *Paths[S] + ": cuModuleLoadData");
+    for (Prepared &P : Ps) {
+      CUresult R = cuModuleGetFunction(&P.Fn[S], Modules[S], P.L->Kernel.c_str());
+      if (R != CUDA_SUCCESS)
+        throw CudaError(*Paths[S] + ": kernel " + P.L->Kernel + " (" + P.L->Name + ") not found: " + cuText(R));
+      std::string Diff = layoutDifference(P.Fn[S], *P.L);
+      if (!Diff.empty())
+        throw CudaError(*Paths[S] + ": kernel " + P.L->Name + " does not take the captured parameters: " + Diff);
+      if (P.L->DynamicSmem > 48 * 1024)
+        check(cuFuncSetAttribute(P.Fn[S], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                 static_cast<int>(P.L->DynamicSmem)),
+              "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+    }
+  }
+  check(cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  check(cuEventCreate(&Start, CU_EVENT_DEFAULT), "cuEventCreate");
+  check(cuEventCreate(&Stop, CU_EVENT_DEFAULT), "cuEventCreate");
+  if (O.L2Flush) {
+    int L2 = 0;
+    check(cuDeviceGetAttribute(&L2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, Dev), "cuDeviceGetAttribute(L2)");
+    ScratchBytes = std::max<size_t>(2 * static_cast<size_t>(L2), size_t(32) << 20);
+    check(cuMemAlloc(&Scratch, ScratchBytes), "cuMemAlloc of the L2 flush buffer");
+  }
+}
+
+void Replayer::restore(const Prepared &P, bool Poison) {
+  for (size_t I = 0; I < P.Bases.size(); ++I) {
+    if (Poison && P.Poisoned[I])
+      check(cuMemsetD8Async(P.Bases[I], 0xFF, P.Before[I]->size(), Stream), "cuMemsetD8Async (poison)");
+    else
+      check(cuMemcpyHtoDAsync(P.Bases[I], P.Before[I]->data(), P.Before[I]->size(), Stream),
+            "cuMemcpyHtoDAsync (restore)");
+  }
+  for (const replay::MappedRange &S : Slack)
+    check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
+          "cuMemsetD8Async (slack)");
+  if (O.L2Flush)
+    check(cuMemsetD32Async(Scratch, ++Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
+  check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
+}
+
+void Replayer::waitFor(CUevent E, const std::string &Side) {
+  auto Deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(O.TimeoutMs);
+  for (;;) {
+    CUresult R = cuEventQuery(E);
+    if (R == CUDA_SUCCESS)
+      return;
+    if (R != CUDA_ERROR_NOT_READY)
+      throw LaunchFailure{Side, "the kernel faulted: " + cuText(R), false};
+    if (std::chrono::steady_clock::now() > Deadline)
+      throw LaunchFailure{Side, "the kernel did not finish within " + std::to_string(O.TimeoutMs) + " ms", true};
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+}
+
+std::string Replayer::compare(const Prepared &P) {
+  std::vector<uint8_t> Got;
+  for (size_t I = 0; I < P.Bases.size(); ++I) {
+    const capture::Allocation &A = P.L->Allocations[I];
+    Got.resize(A.Bytes);
+    check(cuMemcpyDtoH(Got.data(), P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
+    // An allocation the launch did not change must stay bit-identical, whatever the tolerance.
+    replay::Tolerance T = A.written() ? O.Tol : replay::Tolerance();
+    if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got.data(), A.Bytes, T)) {
+      char Where[96];
+      std::snprintf(Where, sizeof(Where), " allocation %zu (%llu bytes at captured address 0x%llx) ", I,
+                    static_cast<unsigned long long>(A.Bytes), static_cast<unsigned long long>(A.Base));
+      return (A.written() ? "output" : "unwritten") + std::string(Where) + *D;
+    }
+  }
+  // Bytes mapped only because of the granularity: a write there is a write past an allocation's end.
+  for (const replay::MappedRange &S : Slack) {
+    Got.resize(S.Size);
+    check(cuMemcpyDtoH(Got.data(), static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
+    for (size_t I = 0; I < Got.size(); ++I)
+      if (Got[I] != SlackByte) {
+        char Where[128];
+        std::snprintf(Where, sizeof(Where), "a write outside every captured allocation, at captured address 0x%llx",
+                      static_cast<unsigned long long>(S.Start + I));
+        return Where;
+      }
+  }
+  return "";
+}
+
+uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison) {
+  const char *SideName = Side == 0 ? "baseline" : "candidate";
+  restore(P, Poison);
+  const capture::Launch &L = *P.L;
+  std::vector<void *> Args;
+  for (const capture::ParamSlot &S : L.Params)
+    Args.push_back(P.Params.data() + S.Offset);
+  CUlaunchAttribute Attrs[2] = {};
+  unsigned NumAttrs = 0;
+  if (L.Cooperative) {
+    Attrs[NumAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+    Attrs[NumAttrs++].value.cooperative = 1;
+  }
+  if (L.Cluster[0]) {
+    Attrs[NumAttrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    Attrs[NumAttrs].value.clusterDim.x = L.Cluster[0];
+    Attrs[NumAttrs].value.clusterDim.y = std::max(L.Cluster[1], 1u);
+    Attrs[NumAttrs++].value.clusterDim.z = std::max(L.Cluster[2], 1u);
+  }
+  CUlaunchConfig C = {};
+  C.gridDimX = L.Grid[0], C.gridDimY = L.Grid[1], C.gridDimZ = L.Grid[2];
+  C.blockDimX = L.Block[0], C.blockDimY = L.Block[1], C.blockDimZ = L.Block[2];
+  C.sharedMemBytes = static_cast<unsigned>(L.DynamicSmem);
+  C.hStream = Stream;
+  C.attrs = NumAttrs ? Attrs : nullptr;
+  C.numAttrs = NumAttrs;
+  check(cuEventRecord(Start, Stream), "cuEventRecord");
+  CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
+  if (R != CUDA_SUCCESS)
+    throw LaunchFailure{SideName, "the launch failed: " + cuText(R), false};
+  check(cuEventRecord(Stop, Stream), "cuEventRecord");
+  waitFor(Stop, SideName);
+  float Ms = 0;
+  check(cuEventElapsedTime(&Ms, Start, Stop), "cuEventElapsedTime");
+  Mismatch = compare(P);
+  return static_cast<uint64_t>(static_cast<double>(Ms) * 1e6 + 0.5);
+}
+
+void Replayer::classifyPoison(Prepared &P) {
+  // A written allocation is write-only when the baseline still reproduces the reference with it poisoned
+  // (0xFF bytes, NaN in f32/f64) before the launch; a read-write one (C in C = aAB + bC) is not poisoned.
+  std::string Mismatch;
+  for (size_t I = 0; I < P.Poisoned.size(); ++I) {
+    if (!P.L->Allocations[I].written())
+      continue;
+    P.Poisoned[I] = true;
+    runOnce(P, 0, Mismatch);
+    P.Poisoned[I] = Mismatch.empty();
+  }
+}
+
+json timesJSON(const Prepared &P, int Side) {
+  json J;
+  J["times_ns"] = P.TimesNs[Side];
+  J["median_ns"] = replay::median(P.TimesNs[Side]);
+  J["match"] = P.Checked[Side] && P.Mismatch[Side].empty();
+  J["mismatch"] = P.Mismatch[Side].empty() ? json(nullptr) : json(P.Mismatch[Side]);
+  return J;
+}
+
+json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared> &Ps, const std::string &Error,
+                const std::string &FailedSide, bool TimedOut) {
+  json J;
+  J["schema"] = "kloop-replay/1";
+  J["capture"] = O.Capture;
+  J["cubin"] = O.Cubin;
+  J["candidate_cubin"] = O.CandidateCubin.empty() ? json(nullptr) : json(O.CandidateCubin);
+  J["device"] = R ? R->DeviceName : "";
+  J["iters"] = O.Iters;
+  J["l2"] = O.L2Flush ? "flush" : "warm";
+  J["tolerance"] = replay::toleranceText(O.Tol);
+  J["relocated"] = R && R->Relocated;
+  json Launches = json::array();
+  bool BaseOk = !Ps.empty(), CandOk = !Ps.empty();
+  for (const Prepared &P : Ps) {
+    json L;
+    L["index"] = P.Index;
+    L["seq"] = P.L->Seq;
+    L["kernel"] = P.L->Kernel;
+    L["name"] = P.L->Name;
+    std::vector<size_t> Poisoned;
+    for (size_t I = 0; I < P.Poisoned.size(); ++I)
+      if (P.Poisoned[I])
+        Poisoned.push_back(I);
+    L["poisoned"] = Poisoned;
+    L["baseline"] = timesJSON(P, 0);
+    BaseOk &= P.Checked[0] && P.Mismatch[0].empty();
+    if (!O.CandidateCubin.empty()) {
+      L["candidate"] = timesJSON(P, 1);
+      CandOk &= P.Checked[1] && P.Mismatch[1].empty();
+    }
+    Launches.push_back(std::move(L));
+  }
+  J["launches"] = std::move(Launches);
+  J["baseline_match"] = BaseOk && FailedSide != "baseline";
+  J["candidate_match"] = O.CandidateCubin.empty() ? json(nullptr) : json(CandOk && Error.empty());
+  J["failed"] = FailedSide.empty() ? json(nullptr) : json(FailedSide);
+  J["timed_out"] = TimedOut;
+  J["error"] = Error.empty() ? json(nullptr) : json(Error);
+  return J;
+}
+
+int finish(const json &J, int Code) {
+  std::string Text = J.dump(1) + "\n";
+  std::fwrite(Text.data(), 1, Text.size(), stdout);
+  std::fflush(stdout);
+  return Code;
+}
+
+/// Exit code for the checks of \p Ps: baseline mismatches first (the capture does not replay), then
+/// candidate ones.
+int verdict(const std::vector<Prepared> &Ps, bool HaveCandidate) {
+  for (const Prepared &P : Ps)
+    if (!P.Mismatch[0].empty())
+      return ExitBaseline;
+  for (const Prepared &P : Ps)
+    if (HaveCandidate && !P.Mismatch[1].empty())
+      return ExitCandidate;
+  return ExitMatch;
+}
+
+/// Replays every prepared launch: first the baseline alone (it must reproduce the capture, else stop),
+/// then the poison classification, then the timed iterations, baseline and candidate alternating in
+/// order from one iteration to the next.
+void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
+  bool HaveCandidate = !O.CandidateCubin.empty();
+  for (Prepared &P : Ps) {
+    R.runOnce(P, 0, P.Mismatch[0]);
+    P.Checked[0] = true;
+  }
+  if (verdict(Ps, false) != ExitMatch)
+    return;
+  if (O.Poison)
+    for (Prepared &P : Ps)
+      R.classifyPoison(P);
+  for (unsigned It = 0; It < O.Iters; ++It)
+    for (Prepared &P : Ps)
+      for (int K = 0; K < (HaveCandidate ? 2 : 1); ++K) {
+        int Side = HaveCandidate ? (K + static_cast<int>(It)) % 2 : 0;
+        std::string Mismatch;
+        P.TimesNs[Side].push_back(R.runOnce(P, Side, Mismatch));
+        P.Checked[Side] = true;
+        if (P.Mismatch[Side].empty() && !Mismatch.empty())
+          P.Mismatch[Side] = "iteration " + std::to_string(It) + ": " + Mismatch;
+      }
+}
+
+} // namespace
+
+int main(int Argc, char **Argv) {
+  Options O;
+  std::string Error;
+  if (!parseArgs(Argc, Argv, O, Error)) {
+    std::fprintf(stderr, "kloop-replay: error: %s\n%s", Error.c_str(), Usage);
+    return ExitUsage;
+  }
+  capture::Manifest M;
+  std::vector<Prepared> Ps;
+  if (!capture::readManifest(O.Capture, M, Error))
+    return finish(resultJSON(O, nullptr, Ps, Error, "", false), ExitUsage);
+  if (O.Launches.empty())
+    for (size_t I = 0; I < M.Launches.size(); ++I)
+      O.Launches.push_back(I);
+  for (size_t I : O.Launches) {
+    if (I >= M.Launches.size())
+      return finish(resultJSON(O, nullptr, Ps, "--launch " + std::to_string(I) + ": the capture has " +
+                                                  std::to_string(M.Launches.size()) + " launches",
+                               "", false),
+                    ExitUsage);
+    Prepared P;
+    P.Index = I;
+    P.L = &M.Launches[I];
+    Ps.push_back(std::move(P));
+  }
+  if (Ps.empty())
+    return finish(resultJSON(O, nullptr, Ps, O.Capture + ": the capture holds no launch", "", false), ExitUsage);
+
+  Replayer R(O, M);
+  std::string Loaded = R.loadBlobs(Ps);
+  if (!Loaded.empty())
+    return finish(resultJSON(O, nullptr, Ps, Loaded, "", false), ExitUsage);
+  try {
+    R.init();
+    R.mapAllocations(Ps); // before anything else allocates device memory: the captured addresses are free
+    R.loadKernels(Ps);
+    for (Prepared &P : Ps)
+      R.relocate(P);
+    replayAll(R, Ps, O);
+  } catch (const CudaError &E) {
+    return finish(resultJSON(O, &R, Ps, E.what(), "", false), ExitUsage);
+  } catch (const LaunchFailure &F) {
+    json J = resultJSON(O, &R, Ps, F.Side + ": " + F.Message, F.Side, F.TimedOut);
+    finish(J, 0);
+    // The context is lost (a fault) or still busy (a hang): leave without tearing it down.
+    std::_Exit(F.Side == "baseline" ? ExitBaseline : ExitCandidate);
+  }
+  int Code = verdict(Ps, !O.CandidateCubin.empty());
+  json J = resultJSON(O, &R, Ps, "", "", false);
+  if (Code == ExitBaseline)
+    J["error"] = "the baseline does not reproduce the captured reference: the capture is not replayable as it is "
+                 "(globals the program set, pointers stored in device memory that were relocated, or a kernel "
+                 "that is not deterministic; docs/capture.md)";
+  return finish(J, Code);
+}

@@ -1,0 +1,70 @@
+//===- ReplayCheck.h - host-only helpers of the replay worker -------------===//
+//
+// What kloop-replay decides without a GPU: the tolerance an output is checked with, the first element
+// where a replayed buffer differs from the captured reference, and which device address ranges must be
+// reserved to put the captured allocations back at their addresses. Free of CUDA headers, unit-tested in
+// ReplayCheckTest.cpp.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_TOOLS_KLOOP_REPLAY_REPLAYCHECK_H
+#define KLOOP_TOOLS_KLOOP_REPLAY_REPLAYCHECK_H
+
+#include "kloop/Capture/Manifest.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kloop {
+namespace replay {
+
+/// How a written allocation is compared with its reference.
+struct Tolerance {
+  enum class Kind { Exact, Abs, Rel } K = Kind::Exact;
+  /// The bound of Abs (|got - expected| <= Value) or Rel (<= Value * max(|got|, |expected|)).
+  double Value = 0;
+  /// Element type of Abs and Rel: 4 (f32) or 8 (f64) bytes, little-endian.
+  unsigned ElementBytes = 4;
+};
+
+/// Parses "exact", "abs:X" or "rel:X", optionally followed by ",f32" or ",f64" (default f32).
+/// False with \p Error naming the text on anything else (X must be a finite number >= 0).
+bool parseTolerance(const std::string &Text, Tolerance &Out, std::string &Error);
+
+/// "exact", "abs:1e-05,f32", ... (the inverse of parseTolerance).
+std::string toleranceText(const Tolerance &T);
+
+/// The first difference between \p Expected and \p Got (\p Size bytes each) under \p T, as
+/// "byte 16 (element 4): expected 3f800000 (1), got 00000000 (0)"; std::nullopt when they match.
+/// Exact compares bytes; Abs and Rel compare elements (two NaNs match, NaN against a number does not,
+/// equal infinities match, as kloopVerify's tolerances do; docs/verify.md) and compare any trailing
+/// bytes that do not fill an element exactly.
+std::optional<std::string> firstMismatch(const uint8_t *Expected, const uint8_t *Got, size_t Size, const Tolerance &T);
+
+/// A device address range to reserve and map: [Start, Start + Size), both multiples of the granularity.
+struct MappedRange {
+  uint64_t Start = 0;
+  uint64_t Size = 0;
+};
+
+/// The ranges to reserve so that every allocation of \p Allocs lies in one: each allocation widened to
+/// multiples of \p Granule (a power of two), overlapping or touching ranges merged, in address order.
+std::vector<MappedRange> granuleRanges(const std::vector<capture::AddressRange> &Allocs, uint64_t Granule);
+
+/// The parts of \p Mapped (sorted, disjoint) that no allocation of \p Allocs covers, in address order:
+/// the slack the granularity adds around the captured allocations. Replay fills it with a pattern and
+/// checks it after every launch, so that a write past the end of an allocation is seen.
+std::vector<MappedRange> uncovered(const std::vector<MappedRange> &Mapped,
+                                   const std::vector<capture::AddressRange> &Allocs);
+
+/// True when \p Bytes is non-empty and every byte equals \p B (an output made only of poison).
+bool allBytesAre(const std::vector<uint8_t> &Bytes, uint8_t B);
+
+/// Median of \p V (mean of the two middle values for an even count); 0 when empty.
+uint64_t median(std::vector<uint64_t> V);
+
+} // namespace replay
+} // namespace kloop
+
+#endif

@@ -1,0 +1,125 @@
+//===- ReplayCheckTest.cpp - tolerances, comparison, address ranges -------===//
+#include "ReplayCheck.h"
+
+#include "gtest/gtest.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+using namespace kloop::replay;
+using kloop::capture::AddressRange;
+
+namespace {
+
+std::vector<uint8_t> floats(std::initializer_list<float> Fs) {
+  std::vector<uint8_t> B(Fs.size() * 4);
+  std::memcpy(B.data(), Fs.begin(), B.size());
+  return B;
+}
+
+Tolerance tol(const std::string &Text) {
+  Tolerance T;
+  std::string Err;
+  EXPECT_TRUE(parseTolerance(Text, T, Err)) << Err;
+  return T;
+}
+
+TEST(Tolerance, ParsesAndPrints) {
+  EXPECT_EQ(toleranceText(tol("exact")), "exact");
+  EXPECT_EQ(toleranceText(tol("abs:1e-5")), "abs:1e-05,f32");
+  EXPECT_EQ(toleranceText(tol("rel:0.01,f64")), "rel:0.01,f64");
+  Tolerance T;
+  std::string Err;
+  EXPECT_FALSE(parseTolerance("abs:-1", T, Err));
+  EXPECT_EQ(Err, "--tolerance 'abs:-1': the bound must be a finite number >= 0");
+  EXPECT_FALSE(parseTolerance("ulp:2", T, Err));
+  EXPECT_EQ(Err, "--tolerance 'ulp:2': expected exact, abs:X or rel:X (optionally ,f32 or ,f64)");
+  EXPECT_FALSE(parseTolerance("abs:1,f16", T, Err));
+  EXPECT_FALSE(parseTolerance("rel:", T, Err));
+  EXPECT_FALSE(parseTolerance("rel:nan", T, Err));
+}
+
+TEST(FirstMismatch, ExactNamesTheWord) {
+  auto E = floats({1, 2, 3, 4}), G = floats({1, 2, 3.5f, 4});
+  EXPECT_FALSE(firstMismatch(E.data(), E.data(), E.size(), Tolerance()));
+  auto D = firstMismatch(E.data(), G.data(), E.size(), Tolerance());
+  ASSERT_TRUE(D);
+  EXPECT_EQ(*D, "byte 8 (element 2): expected 40400000 (3), got 40600000 (3.5)");
+  // -0 and +0 differ bitwise.
+  auto Z = floats({0.f}), NZ = floats({-0.f});
+  EXPECT_TRUE(firstMismatch(Z.data(), NZ.data(), 4, Tolerance()));
+}
+
+TEST(FirstMismatch, AbsAndRelBounds) {
+  auto E = floats({1, 100, 0}), G = floats({1.0005f, 100.05f, 0});
+  auto D = firstMismatch(E.data(), G.data(), E.size(), tol("abs:1e-3"));
+  ASSERT_TRUE(D); // 100 vs 100.05 is 0.05 apart
+  EXPECT_NE(D->find("element 1"), std::string::npos) << *D;
+  EXPECT_FALSE(firstMismatch(E.data(), G.data(), E.size(), tol("rel:1e-3")));
+  // rel has no absolute floor: 0 against 1e-30 fails every rel < 1.
+  auto Z = floats({0}), T = floats({1e-30f});
+  EXPECT_TRUE(firstMismatch(Z.data(), T.data(), 4, tol("rel:0.5")));
+}
+
+TEST(FirstMismatch, NaNAndInfinityRules) {
+  float NaN = std::numeric_limits<float>::quiet_NaN(), Inf = std::numeric_limits<float>::infinity();
+  auto A = floats({NaN, Inf}), B = floats({-NaN, Inf}), C = floats({1, Inf});
+  EXPECT_FALSE(firstMismatch(A.data(), B.data(), A.size(), tol("abs:0")));
+  EXPECT_TRUE(firstMismatch(A.data(), C.data(), A.size(), tol("abs:1e30")));
+  EXPECT_TRUE(firstMismatch(C.data(), A.data(), A.size(), tol("rel:1")));
+}
+
+TEST(FirstMismatch, TrailingBytesAreComparedExactly) {
+  std::vector<uint8_t> E = floats({1}), G = floats({1});
+  E.push_back(7);
+  G.push_back(8);
+  auto D = firstMismatch(E.data(), G.data(), E.size(), tol("abs:1"));
+  ASSERT_TRUE(D);
+  EXPECT_EQ(*D, "byte 4: expected 07, got 08");
+}
+
+TEST(FirstMismatch, F64Elements) {
+  double E[2] = {1.0, 2.0}, G[2] = {1.0, 2.0 + 1e-12};
+  auto *PE = reinterpret_cast<const uint8_t *>(E), *PG = reinterpret_cast<const uint8_t *>(G);
+  EXPECT_FALSE(firstMismatch(PE, PG, 16, tol("abs:1e-9,f64")));
+  EXPECT_TRUE(firstMismatch(PE, PG, 16, Tolerance()));
+}
+
+TEST(GranuleRanges, WidenMergeAndSort) {
+  const uint64_t G = 0x200000; // 2 MiB
+  auto R = granuleRanges({{0x7f0000400100, 0x1000}, {0x7f0000000000, 0x100}, {0x7f00001ff000, 0x2000},
+                          {0x7f0010000000, 0}, {0x7f0010000100, 0x10}},
+                         G);
+  ASSERT_EQ(R.size(), 2u);
+  // [0x7f0000000000, 0x7f0000400000) from the first two (the second crosses into the second granule),
+  // and [0x7f0000400000, 0x7f0000600000) touches it: merged into one range.
+  EXPECT_EQ(R[0].Start, 0x7f0000000000u);
+  EXPECT_EQ(R[0].Size, 0x600000u);
+  EXPECT_EQ(R[1].Start, 0x7f0010000000u); // the empty allocation adds nothing
+  EXPECT_EQ(R[1].Size, G);
+}
+
+TEST(Uncovered, SlackAroundAndBetweenAllocations) {
+  // One 0x1000-byte mapped range holding [0x100, 0x200) and [0x180, 0x300) (overlapping) and [0x800, 0x1000).
+  auto U = uncovered({{0x0, 0x1000}, {0x4000, 0x1000}}, {{0x800, 0x800}, {0x180, 0x180}, {0x100, 0x100}});
+  ASSERT_EQ(U.size(), 3u);
+  EXPECT_EQ(U[0].Start, 0x0u);
+  EXPECT_EQ(U[0].Size, 0x100u);
+  EXPECT_EQ(U[1].Start, 0x300u);
+  EXPECT_EQ(U[1].Size, 0x500u);
+  EXPECT_EQ(U[2].Start, 0x4000u); // a mapped range without allocations is all slack
+  EXPECT_EQ(U[2].Size, 0x1000u);
+  EXPECT_TRUE(uncovered({{0x0, 0x1000}}, {{0x0, 0x1000}}).empty());
+}
+
+TEST(Misc, AllBytesAndMedian) {
+  EXPECT_TRUE(allBytesAre({0xFF, 0xFF}, 0xFF));
+  EXPECT_FALSE(allBytesAre({0xFF, 0x7F}, 0xFF));
+  EXPECT_FALSE(allBytesAre({}, 0xFF));
+  EXPECT_EQ(median({5, 1, 3}), 3u);
+  EXPECT_EQ(median({4, 1, 3, 2}), 2u);
+  EXPECT_EQ(median({}), 0u);
+}
+
+} // namespace
