@@ -42,6 +42,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "devel")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "libllvm22, libclang-cpp22, libclang-common-22-dev, libcurl4 | libcurl4t64, libsqlite3-0, libstdc++6, libc6, libgcc-s1")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3")
+# gcc: nvcc's default host compiler, which kloop asks for its OpenMP macros and headers (lib/Frontend/HostCompiler.cpp).
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "gcc")
 set(CPACK_GENERATOR "DEB")
 include(CPack)
