@@ -267,8 +267,11 @@ static std::string idColumn(const KernelTotal &K) {
   switch (K.Origin) {
   case KernelOrigin::Unknown: return "-";
   case KernelOrigin::Inventory: return K.Id;
-  case KernelOrigin::Library:
-    return K.Id.empty() ? "(library: " + K.Library + ")" : K.Id + " (library: " + K.Library + ")";
+  case KernelOrigin::Library: {
+    // An inventory library kernel outside any namespace (a plain kernel in a system header) has none to name.
+    std::string Lib = K.Library.empty() ? "(library)" : "(library: " + K.Library + ")";
+    return K.Id.empty() ? Lib : K.Id + " " + Lib;
+  }
   case KernelOrigin::NotInInventory: return "(not in the inventory)";
   }
   return "-";

@@ -128,6 +128,17 @@ TEST(ProgramProfile, InventoryLibraryKernelKeepsItsId) {
   EXPECT_EQ(K.Library, "cub");
 }
 
+TEST(ProgramProfile, InventoryLibraryKernelWithoutNamespace) {
+  json Inv = json::parse(R"({"kernels": [{"id": "lib_fill", "library": true, "symbols": [{"mangled": "_Z5saxpyifPKfPf"}]}]})");
+  std::vector<std::string> Problems;
+  ProgramProfileInputs In;
+  In.Inventory = *inventoryKernels(Inv, Problems);
+  ProgramProfile R = summarizeProgram(threeKernels(), In);
+  EXPECT_EQ(R.Kernels[0].Origin, KernelOrigin::Library);
+  EXPECT_EQ(R.Kernels[0].Library, "");
+  EXPECT_NE(formatProgramTable(R).find("lib_fill (library)"), std::string::npos) << formatProgramTable(R);
+}
+
 TEST(ProgramProfile, NotAnInventoryIsAnError) {
   std::vector<std::string> Problems;
   Expected<std::vector<InventoryKernel>> Inv = inventoryKernels(json::array(), Problems);
