@@ -38,6 +38,8 @@ for var in ("HOME", "TMPDIR", "LD_LIBRARY_PATH", "CUDA_HOME"):
 config.environment["XDG_CACHE_HOME"] = os.path.join(config.kloop_obj_root, "test", "xdg-cache")
 
 config.substitutions.append(("%kloop_src", config.kloop_src_root))
+# The build tree, for tests that install it (test/Install/).
+config.substitutions.append(("%kloop_obj", config.kloop_obj_root))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%cuda_path", config.cuda_path))
 config.substitutions.append(("%kloop_lib", config.kloop_lib_dir))

@@ -9,11 +9,12 @@
 #      LLM_REPLAY_ROUNDS              --timing-rounds (default 1);
 #      LLM_REPLAY_EXTRA               extra kloop optimize options (e.g. "--no-ptxas");
 #      LLM_REPLAY_ARGS                compiler args after -- (default "-std=c++17");
-#      KLOOP_NVIDIA_SMI               as for kloop: the nvidia-smi to probe (false: no GPU).
+#      KLOOP_NVIDIA_SMI               as for kloop: the nvidia-smi to probe (false: no GPU);
+#      KLOOP_PROMPTS_DIR              the prompts (default: this checkout's prompts/).
 # Exit status: 0 when every outcome matched its expectation, 1 otherwise, 2 on usage errors.
 set -u
 if [ $# -lt 2 ]; then
-  sed -n 2,13p "$0" >&2
+  sed -n 2,14p "$0" >&2
   exit 2
 fi
 KLOOP=$(command -v "$1") || { echo "llm-replay: no kloop at '$1'" >&2; exit 2; }
@@ -26,6 +27,9 @@ ROOT=$(cd "$HERE/../.." && pwd)
 PROPS="$HERE/proposals.py"
 SERVER="$ROOT/test/Propose/fake_llm_server.py"
 ROUNDS=${LLM_REPLAY_ROUNDS:-1}
+# The replay is of this checkout's prompts. A kloop that is neither installed nor in its build tree
+# (.gpu/kb/bin/kloop on the GPU machine) has no share/kloop/prompts beside it (docs/install.md).
+export KLOOP_PROMPTS_DIR=${KLOOP_PROMPTS_DIR:-$ROOT/prompts}
 mkdir -p "$OUT"
 OUT=$(realpath "$OUT")
 

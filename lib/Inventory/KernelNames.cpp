@@ -387,4 +387,19 @@ Expected<KernelSymbol> kernelSymbolFromJson(const json &J) {
   return K;
 }
 
+std::vector<KernelSymbol> inventoryKernelSymbols(const json &Kernel, std::vector<std::string> &Problems) {
+  std::vector<KernelSymbol> Out;
+  const char *Field = Kernel.contains("symbols") ? "symbols" : "mangled";
+  if (!Kernel.contains(Field) || !Kernel[Field].is_array())
+    return Out;
+  for (const json &J : Kernel[Field]) {
+    Expected<KernelSymbol> K = kernelSymbolFromJson(J.is_string() ? json{{"mangled", J}} : J);
+    if (K)
+      Out.push_back(std::move(*K));
+    else
+      Problems.push_back(Kernel.value("id", std::string("?")) + ": symbol left out: " + toString(K.takeError()));
+  }
+  return Out;
+}
+
 } // namespace kloop

@@ -1,6 +1,7 @@
 //===- Runner.cpp - One isolated run of a workload ------------------------===//
 #include "kloop/Measure/Runner.h"
 #include "kloop/Measure/Config.h"
+#include "kloop/Support/Path.h"
 #include "kloop/Support/Process.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -108,17 +109,19 @@ Expected<std::string> findCuptiLibrary(const char *Argv0, void *MainAddr) {
     return createStringError(inconvertibleErrorCode(),
                              "KLOOP_CUPTI_LIB is set to '%s', which is not a file", Env->c_str());
   }
-  std::string Exe = sys::fs::getMainExecutable(Argv0, MainAddr);
-  SmallString<256> P(Exe);
-  sys::path::remove_filename(P); // bin/
-  sys::path::remove_filename(P); // prefix
-  sys::path::append(P, "lib", "libkloop-cupti.so");
-  if (sys::fs::is_regular_file(P))
-    return P.str().str();
+  std::string Prefix = installPrefix(Argv0, MainAddr);
+  std::vector<std::string> Tried;
+  for (const char *Dir : CuptiLibrarySubdirs) {
+    SmallString<256> P(Prefix);
+    sys::path::append(P, Dir, "libkloop-cupti.so");
+    if (sys::fs::is_regular_file(P))
+      return P.str().str();
+    Tried.push_back("'" + P.str().str() + "'");
+  }
   return createStringError(inconvertibleErrorCode(),
-                           "libkloop-cupti.so not found at '%s' (next to the kloop executable '%s'); "
-                           "build the kloop-cupti target or set KLOOP_CUPTI_LIB",
-                           P.c_str(), Exe.c_str());
+                           "libkloop-cupti.so not found at %s (under kloop's installation prefix '%s'); "
+                           "build the kloop-cupti target (it needs CUPTI) or set KLOOP_CUPTI_LIB",
+                           join(Tried, " or ").c_str(), Prefix.c_str());
 }
 
 static Error kerr(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg.str()); }

@@ -71,23 +71,6 @@ static std::optional<std::string> brokenUser(const json &C, const std::set<std::
   return std::nullopt;
 }
 
-/// The kernel's symbols: its "symbols" objects, or, in an inventory written
-/// before they existed, its "mangled" names. An entry that does not read is
-/// left out with a note naming the kernel and the reason.
-static void addSymbols(const json &Kernel, const std::string &KID, std::vector<KernelSymbol> &Out,
-                       std::vector<std::string> &Notes) {
-  const char *Field = Kernel.contains("symbols") ? "symbols" : "mangled";
-  if (!Kernel.contains(Field) || !Kernel[Field].is_array())
-    return;
-  for (const json &J : Kernel[Field]) {
-    Expected<KernelSymbol> K = kernelSymbolFromJson(J.is_string() ? json{{"mangled", J}} : J);
-    if (K)
-      Out.push_back(std::move(*K));
-    else
-      Notes.push_back(KID + ": symbol left out: " + llvm::toString(K.takeError()));
-  }
-}
-
 Expected<TunableSpace> enumerateSpace(const json &Inv) {
   if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
@@ -195,7 +178,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
     std::string KID = K.value("id", "");
     if (KID.empty())
       continue;
-    addSymbols(K, KID, S.Symbols[KID], S.Notes);
+    S.Symbols[KID] = inventoryKernelSymbols(K, S.Notes);
     if (Broken.count(KID)) {
       S.Notes.push_back(KID + ": kernel has compile errors; not tuned");
       continue;

@@ -1,5 +1,6 @@
 //===- Prompt.cpp - Versioned prompt templates ----------------------------===//
 #include "kloop/Propose/Prompt.h"
+#include "kloop/Support/Path.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -152,20 +153,17 @@ Expected<std::string> findPromptsDir(StringRef Argv0) {
       return std::string(Env);
     return createStringError(Twine("KLOOP_PROMPTS_DIR='") + Env + "' is not a directory");
   }
-  if (!Argv0.empty()) {
-    std::string Exe = sys::fs::getMainExecutable(Argv0.str().c_str(), nullptr);
-    if (!Exe.empty()) {
-      SmallString<256> P(sys::path::parent_path(sys::path::parent_path(Exe)));
-      sys::path::append(P, "share", "kloop", "prompts");
-      if (sys::fs::is_directory(P))
-        return std::string(P);
-    }
-  }
-#ifdef KLOOP_SOURCE_PROMPTS_DIR
-  if (sys::fs::is_directory(KLOOP_SOURCE_PROMPTS_DIR))
-    return std::string(KLOOP_SOURCE_PROMPTS_DIR);
-#endif
-  return createStringError("cannot find the prompts directory: set KLOOP_PROMPTS_DIR");
+  std::string Prefix = Argv0.empty() ? "" : installPrefix(Argv0.str().c_str(), nullptr);
+  if (Prefix.empty())
+    return createStringError("cannot find the prompts directory (the kloop executable's own path is "
+                             "unknown): set KLOOP_PROMPTS_DIR");
+  SmallString<256> P(Prefix);
+  sys::path::append(P, PromptsSubdir);
+  if (sys::fs::is_directory(P))
+    return std::string(P);
+  return createStringError("cannot find the prompts directory: '" + P +
+                           "' (share/kloop/prompts under kloop's installation prefix) does not exist; "
+                           "install kloop (cmake --install) or set KLOOP_PROMPTS_DIR");
 }
 
 Expected<json> loadProposalSchema(StringRef Path) {

@@ -23,4 +23,11 @@ std::string absolutePath(StringRef P, StringRef Base) {
   return std::string(Abs);
 }
 
+std::string installPrefix(const char *Argv0, void *MainAddr) {
+  std::string Exe = sys::fs::getMainExecutable(Argv0, MainAddr);
+  if (Exe.empty())
+    return "";
+  return std::string(sys::path::parent_path(sys::path::parent_path(Exe)));
+}
+
 } // namespace kloop

@@ -38,6 +38,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kloop {
 
@@ -99,6 +100,13 @@ nlohmann::json toJson(const KernelSymbol &K);
 /// (only "mangled") reads as an external kernel with that name.
 /// Errors: \p J is not an object or "mangled" is not a string.
 llvm::Expected<KernelSymbol> kernelSymbolFromJson(const nlohmann::json &J);
+
+/// The symbols of one kernel object of an inventory's "kernels" array: its
+/// "symbols" objects, or, in an inventory written before they existed, its
+/// "mangled" names (every instantiation's, for a template). An entry that
+/// does not read (kernelSymbolFromJson) is left out and its error appended
+/// to \p Problems as "<kernel id>: symbol left out: <reason>".
+std::vector<KernelSymbol> inventoryKernelSymbols(const nlohmann::json &Kernel, std::vector<std::string> &Problems);
 
 } // namespace kloop
 

@@ -230,9 +230,14 @@ llvm::Expected<RunResult> runIsolated(const RunRequest &R);
 /// processes".
 std::string drainNote(llvm::StringRef Label, const RunResult &R);
 
-/// Finds libkloop-cupti.so: $KLOOP_CUPTI_LIB if set (must exist), else
-/// <dir of the kloop executable>/../lib/libkloop-cupti.so, where \p Argv0 and
-/// \p MainAddr are passed to llvm::sys::fs::getMainExecutable.
+/// Where libkloop-cupti.so is looked for under kloop's installation prefix,
+/// in order: lib/kloop (the installed layout, cmake/Install.cmake), lib (the
+/// build tree, build/lib).
+inline constexpr const char *CuptiLibrarySubdirs[] = {"lib/kloop", "lib"};
+
+/// Finds libkloop-cupti.so: $KLOOP_CUPTI_LIB if set (must exist), else the
+/// first of <prefix>/CuptiLibrarySubdirs[i]/libkloop-cupti.so that exists,
+/// where <prefix> is kloop::installPrefix(\p Argv0, \p MainAddr).
 /// Error naming every place looked at when it is not found.
 llvm::Expected<std::string> findCuptiLibrary(const char *Argv0, void *MainAddr);
 

@@ -75,9 +75,17 @@ private:
   std::vector<std::string> Names;
 };
 
+/// Where the prompts are installed, relative to kloop's installation prefix
+/// (kloop::installPrefix; cmake/Install.cmake installs prompts/ there, and the
+/// build tree links build/share/kloop/prompts to the source's prompts/).
+inline constexpr const char *PromptsSubdir = "share/kloop/prompts";
+
 /// Directory holding the prompt templates and proposal.schema.json: the
-/// environment variable KLOOP_PROMPTS_DIR if set, else <dir of \p Argv0>/../share/kloop/prompts
-/// if it exists, else the source tree's prompts/ (compiled in). Error if none exists.
+/// environment variable KLOOP_PROMPTS_DIR if set (error if it is not a
+/// directory), else <installation prefix of the executable \p Argv0>/
+/// PromptsSubdir. Never the source tree: an installed kloop must not depend on
+/// it (docs/install.md). Error when it does not exist, naming the path looked
+/// at, or when \p Argv0 is empty or the executable's path is unknown.
 llvm::Expected<std::string> findPromptsDir(llvm::StringRef Argv0 = "");
 
 /// Reads and parses a JSON schema file such as prompts/proposal.schema.json;

@@ -12,6 +12,15 @@ namespace kloop {
 /// lexically (symbolic links are not resolved).
 std::string absolutePath(llvm::StringRef P, llvm::StringRef Base);
 
+/// The installation prefix of the running executable: the parent of the
+/// directory that holds it (`<prefix>/bin/kloop` -> `<prefix>`, the build
+/// tree's `build/bin/kloop` -> `build`), found with
+/// llvm::sys::fs::getMainExecutable(\p Argv0, \p MainAddr), which reads
+/// /proc/self/exe on Linux, so a symbolic link to kloop leads to the real
+/// prefix. "" when the executable cannot be found. kloop's own files are
+/// looked up under it (docs/install.md), so a moved prefix keeps working.
+std::string installPrefix(const char *Argv0, void *MainAddr);
+
 } // namespace kloop
 
 #endif
