@@ -104,16 +104,42 @@ def is_digit_separator(text, i):
     return j < i and text[j].isdigit() and i + 1 < len(text) and text[i + 1].isalnum()
 
 
+def strip_macro_calls(head):
+    """head without leading invocations of upper-case macros that end without a `;`
+    (`LLVM_YAML_IS_SEQUENCE_VECTOR(T)` before a namespace)."""
+    while True:
+        m = re.match(r"\s*[A-Z][A-Z0-9_]*\s*\(", head)
+        if not m:
+            return head
+        depth = 1
+        for j in range(m.end(), len(head)):
+            if head[j] == "(":
+                depth += 1
+            elif head[j] == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+        rest = head[j + 1:]
+        if depth or not re.match(r"\s*(\n|$)", rest) or "(" not in rest and not CLASS_HEAD.match(rest):
+            return head
+        head = rest
+
+
 def strip_template(head):
     """head without a leading `template <...>` (nested angle brackets included)."""
+    head = strip_macro_calls(head)
     m = re.match(r"\s*template\s*<", head)
     if not m:
         return head
-    depth = 1
+    depth, parens = 1, 0
     for j in range(m.end(), len(head)):
-        if head[j] == "<":
+        if head[j] in "([":
+            parens += 1
+        elif head[j] in ")]":
+            parens -= 1
+        elif parens == 0 and head[j] == "<":
             depth += 1
-        elif head[j] == ">":
+        elif parens == 0 and head[j] == ">":
             depth -= 1
             if depth == 0:
                 return strip_template(head[j + 1:])
@@ -183,7 +209,8 @@ def functions(text):
             head_start = i + 1
         elif c == "{":
             head = code[head_start:i]
-            if is_function_head(head) and in_member_initializers(head):
+            if head.count("(") > head.count(")") or (is_function_head(head) and in_member_initializers(head)):
+                # A braced initializer inside parentheses (`T V = T{}`) or of a member (`: A{1}`).
                 i = match_brace(code, i) + 1
                 continue
             if is_function_head(head):

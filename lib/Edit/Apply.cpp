@@ -482,7 +482,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   PlanState St(P, O);
   // 1. Resolve IDs: plan every edit on the AST of every parse.
   if (Error E = planEdits(St, Jobs, FOpts))
-    return std::move(E);
+    return E;
   // 2. Preconditions.
   ApplyResult Result;
   if (refuseSameEntityEdits(P, Result))
@@ -502,7 +502,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   // 4. Apply in memory.
   NewTextRanges NewRanges;
   if (Error E = applyInMemory(Uniq, O.Root, Result, NewRanges))
-    return std::move(E);
+    return E;
   // 5-7. Re-parse, added code, checks on the edited inventory.
   if (O.Reparse && EditedCodeCheck(St, Jobs, FOpts, NewRanges, Result).refuses()) {
     Result.Applied.clear();

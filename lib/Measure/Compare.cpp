@@ -126,7 +126,7 @@ public:
 
   Expected<CompareResult> run() {
     if (Error E = checkRequest())
-      return std::move(E);
+      return E;
     noteSettings();
     for (auto Step : {&Comparison::checkProtectedFiles, &Comparison::build, &Comparison::runAll}) {
       Expected<bool> Go = (this->*Step)();
@@ -136,7 +136,7 @@ public:
         return std::move(Res);
     }
     if (Error E = decideOnEvidence())
-      return std::move(E);
+      return E;
     return std::move(Res);
   }
 
@@ -420,7 +420,7 @@ private:
     if (!*CA)
       return false;
     if (Error E = checkOutputs(ShI, Seed, *(*BA)->Prof, *(*CA)->Prof))
-      return std::move(E);
+      return E;
     // 2. Determinism, on the first seed of each shape.
     if (SI == 0) {
       Expected<bool> Ok = checkDeterminism(ShI, Seed, *(*BA)->Prof, *(*CA)->Prof);
@@ -525,7 +525,7 @@ private:
         }
       if (Timed)
         if (Error E = checkTimed(ShI))
-          return std::move(E);
+          return E;
     }
     return true;
   }
@@ -557,7 +557,7 @@ private:
     if (!Screen->Rejects)
       return true;
     if (Error E = recheckProtected())
-      return std::move(E);
+      return E;
     countDiscarded(TimingEvidence);
     Res.VerificationSkipped = true;
     Res.VerificationSkippedReason =
