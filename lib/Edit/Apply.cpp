@@ -144,7 +144,7 @@ std::optional<std::string> outsideRegion(const Edit &Ed, const std::vector<TextE
     for (const Region &R : Regions)
       Inside |= R.File == T.File && T.Offset >= R.Begin && T.Offset + T.Length <= R.End;
     if (!Inside)
-      return "a replacement at " + relativeTo(T.File, Root) + " offset " + std::to_string(T.Offset) +
+      return "a replacement at " + relativePath(T.File, Root) + " offset " + std::to_string(T.Offset) +
              " lies outside the region of '" + Ed.ID + "'";
   }
   return std::nullopt;
@@ -235,7 +235,7 @@ bool refuseOverlaps(const Proposal &P, const std::vector<TextEdit> &Uniq, String
     }
     unsigned X = std::min(A.EditIndex, B.EditIndex), Y = std::max(A.EditIndex, B.EditIndex);
     addRefusal(Result, P, -1,
-               editName(P, X) + " and " + editName(P, Y) + " change overlapping code in " + relativeTo(A.File, Root) +
+               editName(P, X) + " and " + editName(P, Y) + " change overlapping code in " + relativePath(A.File, Root) +
                    "; the proposal is refused as a whole");
     return true;
   }
@@ -264,7 +264,7 @@ Error applyInMemory(const std::vector<TextEdit> &Uniq, StringRef Root, ApplyResu
       return Text.takeError();
     FileChange C;
     C.File = File;
-    C.RelPath = relativeTo(File, Root);
+    C.RelPath = relativePath(File, Root);
     C.Before = *Text;
     unsigned Pos = 0;
     for (const TextEdit *T : Edits) {
@@ -406,7 +406,7 @@ private:
         continue;
       }
       ParseDiagnostic Rel = D;
-      Rel.File = relativeTo(absolutePath(D.File, Job.Directory), St.Opts.Root);
+      Rel.File = relativePath(absolutePath(D.File, Job.Directory), St.Opts.Root);
       if (!Reported.insert(Rel.str()).second)
         continue; // the same diagnostic from the other side
       addRefusal(Result, P, blame(D, Job),
@@ -429,7 +429,7 @@ private:
     for (size_t J = 0; J < Jobs.size(); ++J) {
       for (const Entity &E : HostAfter[J].Entities)
         if (E.Kind == EntityKind::LaunchSite)
-          Inv.Sites[relativeTo(absolutePath(E.Span.File, Jobs[J].Directory), St.Opts.Root) + ":" + E.ID] = &E;
+          Inv.Sites[relativePath(absolutePath(E.Span.File, Jobs[J].Directory), St.Opts.Root) + ":" + E.ID] = &E;
       for (const Entity &E : DeviceAfter[J].Entities)
         if (E.Kind == EntityKind::Kernel)
           Inv.Kernels[E.ID] = &E;

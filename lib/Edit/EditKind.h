@@ -69,8 +69,6 @@ const char *macroRefusal();
 const clang::Expr *stripCasts(const clang::Expr *E);
 /// The part of an ID before `@file`, and the file (empty when none).
 std::pair<std::string, std::string> splitAt(llvm::StringRef ID);
-/// \p P relative to \p Root when below it (launch-site IDs name files that way).
-std::string relativeTo(llvm::StringRef P, llvm::StringRef Root);
 /// The type of \p P as written, without its top-level qualifiers.
 clang::TypeLoc unqualifiedTypeLoc(const clang::ParmVarDecl &P);
 
@@ -173,6 +171,18 @@ public:
   virtual Outcome planOtherSide(const Edit &Ed, PlanContext &C) const { return {}; }
   /// Refusals of \p Ed (applied) on the edited code's inventory.
   virtual std::vector<std::string> checkEdited(const Edit &Ed, const EditedInventory &Inv) const { return {}; }
+};
+
+/// A kind that adds top-level code beside a kernel (insert_device_function, add_kernel_variant):
+/// its ID names the kernel, its code stays whole declarations, and two such edits of one kernel
+/// do not conflict.
+class AddsBesideKernel : public EditKindPlanner {
+public:
+  EntityKind target() const override { return EntityKind::Kernel; }
+  bool addsBeside() const override { return true; }
+  std::optional<std::string> slotProblem(const Edit &Ed) const override {
+    return codeSlotProblemOf(Ed, CodeSlot::TopLevel, "whole declarations beside the kernel");
+  }
 };
 
 /// The planner of kind \p K (every EditKind has one).

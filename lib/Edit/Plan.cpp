@@ -73,17 +73,6 @@ std::pair<std::string, std::string> splitAt(StringRef ID) {
   return {ID.substr(0, At).str(), ID.substr(At + 1).str()};
 }
 
-std::string relativeTo(StringRef P, StringRef Root) {
-  if (Root.empty())
-    return P.str();
-  SmallString<256> R(Root);
-  if (!R.ends_with("/"))
-    R += "/";
-  if (P.starts_with(R))
-    return P.substr(R.size()).str();
-  return P.str();
-}
-
 TypeLoc unqualifiedTypeLoc(const ParmVarDecl &P) {
   TypeLoc TL = P.getTypeSourceInfo()->getTypeLoc();
   while (auto Q = TL.getAs<QualifiedTypeLoc>())
@@ -127,7 +116,7 @@ PlanContext::PlanContext(PlanState &St, Side W, const CompileJob &Job, ASTContex
   for (Entity &E : Inv.Entities) {
     std::string ID = E.ID;
     if (E.Kind == EntityKind::LaunchSite)
-      ID = relativeTo(absolutePath(E.Span.File, Job.Directory), St.Opts.Root) + ":" + E.ID;
+      ID = relativePath(absolutePath(E.Span.File, Job.Directory), St.Opts.Root) + ":" + E.ID;
     ByID.emplace(ID, &E);
     FileOf[&E] = absolutePath(E.Span.File, Job.Directory);
   }
@@ -141,7 +130,7 @@ const Entity *PlanContext::find(const std::string &ID) const {
   if (File.empty())
     return nullptr;
   It = ByID.find(Base);
-  if (It != ByID.end() && relativeTo(FileOf.at(It->second), St.Opts.Root) == File)
+  if (It != ByID.end() && relativePath(FileOf.at(It->second), St.Opts.Root) == File)
     return It->second;
   return nullptr;
 }

@@ -404,31 +404,47 @@ private:
 
   std::string stem(size_t ShI, unsigned Seed) const { return Shapes[ShI]->Name + "-s" + std::to_string(Seed); }
 
+  /// A run of each side that succeeded.
+  struct RunPair {
+    RunResult Base, Cand;
+  };
+
+  /// One run of each side, baseline first, labelled `base-<shape>-s<seed>-<Suffix>` and `cand-...`.
+  /// No pair: the candidate failed (CandidateFailure is set).
+  Expected<std::optional<RunPair>> runBoth(size_t ShI, unsigned Seed, StringRef Suffix, const InjectionSettings &Inj) {
+    std::string Label = stem(ShI, Seed) + "-" + Suffix.str();
+    Expected<std::optional<RunResult>> B = runOne(Base, *Shapes[ShI], Seed, "base-" + Label, Inj);
+    if (!B)
+      return B.takeError();
+    Expected<std::optional<RunResult>> Cd = runOne(Cand, *Shapes[ShI], Seed, "cand-" + Label, Inj);
+    if (!Cd)
+      return Cd.takeError();
+    if (!*Cd)
+      return std::nullopt;
+    return RunPair{std::move(**B), std::move(**Cd)};
+  }
+
   /// Steps 1 and 2 of (shape, seed): capture runs and, on the first seed, the
   /// determinism runs. False: the candidate failed (CandidateFailure is set).
   Expected<bool> verifySeed(size_t ShI, size_t SI) {
-    const ShapeSpec *Sh = Shapes[ShI];
     unsigned Seed = Seeds[SI];
-    std::string St = stem(ShI, Seed);
     // 1. Capture runs, A then B.
-    auto BA = runOne(Base, *Sh, Seed, "base-" + St + "-cap", Capture);
-    if (!BA)
-      return BA.takeError();
-    auto CA = runOne(Cand, *Sh, Seed, "cand-" + St + "-cap", Capture);
-    if (!CA)
-      return CA.takeError();
-    if (!*CA)
+    Expected<std::optional<RunPair>> Cap = runBoth(ShI, Seed, "cap", Capture);
+    if (!Cap)
+      return Cap.takeError();
+    if (!*Cap)
       return false;
-    if (Error E = checkOutputs(ShI, Seed, *(*BA)->Prof, *(*CA)->Prof))
+    const verify::Profile &BA = *(*Cap)->Base.Prof, &CA = *(*Cap)->Cand.Prof;
+    if (Error E = checkOutputs(ShI, Seed, BA, CA))
       return E;
     // 2. Determinism, on the first seed of each shape.
     if (SI == 0) {
-      Expected<bool> Ok = checkDeterminism(ShI, Seed, *(*BA)->Prof, *(*CA)->Prof);
+      Expected<bool> Ok = checkDeterminism(ShI, Seed, BA, CA);
       if (!Ok || !*Ok)
         return Ok;
     }
     // Dumps can be large: drop them once compared.
-    for (const verify::Profile *P : {&*(*BA)->Prof, &*(*CA)->Prof})
+    for (const verify::Profile *P : {&BA, &CA})
       for (const verify::CaptureRecord &Cap : P->Captures)
         if (!Cap.DumpPath.empty())
           sys::fs::remove(Cap.DumpPath);
@@ -455,20 +471,15 @@ private:
 
   /// A second, hash-only run of each side: is each side deterministic? False: the candidate failed.
   Expected<bool> checkDeterminism(size_t ShI, unsigned Seed, const verify::Profile &BA, const verify::Profile &CA) {
-    const ShapeSpec *Sh = Shapes[ShI];
-    std::string St = stem(ShI, Seed);
-    auto BB = runOne(Base, *Sh, Seed, "base-" + St + "-det", HashOnly);
-    if (!BB)
-      return BB.takeError();
-    auto CB = runOne(Cand, *Sh, Seed, "cand-" + St + "-det", HashOnly);
-    if (!CB)
-      return CB.takeError();
-    if (!*CB)
+    Expected<std::optional<RunPair>> Det = runBoth(ShI, Seed, "det", HashOnly);
+    if (!Det)
+      return Det.takeError();
+    if (!*Det)
       return false;
-    auto DB = verify::checkDeterminism(BA, *(*BB)->Prof, Outs);
+    auto DB = verify::checkDeterminism(BA, *(*Det)->Base.Prof, Outs);
     if (!DB)
-      return err("shape " + Sh->Name + " baseline determinism: " + toString(DB.takeError()));
-    auto DC = verify::checkDeterminism(CA, *(*CB)->Prof, Outs);
+      return err("shape " + Shapes[ShI]->Name + " baseline determinism: " + toString(DB.takeError()));
+    auto DC = verify::checkDeterminism(CA, *(*Det)->Cand.Prof, Outs);
     std::vector<verify::OutputDeterminism> DCv;
     if (DC)
       DCv = std::move(*DC);

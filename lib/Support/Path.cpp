@@ -23,4 +23,15 @@ std::string absolutePath(StringRef P, StringRef Base) {
   return std::string(Abs);
 }
 
+std::string relativePath(StringRef P, StringRef Root) {
+  if (Root.empty())
+    return P.str();
+  SmallString<256> R(Root);
+  if (!R.ends_with("/"))
+    R += "/";
+  if (P.starts_with(R))
+    return P.substr(R.size()).str();
+  return P.str();
+}
+
 } // namespace kloop

@@ -12,6 +12,11 @@ namespace kloop {
 /// lexically (symbolic links are not resolved).
 std::string absolutePath(llvm::StringRef P, llvm::StringRef Base);
 
+/// \p P relative to the directory \p Root when it lies below it (a textual prefix
+/// test on both as given, no normalization); else \p P unchanged, as when \p Root is
+/// empty. Inventory IDs and diffs name files this way (`kloop extract --root`).
+std::string relativePath(llvm::StringRef P, llvm::StringRef Root);
+
 } // namespace kloop
 
 #endif

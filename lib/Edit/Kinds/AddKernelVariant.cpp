@@ -36,15 +36,9 @@ SourceLocation kernelNameAt(const Entity &S) {
   return SourceLocation();
 }
 
-class AddKernelVariant : public EditKindPlanner {
+class AddKernelVariant : public AddsBesideKernel {
 public:
   EditKind kind() const override { return EditKind::AddKernelVariant; }
-  EntityKind target() const override { return EntityKind::Kernel; }
-  bool addsBeside() const override { return true; }
-
-  std::optional<std::string> slotProblem(const Edit &Ed) const override {
-    return codeSlotProblemOf(Ed, CodeSlot::TopLevel, "whole declarations beside the kernel");
-  }
 
   Outcome plan(const Edit &Ed, const Entity &E, PlanContext &C) const override {
     StringRef Code = StringRef(Ed.Code).trim();

@@ -13,15 +13,9 @@ namespace kloop {
 namespace edit {
 namespace {
 
-class InsertDeviceFunction : public EditKindPlanner {
+class InsertDeviceFunction : public AddsBesideKernel {
 public:
   EditKind kind() const override { return EditKind::InsertDeviceFunction; }
-  EntityKind target() const override { return EntityKind::Kernel; }
-  bool addsBeside() const override { return true; }
-
-  std::optional<std::string> slotProblem(const Edit &Ed) const override {
-    return codeSlotProblemOf(Ed, CodeSlot::TopLevel, "whole declarations beside the kernel");
-  }
 
   Outcome plan(const Edit &Ed, const Entity &E, PlanContext &C) const override {
     StringRef Code = StringRef(Ed.Code).trim();
