@@ -162,33 +162,254 @@ std::optional<std::string> codeFieldsProblem(const Edit &E) {
 }
 } // namespace
 
-/// parseProposal, with the spellings of the doubles when \p J was read from text
-/// (null otherwise).
-static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spelled) {
-  // The value as written: the spelling of a double when the text is known, else
-  // nlohmann's rendering (exact for integers).
-  auto written = [&](const json &V, const std::string &Pointer) {
-    if (V.is_number_float() && Spelled) {
-      auto It = Spelled->find(Pointer);
-      if (It != Spelled->end())
-        return It->second;
+namespace {
+
+/// The value as written: the spelling of a double when the text is known (\p Spelled, keyed by
+/// JSON pointer), else nlohmann's rendering (exact for integers).
+std::string writtenValue(const json &V, const std::string &Pointer, const Spellings *Spelled) {
+  if (V.is_number_float() && Spelled) {
+    auto It = Spelled->find(Pointer);
+    if (It != Spelled->end())
+      return It->second;
+  }
+  return dumpJSON(V);
+}
+
+/// The kind named by edit \p EJ, or an error naming it (\p Where: "edit #N").
+Expected<const KindInfo *> editKindOf(const json &EJ, const std::string &Where) {
+  if (!EJ.is_object())
+    return fail(Where + ": must be an object, not " + typeName(EJ));
+  if (!EJ.contains("kind"))
+    return fail(Where + ": missing field 'kind'");
+  if (!EJ["kind"].is_string())
+    return fail(Where + ": field 'kind' must be a string, not " + typeName(EJ["kind"]));
+  std::string KindName = EJ["kind"].get<std::string>();
+  for (const KindInfo &I : kinds())
+    if (KindName == I.Name)
+      return &I;
+  std::string Known;
+  for (const KindInfo &I : kinds())
+    Known += (Known.empty() ? "" : ", ") + std::string(I.Name);
+  return fail(Where + ": unknown kind '" + KindName + "' (known kinds: " + Known + ")");
+}
+
+/// Reads the fields of one edit of a known kind, each checked against its type and range.
+class EditReader {
+public:
+  EditReader(const json &EJ, unsigned Index, const KindInfo &Info, const Spellings *Spelled)
+      : EJ(EJ), Index(Index), Info(Info), Spelled(Spelled),
+        Where("edit #" + std::to_string(Index) + " (" + Info.Name + ")") {}
+
+  Expected<Edit> read() {
+    if (Error Err = checkFieldNames())
+      return Err;
+    Edit E;
+    E.Kind = Info.Kind;
+    const char *IdField = E.Kind == EditKind::InsertDeviceFunction ? "before"
+                          : E.Kind == EditKind::AddKernelVariant   ? "of"
+                                                                   : "id";
+    if (Error Err = str(IdField, E.ID))
+      return Err;
+    if (Error Err = readKindFields(E))
+      return Err;
+    if (auto Why = codeFieldsProblem(E))
+      return fail(Where + ": " + *Why);
+    return E;
+  }
+
+private:
+  const json &EJ;
+  unsigned Index; // 1-based
+  const KindInfo &Info;
+  const Spellings *Spelled;
+  std::string Where;
+
+  Error checkFieldNames() {
+    std::set<std::string> Allowed = {"kind"};
+    for (const char *F : Info.Required) {
+      Allowed.insert(F);
+      if (!EJ.contains(F))
+        return fail(Where + ": missing field '" + F + "'");
     }
-    return dumpJSON(V);
-  };
+    for (const char *F : Info.Optional)
+      Allowed.insert(F);
+    for (auto It = EJ.begin(); It != EJ.end(); ++It)
+      if (!Allowed.count(It.key()))
+        return fail(Where + ": unknown field '" + It.key() + "'");
+    return Error::success();
+  }
+
+  Error str(const char *F, std::string &Out, bool NonEmpty = true) {
+    const json &V = EJ[F];
+    if (!V.is_string())
+      return fail(Where + ": field '" + F + "' must be a string, not " + typeName(V));
+    Out = V.get<std::string>();
+    if (NonEmpty && StringRef(Out).trim().empty())
+      return fail(Where + ": field '" + F + "' must not be empty");
+    return Error::success();
+  }
+
+  // An integer field: a JSON number that is an integer in R. The caller refuses
+  // other types, saying what it expects.
+  Error number(const char *F, const IntRange &R, long long &Out) {
+    const json &V = EJ[F];
+    std::string Written = writtenValue(V, "/edits/" + std::to_string(Index - 1) + "/" + F, Spelled);
+    if (auto Why = intProblem(V, Written, R, Out))
+      return fail(Where + ": field '" + F + "' " + *Why);
+    return Error::success();
+  }
+
+  Error posInt(const char *F, long long &Out, long long Max) {
+    const json &V = EJ[F];
+    if (!V.is_number())
+      return fail(Where + ": field '" + F + "' must be an integer in [1, " + std::to_string(Max) + "], got " +
+                  dumpJSON(V));
+    return number(F, IntRange{1, Max}, Out);
+  }
+
+  Error optExpr(const char *F, std::optional<std::string> &Out, const IntRange &R) {
+    if (!EJ.contains(F))
+      return Error::success();
+    const json &V = EJ[F];
+    if (V.is_number()) {
+      long long N;
+      if (Error Err = number(F, R, N))
+        return Err;
+      Out = std::to_string(N);
+      return Error::success();
+    }
+    std::string S;
+    if (Error E = str(F, S))
+      return fail(Where + ": field '" + F + "' must be a C++ expression (string) or an integer, not " + typeName(V) +
+                  (consumeError(std::move(E)), ""));
+    Out = S;
+    return Error::success();
+  }
+
+  Error readKindFields(Edit &E) {
+    switch (E.Kind) {
+    case EditKind::SetConstant: return readValue(E);
+    case EditKind::SetUnroll: return readCount(E);
+    case EditKind::SetLaunchBounds: return readLaunchBounds(E);
+    case EditKind::SetLaunchConfig: return readLaunchConfig(E);
+    case EditKind::AddRestrict:
+    case EditKind::AddConst: return Error::success();
+    case EditKind::ReplaceStmt:
+      if (Error Err = posInt("stmt", E.StmtIndex, 1 << 20))
+        return Err;
+      return str("code", E.Code);
+    case EditKind::ReplaceBody:
+    case EditKind::ReplaceLoop:
+    case EditKind::InsertDeviceFunction: return str("code", E.Code);
+    case EditKind::AddKernelVariant: return readVariant(E);
+    }
+    return Error::success();
+  }
+
+  Error readValue(Edit &E) {
+    const json &V = EJ["value"];
+    long long N;
+    if (V.is_number()) {
+      if (Error Err = number("value", IntRange{std::numeric_limits<long long>::min(),
+                                               std::numeric_limits<long long>::max(),
+                                               "write a wider constant as an expression string, e.g. "
+                                               "\"18446744073709551615ull\"",
+                                               /*ExprAllowed=*/true},
+                             N))
+        return Err;
+      E.Value = std::to_string(N);
+    } else if (V.is_string() && !StringRef(V.get<std::string>()).trim().empty())
+      E.Value = V.get<std::string>();
+    else
+      return fail(Where + ": field 'value' must be an integer or a non-empty expression string, not " + typeName(V));
+    return Error::success();
+  }
+
+  Error readCount(Edit &E) {
+    const json &V = EJ["count"];
+    if (V.is_null())
+      return Error::success();
+    if (!V.is_number())
+      return fail(Where + ": field 'count' must be an integer in [1, " + std::to_string(MaxUnrollCount) +
+                  "] or null (remove the pragma), got " + dumpJSON(V));
+    long long N;
+    if (Error Err = number("count", IntRange{1, MaxUnrollCount, "null removes the pragma"}, N))
+      return Err;
+    E.Count = N;
+    return Error::success();
+  }
+
+  Error readLaunchBounds(Edit &E) {
+    if (Error Err = posInt("max_threads", E.MaxThreads, 1024))
+      return Err;
+    if (EJ.contains("min_blocks")) {
+      long long M;
+      if (Error Err = posInt("min_blocks", M, 1 << 20))
+        return Err;
+      E.MinBlocks = M;
+    }
+    return Error::success();
+  }
+
+  Error readLaunchConfig(Edit &E) {
+    if (Error Err = optExpr("grid", E.Grid,
+                            IntRange{1, MaxGridDim[0], "an integer grid is its x dimension: CUDA's maximum grid "
+                                                  "size is 2147483647 x 65535 x 65535 blocks",
+                                     /*ExprAllowed=*/true}))
+      return Err;
+    if (Error Err = optExpr("block", E.Block, IntRange{1, 1024, "threads in a block", /*ExprAllowed=*/true}))
+      return Err;
+    if (Error Err = optExpr("shared_memory", E.SharedMemory,
+                            IntRange{0, MaxDynamicSharedMemory,
+                                     "bytes of dynamic shared memory; 232448 = 227 KiB is the most one block "
+                                     "may use on sm_90 (H100/H200), with opt-in",
+                                     /*ExprAllowed=*/true}))
+      return Err;
+    if (EJ.contains("allow_odd_block")) {
+      std::string Why;
+      if (Error Err = str("allow_odd_block", Why))
+        return Err;
+      E.AllowOddBlock = Why;
+    }
+    if (!E.Grid && !E.Block && !E.SharedMemory)
+      return fail(Where + ": needs at least one of 'grid', 'block', 'shared_memory'");
+    return Error::success();
+  }
+
+  Error readVariant(Edit &E) {
+    if (Error Err = str("code", E.Code))
+      return Err;
+    if (Error Err = str("name", E.Name))
+      return Err;
+    if (!isIdentifier(E.Name))
+      return fail(Where + ": field 'name' must be an identifier, got '" + E.Name + "'");
+    const json &R = EJ["retarget"];
+    if (!R.is_array())
+      return fail(Where + ": field 'retarget' must be an array of launch-site IDs, not " + typeName(R));
+    for (const json &S : R) {
+      if (!S.is_string() || S.get<std::string>().empty())
+        return fail(Where + ": field 'retarget' must hold launch-site ID strings, found " + typeName(S));
+      E.Retarget.push_back(S.get<std::string>());
+    }
+    return Error::success();
+  }
+};
+
+/// The top-level fields of a proposal (all but the edits) into \p P.
+Error readTopLevel(const json &J, const Spellings *Spelled, Proposal &P) {
   if (!J.is_object())
     return fail(Twine("a proposal must be a JSON object, not ") + typeName(J));
   static const std::set<std::string> Top = {"version", "edits", "rationale", "provenance"};
   for (auto It = J.begin(); It != J.end(); ++It)
     if (!Top.count(It.key()))
       return fail("unknown top-level field '" + It.key() + "' (allowed: version, edits, rationale, provenance)");
-  Proposal P;
   // "version" may be left out (an LLM's answer often is); it means 1.
   if (J.contains("version")) {
     const json &V = J["version"];
     bool One = V.is_number_unsigned() ? V.get<std::uint64_t>() == ProposalSchemaVersion
                                       : V.is_number_integer() && V.get<long long>() == ProposalSchemaVersion;
     if (!One)
-      return fail("field 'version' must be 1, got " + written(V, "/version"));
+      return fail("field 'version' must be 1, got " + writtenValue(V, "/version", Spelled));
   }
   if (!J.contains("edits"))
     return fail("missing field 'edits'");
@@ -206,189 +427,27 @@ static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spel
       return fail(Twine("field 'provenance' must be an object, not ") + typeName(J["provenance"]));
     P.Provenance = J["provenance"];
   }
+  return Error::success();
+}
+
+} // namespace
+
+/// parseProposal, with the spellings of the doubles when \p J was read from text
+/// (null otherwise).
+static Expected<Proposal> parseProposalImpl(const json &J, const Spellings *Spelled) {
+  Proposal P;
+  if (Error Err = readTopLevel(J, Spelled, P))
+    return Err;
   unsigned Index = 0;
   for (const json &EJ : J["edits"]) {
     ++Index;
-    std::string Where = "edit #" + std::to_string(Index);
-    if (!EJ.is_object())
-      return fail(Where + ": must be an object, not " + typeName(EJ));
-    if (!EJ.contains("kind"))
-      return fail(Where + ": missing field 'kind'");
-    if (!EJ["kind"].is_string())
-      return fail(Where + ": field 'kind' must be a string, not " + typeName(EJ["kind"]));
-    std::string KindName = EJ["kind"].get<std::string>();
-    const KindInfo *Info = nullptr;
-    for (const KindInfo &I : kinds())
-      if (KindName == I.Name)
-        Info = &I;
-    if (!Info) {
-      std::string Known;
-      for (const KindInfo &I : kinds())
-        Known += (Known.empty() ? "" : ", ") + std::string(I.Name);
-      return fail(Where + ": unknown kind '" + KindName + "' (known kinds: " + Known + ")");
-    }
-    Where += " (" + KindName + ")";
-    std::set<std::string> Allowed = {"kind"};
-    for (const char *F : Info->Required) {
-      Allowed.insert(F);
-      if (!EJ.contains(F))
-        return fail(Where + ": missing field '" + F + "'");
-    }
-    for (const char *F : Info->Optional)
-      Allowed.insert(F);
-    for (auto It = EJ.begin(); It != EJ.end(); ++It)
-      if (!Allowed.count(It.key()))
-        return fail(Where + ": unknown field '" + It.key() + "'");
-    auto str = [&](const char *F, std::string &Out, bool NonEmpty = true) -> Error {
-      const json &V = EJ[F];
-      if (!V.is_string())
-        return fail(Where + ": field '" + F + "' must be a string, not " + typeName(V));
-      Out = V.get<std::string>();
-      if (NonEmpty && StringRef(Out).trim().empty())
-        return fail(Where + ": field '" + F + "' must not be empty");
-      return Error::success();
-    };
-    // An integer field: a JSON number that is an integer in R. The caller refuses
-    // other types, saying what it expects.
-    auto number = [&](const char *F, const IntRange &R, long long &Out) -> Error {
-      const json &V = EJ[F];
-      std::string Written = written(V, "/edits/" + std::to_string(Index - 1) + "/" + F);
-      if (auto Why = intProblem(V, Written, R, Out))
-        return fail(Where + ": field '" + F + "' " + *Why);
-      return Error::success();
-    };
-    auto posInt = [&](const char *F, long long &Out, long long Max) -> Error {
-      const json &V = EJ[F];
-      if (!V.is_number())
-        return fail(Where + ": field '" + F + "' must be an integer in [1, " + std::to_string(Max) + "], got " +
-                    dumpJSON(V));
-      return number(F, IntRange{1, Max}, Out);
-    };
-    auto optExpr = [&](const char *F, std::optional<std::string> &Out, const IntRange &R) -> Error {
-      if (!EJ.contains(F))
-        return Error::success();
-      const json &V = EJ[F];
-      if (V.is_number()) {
-        long long N;
-        if (Error Err = number(F, R, N))
-          return Err;
-        Out = std::to_string(N);
-        return Error::success();
-      }
-      std::string S;
-      if (Error E = str(F, S))
-        return fail(Where + ": field '" + F + "' must be a C++ expression (string) or an integer, not " +
-                    typeName(V) + (consumeError(std::move(E)), ""));
-      Out = S;
-      return Error::success();
-    };
-    Edit E;
-    E.Kind = Info->Kind;
-    const char *IdField = E.Kind == EditKind::InsertDeviceFunction ? "before"
-                          : E.Kind == EditKind::AddKernelVariant   ? "of"
-                                                                   : "id";
-    if (Error Err = str(IdField, E.ID))
-      return Err;
-    switch (E.Kind) {
-    case EditKind::SetConstant: {
-      const json &V = EJ["value"];
-      long long N;
-      if (V.is_number()) {
-        if (Error Err = number("value", IntRange{std::numeric_limits<long long>::min(),
-                                                 std::numeric_limits<long long>::max(),
-                                                 "write a wider constant as an expression string, e.g. "
-                                                 "\"18446744073709551615ull\"",
-                                                 /*ExprAllowed=*/true},
-                               N))
-          return Err;
-        E.Value = std::to_string(N);
-      } else if (V.is_string() && !StringRef(V.get<std::string>()).trim().empty())
-        E.Value = V.get<std::string>();
-      else
-        return fail(Where + ": field 'value' must be an integer or a non-empty expression string, not " +
-                    typeName(V));
-      break;
-    }
-    case EditKind::SetUnroll: {
-      const json &V = EJ["count"];
-      if (V.is_null())
-        break;
-      if (!V.is_number())
-        return fail(Where + ": field 'count' must be an integer in [1, " + std::to_string(MaxUnrollCount) +
-                    "] or null (remove the pragma), got " + dumpJSON(V));
-      long long N;
-      if (Error Err = number("count", IntRange{1, MaxUnrollCount, "null removes the pragma"}, N))
-        return Err;
-      E.Count = N;
-      break;
-    }
-    case EditKind::SetLaunchBounds:
-      if (Error Err = posInt("max_threads", E.MaxThreads, 1024))
-        return Err;
-      if (EJ.contains("min_blocks")) {
-        long long M;
-        if (Error Err = posInt("min_blocks", M, 1 << 20))
-          return Err;
-        E.MinBlocks = M;
-      }
-      break;
-    case EditKind::SetLaunchConfig:
-      if (Error Err = optExpr("grid", E.Grid,
-                              IntRange{1, MaxGridDim[0], "an integer grid is its x dimension: CUDA's maximum grid "
-                                                    "size is 2147483647 x 65535 x 65535 blocks",
-                                       /*ExprAllowed=*/true}))
-        return Err;
-      if (Error Err = optExpr("block", E.Block, IntRange{1, 1024, "threads in a block", /*ExprAllowed=*/true}))
-        return Err;
-      if (Error Err = optExpr("shared_memory", E.SharedMemory,
-                              IntRange{0, MaxDynamicSharedMemory,
-                                       "bytes of dynamic shared memory; 232448 = 227 KiB is the most one block "
-                                       "may use on sm_90 (H100/H200), with opt-in",
-                                       /*ExprAllowed=*/true}))
-        return Err;
-      if (EJ.contains("allow_odd_block")) {
-        std::string Why;
-        if (Error Err = str("allow_odd_block", Why))
-          return Err;
-        E.AllowOddBlock = Why;
-      }
-      if (!E.Grid && !E.Block && !E.SharedMemory)
-        return fail(Where + ": needs at least one of 'grid', 'block', 'shared_memory'");
-      break;
-    case EditKind::AddRestrict:
-    case EditKind::AddConst:
-      break;
-    case EditKind::ReplaceStmt:
-      if (Error Err = posInt("stmt", E.StmtIndex, 1 << 20))
-        return Err;
-      [[fallthrough]];
-    case EditKind::ReplaceBody:
-    case EditKind::ReplaceLoop:
-    case EditKind::InsertDeviceFunction:
-      if (Error Err = str("code", E.Code))
-        return Err;
-      break;
-    case EditKind::AddKernelVariant: {
-      if (Error Err = str("code", E.Code))
-        return Err;
-      if (Error Err = str("name", E.Name))
-        return Err;
-      if (!isIdentifier(E.Name))
-        return fail(Where + ": field 'name' must be an identifier, got '" + E.Name + "'");
-      const json &R = EJ["retarget"];
-      if (!R.is_array())
-        return fail(Where + ": field 'retarget' must be an array of launch-site IDs, not " + typeName(R));
-      for (const json &S : R) {
-        if (!S.is_string() || S.get<std::string>().empty())
-          return fail(Where + ": field 'retarget' must hold launch-site ID strings, found " + typeName(S));
-        E.Retarget.push_back(S.get<std::string>());
-      }
-      break;
-    }
-    }
-    if (auto Why = codeFieldsProblem(E))
-      return fail(Where + ": " + *Why);
-    P.Edits.push_back(std::move(E));
+    Expected<const KindInfo *> Info = editKindOf(EJ, "edit #" + std::to_string(Index));
+    if (!Info)
+      return Info.takeError();
+    Expected<Edit> E = EditReader(EJ, Index, **Info, Spelled).read();
+    if (!E)
+      return E.takeError();
+    P.Edits.push_back(std::move(*E));
   }
   return P;
 }
@@ -413,13 +472,13 @@ namespace {
 bool isIdentChar(char C) { return isalnum((unsigned char)C) || C == '_' || (unsigned char)C >= 0x80; }
 } // namespace
 
-std::optional<std::string> codeSlotProblem(StringRef Text, CodeSlot Slot) {
-  const bool Expr = Slot == CodeSlot::Expression;
-  if (Expr && Text.find_first_of("\n\r") != StringRef::npos)
-    return std::string("it spans several lines");
-  if (Expr && Text.contains('\\'))
-    return std::string("it contains a backslash");
-  // Translation phase 2: backslash-newline splices (clang allows blanks between them).
+namespace {
+
+using Problem = std::optional<std::string>;
+
+/// \p Text after translation phase 2: backslash-newline splices removed (clang allows blanks
+/// between them). Sets \p Why when a backslash ends the text.
+std::string spliceLines(StringRef Text, Problem &Why) {
   std::string T;
   T.reserve(Text.size());
   for (size_t I = 0; I < Text.size(); ++I) {
@@ -433,131 +492,188 @@ std::optional<std::string> codeSlotProblem(StringRef Text, CodeSlot Slot) {
         I = J;
         continue;
       }
-      if (J == Text.size())
-        return std::string("it ends with a backslash, which would join it with the line after it");
+      if (J == Text.size()) {
+        Why = std::string("it ends with a backslash, which would join it with the line after it");
+        return T;
+      }
     }
     T += Text[I];
   }
-  const size_t N = T.size();
+  return T;
+}
+
+/// The lexical scan of codeSlotProblem: one token at a time, with the brackets still open.
+class SlotScanner {
+public:
+  SlotScanner(std::string Text, CodeSlot Slot)
+      : T(std::move(Text)), N(T.size()), Slot(Slot), Expr(Slot == CodeSlot::Expression) {}
+
+  Problem scan() {
+    while (I < N) {
+      char C = T[I];
+      if (C == '\n' || C == '\r') {
+        LineStart = true;
+        ++I;
+        continue;
+      }
+      if (C == ' ' || C == '\t' || C == '\f' || C == '\v') {
+        ++I;
+        continue;
+      }
+      bool AtLineStart = LineStart;
+      LineStart = false;
+      if (Problem Why = token(C, AtLineStart))
+        return Why;
+    }
+    if (!Open.empty())
+      return std::string("it leaves a '") + (Open.back() == ')' ? '(' : Open.back() == ']' ? '[' : '{') + "' open";
+    if (Slot == CodeSlot::Body && !BodyClosed)
+      return std::string("it is not a body in braces");
+    return std::nullopt;
+  }
+
+private:
+  std::string T;
+  size_t N, I = 0;
+  CodeSlot Slot;
+  bool Expr;
   std::string Open; // the closers still expected, innermost last
   bool LineStart = true, First = true, BodyClosed = false;
-  auto at = [&](size_t I, StringRef S) { return StringRef(T).substr(I).starts_with(S); };
-  for (size_t I = 0; I < N;) {
-    char C = T[I];
-    if (C == '\n' || C == '\r') {
-      LineStart = true;
-      ++I;
-      continue;
-    }
-    if (C == ' ' || C == '\t' || C == '\f' || C == '\v') {
-      ++I;
-      continue;
-    }
-    bool AtLineStart = LineStart;
-    LineStart = false;
-    if (at(I, "//")) {
-      if (Expr)
-        return std::string("it contains a // comment, which would swallow the rest of the line");
-      size_t E = T.find('\n', I);
-      if (E == std::string::npos)
-        return std::string("it ends inside a // comment, which would swallow the code after it on that line");
-      I = E;
-      continue;
-    }
-    if (at(I, "/*")) {
-      size_t E = T.find("*/", I + 2);
-      if (E == std::string::npos)
-        return std::string("it has an unterminated /* comment");
-      LineStart = AtLineStart;
-      I = E + 2;
-      continue;
-    }
+
+  bool at(size_t At, StringRef S) const { return StringRef(T).substr(At).starts_with(S); }
+
+  /// The token at I (not a blank); advances I past it.
+  Problem token(char C, bool AtLineStart) {
+    if (at(I, "//"))
+      return lineComment();
+    if (at(I, "/*"))
+      return blockComment(AtLineStart);
     if (Slot == CodeSlot::Body && BodyClosed)
       return std::string("there is code after the body's closing '}'");
     if (Slot == CodeSlot::Body && First && !(C == '{' || at(I, "<%")))
       return std::string("it does not start with '{'");
     First = false;
-    if (C == '#' || at(I, "%:")) {
-      if (Expr)
-        return std::string("it contains '#'");
-      if (!AtLineStart) { // not a directive; clang rejects a stray '#' itself
-        I += C == '#' ? 1 : 2;
-        continue;
-      }
-      size_t J = I + (C == '#' ? 1 : 2);
-      while (J < N && (T[J] == ' ' || T[J] == '\t'))
+    if (C == '#' || at(I, "%:"))
+      return directive(C, AtLineStart);
+    if (C == '"' || C == '\'')
+      return quoted(C);
+    if (isdigit((unsigned char)C) || (C == '.' && I + 1 < N && isdigit((unsigned char)T[I + 1])))
+      return number();
+    if (isIdentChar(C))
+      return identifier();
+    return punctuator(C);
+  }
+
+  Problem lineComment() {
+    if (Expr)
+      return std::string("it contains a // comment, which would swallow the rest of the line");
+    size_t E = T.find('\n', I);
+    if (E == std::string::npos)
+      return std::string("it ends inside a // comment, which would swallow the code after it on that line");
+    I = E;
+    return std::nullopt;
+  }
+
+  Problem blockComment(bool AtLineStart) {
+    size_t E = T.find("*/", I + 2);
+    if (E == std::string::npos)
+      return std::string("it has an unterminated /* comment");
+    LineStart = AtLineStart;
+    I = E + 2;
+    return std::nullopt;
+  }
+
+  Problem directive(char C, bool AtLineStart) {
+    if (Expr)
+      return std::string("it contains '#'");
+    if (!AtLineStart) { // not a directive; clang rejects a stray '#' itself
+      I += C == '#' ? 1 : 2;
+      return std::nullopt;
+    }
+    size_t J = I + (C == '#' ? 1 : 2);
+    while (J < N && (T[J] == ' ' || T[J] == '\t'))
+      ++J;
+    size_t K = J;
+    while (K < N && isIdentChar(T[K]))
+      ++K;
+    std::string Name = T.substr(J, K - J);
+    // A system header between two kernels (`#include <cuda_fp16.h>`) only declares.
+    bool SystemInclude = false;
+    if (Slot == CodeSlot::TopLevel && Name == "include") {
+      size_t A = K;
+      while (A < N && (T[A] == ' ' || T[A] == '\t'))
+        ++A;
+      SystemInclude = A < N && T[A] == '<';
+    }
+    if (Name != "pragma" && !SystemInclude)
+      return "it holds a #" + Name + " directive; only #pragma lines" +
+             (Slot == CodeSlot::TopLevel ? " and #include <system header>" : "") +
+             " may appear in code (a directive also acts on the code after the edit)";
+    size_t E = T.find('\n', K);
+    if (E == std::string::npos)
+      return "it ends inside a #" + Name + " line, which would swallow the code after it on that line";
+    I = E;
+    return std::nullopt;
+  }
+
+  Problem quoted(char C) {
+    if (Expr && C == '"')
+      return std::string("it contains a string literal");
+    size_t J = I + 1;
+    while (J < N && T[J] != C && T[J] != '\n')
+      J += T[J] == '\\' ? 2 : 1;
+    if (J >= N || T[J] != C)
+      return std::string("it has an unterminated ") + (C == '"' ? "string" : "character") + " literal";
+    I = J + 1;
+    return std::nullopt;
+  }
+
+  /// A pp-number, digit separators included.
+  Problem number() {
+    size_t J = I + 1;
+    while (J < N) {
+      if (isIdentChar(T[J]) || T[J] == '.')
         ++J;
-      size_t K = J;
-      while (K < N && isIdentChar(T[K]))
-        ++K;
-      std::string Name = T.substr(J, K - J);
-      // A system header between two kernels (`#include <cuda_fp16.h>`) only declares.
-      bool SystemInclude = false;
-      if (Slot == CodeSlot::TopLevel && Name == "include") {
-        size_t A = K;
-        while (A < N && (T[A] == ' ' || T[A] == '\t'))
-          ++A;
-        SystemInclude = A < N && T[A] == '<';
-      }
-      if (Name != "pragma" && !SystemInclude)
-        return "it holds a #" + Name + " directive; only #pragma lines" +
-               (Slot == CodeSlot::TopLevel ? " and #include <system header>" : "") +
-               " may appear in code (a directive also acts on the code after the edit)";
-      size_t E = T.find('\n', K);
-      if (E == std::string::npos)
-        return "it ends inside a #" + Name + " line, which would swallow the code after it on that line";
-      I = E;
-      continue;
-    }
-    if (C == '"' || C == '\'') {
-      if (Expr && C == '"')
-        return std::string("it contains a string literal");
-      size_t J = I + 1;
-      while (J < N && T[J] != C && T[J] != '\n')
-        J += T[J] == '\\' ? 2 : 1;
-      if (J >= N || T[J] != C)
-        return std::string("it has an unterminated ") + (C == '"' ? "string" : "character") + " literal";
-      I = J + 1;
-      continue;
-    }
-    if (isdigit((unsigned char)C) || (C == '.' && I + 1 < N && isdigit((unsigned char)T[I + 1]))) {
-      size_t J = I + 1; // a pp-number, digit separators included
-      while (J < N) {
-        if (isIdentChar(T[J]) || T[J] == '.')
-          ++J;
-        else if (T[J] == '\'' && J + 1 < N && isIdentChar(T[J + 1]))
-          J += 2;
-        else if ((T[J] == '+' || T[J] == '-') && strchr("eEpP", T[J - 1]))
-          ++J;
-        else
-          break;
-      }
-      I = J;
-      continue;
-    }
-    if (isIdentChar(C)) {
-      size_t J = I;
-      while (J < N && isIdentChar(T[J]))
+      else if (T[J] == '\'' && J + 1 < N && isIdentChar(T[J + 1]))
+        J += 2;
+      else if ((T[J] == '+' || T[J] == '-') && strchr("eEpP", T[J - 1]))
         ++J;
-      StringRef Name = StringRef(T).slice(I, J);
-      if (J < N && T[J] == '"' && (Name == "R" || Name == "u8R" || Name == "uR" || Name == "UR" || Name == "LR")) {
-        if (Expr)
-          return std::string("it contains a string literal");
-        size_t Paren = T.find('(', J + 1);
-        if (Paren == std::string::npos || Paren - J - 1 > 16 ||
-            StringRef(T).slice(J + 1, Paren).find_first_of(" )\\\t\n") != StringRef::npos)
-          return std::string("it has a malformed raw string literal");
-        std::string Close = ")" + T.substr(J + 1, Paren - J - 1) + "\"";
-        size_t E = T.find(Close, Paren + 1);
-        if (E == std::string::npos)
-          return std::string("it has an unterminated raw string literal");
-        I = E + Close.size();
-        continue;
-      }
-      I = J; // a literal's prefix (u8, L, ...) is followed by its literal, read next
-      continue;
+      else
+        break;
     }
-    // Punctuators, digraphs included.
+    I = J;
+    return std::nullopt;
+  }
+
+  Problem identifier() {
+    size_t J = I;
+    while (J < N && isIdentChar(T[J]))
+      ++J;
+    StringRef Name = StringRef(T).slice(I, J);
+    if (J < N && T[J] == '"' && (Name == "R" || Name == "u8R" || Name == "uR" || Name == "UR" || Name == "LR"))
+      return rawString(J);
+    I = J; // a literal's prefix (u8, L, ...) is followed by its literal, read next
+    return std::nullopt;
+  }
+
+  /// A raw string literal whose `"` is at \p J.
+  Problem rawString(size_t J) {
+    if (Expr)
+      return std::string("it contains a string literal");
+    size_t Paren = T.find('(', J + 1);
+    if (Paren == std::string::npos || Paren - J - 1 > 16 ||
+        StringRef(T).slice(J + 1, Paren).find_first_of(" )\\\t\n") != StringRef::npos)
+      return std::string("it has a malformed raw string literal");
+    std::string Close = ")" + T.substr(J + 1, Paren - J - 1) + "\"";
+    size_t E = T.find(Close, Paren + 1);
+    if (E == std::string::npos)
+      return std::string("it has an unterminated raw string literal");
+    I = E + Close.size();
+    return std::nullopt;
+  }
+
+  /// Punctuators, digraphs included.
+  Problem punctuator(char C) {
     char B = C;
     size_t Len = 1;
     if (at(I, "<%"))
@@ -568,6 +684,12 @@ std::optional<std::string> codeSlotProblem(StringRef Text, CodeSlot Slot) {
       B = '[', Len = 2;
     else if (at(I, ":>"))
       B = ']', Len = 2;
+    Problem Why = bracketOrSeparator(B);
+    I += Len;
+    return Why;
+  }
+
+  Problem bracketOrSeparator(char B) {
     switch (B) {
     case '(': Open += ')'; break;
     case '[': Open += ']'; break;
@@ -598,14 +720,23 @@ std::optional<std::string> codeSlotProblem(StringRef Text, CodeSlot Slot) {
       break;
     default: break;
     }
-    I += Len;
+    return std::nullopt;
   }
-  if (!Open.empty())
-    return std::string("it leaves a '") +
-           (Open.back() == ')' ? '(' : Open.back() == ']' ? '[' : '{') + "' open";
-  if (Slot == CodeSlot::Body && !BodyClosed)
-    return std::string("it is not a body in braces");
-  return std::nullopt;
+};
+
+} // namespace
+
+std::optional<std::string> codeSlotProblem(StringRef Text, CodeSlot Slot) {
+  const bool Expr = Slot == CodeSlot::Expression;
+  if (Expr && Text.find_first_of("\n\r") != StringRef::npos)
+    return std::string("it spans several lines");
+  if (Expr && Text.contains('\\'))
+    return std::string("it contains a backslash");
+  Problem Why;
+  std::string T = spliceLines(Text, Why);
+  if (Why)
+    return Why;
+  return SlotScanner(std::move(T), Slot).scan();
 }
 
 json proposalToJson(const Proposal &P) {

@@ -1,5 +1,6 @@
 //===- Inventory.cpp - Parsing both sides and merging the inventory -------===//
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Support/Path.h"
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Support/JSON.h"
 
@@ -197,16 +198,6 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
 // Merge
 // --------------------------------------------------------------------------
 
-static std::string relPath(StringRef P, StringRef Root) {
-  if (Root.empty())
-    return P.str();
-  SmallString<256> R(Root);
-  if (!R.ends_with("/"))
-    R += "/";
-  if (P.starts_with(R))
-    return P.substr(R.size()).str();
-  return P.str();
-}
 
 /// One line per distinct error, "file:line:col: level: message [device, host]",
 /// naming every side that reported it; \p Rel rewrites the file name.
@@ -293,11 +284,11 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   };
   auto spanJson = [&](const SourceSpan &S) {
     json J = S.toJson();
-    J["file"] = relPath(absPath(S.File), Root);
+    J["file"] = relativePath(absPath(S.File), Root);
     return J;
   };
 
-  auto rel = [&](StringRef F) { return F.empty() ? std::string() : relPath(absPath(F), Root); };
+  auto rel = [&](StringRef F) { return F.empty() ? std::string() : relativePath(absPath(F), Root); };
   auto entityErrors = [&](const Entity &E) {
     std::vector<std::pair<ParseDiagnostic, Side>> Errs;
     for (const LocatedError &X : E.Errors)
@@ -307,7 +298,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
 
   for (const TUResult &R : Results) {
     Dir = R.Job.Directory;
-    json TU = tuEntry(R, relPath(R.Job.File, Root), rel);
+    json TU = tuEntry(R, relativePath(R.Job.File, Root), rel);
     if (R.lost()) {
       TU["status"] = "error";
       TUs.push_back(TU);
@@ -330,7 +321,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       std::string ID = E.ID;
       auto It = KernelDefSite.find(ID);
       if (It != KernelDefSite.end() && It->second != Site) {
-        ID = E.ID + "@" + relPath(absPath(E.Span.File), Root);
+        ID = E.ID + "@" + relativePath(absPath(E.Span.File), Root);
       }
       Renamed[E.ID] = ID;
       if (Kernels.count(ID)) {
@@ -427,7 +418,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
     for (const Entity &E : R.HostInv.Entities) {
       if (E.Kind == EntityKind::LaunchSite) {
         json J = E.Data;
-        std::string ID = relPath(absPath(E.Span.File), Root) + ":" + E.ID;
+        std::string ID = relativePath(absPath(E.Span.File), Root) + ":" + E.ID;
         J["id"] = ID;
         J["location"] = spanJson(E.Span);
         J["editable"] = E.Editable;
@@ -450,10 +441,10 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
     for (const SideInventory *S : {&R.DeviceInv, &R.HostInv})
       for (const json &U : S->ConstantUses) {
         json V = U;
-        V["file"] = relPath(absPath(U.value("file", "")), Root);
+        V["file"] = relativePath(absPath(U.value("file", "")), Root);
         std::string Owner = U["owner"];
         if (S == &R.HostInv && Owner.find("/launch#") != std::string::npos)
-          Owner = relPath(absPath(U.value("file", "")), Root) + ":" + Owner;
+          Owner = relativePath(absPath(U.value("file", "")), Root) + ":" + Owner;
         else
           Owner = rename(Owner);
         V["owner"] = Owner;

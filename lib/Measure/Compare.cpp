@@ -84,14 +84,6 @@ static Expected<std::string> sourceDigest(const WorkloadConfig &C, StringRef Dir
   return toHex(H.final(), /*LowerCase=*/true);
 }
 
-namespace {
-/// Per side: paths and what ran.
-struct Side {
-  const char *Tag; // "base" / "cand"
-  std::string SourceDir, BuildDir;
-  std::map<std::string, std::vector<decide::Sample>> Samples; // key: shape \x1f target
-};
-} // namespace
 
 std::string buildStampPath(StringRef BuildDir) {
   SmallString<256> P(BuildDir);
@@ -109,142 +101,247 @@ bool isBuildFinished(StringRef BuildDir, StringRef SourceDir) {
   return Buf && (*Buf)->getBuffer().rtrim("\n") == SourceDir;
 }
 
-Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareOptions &O,
-                                         const ProgressFn &Progress) {
-  auto Say = [&](const Twine &T) {
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point T) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - T).count();
+}
+
+/// What each shape collected: output checks, determinism, timing samples.
+struct ShapeRuns {
+  std::vector<decide::SeedCheck> Checks;
+  std::vector<decide::DeterminismCheck> Det;
+  std::map<std::string, std::vector<decide::Sample>> BaseS, CandS;
+};
+
+/// One comparison of a baseline against a candidate (docs/measure.md, "kloop compare"): the
+/// request checked, protected files, builds, per shape and seed the capture, determinism and
+/// timing runs, then the decision. A step that returns false has finished Res (the candidate
+/// is refused or rejected); an Error is a problem of kloop, the baseline or the description.
+class Comparison {
+public:
+  Comparison(const WorkloadConfig &C, const CompareOptions &O, const ProgressFn &Progress)
+      : C(C), O(O), Progress(Progress), Noted(C.Tracing), Base{"base", O.BaselineDir, O.WorkDir + "/build-base"},
+        Cand{"cand", O.CandidateDir, O.WorkDir + "/build-cand"}, RunDir(O.WorkDir + "/runs") {}
+
+  Expected<CompareResult> run() {
+    if (Error E = checkRequest())
+      return E;
+    noteSettings();
+    for (auto Step : {&Comparison::checkProtectedFiles, &Comparison::build, &Comparison::runAll}) {
+      Expected<bool> Go = (this->*Step)();
+      if (!Go)
+        return Go.takeError();
+      if (!*Go)
+        return std::move(Res);
+    }
+    if (Error E = decideOnEvidence())
+      return E;
+    return std::move(Res);
+  }
+
+private:
+  /// One side's directories.
+  struct SideDirs {
+    const char *Tag; // "base" / "cand"
+    std::string SourceDir, BuildDir;
+  };
+
+  const WorkloadConfig &C;
+  const CompareOptions &O;
+  const ProgressFn &Progress;
+  CompareResult Res;
+  ProfileNotes Noted;
+  SideDirs Base, Cand;
+  std::string RunDir;
+  std::vector<verify::OutputSpec> Outs;
+  std::vector<const ShapeSpec *> Shapes;
+  std::vector<unsigned> Seeds;
+  std::vector<verify::FileDigest> CandDigests;
+  std::vector<ShapeRuns> PerShape;
+  InjectionSettings Timing, Capture, HashOnly;
+  decide::DecisionThresholds Thresholds;
+  GpuMonitor Gpu; // drains the GPU after a failed run (Runner.h)
+  bool NvmlMissing = false;
+
+  void say(const Twine &T) const {
     if (Progress)
       Progress(T.str());
-  };
-  if (C.Outputs.empty())
-    return err(C.Path + ": outputs: none declared; compare must verify the candidate's outputs (add the output "
-                        "argument of each target kernel)");
-  if (O.CuptiLib.empty() || O.WorkDir.empty() || O.BaselineDir.empty() || O.CandidateDir.empty())
-    return err("compare: baseline, candidate, work directory and libkloop-cupti.so are required");
-  for (const std::string *D : {&O.BaselineDir, &O.CandidateDir})
-    if (!sys::fs::is_directory(*D))
-      return err("compare: source directory '" + *D + "' does not exist");
-  Expected<std::vector<verify::OutputSpec>> Outs = verifyOutputs(C);
-  if (!Outs)
-    return Outs.takeError();
-
-  std::vector<const ShapeSpec *> Shapes;
-  for (const std::string &N : O.Shapes) {
-    const ShapeSpec *S = C.findShape(N);
-    if (!S)
-      return err(C.Path + ": no shape named '" + N + "'");
-    if (S->HeldOut && !O.IncludeHeldOut)
-      return err(C.Path + ": shape '" + N + "' is held out: a search step may not use it (only a final "
-                                             "acceptance, without --search-only)");
-    Shapes.push_back(S);
   }
-  if (Shapes.empty())
-    for (const ShapeSpec &S : C.Shapes)
-      if (O.IncludeHeldOut || !S.HeldOut)
-        Shapes.push_back(&S);
-  std::vector<unsigned> Seeds = C.seedList(O.IncludeHeldOut);
-  if (O.MaxSeeds) {
-    if (O.IncludeHeldOut)
-      return err("compare: screening (a seed limit) cannot be used for a final acceptance with held-out inputs");
-    if (Seeds.size() > O.MaxSeeds)
-      Seeds.resize(O.MaxSeeds);
+  bool refuseCandidate() {
+    Res.Explanation = "refused: " + *Res.CandidateFailure;
+    return false;
   }
-  if (O.TimingFirst && O.IncludeHeldOut)
-    return err("compare: timing first (verification only after the timing does not reject the candidate) screens "
-               "a search step; a final acceptance with held-out inputs verifies every run in the usual order");
 
-  CompareResult Res;
-  Res.Notes.push_back(
-      (Twine("l2: ") + toString(C.L2) +
-       (C.L2 == L2Policy::Rotate  ? " (the workload rotates buffers)"
-        : C.L2 == L2Policy::Flush ? " (libkloop-cupti.so clears L2 before every launch)"
-                                  : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
-          .str());
-  Res.Notes.push_back(tracingNote(C.Tracing));
-  ProfileNotes Noted(C.Tracing);
+  // --- the request -------------------------------------------------------------------
 
-  // Protected files: identical on both sides before anything runs.
-  std::vector<verify::FileDigest> CandDigests;
-  for (const std::string &P : C.Protected) {
-    SmallString<256> B(O.BaselineDir), Cd(O.CandidateDir);
-    sys::path::append(B, P);
-    sys::path::append(Cd, P);
-    Expected<verify::FileDigest> DB = verify::digestFile(B);
-    if (!DB)
-      return err("baseline protected file: " + toString(DB.takeError()));
-    Expected<verify::FileDigest> DC = verify::digestFile(Cd);
-    if (!DC) {
-      Res.ProtectedChanges.push_back("protected file " + P + " is missing or unreadable in the candidate: " +
-                                     toString(DC.takeError()));
-      continue;
+  Error checkRequest() {
+    if (C.Outputs.empty())
+      return err(C.Path + ": outputs: none declared; compare must verify the candidate's outputs (add the output "
+                          "argument of each target kernel)");
+    if (O.CuptiLib.empty() || O.WorkDir.empty() || O.BaselineDir.empty() || O.CandidateDir.empty())
+      return err("compare: baseline, candidate, work directory and libkloop-cupti.so are required");
+    for (const std::string *D : {&O.BaselineDir, &O.CandidateDir})
+      if (!sys::fs::is_directory(*D))
+        return err("compare: source directory '" + *D + "' does not exist");
+    Expected<std::vector<verify::OutputSpec>> V = verifyOutputs(C);
+    if (!V)
+      return V.takeError();
+    Outs = std::move(*V);
+    if (Error E = selectShapes())
+      return E;
+    if (Error E = selectSeeds())
+      return E;
+    PerShape.resize(Shapes.size());
+    Thresholds = O.Thresholds;
+    if (C.HeldOutSeeds == 0 || !O.IncludeHeldOut)
+      Thresholds.RequireHeldOutSeed = false;
+    setUpInjection();
+    return Error::success();
+  }
+
+  Error selectShapes() {
+    for (const std::string &N : O.Shapes) {
+      const ShapeSpec *S = C.findShape(N);
+      if (!S)
+        return err(C.Path + ": no shape named '" + N + "'");
+      if (S->HeldOut && !O.IncludeHeldOut)
+        return err(C.Path + ": shape '" + N + "' is held out: a search step may not use it (only a final "
+                                               "acceptance, without --search-only)");
+      Shapes.push_back(S);
     }
-    if (DB->Sha256 != DC->Sha256)
-      Res.ProtectedChanges.push_back("protected file " + P + " differs from the baseline (sha256 " +
-                                     DB->Sha256.substr(0, 12) + ".. vs " + DC->Sha256.substr(0, 12) + "..)");
-    CandDigests.push_back(*DC);
+    if (Shapes.empty())
+      for (const ShapeSpec &S : C.Shapes)
+        if (O.IncludeHeldOut || !S.HeldOut)
+          Shapes.push_back(&S);
+    return Error::success();
   }
 
-  // A candidate that edits the harness or timing code is refused before it
-  // costs any GPU time: its numbers could not be trusted anyway.
-  if (!Res.ProtectedChanges.empty()) {
+  Error selectSeeds() {
+    Seeds = C.seedList(O.IncludeHeldOut);
+    if (O.MaxSeeds) {
+      if (O.IncludeHeldOut)
+        return err("compare: screening (a seed limit) cannot be used for a final acceptance with held-out inputs");
+      if (Seeds.size() > O.MaxSeeds)
+        Seeds.resize(O.MaxSeeds);
+    }
+    if (O.TimingFirst && O.IncludeHeldOut)
+      return err("compare: timing first (verification only after the timing does not reject the candidate) "
+                 "screens a search step; a final acceptance with held-out inputs verifies every run in the usual "
+                 "order");
+    return Error::success();
+  }
+
+  /// Timing runs, capture runs (targets dumped, write-only outputs poisoned) and hash-only runs.
+  void setUpInjection() {
+    Timing.LibraryPath = O.CuptiLib;
+    applyL2Policy(Timing, C.L2);
+    applyKernelTrace(Timing, C.Tracing);
+    Capture = Timing;
+    Capture.Targets = C.Targets;
+    Capture.Dump = true;
+    Capture.Poison = "nan";
+    // Read-write outputs are not poisoned: the kernel would compute from the poison on both sides
+    // (OutputAccess). They are still captured after each launch and compared. With none left, the
+    // empty list poisons nothing.
+    std::vector<std::string> PoisonArgs;
+    for (const OutputSpec &Out : C.Outputs)
+      if (Out.Access == OutputAccess::Write)
+        PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
+    Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = join(PoisonArgs, ",");
+    HashOnly = Capture;
+    HashOnly.Dump = false;
+  }
+
+  void noteSettings() {
+    Res.Notes.push_back(
+        (Twine("l2: ") + toString(C.L2) +
+         (C.L2 == L2Policy::Rotate  ? " (the workload rotates buffers)"
+          : C.L2 == L2Policy::Flush ? " (libkloop-cupti.so clears L2 before every launch)"
+                                    : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
+            .str());
+    Res.Notes.push_back(tracingNote(C.Tracing));
+  }
+
+  // --- 1. protected files, 2. builds -------------------------------------------------
+
+  /// Protected files: identical on both sides before anything runs. A candidate that edits the
+  /// harness or timing code is refused before it costs any GPU time.
+  Expected<bool> checkProtectedFiles() {
+    for (const std::string &P : C.Protected) {
+      SmallString<256> B(O.BaselineDir), Cd(O.CandidateDir);
+      sys::path::append(B, P);
+      sys::path::append(Cd, P);
+      Expected<verify::FileDigest> DB = verify::digestFile(B);
+      if (!DB)
+        return err("baseline protected file: " + toString(DB.takeError()));
+      Expected<verify::FileDigest> DC = verify::digestFile(Cd);
+      if (!DC) {
+        Res.ProtectedChanges.push_back("protected file " + P + " is missing or unreadable in the candidate: " +
+                                       toString(DC.takeError()));
+        continue;
+      }
+      if (DB->Sha256 != DC->Sha256)
+        Res.ProtectedChanges.push_back("protected file " + P + " differs from the baseline (sha256 " +
+                                       DB->Sha256.substr(0, 12) + ".. vs " + DC->Sha256.substr(0, 12) + "..)");
+      CandDigests.push_back(*DC);
+    }
+    if (Res.ProtectedChanges.empty())
+      return true;
     Res.Explanation = "refused: " + join(Res.ProtectedChanges, "; ");
-    return Res;
+    return false;
   }
 
-  Side Base{"base", O.BaselineDir, O.WorkDir + "/build-base", {}};
-  Side Cand{"cand", O.CandidateDir, O.WorkDir + "/build-cand", {}};
-  std::string RunDir = O.WorkDir + "/runs";
-
-  // Builds. A cached baseline build (same sources and protected files) is reused.
-  std::string BaseStamp;
-  if (!O.BaselineBuildCache.empty()) {
-    Expected<std::string> Digest = sourceDigest(C, O.BaselineDir);
-    if (!Digest)
-      return err("baseline: " + toString(Digest.takeError()));
-    Base.BuildDir = O.BaselineBuildCache + "/" + Digest->substr(0, 16);
-    BaseStamp = buildStampPath(Base.BuildDir);
+  /// Builds both sides. A cached baseline build (same sources and protected files) is reused, and
+  /// so is a finished candidate build in CandidateBuildDir.
+  Expected<bool> build() {
+    std::string BaseStamp;
+    if (!O.BaselineBuildCache.empty()) {
+      Expected<std::string> Digest = sourceDigest(C, O.BaselineDir);
+      if (!Digest)
+        return err("baseline: " + toString(Digest.takeError()));
+      Base.BuildDir = O.BaselineBuildCache + "/" + Digest->substr(0, 16);
+      BaseStamp = buildStampPath(Base.BuildDir);
+    }
+    auto TBuild = std::chrono::steady_clock::now();
+    if (!O.CandidateBuildDir.empty() && isBuildFinished(O.CandidateBuildDir, O.CandidateDir))
+      Cand.BuildDir = O.CandidateBuildDir;
+    for (SideDirs *S : {&Base, &Cand}) {
+      if (S == &Base && !BaseStamp.empty() && sys::fs::exists(BaseStamp)) {
+        say("base build reused (" + Base.BuildDir + ")");
+        continue;
+      }
+      if (S == &Cand && Cand.BuildDir == O.CandidateBuildDir) {
+        say("cand build reused (" + Cand.BuildDir + ")");
+        continue;
+      }
+      BuildRequest B;
+      B.SourceDir = S->SourceDir;
+      B.BuildDir = S->BuildDir;
+      B.LogDir = O.WorkDir + "/logs";
+      B.Label = std::string("build-") + S->Tag;
+      if (Error E = buildWorkload(C, B)) {
+        if (S == &Base)
+          return err("baseline: " + toString(std::move(E)));
+        Res.CandidateFailure = "candidate " + toString(std::move(E));
+        Res.BuildSeconds = secondsSince(TBuild);
+        return refuseCandidate();
+      }
+      // The cache is keyed by content, so any stamp reuses it (not only one naming this source directory);
+      // a stamp that cannot be written only costs a rebuild next time.
+      if (S == &Base && !BaseStamp.empty())
+        consumeError(markBuildFinished(Base.BuildDir, O.BaselineDir));
+      say(std::string(S->Tag) + " build ok");
+    }
+    Res.BuildSeconds = secondsSince(TBuild);
+    return true;
   }
-  auto Since = [](std::chrono::steady_clock::time_point T) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - T).count();
-  };
-  auto TBuild = std::chrono::steady_clock::now();
-  if (!O.CandidateBuildDir.empty() && isBuildFinished(O.CandidateBuildDir, O.CandidateDir))
-    Cand.BuildDir = O.CandidateBuildDir;
-  for (Side *S : {&Base, &Cand}) {
-    if (S == &Base && !BaseStamp.empty() && sys::fs::exists(BaseStamp)) {
-      Say("base build reused (" + Base.BuildDir + ")");
-      continue;
-    }
-    if (S == &Cand && Cand.BuildDir == O.CandidateBuildDir) {
-      Say("cand build reused (" + Cand.BuildDir + ")");
-      continue;
-    }
-    BuildRequest B;
-    B.SourceDir = S->SourceDir;
-    B.BuildDir = S->BuildDir;
-    B.LogDir = O.WorkDir + "/logs";
-    B.Label = std::string("build-") + S->Tag;
-    if (Error E = buildWorkload(C, B)) {
-      if (S == &Base)
-        return err("baseline: " + toString(std::move(E)));
-      Res.CandidateFailure = "candidate " + toString(std::move(E));
-      Res.Explanation = "refused: " + *Res.CandidateFailure;
-      Res.BuildSeconds = Since(TBuild);
-      return Res;
-    }
-    // The cache is keyed by content, so any stamp reuses it (not only one naming this source directory);
-    // a stamp that cannot be written only costs a rebuild next time.
-    if (S == &Base && !BaseStamp.empty())
-      consumeError(markBuildFinished(Base.BuildDir, O.BaselineDir));
-    Say(std::string(S->Tag) + " build ok");
-  }
-  Res.BuildSeconds = Since(TBuild);
 
-  bool NvmlMissing = false;
-  GpuMonitor Gpu; // drains the GPU after a failed run (Runner.h)
-  // Runs one invocation of side S; returns the result, an Error for kloop /
-  // baseline problems, and sets CandidateFailure for candidate problems.
-  auto RunOne = [&](Side &S, const ShapeSpec &Sh, unsigned Seed, const std::string &Label,
-                    std::optional<InjectionSettings> Inj) -> Expected<std::optional<RunResult>> {
+  // --- 3. runs -------------------------------------------------------------------------
+
+  /// The run of side \p S for shape \p Sh and seed \p Seed.
+  Expected<RunRequest> runRequest(const SideDirs &S, const ShapeSpec &Sh, unsigned Seed, const std::string &Label,
+                                  std::optional<InjectionSettings> Inj) {
     PlaceholderValues V;
     V.BuildDir = S.BuildDir;
     V.SourceDir = S.SourceDir;
@@ -271,10 +368,20 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     R.Inject = Inj;
     R.Gpu = &Gpu;
     R.DrainTimeoutS = C.Run.DrainTimeoutS;
+    return R;
+  }
+
+  /// Runs one invocation of side S; returns the result, an Error for kloop / baseline
+  /// problems, and sets CandidateFailure (returning no result) for candidate problems.
+  Expected<std::optional<RunResult>> runOne(const SideDirs &S, const ShapeSpec &Sh, unsigned Seed,
+                                            const std::string &Label, std::optional<InjectionSettings> Inj) {
+    Expected<RunRequest> R = runRequest(S, Sh, Seed, Label, Inj);
+    if (!R)
+      return R.takeError();
     ++Res.Runs;
     auto TRun = std::chrono::steady_clock::now();
-    Expected<RunResult> RR = runIsolated(R);
-    (Inj && !Inj->Targets.empty() ? Res.VerifySeconds : Res.TimingSeconds) += Since(TRun);
+    Expected<RunResult> RR = runIsolated(*R);
+    (Inj && !Inj->Targets.empty() ? Res.VerifySeconds : Res.TimingSeconds) += secondsSince(TRun);
     if (!RR)
       return RR.takeError();
     if (RR->ok()) {
@@ -287,60 +394,68 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       Res.Notes.push_back(Drained);
     if (saysNoCudaDevice(RR->StderrTail))
       return make_error<NoGpuError>("the workload reports no CUDA device: " + RR->StderrTail);
-    std::string Msg = "run " + Label + " " + RR->describe() + " (command: " + *Cmd + "; logs: " + RR->StderrPath +
-                      ")" + (RR->StderrTail.empty() ? "" : ": " + RR->StderrTail);
+    std::string Msg = "run " + Label + " " + RR->describe() + " (command: " + R->Command +
+                      "; logs: " + RR->StderrPath + ")" + (RR->StderrTail.empty() ? "" : ": " + RR->StderrTail);
     if (&S == &Base)
       return err("baseline " + Msg + (Drained.empty() ? "" : "\n" + Drained));
     Res.CandidateFailure = "candidate " + Msg;
     return std::optional<RunResult>();
+  }
+
+  std::string stem(size_t ShI, unsigned Seed) const { return Shapes[ShI]->Name + "-s" + std::to_string(Seed); }
+
+  /// A run of each side that succeeded.
+  struct RunPair {
+    RunResult Base, Cand;
   };
 
-  InjectionSettings Timing;
-  Timing.LibraryPath = O.CuptiLib;
-  applyL2Policy(Timing, C.L2);
-  applyKernelTrace(Timing, C.Tracing);
-  InjectionSettings Capture = Timing;
-  Capture.Targets = C.Targets;
-  Capture.Dump = true;
-  Capture.Poison = "nan";
-  // Read-write outputs are not poisoned: the kernel would compute from the poison on both sides
-  // (OutputAccess). They are still captured after each launch and compared. With none left, the
-  // empty list poisons nothing.
-  std::vector<std::string> PoisonArgs;
-  for (const OutputSpec &Out : C.Outputs)
-    if (Out.Access == OutputAccess::Write)
-      PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
-  Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = join(PoisonArgs, ",");
-  InjectionSettings HashOnly = Capture;
-  HashOnly.Dump = false;
+  /// One run of each side, baseline first, labelled `base-<shape>-s<seed>-<Suffix>` and `cand-...`.
+  /// No pair: the candidate failed (CandidateFailure is set).
+  Expected<std::optional<RunPair>> runBoth(size_t ShI, unsigned Seed, StringRef Suffix, const InjectionSettings &Inj) {
+    std::string Label = stem(ShI, Seed) + "-" + Suffix.str();
+    Expected<std::optional<RunResult>> B = runOne(Base, *Shapes[ShI], Seed, "base-" + Label, Inj);
+    if (!B)
+      return B.takeError();
+    Expected<std::optional<RunResult>> Cd = runOne(Cand, *Shapes[ShI], Seed, "cand-" + Label, Inj);
+    if (!Cd)
+      return Cd.takeError();
+    if (!*Cd)
+      return std::nullopt;
+    return RunPair{std::move(**B), std::move(**Cd)};
+  }
 
-  // What each shape collected: output checks, determinism, timing samples.
-  struct ShapeRuns {
-    std::vector<decide::SeedCheck> Checks;
-    std::vector<decide::DeterminismCheck> Det;
-    std::map<std::string, std::vector<decide::Sample>> BaseS, CandS;
-  };
-  std::vector<ShapeRuns> PerShape(Shapes.size());
-  auto Stem = [&](size_t ShI, unsigned Seed) { return Shapes[ShI]->Name + "-s" + std::to_string(Seed); };
-
-  // Steps 1 and 2 of (shape, seed): capture runs and, on the first seed, the
-  // determinism runs. False: the candidate failed (CandidateFailure is set).
-  auto VerifySeed = [&](size_t ShI, size_t SI) -> Expected<bool> {
-    const ShapeSpec *Sh = Shapes[ShI];
-    ShapeRuns &SR = PerShape[ShI];
+  /// Steps 1 and 2 of (shape, seed): capture runs and, on the first seed, the
+  /// determinism runs. False: the candidate failed (CandidateFailure is set).
+  Expected<bool> verifySeed(size_t ShI, size_t SI) {
     unsigned Seed = Seeds[SI];
-    bool HeldOutSeed = Seed >= C.Seeds;
-    std::string St = Stem(ShI, Seed);
     // 1. Capture runs, A then B.
-    auto BA = RunOne(Base, *Sh, Seed, "base-" + St + "-cap", Capture);
-    if (!BA)
-      return BA.takeError();
-    auto CA = RunOne(Cand, *Sh, Seed, "cand-" + St + "-cap", Capture);
-    if (!CA)
-      return CA.takeError();
-    if (!*CA)
+    Expected<std::optional<RunPair>> Cap = runBoth(ShI, Seed, "cap", Capture);
+    if (!Cap)
+      return Cap.takeError();
+    if (!*Cap)
       return false;
-    Expected<verify::CompareReport> Rep = verify::compareProfiles(*(*BA)->Prof, *(*CA)->Prof, *Outs, C.Targets);
+    const verify::Profile &BA = *(*Cap)->Base.Prof, &CA = *(*Cap)->Cand.Prof;
+    if (Error E = checkOutputs(ShI, Seed, BA, CA))
+      return E;
+    // 2. Determinism, on the first seed of each shape.
+    if (SI == 0) {
+      Expected<bool> Ok = checkDeterminism(ShI, Seed, BA, CA);
+      if (!Ok || !*Ok)
+        return Ok;
+    }
+    // Dumps can be large: drop them once compared.
+    for (const verify::Profile *P : {&BA, &CA})
+      for (const verify::CaptureRecord &Cap : P->Captures)
+        if (!Cap.DumpPath.empty())
+          sys::fs::remove(Cap.DumpPath);
+    return true;
+  }
+
+  /// The candidate's captured outputs against the baseline's (kloopVerify compareProfiles).
+  Error checkOutputs(size_t ShI, unsigned Seed, const verify::Profile &BA, const verify::Profile &CA) {
+    const ShapeSpec *Sh = Shapes[ShI];
+    bool HeldOutSeed = Seed >= C.Seeds;
+    Expected<verify::CompareReport> Rep = verify::compareProfiles(BA, CA, Outs, C.Targets);
     if (!Rep)
       return err("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + toString(Rep.takeError()));
     decide::SeedCheck SC;
@@ -348,73 +463,132 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     SC.HeldOut = HeldOutSeed;
     SC.Matched = Rep->Passed;
     SC.Detail = Rep->Explanation;
-    SR.Checks.push_back(SC);
+    PerShape[ShI].Checks.push_back(SC);
     Res.Seeds.push_back({Sh->Name, Seed, HeldOutSeed || Sh->HeldOut, Rep->Passed, Rep->Explanation});
-    Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Rep->Explanation);
-    // 2. Determinism, on the first seed of each shape.
-    if (SI == 0) {
-      auto BB = RunOne(Base, *Sh, Seed, "base-" + St + "-det", HashOnly);
-      if (!BB)
-        return BB.takeError();
-      auto CB = RunOne(Cand, *Sh, Seed, "cand-" + St + "-det", HashOnly);
-      if (!CB)
-        return CB.takeError();
-      if (!*CB)
-        return false;
-      auto DB = verify::checkDeterminism(*(*BA)->Prof, *(*BB)->Prof, *Outs);
-      if (!DB)
-        return err("shape " + Sh->Name + " baseline determinism: " + toString(DB.takeError()));
-      auto DC = verify::checkDeterminism(*(*CA)->Prof, *(*CB)->Prof, *Outs);
-      std::vector<verify::OutputDeterminism> DCv;
-      if (DC)
-        DCv = std::move(*DC);
-      else
-        consumeError(DC.takeError()); // no capture in the candidate: not deterministic
-      for (const verify::DeterminismComparison &D : verify::compareDeterminism(*DB, DCv))
-        SR.Det.push_back({D.Output, D.BaselineDeterministic, D.CandidateDeterministic});
-    }
-    // Dumps can be large: drop them once compared.
-    for (const verify::Profile *P : {&*(*BA)->Prof, &*(*CA)->Prof})
-      for (const verify::CaptureRecord &Cap : P->Captures)
-        if (!Cap.DumpPath.empty())
-          sys::fs::remove(Cap.DumpPath);
-    return true;
-  };
+    say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Rep->Explanation);
+    return Error::success();
+  }
 
-  // Step 3 of (shape, seed): the timing rounds A B. False: the candidate failed.
-  auto TimeSeed = [&](size_t ShI, size_t SI) -> Expected<bool> {
+  /// A second, hash-only run of each side: is each side deterministic? False: the candidate failed.
+  Expected<bool> checkDeterminism(size_t ShI, unsigned Seed, const verify::Profile &BA, const verify::Profile &CA) {
+    Expected<std::optional<RunPair>> Det = runBoth(ShI, Seed, "det", HashOnly);
+    if (!Det)
+      return Det.takeError();
+    if (!*Det)
+      return false;
+    auto DB = verify::checkDeterminism(BA, *(*Det)->Base.Prof, Outs);
+    if (!DB)
+      return err("shape " + Shapes[ShI]->Name + " baseline determinism: " + toString(DB.takeError()));
+    auto DC = verify::checkDeterminism(CA, *(*Det)->Cand.Prof, Outs);
+    std::vector<verify::OutputDeterminism> DCv;
+    if (DC)
+      DCv = std::move(*DC);
+    else
+      consumeError(DC.takeError()); // no capture in the candidate: not deterministic
+    for (const verify::DeterminismComparison &D : verify::compareDeterminism(*DB, DCv))
+      PerShape[ShI].Det.push_back({D.Output, D.BaselineDeterministic, D.CandidateDeterministic});
+    return true;
+  }
+
+  /// Step 3 of (shape, seed): the timing rounds A B. False: the candidate failed.
+  Expected<bool> timeSeed(size_t ShI, size_t SI) {
     const ShapeSpec *Sh = Shapes[ShI];
-    ShapeRuns &SR = PerShape[ShI];
     unsigned Seed = Seeds[SI];
-    for (unsigned Round = 0; Round < O.Rounds; ++Round) {
-      for (Side *S : {&Base, &Cand}) {
-        auto R = RunOne(*S, *Sh, Seed, std::string(S->Tag) + "-" + Stem(ShI, Seed) + "-t" + std::to_string(Round),
+    for (unsigned Round = 0; Round < O.Rounds; ++Round)
+      for (SideDirs *S : {&Base, &Cand}) {
+        auto R = runOne(*S, *Sh, Seed, std::string(S->Tag) + "-" + stem(ShI, Seed) + "-t" + std::to_string(Round),
                         Timing);
         if (!R)
           return R.takeError();
         if (!*R)
           return false;
-        auto &Into = S == &Base ? SR.BaseS : SR.CandS;
+        auto &Into = S == &Base ? PerShape[ShI].BaseS : PerShape[ShI].CandS;
         for (auto &[Name, Samples] : runSamples(C, **R, O.Warmup)) {
           auto &V = Into[targetKey(C, Name)];
           V.insert(V.end(), Samples.begin(), Samples.end());
         }
       }
-    }
-    Say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Twine(O.Rounds) + " timing rounds done");
+    say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Twine(O.Rounds) + " timing rounds done");
     return true;
-  };
+  }
 
-  // Every timed shape must have launched a target kernel.
-  auto CheckTimed = [&](size_t ShI) -> Error {
+  /// Every timed shape must have launched a target kernel.
+  Error checkTimed(size_t ShI) const {
     if (PerShape[ShI].BaseS.empty() && PerShape[ShI].CandS.empty())
       return err("shape " + Shapes[ShI]->Name + ": no launch of a target kernel (" + join(C.Targets, ", ") +
                  ") in the timing runs");
     return Error::success();
-  };
+  }
 
-  // The evidence per kernel and shape, in shape order, then kernel order.
-  auto Gather = [&]() {
+  using SeedStep = Expected<bool> (Comparison::*)(size_t, size_t);
+
+  /// For every shape, \p Steps on each seed in turn; then, with \p Timed, checkTimed.
+  /// False: the candidate failed (refused).
+  Expected<bool> forEachSeed(std::initializer_list<SeedStep> Steps, bool Timed) {
+    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
+      for (size_t SI = 0; SI < Seeds.size(); ++SI)
+        for (SeedStep Step : Steps) {
+          Expected<bool> Ok = (this->*Step)(ShI, SI);
+          if (!Ok)
+            return Ok.takeError();
+          if (!*Ok)
+            return refuseCandidate();
+        }
+      if (Timed)
+        if (Error E = checkTimed(ShI))
+          return E;
+    }
+    return true;
+  }
+
+  /// Per (shape, seed): capture, determinism, timing; or, timing first, every timing run, a
+  /// screen on timing alone, and verification only when the timing does not reject.
+  Expected<bool> runAll() {
+    if (!O.TimingFirst)
+      return forEachSeed({&Comparison::verifySeed, &Comparison::timeSeed}, /*Timed=*/true);
+    Res.TimingFirst = true;
+    Expected<bool> Ok = forEachSeed({&Comparison::timeSeed}, /*Timed=*/true);
+    if (!Ok || !*Ok)
+      return Ok;
+    Ok = screenTiming();
+    if (!Ok || !*Ok)
+      return Ok;
+    // Timing does not reject it: capture and determinism runs, as always.
+    return forEachSeed({&Comparison::verifySeed}, /*Timed=*/false);
+  }
+
+  /// The decision on timing alone; false when it rejects (verification skipped, Res finished).
+  Expected<bool> screenTiming() {
+    auto TScreen = std::chrono::steady_clock::now();
+    std::vector<decide::ShapeEvidence> TimingEvidence = gather();
+    Expected<TimingScreen> Screen = screenOnTiming(TimingEvidence, Thresholds);
+    Res.DecideSeconds += secondsSince(TScreen);
+    if (!Screen)
+      return Screen.takeError();
+    if (!Screen->Rejects)
+      return true;
+    if (Error E = recheckProtected())
+      return E;
+    countDiscarded(TimingEvidence);
+    Res.VerificationSkipped = true;
+    Res.VerificationSkippedReason =
+        (Twine("the timing rejects the candidate on ") + Twine(Screen->Rejections.size()) + " of " +
+         Twine(Screen->Verdict.Shapes.size()) + " kernel/shape pairs, and verifying its outputs cannot change a rejection")
+            .str();
+    Res.Verdict = std::move(Screen->Verdict);
+    std::string Why = "rejected: the timing rejects the candidate, so output verification was skipped (it "
+                      "cannot change a rejection): " +
+                      join(Screen->Rejections, " | ");
+    Res.Explanation =
+        Res.ProtectedChanges.empty() ? Why : "refused: " + join(Res.ProtectedChanges, "; ") + "; " + Why;
+    say("verification skipped: " + Res.VerificationSkippedReason);
+    return false;
+  }
+
+  // --- 4. decision ---------------------------------------------------------------------
+
+  /// The evidence per kernel and shape, in shape order, then kernel order.
+  std::vector<decide::ShapeEvidence> gather() {
     std::vector<decide::ShapeEvidence> Evidence;
     for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
       ShapeRuns &SR = PerShape[ShI];
@@ -436,8 +610,9 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
       }
     }
     return Evidence;
-  };
-  auto CountDiscarded = [&](ArrayRef<decide::ShapeEvidence> Evidence) {
+  }
+
+  void countDiscarded(ArrayRef<decide::ShapeEvidence> Evidence) {
     Res.ThrottledDiscarded = Res.ForeignDiscarded = 0;
     for (const decide::ShapeEvidence &E : Evidence)
       for (const std::vector<decide::Sample> *Side : {&E.Baseline, &E.Candidate}) {
@@ -445,10 +620,10 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
         Res.ThrottledDiscarded += F.DiscardedThrottled;
         Res.ForeignDiscarded += F.DiscardedForeign;
       }
-  };
+  }
 
-  // Protected files must not have changed while the candidate built and ran.
-  auto RecheckProtected = [&]() -> Error {
+  /// Protected files must not have changed while the candidate built and ran.
+  Error recheckProtected() {
     if (!CandDigests.empty()) {
       Expected<std::vector<verify::ProtectedChange>> Ch = verify::checkProtectedFiles(CandDigests);
       if (!Ch)
@@ -459,100 +634,34 @@ Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareO
     if (NvmlMissing)
       Res.Notes.push_back("NVML was unavailable in at least one run: throttling was not checked there");
     return Error::success();
-  };
-
-  decide::DecisionThresholds T = O.Thresholds;
-  if (C.HeldOutSeeds == 0 || !O.IncludeHeldOut)
-    T.RequireHeldOutSeed = false;
-  auto Refused = [&]() {
-    Res.Explanation = "refused: " + *Res.CandidateFailure;
-    return Res;
-  };
-
-  if (!O.TimingFirst) {
-    // Per (shape, seed): capture, determinism, timing.
-    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
-      for (size_t SI = 0; SI < Seeds.size(); ++SI) {
-        Expected<bool> Ok = VerifySeed(ShI, SI);
-        if (!Ok)
-          return Ok.takeError();
-        if (!*Ok)
-          return Refused();
-        Ok = TimeSeed(ShI, SI);
-        if (!Ok)
-          return Ok.takeError();
-        if (!*Ok)
-          return Refused();
-      }
-      if (Error E = CheckTimed(ShI))
-        return E;
-    }
-  } else {
-    // Timing of every (shape, seed) first; then the decision on timing alone.
-    Res.TimingFirst = true;
-    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI) {
-      for (size_t SI = 0; SI < Seeds.size(); ++SI) {
-        Expected<bool> Ok = TimeSeed(ShI, SI);
-        if (!Ok)
-          return Ok.takeError();
-        if (!*Ok)
-          return Refused();
-      }
-      if (Error E = CheckTimed(ShI))
-        return E;
-    }
-    auto TScreen = std::chrono::steady_clock::now();
-    std::vector<decide::ShapeEvidence> TimingEvidence = Gather();
-    Expected<TimingScreen> Screen = screenOnTiming(TimingEvidence, T);
-    Res.DecideSeconds += Since(TScreen);
-    if (!Screen)
-      return Screen.takeError();
-    if (Screen->Rejects) {
-      if (Error E = RecheckProtected())
-        return E;
-      CountDiscarded(TimingEvidence);
-      Res.VerificationSkipped = true;
-      Res.VerificationSkippedReason =
-          (Twine("the timing rejects the candidate on ") + Twine(Screen->Rejections.size()) + " of " +
-           Twine(Screen->Verdict.Shapes.size()) +
-           " kernel/shape pairs, and verifying its outputs cannot change a rejection")
-              .str();
-      Res.Verdict = std::move(Screen->Verdict);
-      std::string Why = "rejected: the timing rejects the candidate, so output verification was skipped (it "
-                        "cannot change a rejection): " +
-                        join(Screen->Rejections, " | ");
-      Res.Explanation =
-          Res.ProtectedChanges.empty() ? Why : "refused: " + join(Res.ProtectedChanges, "; ") + "; " + Why;
-      Say("verification skipped: " + Res.VerificationSkippedReason);
-      return Res;
-    }
-    // Timing does not reject it: capture and determinism runs, as always.
-    for (size_t ShI = 0; ShI < Shapes.size(); ++ShI)
-      for (size_t SI = 0; SI < Seeds.size(); ++SI) {
-        Expected<bool> Ok = VerifySeed(ShI, SI);
-        if (!Ok)
-          return Ok.takeError();
-        if (!*Ok)
-          return Refused();
-      }
   }
 
-  if (Error E = RecheckProtected())
-    return E;
-  std::vector<decide::ShapeEvidence> Evidence = Gather();
-  CountDiscarded(Evidence);
-  auto TDecide = std::chrono::steady_clock::now();
-  Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, T);
-  Res.DecideSeconds += Since(TDecide);
-  if (!V)
-    return V.takeError();
-  Res.Verdict = std::move(*V);
-  Res.Accepted = Res.Verdict->Outcome == decide::Verdict::Accepted && Res.ProtectedChanges.empty();
-  Res.Explanation = Res.Verdict->Explanation;
-  if (!Res.ProtectedChanges.empty())
-    Res.Explanation = "refused: " + join(Res.ProtectedChanges, "; ") +
-                      (Res.Verdict->Outcome == decide::Verdict::Accepted ? "" : "; " + Res.Verdict->Explanation);
-  return Res;
+  /// kloopDecide's decideAll on every kernel and shape; a protected file that changed refuses.
+  Error decideOnEvidence() {
+    if (Error E = recheckProtected())
+      return E;
+    std::vector<decide::ShapeEvidence> Evidence = gather();
+    countDiscarded(Evidence);
+    auto TDecide = std::chrono::steady_clock::now();
+    Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, Thresholds);
+    Res.DecideSeconds += secondsSince(TDecide);
+    if (!V)
+      return V.takeError();
+    Res.Verdict = std::move(*V);
+    Res.Accepted = Res.Verdict->Outcome == decide::Verdict::Accepted && Res.ProtectedChanges.empty();
+    Res.Explanation = Res.Verdict->Explanation;
+    if (!Res.ProtectedChanges.empty())
+      Res.Explanation = "refused: " + join(Res.ProtectedChanges, "; ") +
+                        (Res.Verdict->Outcome == decide::Verdict::Accepted ? "" : "; " + Res.Verdict->Explanation);
+    return Error::success();
+  }
+};
+
+} // namespace
+
+Expected<CompareResult> compareWorkloads(const WorkloadConfig &C, const CompareOptions &O,
+                                         const ProgressFn &Progress) {
+  return Comparison(C, O, Progress).run();
 }
 
 Expected<TimingScreen> screenOnTiming(ArrayRef<decide::ShapeEvidence> Timing, const decide::DecisionThresholds &T) {

@@ -424,18 +424,11 @@ static std::string l2Note(L2Policy P) {
 // Orchestration
 //===----------------------------------------------------------------------===//
 
-Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOptions &O,
-                                        const ProgressFn &Progress) {
-  auto Say = [&](const Twine &T) {
-    if (Progress)
-      Progress(T.str());
-  };
-  if (O.BuildDir.empty() || O.WorkDir.empty())
-    return err("measure: build and work directories are required");
-  if (O.CuptiLib.empty())
-    return err("measure: the path of libkloop-cupti.so is required");
+/// The shapes named in \p Names (all of the workload's when none).
+static Expected<std::vector<const ShapeSpec *>> selectShapes(const WorkloadConfig &C,
+                                                             const std::vector<std::string> &Names) {
   std::vector<const ShapeSpec *> Shapes;
-  for (const std::string &N : O.Shapes) {
+  for (const std::string &N : Names) {
     const ShapeSpec *S = C.findShape(N);
     if (!S) {
       std::string Known;
@@ -448,6 +441,53 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
   if (Shapes.empty())
     for (const ShapeSpec &S : C.Shapes)
       Shapes.push_back(&S);
+  return Shapes;
+}
+
+/// The statistics of each kernel's samples of shape \p S (throttled and foreign-load samples
+/// discarded) into Rep.Kernels.
+static Error addShapeStats(const ShapeSpec &S, const TargetSamples &Pool, const std::optional<Ceilings> &Ceil,
+                           MeasureReport &Rep) {
+  for (auto &[Name, Samples] : Pool) {
+    KernelShapeStats K;
+    K.Kernel = Name;
+    K.Shape = S.Name;
+    K.Launches = Samples.size();
+    decide::FilteredSamples F = decide::filterSamples(Samples);
+    K.Discarded = F.DiscardedThrottled;
+    K.DiscardedForeign = F.DiscardedForeign;
+    if (F.KeptNs.empty()) {
+      Rep.Notes.push_back(("kernel " + Name + " shape " + S.Name + ": every sample was discarded (" +
+                          Twine(F.DiscardedForeign) + " foreign GPU load, " + Twine(F.DiscardedThrottled) +
+                          " throttled)")
+                              .str());
+      Rep.Kernels.push_back(K);
+      continue;
+    }
+    Expected<decide::Summary> Sum = decide::summarize(F.KeptNs);
+    if (!Sum)
+      return err("kernel " + Name + " shape " + S.Name + ": " + toString(Sum.takeError()));
+    K.Stats = *Sum;
+    K.MedianRelCI = medianRelCIWidth(F.KeptNs);
+    attachRates(K, S, Ceil);
+    Rep.Kernels.push_back(std::move(K));
+  }
+  return Error::success();
+}
+
+Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOptions &O,
+                                        const ProgressFn &Progress) {
+  auto Say = [&](const Twine &T) {
+    if (Progress)
+      Progress(T.str());
+  };
+  if (O.BuildDir.empty() || O.WorkDir.empty())
+    return err("measure: build and work directories are required");
+  if (O.CuptiLib.empty())
+    return err("measure: the path of libkloop-cupti.so is required");
+  Expected<std::vector<const ShapeSpec *>> Shapes = selectShapes(C, O.Shapes);
+  if (!Shapes)
+    return Shapes.takeError();
   std::string SourceDir = O.SourceDir.empty() ? C.Dir : O.SourceDir;
 
   if (O.Build) {
@@ -483,7 +523,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
     sys::path::make_absolute(SourceDir, Cwd);
   sys::path::remove_dots(Cwd, true);
 
-  for (const ShapeSpec *S : Shapes) {
+  for (const ShapeSpec *S : *Shapes) {
     PlaceholderValues SV = V;
     SV.Seed = O.Seed;
     SV.Args = S->Args;
@@ -550,30 +590,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       return err("shape '" + S->Name + "': no launch of a target kernel (" + join(C.Targets, ", ") +
                  ") after warm-up in " + Twine(Done) +
                  " runs; check `targets` against the demangled kernel names in " + O.WorkDir + "/run-*.json");
-    for (auto &[Name, Samples] : Pool) {
-      KernelShapeStats K;
-      K.Kernel = Name;
-      K.Shape = S->Name;
-      K.Launches = Samples.size();
-      decide::FilteredSamples F = decide::filterSamples(Samples);
-      K.Discarded = F.DiscardedThrottled;
-      K.DiscardedForeign = F.DiscardedForeign;
-      if (F.KeptNs.empty()) {
-        Rep.Notes.push_back(("kernel " + Name + " shape " + S->Name + ": every sample was discarded (" +
-                            Twine(F.DiscardedForeign) + " foreign GPU load, " + Twine(F.DiscardedThrottled) +
-                            " throttled)")
-                                .str());
-        Rep.Kernels.push_back(K);
-        continue;
-      }
-      Expected<decide::Summary> Sum = decide::summarize(F.KeptNs);
-      if (!Sum)
-        return err("kernel " + Name + " shape " + S->Name + ": " + toString(Sum.takeError()));
-      K.Stats = *Sum;
-      K.MedianRelCI = medianRelCIWidth(F.KeptNs);
-      attachRates(K, *S, O.Ceil);
-      Rep.Kernels.push_back(std::move(K));
-    }
+    if (Error E = addShapeStats(*S, Pool, O.Ceil, Rep))
+      return E;
   }
   if (NvmlMissing)
     Rep.Notes.push_back("NVML was unavailable in at least one run: throttling was not checked there");

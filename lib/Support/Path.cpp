@@ -30,4 +30,15 @@ std::string installPrefix(const char *Argv0, void *MainAddr) {
   return std::string(sys::path::parent_path(sys::path::parent_path(Exe)));
 }
 
+std::string relativePath(StringRef P, StringRef Root) {
+  if (Root.empty())
+    return P.str();
+  SmallString<256> R(Root);
+  if (!R.ends_with("/"))
+    R += "/";
+  if (P.starts_with(R))
+    return P.substr(R.size()).str();
+  return P.str();
+}
+
 } // namespace kloop

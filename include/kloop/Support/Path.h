@@ -21,6 +21,11 @@ std::string absolutePath(llvm::StringRef P, llvm::StringRef Base);
 /// looked up under it (docs/install.md), so a moved prefix keeps working.
 std::string installPrefix(const char *Argv0, void *MainAddr);
 
+/// \p P relative to the directory \p Root when it lies below it (a textual prefix
+/// test on both as given, no normalization); else \p P unchanged, as when \p Root is
+/// empty. Inventory IDs and diffs name files this way (`kloop extract --root`).
+std::string relativePath(llvm::StringRef P, llvm::StringRef Root);
+
 } // namespace kloop
 
 #endif

@@ -1,0 +1,209 @@
+//===- EditKind.h - One edit kind, and the registry of all kinds -*- C++ -*-===//
+//
+// Internal to kloopEdit. Each edit kind of docs/edits.md is one class in
+// lib/Edit/Kinds/<Kind>.cpp that implements EditKindPlanner: the kind's name,
+// the inventory entity its ID names, the sides of a translation unit it is
+// planned on, the slot its text must stay in, the replacements it makes on the
+// AST of one parse (plan) and what it checks on the edited inventory
+// (checkEdited). Kinds/Module.cpp registers all kinds, the way a clang-tidy
+// module registers its checks; applyProposal reaches a kind only through
+// editKindPlanner().
+//
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_LIB_EDIT_EDITKIND_H
+#define KLOOP_LIB_EDIT_EDITKIND_H
+
+#include "kloop/Edit/Apply.h"
+#include "kloop/Inventory/Inventory.h"
+
+#include "clang/Basic/SourceLocation.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace clang {
+class ASTContext;
+class Expr;
+class ParmVarDecl;
+class SourceManager;
+class TypeLoc;
+} // namespace clang
+
+namespace kloop {
+namespace edit {
+
+/// A region [Begin, End) of one file that an edit may change.
+struct Region {
+  std::string File; ///< absolute path
+  unsigned Begin = 0, End = 0;
+};
+
+/// A range of one file: [Begin, End), byte offsets.
+struct FileRange {
+  std::string File; ///< absolute path
+  unsigned Begin = 0, End = 0;
+};
+
+/// What one side of one parse made of one edit.
+struct Outcome {
+  enum State { NotFound, Ok, Refused } St = NotFound;
+  std::string Reason; ///< when Refused
+  std::vector<TextEdit> Edits;
+  /// Where Edits may lie; empty: the entity's region (its kernel's for a loop or a parameter).
+  std::vector<Region> Regions;
+  /// add_kernel_variant on the host side: the retargeted launch sites found in this parse.
+  std::vector<std::string> FoundSites;
+};
+
+Outcome refuse(std::string Why);
+Outcome accept(std::vector<TextEdit> Edits);
+/// \p R replaced by \p Text (EditIndex is set when the outcomes are merged).
+TextEdit replaceRange(const FileRange &R, std::string Text);
+/// Why a range that crosses a macro expansion is not edited.
+const char *macroRefusal();
+/// \p E without parentheses, implicit and explicit casts.
+const clang::Expr *stripCasts(const clang::Expr *E);
+/// The part of an ID before `@file`, and the file (empty when none).
+std::pair<std::string, std::string> splitAt(llvm::StringRef ID);
+/// The type of \p P as written, without its top-level qualifiers.
+clang::TypeLoc unqualifiedTypeLoc(const clang::ParmVarDecl &P);
+
+/// Text that must stay in the place it replaces (a region check on the replaced range alone
+/// lets `128>>>(a); hostCode(); k<<<1, 128` through): "field 'F' must be one C++ expression
+/// on one line: ..." for an expression field, "'code' must stay WHERE: ..." for code.
+std::optional<std::string> expressionSlotProblem(llvm::StringRef Field, const std::string &Value);
+std::optional<std::string> codeSlotProblemOf(const Edit &Ed, CodeSlot S, llvm::StringRef Where);
+
+/// One visible launch of a kernel from host code: the pairs of pointer
+/// parameters that receive the same pointer (or one derived from it).
+struct LaunchFacts {
+  std::string SiteID, Kernel;
+  struct Alias {
+    std::string P1, P2, A1, A2, Base;
+  };
+  std::vector<Alias> Aliases;
+};
+
+struct PlanState;
+
+/// One side of one parse of one translation unit, as a kind's plan function
+/// sees it: the side inventory by ID, and source ranges turned into file
+/// ranges (Lexer::makeFileCharRange; a range in a macro expansion has none).
+class PlanContext {
+public:
+  PlanContext(PlanState &St, Side W, const CompileJob &Job, clang::ASTContext &Ctx, SideInventory &Inv);
+
+  Side side() const { return W; }
+  const CompileJob &job() const { return Job; }
+  clang::ASTContext &astContext() const { return Ctx; }
+  const clang::SourceManager &sourceManager() const { return SM; }
+  /// Every entity of this side, by ID (launch sites as `file:ID`, the file relative to the root).
+  const std::map<std::string, Entity *> &entities() const { return ByID; }
+
+  /// The entity of \p ID on this side (`ID@file` included), or null.
+  const Entity *find(const std::string &ID) const;
+  /// The kernel that holds a loop, parameter or local constant, or null.
+  const Entity *owner(const Entity &E) const;
+  /// The absolute path of the file that holds \p E.
+  const std::string &fileOf(const Entity &E) const { return FileOf.at(&E); }
+  /// The region of \p E (its whole source range).
+  Region regionOf(const Entity &E) const;
+
+  std::optional<FileRange> rangeOf(clang::SourceRange R) const;
+  /// An empty range at \p L (through a macro argument to its spelling).
+  std::optional<FileRange> pointOf(clang::SourceLocation L) const;
+  /// The text of \p File as this parse read it; empty when it did not.
+  llvm::StringRef bufferOf(const std::string &File) const;
+  std::string textOf(clang::SourceRange R) const;
+  /// A launch (of any TU planned so far on the host side) that passes aliased pointers to
+  /// parameter \p Param of \p Kernel; \p Site is set to its ID.
+  std::optional<LaunchFacts::Alias> aliasFor(const std::string &Kernel, const std::string &Param,
+                                             std::string &Site) const;
+
+private:
+  PlanState &St;
+  Side W;
+  const CompileJob &Job;
+  clang::ASTContext &Ctx;
+  const clang::SourceManager &SM;
+  std::map<std::string, Entity *> ByID;
+  std::map<const Entity *, std::string> FileOf;
+};
+
+/// The edited code's inventory, where clang evaluated the constants: launch
+/// sites by `file:ID` and kernels by ID.
+struct EditedInventory {
+  std::map<std::string, const Entity *> Sites, Kernels;
+};
+
+/// One edit kind. Subclasses live in lib/Edit/Kinds/, one file each.
+class EditKindPlanner {
+public:
+  enum class Sides { Host, Device, Both };
+  virtual ~EditKindPlanner() = default;
+
+  virtual EditKind kind() const = 0;
+  /// "set_constant", ... (the JSON spelling).
+  llvm::StringRef name() const { return editKindName(kind()); }
+  /// The entity kind the edit's ID names.
+  virtual EntityKind target() const = 0;
+  /// Whether an ID of entity kind \p Have (LocalConstant reads as Constant) fits.
+  virtual bool accepts(EntityKind Have) const { return Have == target(); }
+  /// "a kernel", as in "'x' is a param, but K needs a kernel".
+  virtual std::string targetDescription() const;
+  /// The sides of a translation unit whose AST holds the edit's entity.
+  virtual Sides sides() const { return Sides::Device; }
+  /// Adds code next to its entity rather than changing it (two such edits of one entity do not conflict).
+  virtual bool addsBeside() const { return false; }
+  /// Two edits of this kind and \p Other's kind on one entity may both apply.
+  virtual bool sharesEntityWith(const Edit &Mine, const Edit &Other) const { return false; }
+  /// Its new text is a host expression (added-code checks of side effects, AddedCode.h).
+  virtual bool writesExpression() const { return false; }
+  /// Text that does not stay in its slot (checked lexically, before planning).
+  virtual std::optional<std::string> slotProblem(const Edit &Ed) const { return std::nullopt; }
+  /// The replacements of \p Ed on \p E, on a side in sides().
+  virtual Outcome plan(const Edit &Ed, const Entity &E, PlanContext &C) const = 0;
+  /// What \p Ed does on a side outside sides() (add_kernel_variant: the retargeted launches).
+  virtual Outcome planOtherSide(const Edit &Ed, PlanContext &C) const { return {}; }
+  /// Refusals of \p Ed (applied) on the edited code's inventory.
+  virtual std::vector<std::string> checkEdited(const Edit &Ed, const EditedInventory &Inv) const { return {}; }
+};
+
+/// A kind that adds top-level code beside a kernel (insert_device_function, add_kernel_variant):
+/// its ID names the kernel, its code stays whole declarations, and two such edits of one kernel
+/// do not conflict.
+class AddsBesideKernel : public EditKindPlanner {
+public:
+  EntityKind target() const override { return EntityKind::Kernel; }
+  bool addsBeside() const override { return true; }
+  std::optional<std::string> slotProblem(const Edit &Ed) const override {
+    return codeSlotProblemOf(Ed, CodeSlot::TopLevel, "whole declarations beside the kernel");
+  }
+};
+
+/// The planner of kind \p K (every EditKind has one).
+const EditKindPlanner &editKindPlanner(EditKind K);
+
+/// Where kinds are registered (clang-tidy's ClangTidyCheckFactories, for edit kinds).
+class EditKindRegistry {
+public:
+  template <typename T> void add() { add(std::make_unique<T>()); }
+  void add(std::unique_ptr<EditKindPlanner> K);
+  const EditKindPlanner *find(EditKind K) const;
+  const std::vector<std::unique_ptr<EditKindPlanner>> &all() const { return Kinds; }
+
+private:
+  std::vector<std::unique_ptr<EditKindPlanner>> Kinds;
+};
+
+/// Registers every built-in kind (Kinds/Module.cpp).
+void addBuiltinEditKinds(EditKindRegistry &R);
+
+} // namespace edit
+} // namespace kloop
+
+#endif

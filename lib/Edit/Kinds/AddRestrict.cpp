@@ -1,0 +1,59 @@
+//===- AddRestrict.cpp - add_restrict: float *p -> float *__restrict__ p --===//
+//
+// docs/edits.md, "add_restrict". Refused when a visible `<<<>>>` launch passes
+// the parameter a pointer that another pointer parameter's argument derives
+// from too (both could overlap).
+//
+//===----------------------------------------------------------------------===//
+#include "../EditKind.h"
+
+#include "clang/AST/Decl.h"
+#include "clang/AST/TypeLoc.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace kloop {
+namespace edit {
+
+namespace {
+
+class AddRestrict : public EditKindPlanner {
+public:
+  EditKind kind() const override { return EditKind::AddRestrict; }
+  EntityKind target() const override { return EntityKind::Param; }
+  bool sharesEntityWith(const Edit &, const Edit &Other) const override { return Other.Kind == EditKind::AddConst; }
+
+  Outcome plan(const Edit &Ed, const Entity &E, PlanContext &C) const override {
+    const auto *P = dyn_cast_or_null<ParmVarDecl>(E.D);
+    if (!P || !P->getType()->isPointerType())
+      return refuse("parameter '" + E.Data.value("name", "") + "' is not a pointer");
+    if (P->getType().isRestrictQualified())
+      return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
+    std::string Site;
+    if (auto A = C.aliasFor(E.Owner, P->getNameAsString(), Site))
+      return refuse("launch site " + Site + " passes '" + A->A1 + "' and '" + A->A2 + "' (both derived from '" +
+                    A->Base + "') to parameters '" + A->P1 + "' and '" + A->P2 + "', which may overlap");
+    if (auto PTL = unqualifiedTypeLoc(*P).getAs<PointerTypeLoc>()) {
+      auto R = C.pointOf(PTL.getStarLoc());
+      if (!R)
+        return refuse(std::string("its type: ") + macroRefusal());
+      StringRef Buf = C.bufferOf(R->File);
+      unsigned After = R->Begin + 1;
+      bool Space = After < Buf.size() && (Buf[After] == ' ' || Buf[After] == '\t');
+      return accept({replaceRange(FileRange{R->File, After, After}, Space ? " __restrict__" : "__restrict__ ")});
+    }
+    // A pointer typedef: `fptr __restrict__ p`.
+    auto R = C.pointOf(P->getLocation());
+    if (!R || P->getName().empty())
+      return refuse(std::string("its name: ") + macroRefusal());
+    return accept({replaceRange(*R, "__restrict__ ")});
+  }
+};
+
+} // namespace
+
+void registerAddRestrict(EditKindRegistry &R) { R.add<AddRestrict>(); }
+
+} // namespace edit
+} // namespace kloop

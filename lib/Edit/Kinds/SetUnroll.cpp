@@ -1,0 +1,75 @@
+//===- SetUnroll.cpp - set_unroll: #pragma unroll N above a loop ----------===//
+//
+// docs/edits.md, "set_unroll". Writes `#pragma unroll N` on its own line above
+// the loop, rewrites the loop's pragma line, or removes it (`count: null`).
+//
+//===----------------------------------------------------------------------===//
+#include "../EditKind.h"
+
+using namespace llvm;
+using nlohmann::json;
+
+namespace kloop {
+namespace edit {
+namespace {
+
+class SetUnroll : public EditKindPlanner {
+public:
+  EditKind kind() const override { return EditKind::SetUnroll; }
+  EntityKind target() const override { return EntityKind::Loop; }
+
+  Outcome plan(const Edit &Ed, const Entity &E, PlanContext &C) const override {
+    const std::string &File = C.fileOf(E);
+    StringRef Buf = C.bufferOf(File);
+    if (Buf.empty())
+      return refuse("cannot read " + File);
+    unsigned LoopBegin = E.Span.BeginOffset, LS = lineStart(Buf, LoopBegin);
+    StringRef Before = Buf.substr(LS, LoopBegin - LS);
+    std::string Indent = Before.substr(0, Before.find_first_not_of(" \t")).str();
+    std::string Pragma = Ed.Count ? "#pragma unroll " + std::to_string(*Ed.Count) : "";
+    const json &U = E.Data["unroll"];
+    if (!U.is_null())
+      return rewritePragma(Ed, E, File, Buf, LS, Pragma);
+    if (!Ed.Count)
+      return refuse("the loop has no unroll pragma to remove");
+    if (!StringRef(Before).trim().empty())
+      return accept({replaceRange(FileRange{File, LoopBegin, LoopBegin}, "\n" + Indent + Pragma + "\n" + Indent)});
+    return accept({replaceRange(FileRange{File, LS, LS}, Indent + Pragma + "\n")});
+  }
+
+private:
+  static unsigned lineStart(StringRef Buf, unsigned Off) {
+    while (Off > 0 && Buf[Off - 1] != '\n')
+      --Off;
+    return Off;
+  }
+
+  /// The loop's unroll hint is on line U["line"] above it: that line becomes \p Pragma (or goes).
+  static Outcome rewritePragma(const Edit &Ed, const Entity &E, const std::string &File, StringRef Buf,
+                               unsigned LoopLineStart, const std::string &Pragma) {
+    const json &U = E.Data["unroll"];
+    if (!U.contains("line"))
+      return refuse("its unroll hint has no source line");
+    // Find the pragma's line above the loop.
+    unsigned Want = U["line"].get<unsigned>(), Line = E.Span.BeginLine, Off = LoopLineStart;
+    while (Line > Want && Off > 0) {
+      Off = lineStart(Buf, Off - 1);
+      --Line;
+    }
+    size_t EOL = Buf.find('\n', Off);
+    StringRef Text = Buf.substr(Off, EOL == StringRef::npos ? StringRef::npos : EOL - Off);
+    if (Line != Want || !Text.ltrim().starts_with("#pragma"))
+      return refuse("its unroll hint (line " + std::to_string(Want) +
+                    ") is not a #pragma line of its own (a macro or _Pragma?); cannot rewrite it");
+    StringRef PragmaIndent = Text.substr(0, Text.find_first_not_of(" \t"));
+    FileRange R{File, Off, (unsigned)(EOL == StringRef::npos ? Buf.size() : EOL + 1)};
+    return accept({replaceRange(R, Ed.Count ? PragmaIndent.str() + Pragma + "\n" : std::string())});
+  }
+};
+
+} // namespace
+
+void registerSetUnroll(EditKindRegistry &R) { R.add<SetUnroll>(); }
+
+} // namespace edit
+} // namespace kloop

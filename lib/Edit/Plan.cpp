@@ -1,0 +1,413 @@
+//===- Plan.cpp - Resolve a proposal's IDs on the AST of every parse ------===//
+//
+// Each TU is parsed on the host side (launch sites, the pointers they pass) and
+// then the device side (kernels and their regions); in HandleTranslationUnit,
+// while the AST is alive, every edit is resolved through the inventory entity
+// of its ID, checked against the entity (kind, editable, slot) and handed to
+// its kind (lib/Edit/Kinds/), which turns it into file-offset replacements.
+//
+//===----------------------------------------------------------------------===//
+#include "Plan.h"
+#include "kloop/Support/Path.h"
+
+#include "clang/AST/ASTConsumer.h"
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/TypeLoc.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Lex/Lexer.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace kloop {
+namespace edit {
+
+// --- small shared helpers (EditKind.h) ------------------------------------------
+
+Outcome refuse(std::string Why) {
+  Outcome O;
+  O.St = Outcome::Refused;
+  O.Reason = std::move(Why);
+  return O;
+}
+
+Outcome accept(std::vector<TextEdit> Edits) {
+  Outcome O;
+  O.St = Outcome::Ok;
+  O.Edits = std::move(Edits);
+  return O;
+}
+
+TextEdit replaceRange(const FileRange &R, std::string Text) {
+  return TextEdit{R.File, R.Begin, R.End - R.Begin, std::move(Text), 0};
+}
+
+const char *macroRefusal() {
+  return "its source range crosses a macro expansion, so it cannot be edited safely; edit the macro "
+         "definition instead";
+}
+
+const Expr *stripCasts(const Expr *E) {
+  for (;;) {
+    const Expr *Prev = E;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *C = dyn_cast<ExplicitCastExpr>(E))
+      E = C->getSubExpr();
+    if (E == Prev)
+      return E;
+  }
+}
+
+std::pair<std::string, std::string> splitAt(StringRef ID) {
+  // `@` may appear in a launch-site file name only before ':'; kernel IDs use it as suffix.
+  size_t At = ID.rfind('@');
+  if (At == StringRef::npos || ID.find('/', At) != StringRef::npos)
+    return {ID.str(), ""};
+  return {ID.substr(0, At).str(), ID.substr(At + 1).str()};
+}
+
+TypeLoc unqualifiedTypeLoc(const ParmVarDecl &P) {
+  TypeLoc TL = P.getTypeSourceInfo()->getTypeLoc();
+  while (auto Q = TL.getAs<QualifiedTypeLoc>())
+    TL = Q.getUnqualifiedLoc();
+  return TL;
+}
+
+std::optional<std::string> expressionSlotProblem(StringRef Field, const std::string &Value) {
+  if (auto Why = codeSlotProblem(Value, CodeSlot::Expression))
+    return "field '" + Field.str() + "' must be one C++ expression on one line: " + *Why;
+  return std::nullopt;
+}
+
+std::optional<std::string> codeSlotProblemOf(const Edit &Ed, CodeSlot S, StringRef Where) {
+  if (auto Why = codeSlotProblem(StringRef(Ed.Code).trim(), S))
+    return "'code' must stay " + Where.str() + ": " + *Why;
+  return std::nullopt;
+}
+
+std::string EditKindPlanner::targetDescription() const { return std::string("a ") + entityKindName(target()); }
+
+std::string parseKey(const CompileJob &Job, Side S) {
+  return Job.File + "|" + std::to_string(Job.Entry) + "|" + sideName(S).str();
+}
+
+std::string diagKey(const ParseDiagnostic &D) {
+  return D.Level + "|" + sys::path::filename(D.File).str() + "|" + D.Message;
+}
+
+std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts) {
+  std::vector<std::string> CL = sideCommandLine(Job, S, FOpts);
+  for (const std::string &F : checkedWarningFlags())
+    CL.push_back(F);
+  return CL;
+}
+
+// --- PlanContext ------------------------------------------------------------------
+
+PlanContext::PlanContext(PlanState &St, Side W, const CompileJob &Job, ASTContext &Ctx, SideInventory &Inv)
+    : St(St), W(W), Job(Job), Ctx(Ctx), SM(Ctx.getSourceManager()) {
+  for (Entity &E : Inv.Entities) {
+    std::string ID = E.ID;
+    if (E.Kind == EntityKind::LaunchSite)
+      ID = relativePath(absolutePath(E.Span.File, Job.Directory), St.Opts.Root) + ":" + E.ID;
+    ByID.emplace(ID, &E);
+    FileOf[&E] = absolutePath(E.Span.File, Job.Directory);
+  }
+}
+
+const Entity *PlanContext::find(const std::string &ID) const {
+  auto It = ByID.find(ID);
+  if (It != ByID.end())
+    return It->second;
+  auto [Base, File] = splitAt(ID);
+  if (File.empty())
+    return nullptr;
+  It = ByID.find(Base);
+  if (It != ByID.end() && relativePath(FileOf.at(It->second), St.Opts.Root) == File)
+    return It->second;
+  return nullptr;
+}
+
+const Entity *PlanContext::owner(const Entity &E) const {
+  auto It = ByID.find(E.Owner);
+  return It == ByID.end() ? nullptr : It->second;
+}
+
+Region PlanContext::regionOf(const Entity &E) const {
+  return Region{FileOf.at(&E), E.Span.BeginOffset, E.Span.EndOffset};
+}
+
+std::optional<FileRange> PlanContext::rangeOf(SourceRange R) const {
+  CharSourceRange CR = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(R), SM, Ctx.getLangOpts());
+  if (CR.isInvalid())
+    return std::nullopt;
+  FileRange F;
+  F.File = absolutePath(SM.getFilename(CR.getBegin()), Job.Directory);
+  F.Begin = SM.getFileOffset(CR.getBegin());
+  F.End = SM.getFileOffset(CR.getEnd());
+  return F;
+}
+
+std::optional<FileRange> PlanContext::pointOf(SourceLocation L) const {
+  if (L.isMacroID()) {
+    if (!SM.isMacroArgExpansion(L))
+      return std::nullopt;
+    L = SM.getSpellingLoc(L);
+  }
+  if (L.isInvalid())
+    return std::nullopt;
+  return FileRange{absolutePath(SM.getFilename(L), Job.Directory), SM.getFileOffset(L), SM.getFileOffset(L)};
+}
+
+StringRef PlanContext::bufferOf(const std::string &File) const {
+  auto FE = SM.getFileManager().getOptionalFileRef(File);
+  if (!FE)
+    return {};
+  FileID FID = SM.translateFile(*FE);
+  if (FID.isInvalid())
+    return {};
+  return SM.getBufferData(FID);
+}
+
+std::string PlanContext::textOf(SourceRange R) const {
+  auto F = rangeOf(R);
+  if (!F)
+    return "";
+  return bufferOf(F->File).substr(F->Begin, F->End - F->Begin).str();
+}
+
+std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kernel, const std::string &Param,
+                                                        std::string &Site) const {
+  std::lock_guard<std::mutex> L(St.M);
+  for (const LaunchFacts &F : St.Launches)
+    if (F.Kernel == Kernel)
+      for (const LaunchFacts::Alias &A : F.Aliases)
+        if (A.P1 == Param || A.P2 == Param) {
+          Site = F.SiteID;
+          return A;
+        }
+  return std::nullopt;
+}
+
+namespace {
+
+/// The variable a pointer expression is derived from: p, p + k, &p[k], (T*)p.
+const ValueDecl *baseOf(const Expr *E) {
+  E = stripCasts(E);
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    return DRE->getDecl();
+  if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
+    if (BO->isAdditiveOp()) {
+      if (BO->getLHS()->getType()->isPointerType())
+        return baseOf(BO->getLHS());
+      if (BO->getRHS()->getType()->isPointerType())
+        return baseOf(BO->getRHS());
+    }
+    if (BO->getOpcode() == BO_Comma)
+      return baseOf(BO->getRHS());
+  }
+  if (const auto *UO = dyn_cast<UnaryOperator>(E))
+    if (UO->getOpcode() == UO_AddrOf)
+      if (const auto *AS = dyn_cast<ArraySubscriptExpr>(stripCasts(UO->getSubExpr())))
+        return baseOf(AS->getBase());
+  if (const auto *ME = dyn_cast<MemberExpr>(E))
+    return ME->getMemberDecl();
+  return nullptr;
+}
+
+/// The pointer parameters of a `<<<>>>` launch that receive aliased arguments.
+std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity &E, const PlanContext &C) {
+  const auto *KCE = dyn_cast_or_null<CUDAKernelCallExpr>(E.S);
+  if (!KCE || !E.Data["kernel"].is_string())
+    return std::nullopt;
+  const FunctionDecl *K = KCE->getDirectCallee();
+  if (!K)
+    return std::nullopt;
+  LaunchFacts F;
+  F.SiteID = SiteID;
+  F.Kernel = E.Data["kernel"].get<std::string>();
+  unsigned N = std::min<unsigned>(KCE->getNumArgs(), K->getNumParams());
+  for (unsigned I = 0; I < N; ++I)
+    for (unsigned J = I + 1; J < N; ++J) {
+      const ParmVarDecl *PI = K->getParamDecl(I), *PJ = K->getParamDecl(J);
+      if (!PI->getType()->isPointerType() || !PJ->getType()->isPointerType())
+        continue;
+      const ValueDecl *BI = baseOf(KCE->getArg(I)), *BJ = baseOf(KCE->getArg(J));
+      std::string TI = C.textOf(KCE->getArg(I)->getSourceRange()), TJ = C.textOf(KCE->getArg(J)->getSourceRange());
+      bool Same = (BI && BI == BJ) || (!TI.empty() && TI == TJ);
+      if (Same)
+        F.Aliases.push_back(
+            {PI->getNameAsString(), PJ->getNameAsString(), TI, TJ, BI ? BI->getNameAsString() : TI});
+    }
+  return F;
+}
+
+/// The host functions with a body outside system headers (an edit may not name one).
+void collectHostFunctions(const DeclContext *DC, const SourceManager &SM, std::set<std::string> &Out) {
+  for (const Decl *D : DC->decls()) {
+    if (const auto *NS = dyn_cast<NamespaceDecl>(D))
+      collectHostFunctions(NS, SM, Out);
+    else if (const auto *FD = dyn_cast<FunctionDecl>(D))
+      if (!FD->hasAttr<CUDAGlobalAttr>() && FD->doesThisDeclarationHaveABody() &&
+          !SM.isInSystemHeader(FD->getLocation()))
+        Out.insert(FD->getQualifiedNameAsString());
+  }
+}
+
+bool plansOn(EditKindPlanner::Sides S, Side W) {
+  return S == EditKindPlanner::Sides::Both || (S == EditKindPlanner::Sides::Host) == (W == Side::Host);
+}
+
+/// Plans every edit on one side of one parse and records what it saw in the PlanState.
+class Planner {
+public:
+  Planner(PlanState &St, Side W, const CompileJob &Job, ASTContext &Ctx, const MacroTable &Macros,
+          const ErrorTable &Errors)
+      : St(St), W(W), Inv(collectSideInventory(Ctx, W, Macros, &Errors)), C(St, W, Job, Ctx, Inv) {}
+
+  void run() {
+    if (W == Side::Host)
+      collectLaunchFacts();
+    std::vector<Outcome> Out(St.P.Edits.size());
+    for (size_t I = 0; I < St.P.Edits.size(); ++I)
+      Out[I] = plan(St.P.Edits[I]);
+    std::lock_guard<std::mutex> L(St.M);
+    for (auto &[ID, E] : C.entities()) {
+      EntityKind K = E->Kind == EntityKind::LocalConstant ? EntityKind::Constant : E->Kind;
+      if (W == Side::Device || K == EntityKind::LaunchSite || K == EntityKind::Constant) {
+        St.Known[K].insert(ID);
+        St.KindOf[ID] = K;
+      }
+    }
+    St.HostFunctions.insert(HostFns.begin(), HostFns.end());
+    for (size_t I = 0; I < Out.size(); ++I)
+      St.PerEdit[I].push_back(std::move(Out[I]));
+    for (LaunchFacts &F : Facts)
+      St.Launches.push_back(std::move(F));
+  }
+
+private:
+  PlanState &St;
+  Side W;
+  SideInventory Inv;
+  PlanContext C;
+  std::vector<LaunchFacts> Facts;
+  std::set<std::string> HostFns;
+
+  void collectLaunchFacts() {
+    for (auto &[ID, E] : C.entities())
+      if (E->Kind == EntityKind::LaunchSite)
+        if (std::optional<LaunchFacts> F = launchFactsOf(ID, *E, C))
+          Facts.push_back(std::move(*F));
+    collectHostFunctions(C.astContext().getTranslationUnitDecl(), C.sourceManager(), HostFns);
+  }
+
+  /// Why \p E cannot be the entity of \p Ed, if it cannot.
+  std::optional<std::string> entityProblem(const Edit &Ed, const Entity &E, const EditKindPlanner &K) const {
+    EntityKind Have = E.Kind == EntityKind::LocalConstant ? EntityKind::Constant : E.Kind;
+    if (!K.accepts(Have))
+      return "'" + Ed.ID + "' is a " + entityKindName(E.Kind) + ", but " + K.name().str() + " needs " +
+             K.targetDescription();
+    if (!E.Editable)
+      return "'" + Ed.ID + "' " + E.NotEditableReason;
+    if (E.Kind == EntityKind::Loop || E.Kind == EntityKind::Param || E.Kind == EntityKind::LocalConstant) {
+      const Entity *Kernel = C.owner(E);
+      if (Kernel && !Kernel->Editable)
+        return "its kernel '" + Kernel->ID + "' " + Kernel->NotEditableReason;
+    }
+    return K.slotProblem(Ed);
+  }
+
+  Outcome plan(const Edit &Ed) {
+    const EditKindPlanner &K = editKindPlanner(Ed.Kind);
+    if (!plansOn(K.sides(), W))
+      return K.planOtherSide(Ed, C);
+    const Entity *E = C.find(Ed.ID);
+    if (!E)
+      return {};
+    if (auto Why = entityProblem(Ed, *E, K))
+      return refuse(*Why);
+    Outcome O = K.plan(Ed, *E, C);
+    if (O.St == Outcome::Ok && O.Regions.empty()) {
+      const Entity *Reg = E;
+      if (E->Kind == EntityKind::Loop || E->Kind == EntityKind::Param)
+        Reg = C.owner(*E) ? C.owner(*E) : E;
+      O.Regions.push_back(C.regionOf(*Reg));
+    }
+    return O;
+  }
+};
+
+class PlanConsumer : public ASTConsumer {
+public:
+  PlanConsumer(PlanState &St, Side W, const CompileJob &Job, MacroTable &M, ErrorTable &Errors)
+      : St(St), W(W), Job(Job), M(M), Errors(Errors) {}
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    // An imperfect TU is planned on clang's recovered AST (entities its errors touch are not
+    // editable); after a fatal error nothing is trusted.
+    if (Ctx.getDiagnostics().hasFatalErrorOccurred())
+      return;
+    Planner(St, W, Job, Ctx, M, Errors).run();
+    DeclCensus C = takeDeclCensus(Ctx);
+    std::lock_guard<std::mutex> L(St.M);
+    St.Census[parseKey(Job, W)] = std::move(C);
+  }
+
+private:
+  PlanState &St;
+  Side W;
+  const CompileJob &Job;
+  MacroTable &M;
+  ErrorTable &Errors;
+};
+
+class PlanAction : public ASTFrontendAction {
+public:
+  PlanAction(PlanState &St, Side W, const CompileJob &Job) : St(St), W(W), Job(Job) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
+    recordMacros(CI.getPreprocessor(), Macros);
+    recordErrors(CI.getDiagnostics(), W, Errors);
+    return std::make_unique<PlanConsumer>(St, W, Job, Macros, Errors);
+  }
+
+private:
+  PlanState &St;
+  Side W;
+  const CompileJob &Job;
+  MacroTable Macros;
+  ErrorTable Errors;
+};
+
+} // namespace
+
+Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts) {
+  for (const CompileJob &Job : Jobs) {
+    if (Job.Error)
+      return createStringError(inconvertibleErrorCode(), Job.File + ": " + *Job.Error);
+    for (Side S : {Side::Host, Side::Device}) {
+      ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
+                                       std::make_unique<PlanAction>(St, S, Job));
+      if (parseUnusable(R)) {
+        std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
+                          " side) before the edit; kloop apply edits only code clang can read:";
+        for (const ParseDiagnostic &D : R.Diagnostics)
+          if (D.Level != "warning")
+            Msg += "\n  " + D.str();
+        return createStringError(inconvertibleErrorCode(), Msg);
+      }
+      for (const ParseDiagnostic &D : R.Diagnostics)
+        St.BeforeDiags[parseKey(Job, S)].insert(diagKey(D));
+    }
+  }
+  return Error::success();
+}
+
+} // namespace edit
+} // namespace kloop

@@ -1,0 +1,56 @@
+//===- Plan.h - Resolve a proposal's IDs on the AST of every parse -*- C++ -*-===//
+//
+// Internal to kloopEdit. The first step of applyProposal (docs/edits.md): each
+// translation unit is parsed on the host side (launch sites, the pointers they
+// pass) and then the device side (kernels and their regions); while the AST is
+// alive every edit is resolved through the inventory entity of its ID and
+// handed to its kind (EditKind.h), which turns it into replacements.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_LIB_EDIT_PLAN_H
+#define KLOOP_LIB_EDIT_PLAN_H
+
+#include "AddedCode.h"
+#include "EditKind.h"
+
+#include <map>
+#include <mutex>
+#include <set>
+
+namespace kloop {
+namespace edit {
+
+/// Shared state of all plan parses.
+struct PlanState {
+  const Proposal &P;
+  const ApplyOptions &Opts;
+  std::mutex M;
+  std::vector<std::vector<Outcome>> PerEdit; // [edit][parse]
+  /// IDs seen, by entity kind, and the kind of each (for "unknown ID" and "wrong kind" reasons).
+  std::map<EntityKind, std::set<std::string>> Known;
+  std::map<std::string, EntityKind> KindOf;
+  std::set<std::string> HostFunctions;
+  std::vector<LaunchFacts> Launches;
+  /// Top-level declarations before the edit, per parseKey (AddedCode.h).
+  std::map<std::string, DeclCensus> Census;
+  /// Diagnostics of each parse before the edit (diagKey), per parseKey.
+  std::map<std::string, std::multiset<std::string>> BeforeDiags;
+  PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
+};
+
+/// Names the parse of \p Job on side \p S: a file the compilation database lists with several
+/// commands is several jobs (CompileJob::Entry), each parsed and checked on its own.
+std::string parseKey(const CompileJob &Job, Side S);
+/// A diagnostic as compared before and after the edit: level, file name and message.
+std::string diagKey(const ParseDiagnostic &D);
+/// The command line of a parse, with checkedWarningFlags() added.
+std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts);
+
+/// Parses every job on both sides and plans every edit of St.P on each parse
+/// (St.PerEdit, St.Known, ...). An error when a job cannot be parsed at all.
+llvm::Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);
+
+} // namespace edit
+} // namespace kloop
+
+#endif
