@@ -247,9 +247,12 @@ void LaunchCapturer::onEnter(const DriverLaunch &L, const LayoutQuery &Layout, c
   std::optional<std::vector<capture::ParamSlot>> Slots = Layout(Why);
   if (!Slots)
     return refuse(L.Seq, L.Mangled, "no parameter layout (" + Why + ")");
-  std::vector<uint8_t> Buf = parameterBuffer(L, *Slots, Why);
-  if (!Why.empty())
-    return refuse(L.Seq, L.Mangled, Why);
+  // Why may already list the layout queries that failed before one succeeded (queryLayout tries the
+  // handle as a CUfunction, then as a CUkernel): the buffer's own problem gets a string of its own.
+  std::string BufferProblem;
+  std::vector<uint8_t> Buf = parameterBuffer(L, *Slots, BufferProblem);
+  if (!BufferProblem.empty())
+    return refuse(L.Seq, L.Mangled, BufferProblem);
 
   auto P = std::make_unique<Pending>();
   capture::Launch &R = P->Record;
