@@ -158,7 +158,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   Expected<json> Canary = canaryOf(J, *R);
   if (!Canary)
     return Canary.takeError();
-  unsigned Refused = 0, BuildFailed = 0, FailedVerif = 0, Accepted = 0, Unmeasured = 0, Rejected = 0;
+  unsigned Refused = 0, BuildFailed = 0, FailedVerif = 0, Accepted = 0, Unmeasured = 0, Rejected = 0, ApplyFailed = 0;
   std::map<std::string, unsigned> ByReason;
   int64_t TokIn = 0, TokOut = 0;
   double Cost = 0;
@@ -179,6 +179,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     else if (O == "failed_verification") ++FailedVerif;
     else if (O == "accepted") ++Accepted;
     else if (O == "unmeasured") ++Unmeasured;
+    else if (O == "apply_failed") ++ApplyFailed;
     else ++Rejected;
   }
   bool Skipped = false;
@@ -275,6 +276,8 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
      << "| refused | " << Refused << " |\n"
      << "| failed verification | " << FailedVerif << " |\n"
      << "| build failures | " << BuildFailed << " |\n"
+     << (ApplyFailed ? "| apply failures (kloop failed on the candidate) | " + std::to_string(ApplyFailed) + " |\n"
+                     : std::string())
      << "| diff size | +" << Plus << " -" << Minus << " lines |\n"
      << "| tokens spent | " << TokIn + TokOut << " (in " << TokIn << ", out " << TokOut << ") |\n"
      << "| cost | " << llvm::formatv("{0:f4}", Cost).str() << " USD |\n"
