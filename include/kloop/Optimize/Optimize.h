@@ -14,10 +14,10 @@
 /// later steps need, so a resumed run (OptimizeOptions::Resume) reuses the
 /// payload of each finished step instead of redoing it.
 ///
-/// The stages that touch the outside world (inventory, kloop apply, the
-/// workload's build, nvcc's ptxas report, the measured comparison) sit behind
-/// the Stages interface: makeProcessStages (Stages.h) runs the real ones, and
-/// tests substitute fakes.
+/// The stages that touch the outside world (the inventory and the apply of a
+/// proposal, both in this process; the workload's build and its ptxas report;
+/// the measured comparison) sit behind the Stages interface: makeProcessStages
+/// (Stages.h) runs the real ones, and tests substitute fakes.
 ///
 /// Without a GPU (Stages::haveGpu false) Verify and Measure are journaled as
 /// skipped and nothing is accepted.
