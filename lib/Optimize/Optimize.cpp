@@ -191,15 +191,15 @@ static json applyPayload(const ApplyOutcome &A, StringRef SourceDir) {
   return P;
 }
 
-/// Journals what applying proposal \p PropId did: one refusal row per refusal (with the refused edit's
-/// index; none for the whole proposal), a verdict "apply_failed" for a failure, and every edit of
+/// Journals what applying proposal \p PropId did: one refusal row per refusal (its reason, with the
+/// refused edit's index; none for the whole proposal), a verdict "apply_failed" for a failure, and every edit of
 /// \p Proposal with whether it was applied (a proposal is applied all or nothing).
 static Error journalApply(Journal &J, int64_t PropId, const json &Proposal, const ApplyOutcome &A) {
   for (const Refusal &R : A.Refusals) {
     std::optional<int64_t> Edit;
     if (R.EditIndex >= 0)
       Edit = R.EditIndex;
-    if (Expected<int64_t> RId = J.recordRefusal(PropId, Edit, R.str()); !RId)
+    if (Expected<int64_t> RId = J.recordRefusal(PropId, Edit, R.Reason); !RId)
       return RId.takeError();
   }
   if (A.Failure)
