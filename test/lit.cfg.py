@@ -83,5 +83,13 @@ def _can_mount_tmpfs():
 
 if _can_mount_tmpfs():
     config.available_features.add("tmpfs-mount")
+# strace on PATH and allowed to trace (a container may forbid ptrace): test/Optimize/no-self-exec.test.
+if shutil.which("strace"):
+    try:
+        if subprocess.run(["strace", "-f", "-qq", "-e", "trace=execve", "-o", os.devnull, "true"],
+                          capture_output=True, timeout=20).returncode == 0:
+            config.available_features.add("strace")
+    except Exception:
+        pass
 if os.environ.get("KLOOP_SLOW_TESTS"):
     config.available_features.add("slow")

@@ -11,9 +11,9 @@
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
 #include "kloop/Support/Ptxas.h"
-#include "kloop/Edit/Apply.h"
+#include "kloop/Edit/ApplyFile.h"
 #include "kloop/Edit/Rules.h"
-#include "kloop/Inventory/Inventory.h"
+#include "kloop/Inventory/Extract.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -93,6 +93,101 @@ Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::st
   return kloop::toJSON(kloop::parsePtxasVerbose(Out));
 }
 
+/// --rule NAME: the rule's proposal for the inventory of the inputs, applied with refused candidate edits
+/// dropped (they are reported as skipped).
+Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opts, kloop::ApplyOptions AO,
+                                               bool WriteNow) {
+  kloop::ExtractOptions EO;
+  EO.Root = AO.Root;
+  Expected<kloop::Extraction> E = kloop::extractInventory(Opts, EO);
+  if (!E)
+    return E.takeError();
+  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, E->Inventory);
+  if (!P)
+    return P.takeError();
+  AO.DropRefused = true;
+  Expected<kloop::ProposalApplication> A = kloop::applyProposalToInputs(*P, Opts, AO, WriteNow);
+  if (A)
+    A->RecoveryNotes.insert(A->RecoveryNotes.begin(), E->RecoveryNotes.begin(), E->RecoveryNotes.end());
+  return A;
+}
+
+/// --verify-build: each changed file compiled before and after with nvcc -Xptxas -v, the report printed;
+/// false (after printing why) when the edited code does not build or nvcc cannot run.
+bool verifyBuild(const kloop::ProposalApplication &A) {
+  std::string NvccPath = Nvcc;
+  if (NvccPath.empty()) {
+    auto CI = kloop::findCudaInstallation(CudaPath);
+    if (!CI) {
+      errs() << "kloop apply: error: --verify-build: no CUDA installation found (use --cuda-path or --nvcc)\n";
+      return false;
+    }
+    NvccPath = CI->Path + "/bin/nvcc";
+  }
+  nlohmann::json Report = nlohmann::json::object();
+  for (const kloop::CompileJob &Job : A.Jobs) {
+    const kloop::FileChange *C = nullptr;
+    for (const kloop::FileChange &F : A.Result.Changes)
+      if (F.File == Job.File)
+        C = &F;
+    if (!C)
+      continue;
+    std::string Arch = GpuArch.empty() ? (Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front()) : GpuArch;
+    auto Before = ptxasReport(Job, C->Before, NvccPath, Arch);
+    if (!Before) {
+      errs() << "kloop apply: error: --verify-build (before): " << toString(Before.takeError()) << "\n";
+      return false;
+    }
+    auto After = ptxasReport(Job, C->After, NvccPath, Arch);
+    if (!After) {
+      errs() << "kloop apply: refused: --verify-build: the edited file does not build: "
+             << kloop::terminalSafe(toString(After.takeError())) << "\n";
+      return false;
+    }
+    Report[C->RelPath] = {{"before", *Before}, {"after", *After}};
+  }
+  errs() << "kloop apply: ptxas report " << kloop::dumpJSON(Report, 2) << "\n";
+  return true;
+}
+
+/// Prints the refusals of \p A (`refused:`, or `skipped:` for the edits a rule dropped); true when the
+/// proposal is refused or changes nothing (exit 1).
+bool reportRefusals(const kloop::ProposalApplication &A, bool Dropped) {
+  for (const kloop::Refusal &R : A.Result.Refusals)
+    errs() << "kloop apply: " << (Dropped ? "skipped: " : "refused: ") << kloop::terminalSafe(R.str()) << "\n";
+  if (A.Unchanged)
+    errs() << "kloop apply: nothing to change\n";
+  return A.Refused || A.Unchanged;
+}
+
+/// Writes \p A's changes as asked: in place (unless already written), as --export-fixes YAML, or as a
+/// diff on stdout. The exit code.
+int writeOutput(const kloop::ProposalApplication &A, StringRef ProposalName) {
+  if (InPlace) {
+    if (!A.Written)
+      if (Error E = kloop::writeChangesInPlace(A.Result.Changes)) {
+        errs() << "kloop apply: error: " << toString(std::move(E)) << "\n";
+        return 1;
+      }
+    for (const kloop::FileChange &C : A.Result.Changes)
+      errs() << "kloop apply: wrote " << C.RelPath << "\n";
+    return 0;
+  }
+  if (!ExportFixes.empty()) {
+    std::string Main = A.Jobs.empty() ? "" : A.Jobs.front().File;
+    if (Error E = kloop::writeFileAtomically(ExportFixes, kloop::exportFixesYaml(A.Result.Changes, Main))) {
+      errs() << "kloop apply: error: " << toString(std::move(E)) << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  // The diff carries the proposal's rationale and code: escaped on a terminal, as written in a pipe
+  // (a patch file keeps the bytes of the code).
+  std::string Diff = kloop::renderDiff(A.Result.Changes, *A.P, ProposalName);
+  outs() << (sys::Process::StandardOutIsDisplayed() ? kloop::terminalSafe(Diff) : Diff);
+  return 0;
+}
+
 int runApply(const kloop::CommandContext &Ctx) {
   std::vector<std::string> Pos(Positional.begin(), Positional.end());
   if (RuleName.empty() && Pos.empty()) {
@@ -103,24 +198,9 @@ int runApply(const kloop::CommandContext &Ctx) {
     errs() << "kloop apply: error: --in-place and --export-fixes exclude each other\n";
     return 2;
   }
-  std::string ProposalName;
-  std::optional<kloop::Proposal> P;
-  if (RuleName.empty()) {
-    ProposalName = Pos.front();
+  std::string ProposalName = RuleName.empty() ? Pos.front() : "rule " + RuleName;
+  if (RuleName.empty())
     Pos.erase(Pos.begin());
-    auto Buf = MemoryBuffer::getFileOrSTDIN(ProposalName);
-    if (!Buf) {
-      errs() << "kloop apply: error: cannot read " << ProposalName << ": " << Buf.getError().message() << "\n";
-      return 1;
-    }
-    auto Parsed = kloop::parseProposalText((*Buf)->getBuffer(), ProposalName);
-    if (!Parsed) {
-      errs() << "kloop apply: refused: " << kloop::terminalSafe(toString(Parsed.takeError())) << "\n";
-      return 1;
-    }
-    P = std::move(*Parsed);
-  }
-
   kloop::FrontendOptions Opts;
   Opts.BuildPath = BuildPath;
   Opts.Inputs = Pos;
@@ -129,102 +209,25 @@ int runApply(const kloop::CommandContext &Ctx) {
   Opts.CudaPath = CudaPath;
   Opts.GpuArch = GpuArch;
   Opts.Jobs = Jobs;
-  auto Planned = kloop::planCompileJobs(Opts);
-  if (!Planned) {
-    errs() << "kloop apply: error: " << toString(Planned.takeError()) << "\n";
-    return 1;
-  }
-  if (!kloop::recoverInterruptedWrites("apply", kloop::jobFiles(*Planned)))
-    return 1;
   kloop::ApplyOptions AO;
   AO.Root = rootDir();
   AO.Format = !NoFormat;
-  if (!RuleName.empty()) {
-    auto Results = kloop::runInventory(*Planned, Opts);
-    nlohmann::json Inv = kloop::mergeInventory(Results, AO.Root);
-    auto R = kloop::proposalFromRule(RuleName, Inv);
-    if (!R) {
-      errs() << "kloop apply: error: " << toString(R.takeError()) << "\n";
-      return 1;
-    }
-    P = std::move(*R);
-    ProposalName = "rule " + RuleName;
-    AO.DropRefused = true;
-  }
-  auto Result = kloop::applyProposal(*P, *Planned, Opts, AO);
-  if (!Result) {
-    errs() << "kloop apply: error: " << kloop::terminalSafe(toString(Result.takeError())) << "\n";
+  // With --verify-build the files are written only once the edited code is known to build.
+  bool WriteNow = InPlace && !VerifyBuild;
+  Expected<kloop::ProposalApplication> A = RuleName.empty()
+                                               ? kloop::applyProposalFile(ProposalName, Opts, AO, WriteNow)
+                                               : applyRule(Opts, AO, WriteNow);
+  if (!A) {
+    errs() << "kloop apply: error: " << kloop::terminalSafe(toString(A.takeError())) << "\n";
     return 1;
   }
-  if (AO.DropRefused)
-    for (const kloop::Refusal &R : Result->Refusals)
-      errs() << "kloop apply: skipped: " << kloop::terminalSafe(R.str()) << "\n";
-  if (Result->refused() || (!AO.DropRefused && !Result->Refusals.empty())) {
-    if (!AO.DropRefused)
-      for (const kloop::Refusal &R : Result->Refusals)
-        errs() << "kloop apply: refused: " << kloop::terminalSafe(R.str()) << "\n";
+  for (const std::string &N : A->RecoveryNotes)
+    errs() << "kloop apply: note: " << N << "\n";
+  if (reportRefusals(*A, /*Dropped=*/!RuleName.empty()))
     return 1;
-  }
-  if (Result->Changes.empty()) {
-    errs() << "kloop apply: nothing to change\n";
+  if (VerifyBuild && !verifyBuild(*A))
     return 1;
-  }
-  if (VerifyBuild) {
-    std::string NvccPath = Nvcc;
-    if (NvccPath.empty()) {
-      auto CI = kloop::findCudaInstallation(CudaPath);
-      if (!CI) {
-        errs() << "kloop apply: error: --verify-build: no CUDA installation found (use --cuda-path or --nvcc)\n";
-        return 1;
-      }
-      NvccPath = CI->Path + "/bin/nvcc";
-    }
-    nlohmann::json Report = nlohmann::json::object();
-    for (const kloop::CompileJob &Job : *Planned) {
-      const kloop::FileChange *C = nullptr;
-      for (const kloop::FileChange &F : Result->Changes)
-        if (F.File == Job.File)
-          C = &F;
-      if (!C)
-        continue;
-      std::string Arch = GpuArch.empty() ? (Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front()) : GpuArch;
-      auto Before = ptxasReport(Job, C->Before, NvccPath, Arch);
-      if (!Before) {
-        errs() << "kloop apply: error: --verify-build (before): " << toString(Before.takeError()) << "\n";
-        return 1;
-      }
-      auto After = ptxasReport(Job, C->After, NvccPath, Arch);
-      if (!After) {
-        errs() << "kloop apply: refused: --verify-build: the edited file does not build: "
-               << kloop::terminalSafe(toString(After.takeError())) << "\n";
-        return 1;
-      }
-      Report[C->RelPath] = {{"before", *Before}, {"after", *After}};
-    }
-    errs() << "kloop apply: ptxas report " << kloop::dumpJSON(Report, 2) << "\n";
-  }
-  if (InPlace) {
-    if (Error E = kloop::writeChangesInPlace(Result->Changes)) {
-      errs() << "kloop apply: error: " << toString(std::move(E)) << "\n";
-      return 1;
-    }
-    for (const kloop::FileChange &C : Result->Changes)
-      errs() << "kloop apply: wrote " << C.RelPath << "\n";
-    return 0;
-  }
-  if (!ExportFixes.empty()) {
-    std::string Main = Planned->empty() ? "" : Planned->front().File;
-    if (Error E = kloop::writeFileAtomically(ExportFixes, kloop::exportFixesYaml(Result->Changes, Main))) {
-      errs() << "kloop apply: error: " << toString(std::move(E)) << "\n";
-      return 1;
-    }
-    return 0;
-  }
-  // The diff carries the proposal's rationale and code: escaped on a terminal, as written in a pipe
-  // (a patch file keeps the bytes of the code).
-  std::string Diff = kloop::renderDiff(Result->Changes, *P, ProposalName);
-  outs() << (sys::Process::StandardOutIsDisplayed() ? kloop::terminalSafe(Diff) : Diff);
-  return 0;
+  return writeOutput(*A, ProposalName);
 }
 
 kloop::CommandRegistration Reg(ApplySub, runApply);

@@ -11,6 +11,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -59,6 +60,19 @@ std::string checkOutputFile(StringRef Path) {
 
 static void printVersion(raw_ostream &OS) { OS << "kloop 0.1.0 (LLVM/Clang 22)\n"; }
 
+/// \p RC, or, when a parse crashed during the command (and was recovered, kloop/Frontend/Frontend.h), the
+/// process ends here with \p RC after flushing its output, without LLVM's shutdown: a crashed parse
+/// abandons its thread's stack with objects still registered in LLVM's global lists (clang's `#pragma
+/// clang __debug crash` leaves its Timer in the default TimerGroup), and llvm_shutdown would walk them.
+static int exitAfterParseCrash(int RC) {
+  if (!anyParseCrashed())
+    return RC;
+  outs().flush();
+  errs().flush();
+  std::fflush(nullptr);
+  std::_Exit(RC);
+}
+
 int kloopMain(int Argc, const char **Argv) {
   InitLLVM X(Argc, Argv);
   CommandContext Ctx;
@@ -104,7 +118,7 @@ int kloopMain(int Argc, const char **Argv) {
     return 2;
   for (const RegisteredCommand &C : registeredCommands())
     if (*C.Sub)
-      return C.Fn(Ctx);
+      return exitAfterParseCrash(C.Fn(Ctx));
   errs() << "kloop: error: no subcommand given; run `kloop --help` for the list\n";
   return 2;
 }

@@ -8,7 +8,7 @@
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
-#include "kloop/Inventory/Inventory.h"
+#include "kloop/Inventory/Extract.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -57,6 +57,44 @@ cl::opt<bool> StrictFlags("strict-flags",
                                    "warning, and the flag is ignored)"),
                           cl::sub(ExtractSub));
 
+/// Prints the errors of every translation unit with status "error" (lost whole, an error) or "partial"
+/// (its errors are warnings: it still yields what they do not touch; docs/inventory.md, "Errors").
+void printUnitErrors(const kloop::inv::Inventory &Inv) {
+  for (const kloop::inv::TranslationUnit &TU : Inv.TranslationUnits) {
+    bool Lost = TU.Status == "error";
+    if (!Lost && TU.Status != "partial")
+      continue;
+    errs() << "kloop extract: " << (Lost ? "error: " : "warning: ") << TU.File << ": ";
+    const char *Head = Lost ? "failed to parse" : "parsed with errors; what they touch has status \"error\"";
+    bool OneLine = Lost && TU.Errors.size() == 1; // "error: f.cu: f.cu:1:2: error: ..."
+    if (!OneLine)
+      errs() << Head << "\n";
+    for (const std::string &Err : TU.Errors)
+      errs() << (OneLine ? "" : "  ") << Err << "\n";
+  }
+}
+
+/// Writes the inventory of \p E to stdout or -o, then the summary of partial and failed units; false
+/// when -o fails.
+bool writeInventory(const kloop::Extraction &E) {
+  const nlohmann::json &Doc = E.Inventory;
+  std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
+  if (Output.empty()) {
+    outs() << Text;
+  } else if (Error W = kloop::writeFileAtomically(Output, Text)) {
+    errs() << "kloop extract: error: " << toString(std::move(W)) << "\n";
+    return false;
+  }
+  if (E.Partial)
+    errs() << "kloop extract: " << E.Partial << " of " << E.Typed.TranslationUnits.size()
+           << " translation unit(s) parsed with errors; their kernels and launch sites outside the errors "
+              "have status \"ok\"\n";
+  if (E.Lost)
+    errs() << "kloop extract: " << E.Lost << " of " << E.Typed.TranslationUnits.size()
+           << " translation unit(s) failed; the others are reported\n";
+  return true;
+}
+
 int runExtract(const kloop::CommandContext &Ctx) {
   kloop::FrontendOptions Opts;
   Opts.BuildPath = BuildPath;
@@ -67,70 +105,29 @@ int runExtract(const kloop::CommandContext &Ctx) {
   Opts.GpuArch = GpuArch;
   Opts.Jobs = Jobs;
   Opts.StrictFlags = StrictFlags;
-  auto Planned = kloop::planCompileJobs(Opts);
-  if (!Planned) {
-    errs() << "kloop extract: error: " << toString(Planned.takeError()) << "\n";
+  std::unique_ptr<kloop::ExtractCache> Cache = openCache();
+  kloop::ExtractOptions EO;
+  EO.Root = Root;
+  EO.Cache = Cache.get();
+  Expected<kloop::Extraction> E = kloop::extractInventory(Opts, EO);
+  if (!E) {
+    errs() << "kloop extract: error: " << toString(E.takeError()) << "\n";
     return 1;
   }
-  for (const kloop::CompileJob &J : *Planned)
+  for (const kloop::CompileJob &J : E->Jobs)
     for (const std::string &W : J.Warnings)
       errs() << "kloop extract: warning: " << J.File << ": " << W << "\n";
-  if (!kloop::recoverInterruptedWrites("extract", kloop::jobFiles(*Planned)))
-    return 1;
-  std::unique_ptr<kloop::ExtractCache> Cache = openCache();
-  std::vector<kloop::TUResult> Results = kloop::runInventory(*Planned, Opts, Cache.get());
+  for (const std::string &N : E->RecoveryNotes)
+    errs() << "kloop extract: note: " << N << "\n";
   if (Cache && !Cache->firstStoreError().empty())
     errs() << "kloop extract: warning: the cache could not be written (later runs parse again): "
            << Cache->firstStoreError() << "\n";
   if (CacheStats)
-    errs() << "kloop extract: cache: " << (Cache ? Cache->hits() : 0) << " of " << Results.size()
+    errs() << "kloop extract: cache: " << (Cache ? Cache->hits() : 0) << " of " << E->Results.size()
            << " translation unit(s) reused, " << (Cache ? Cache->stores() : 0) << " stored"
            << (Cache ? " (" + Cache->dir() + ")" : std::string(" (cache off)")) << "\n";
-  SmallString<256> RootDir(Root);
-  if (RootDir.empty())
-    sys::fs::current_path(RootDir);
-  else
-    sys::fs::make_absolute(RootDir);
-  sys::path::remove_dots(RootDir, true);
-  Expected<kloop::inv::Inventory> Inv = kloop::typedInventory(Results, RootDir);
-  if (!Inv) {
-    errs() << "kloop extract: error: " << toString(Inv.takeError()) << "\n";
-    return 1;
-  }
-
-  // A translation unit with status "error" is lost whole and fails the run; one
-  // with status "partial" still yields the entities its errors do not touch, so
-  // its errors are warnings (docs/inventory.md, "Errors").
-  int Failed = 0, Partial = 0;
-  for (const kloop::inv::TranslationUnit &TU : Inv->TranslationUnits) {
-    bool Lost = TU.Status == "error";
-    if (!Lost && TU.Status != "partial")
-      continue;
-    ++(Lost ? Failed : Partial);
-    errs() << "kloop extract: " << (Lost ? "error: " : "warning: ") << TU.File << ": ";
-    const char *Head = Lost ? "failed to parse" : "parsed with errors; what they touch has status \"error\"";
-    bool OneLine = Lost && TU.Errors.size() == 1; // "error: f.cu: f.cu:1:2: error: ..."
-    if (!OneLine)
-      errs() << Head << "\n";
-    for (const std::string &E : TU.Errors)
-      errs() << (OneLine ? "" : "  ") << E << "\n";
-  }
-  nlohmann::json Doc = kloop::inv::toJSON(*Inv);
-  std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
-  if (Output.empty()) {
-    outs() << Text;
-  } else if (Error E = kloop::writeFileAtomically(Output, Text)) {
-    errs() << "kloop extract: error: " << toString(std::move(E)) << "\n";
-    return 1;
-  }
-  if (Partial)
-    errs() << "kloop extract: " << Partial << " of " << Inv->TranslationUnits.size()
-           << " translation unit(s) parsed with errors; their kernels and launch sites outside the errors "
-              "have status \"ok\"\n";
-  if (Failed)
-    errs() << "kloop extract: " << Failed << " of " << Inv->TranslationUnits.size()
-           << " translation unit(s) failed; the others are reported\n";
-  return Failed ? 1 : 0;
+  printUnitErrors(E->Typed);
+  return writeInventory(*E) && !E->Lost ? 0 : 1;
 }
 
 kloop::CommandRegistration Reg(ExtractSub, runExtract);

@@ -12,13 +12,13 @@
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
-#include <map>
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Optimize/Stages.h"
 #include "kloop/Propose/BuiltinProposer.h"
 #include "kloop/Propose/CommandProposer.h"
+#include "kloop/Propose/Context.h"
 #include "kloop/Propose/LLMProposer.h"
 #include "kloop/Propose/Prompt.h"
 
@@ -82,7 +82,8 @@ cl::opt<uint64_t> SeedOpt("seed", cl::desc("Seed of the builtin search (default 
 cl::opt<bool> NoPtxas("no-ptxas", cl::desc("Do not read a ptxas report from the builds (no -Xptxas -v added through NVCC_APPEND_FLAGS)"),
                       cl::sub(OptSub));
 cl::opt<std::string> ApplyCmdOpt("apply-command",
-                                 cl::desc("Program used as `kloop apply` (default: this kloop)"),
+                                 cl::desc("Test seam: a program that applies proposals instead of kloop (it prints "
+                                          "the outcome as JSON, docs/optimize.md)"),
                                  cl::Hidden, cl::sub(OptSub));
 cl::opt<unsigned> ScreenSeedsOpt("screen-seeds",
                                  cl::desc("Search steps verify and time this many search seeds per shape; the "
@@ -104,77 +105,6 @@ std::string selfPath(const CommandContext &Ctx) {
   return P.empty() ? Ctx.Argv0 : P;
 }
 
-/// The workload's sources with each inventory ID written as a trailing comment on
-/// the line where its entity begins, so that a model can name what it sees.
-std::string annotateSources(const std::vector<std::pair<std::string, std::string>> &Files, const json &Inv) {
-  std::map<std::pair<std::string, unsigned>, std::vector<std::string>> At; // (file suffix, line) -> IDs
-  auto note = [&](const json &E) {
-    if (!E.is_object() || !E.contains("location") || !E.contains("id"))
-      return;
-    const json &L = E["location"];
-    At[{L.value("file", std::string()), L["begin"].value("line", 0u)}].push_back(E["id"].get<std::string>());
-  };
-  for (const json &K : Inv.value("kernels", json::array())) {
-    note(K);
-    for (const char *Kind : {"loops", "shared_arrays", "local_constants"})
-      for (const json &R : K.value(Kind, json::array()))
-        note(R);
-    if (K.contains("launch_bounds") && K["launch_bounds"].is_object())
-      note(K["launch_bounds"]);
-  }
-  for (const char *Kind : {"launch_sites", "constants", "device_functions"})
-    for (const json &E : Inv.value(Kind, json::array()))
-      note(E);
-  std::string Out;
-  for (const auto &[Name, Text] : Files) {
-    Out += "// file: " + Name + "\n";
-    SmallVector<StringRef, 0> Lines;
-    StringRef(Text).split(Lines, '\n');
-    for (unsigned I = 0; I < Lines.size(); ++I) {
-      Out += Lines[I].str();
-      for (const auto &[Key, IDs] : At)
-        if (Key.second == I + 1 && (StringRef(Key.first).ends_with(Name) || StringRef(Name).ends_with(Key.first)))
-          for (const std::string &ID : IDs)
-            Out += "  // [kloop id: " + ID + "]";
-      if (I + 1 < Lines.size())
-        Out += "\n";
-    }
-    Out += "\n";
-  }
-  return Out;
-}
-
-/// The profile a model sees: the latest measured evidence per kernel and shape
-/// (baseline and candidate medians and p99 in ns, % of roofline), or why there is none.
-std::string renderProfile(const json &Ctx) {
-  if (!Ctx.contains("profile") || !Ctx["profile"].is_array() || Ctx["profile"].empty())
-    return "not measured yet: no candidate of this run has been measured (no GPU, or the first round)";
-  return dumpJSON(Ctx["profile"], 2);
-}
-
-/// Adapts optimize's context to the LLM template's placeholders.
-class LLMContextAdapter : public Proposer {
-public:
-  LLMContextAdapter(std::unique_ptr<LLMProposer> P, std::vector<std::pair<std::string, std::string>> Files)
-      : P(std::move(P)), Files(std::move(Files)) {}
-  Expected<ProposalReply> propose(const json &Ctx) override {
-    std::string Names;
-    for (const json &K : Ctx["inventory"]["kernels"])
-      Names += (Names.empty() ? "" : ", ") + K.value("id", std::string());
-    json L = {{"kernel_name", Names},
-              {"kernel_source", annotateSources(Files, Ctx["inventory"])},
-              {"ptxas_report", dumpJSON(Ctx["ptxas_baseline"], 2)},
-              {"profile", renderProfile(Ctx)},
-              {"history", dumpJSON(Ctx["history"], 2)}};
-    return P->propose(L);
-  }
-  StringRef kind() const override { return P->kind(); }
-
-private:
-  std::unique_ptr<LLMProposer> P;
-  std::vector<std::pair<std::string, std::string>> Files;
-};
-
 /// Takes an exclusive flock(2) on the journal file \p Path for the rest of the process (the
 /// descriptor stays open until exit), so that two kloop optimize processes never drive one
 /// journal (issue 12, item 9: a second --resume on a live journal). flock, not fcntl: SQLite's own
@@ -195,141 +125,179 @@ static std::optional<std::string> holdJournal(StringRef Path) {
   return ("cannot lock the journal '" + Path + "': " + std::strerror(Err)).str();
 }
 
-int runOptimize(const CommandContext &Ctx) {
-  auto fail = [](const Twine &Msg, int Code = 1) {
-    errs() << "kloop optimize: error: " << terminalSafe(Msg.str()) << "\n";
-    return Code;
-  };
-  // Usage errors first, before anything is read or written.
+/// A usage error (exit 2): a command line that is refused before anything is read or written.
+Error usage(const Twine &Msg) { return createStringError(std::make_error_code(std::errc::invalid_argument), Msg); }
+
+/// A failure (exit 1).
+Error failure(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
+
+/// Prints \p E as `kloop optimize: error: ...`; the exit code: 2 for a usage error, else 1.
+int fail(Error E) {
+  int Code = 1;
+  std::string Msg;
+  handleAllErrors(std::move(E), [&](const ErrorInfoBase &X) {
+    Code = X.convertToErrorCode() == std::errc::invalid_argument ? 2 : 1;
+    Msg = X.message();
+  });
+  errs() << "kloop optimize: error: " << terminalSafe(Msg) << "\n";
+  return Code;
+}
+
+/// The options' values and the journal path, checked before anything is read or written.
+Error checkOptions() {
   if (!(TimeBudget >= 0) || std::isinf(TimeBudget))
-    return fail("--time-budget must be a number of seconds >= 0 (0: no limit), not " + formatv("{0}", TimeBudget.getValue()).str(), 2);
+    return usage("--time-budget must be a number of seconds >= 0 (0: no limit), not " +
+                 formatv("{0}", TimeBudget.getValue()).str());
   if (TokenBudget < 0)
-    return fail("--token-budget must be >= 0 (0: no limit), not " + std::to_string(TokenBudget), 2);
+    return usage("--token-budget must be >= 0 (0: no limit), not " + std::to_string(TokenBudget));
   if (RoundsOpt < 1)
-    return fail("--timing-rounds must be at least 1 (each search step and the final check time the candidate "
-                "against the incumbent in that many ABAB rounds)", 2);
+    return usage("--timing-rounds must be at least 1 (each search step and the final check time the candidate "
+                 "against the incumbent in that many ABAB rounds)");
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
-    return fail("--speed-of-light must be a percentage in [0, 100] (0: off), not " + formatv("{0}", SpeedOfLight.getValue()).str(), 2);
+    return usage("--speed-of-light must be a percentage in [0, 100] (0: off), not " +
+                 formatv("{0}", SpeedOfLight.getValue()).str());
   // The journal path, before anything is read or created: SQLite's own words for these cases ("unable to
   // open database file", "cannot switch to WAL mode") do not say what is wrong.
   if (JournalPath.empty())
-    return fail("--journal must name a file (the SQLite journal of the run)", 2);
+    return usage("--journal must name a file (the SQLite journal of the run)");
   if (sys::fs::is_directory(JournalPath))
-    return fail("--journal '" + JournalPath + "' is a directory; expected a file name", 2);
-  {
-    SmallString<256> Parent(JournalPath.getValue());
-    sys::fs::make_absolute(Parent);
-    sys::path::remove_filename(Parent);
-    if (!sys::fs::is_directory(Parent))
-      return fail("--journal '" + JournalPath + "': directory '" + Parent + "' does not exist", 2);
-  }
-  Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
-  if (!C) { // already "file:line:col: error: ...", as kloop measure and compare print it
-    errs() << toString(C.takeError()) << "\n";
-    return 1;
-  }
-  if (!recoverInterruptedWrites("optimize", {C->Dir}))
-    return 1;
+    return usage("--journal '" + JournalPath + "' is a directory; expected a file name");
+  SmallString<256> Parent(JournalPath.getValue());
+  sys::fs::make_absolute(Parent);
+  sys::path::remove_filename(Parent);
+  if (!sys::fs::is_directory(Parent))
+    return usage("--journal '" + JournalPath + "': directory '" + Parent + "' does not exist");
+  return Error::success();
+}
+
+/// -o, or kloop-out next to the journal, absolute. It is created only once the proposer and the journal
+/// are set up, so that a refused command line leaves nothing behind; a file in its place is refused now.
+Expected<std::string> outputDir() {
   SmallString<256> OutDir(OutDirOpt.empty() ? (sys::path::parent_path(JournalPath).str().empty()
                                                    ? std::string("kloop-out")
                                                    : (sys::path::parent_path(JournalPath) + "/kloop-out").str())
                                             : OutDirOpt.getValue());
   sys::fs::make_absolute(OutDir);
-  // The directory is created only once the proposer and the journal are set up, so
-  // that a refused command line leaves nothing behind; a file in its place is refused now.
   if (sys::fs::exists(OutDir) && !sys::fs::is_directory(OutDir))
-    return fail("cannot use " + OutDir + " as the output directory: it exists and is not a directory");
+    return failure("cannot use " + OutDir + " as the output directory: it exists and is not a directory");
+  return std::string(OutDir);
+}
 
-  // The proposer.
+/// The proposer --proposer names, and whether its proposals are relative to the baseline (builtin).
+struct ChosenProposer {
   std::unique_ptr<Proposer> P;
   bool Absolute = false;
+};
+
+/// --proposer command: the command line through /bin/sh, with --command-timeout.
+Expected<std::unique_ptr<Proposer>> commandProposer() {
+  if (CommandOpt.empty())
+    return usage("--proposer command needs --command \"...\"");
+  CommandConfig CC;
+  CC.Argv = {"/bin/sh", "-c", CommandOpt};
+  if (!(CommandTimeoutOpt > 0) || CommandTimeoutOpt > 7 * 24 * 3600.0)
+    return usage("--command-timeout must be a number of seconds > 0 and at most a week, not " +
+                 formatv("{0}", CommandTimeoutOpt.getValue()).str());
+  CC.Timeout = std::chrono::milliseconds(std::llround(CommandTimeoutOpt * 1000));
+  Expected<std::unique_ptr<CommandProposer>> CP = CommandProposer::create(CC);
+  if (!CP)
+    return failure(toString(CP.takeError()));
+  return std::unique_ptr<Proposer>(std::move(*CP));
+}
+
+/// --proposer llm: the model from the environment, the prompt template and schema from prompts/, shown
+/// the workload's sources (kloop/Propose/Context.h).
+Expected<std::unique_ptr<Proposer>> llmProposer(const CommandContext &Ctx, const measure::WorkloadConfig &C) {
+  Expected<LLMConfig> LC = applyLLMEnvironment(LLMConfig{});
+  if (!LC)
+    return failure(toString(LC.takeError()));
+  Expected<std::string> Dir = findPromptsDir(Ctx.Argv0);
+  if (!Dir)
+    return failure(toString(Dir.takeError()));
+  Expected<PromptTemplate> T = PromptTemplate::load(*Dir + "/optimize-kernel.v2.md");
+  if (!T)
+    return failure(toString(T.takeError()));
+  Expected<json> Schema = loadProposalSchema(*Dir + "/proposal.schema.json");
+  if (!Schema)
+    return failure(toString(Schema.takeError()));
+  Expected<std::unique_ptr<LLMProposer>> LP = LLMProposer::create(*LC, *T, *Schema);
+  if (!LP)
+    return failure(toString(LP.takeError()));
+  std::vector<SourceText> Files;
+  for (const std::string &S : C.Sources)
+    if (auto B = MemoryBuffer::getFile(C.Dir + "/" + S))
+      Files.push_back({S, (*B)->getBuffer().str()});
+  return std::unique_ptr<Proposer>(std::make_unique<LLMContextAdapter>(std::move(*LP), std::move(Files)));
+}
+
+Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::WorkloadConfig &C) {
+  ChosenProposer Out;
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
-    P = std::make_unique<builtin::BuiltinProposer>(SO);
-    Absolute = true;
-  } else if (ProposerOpt == "command") {
-    if (CommandOpt.empty())
-      return fail("--proposer command needs --command \"...\"", 2);
-    CommandConfig CC;
-    CC.Argv = {"/bin/sh", "-c", CommandOpt};
-    if (!(CommandTimeoutOpt > 0) || CommandTimeoutOpt > 7 * 24 * 3600.0)
-      return fail("--command-timeout must be a number of seconds > 0 and at most a week, not " +
-                      formatv("{0}", CommandTimeoutOpt.getValue()).str(),
-                  2);
-    CC.Timeout = std::chrono::milliseconds(std::llround(CommandTimeoutOpt * 1000));
-    Expected<std::unique_ptr<CommandProposer>> CP = CommandProposer::create(CC);
-    if (!CP)
-      return fail(toString(CP.takeError()));
-    P = std::move(*CP);
-  } else if (ProposerOpt == "llm") {
-    Expected<LLMConfig> LC = applyLLMEnvironment(LLMConfig{});
-    if (!LC)
-      return fail(toString(LC.takeError()));
-    Expected<std::string> Dir = findPromptsDir(Ctx.Argv0);
-    if (!Dir)
-      return fail(toString(Dir.takeError()));
-    Expected<PromptTemplate> T = PromptTemplate::load(*Dir + "/optimize-kernel.v2.md");
-    if (!T)
-      return fail(toString(T.takeError()));
-    Expected<json> Schema = loadProposalSchema(*Dir + "/proposal.schema.json");
-    if (!Schema)
-      return fail(toString(Schema.takeError()));
-    Expected<std::unique_ptr<LLMProposer>> LP = LLMProposer::create(*LC, *T, *Schema);
-    if (!LP)
-      return fail(toString(LP.takeError()));
-    std::vector<std::pair<std::string, std::string>> Files;
-    for (const std::string &S : C->Sources)
-      if (auto B = MemoryBuffer::getFile(C->Dir + "/" + S))
-        Files.push_back({S, (*B)->getBuffer().str()});
-    P = std::make_unique<LLMContextAdapter>(std::move(*LP), std::move(Files));
-  } else {
-    return fail("--proposer must be builtin, llm or command, not '" + ProposerOpt + "'", 2);
+    Out.P = std::make_unique<builtin::BuiltinProposer>(SO);
+    Out.Absolute = true;
+    return Out;
   }
+  Expected<std::unique_ptr<Proposer>> P = ProposerOpt == "command" ? commandProposer()
+                                          : ProposerOpt == "llm"   ? llmProposer(Ctx, C)
+                                                                   : usage("--proposer must be builtin, llm or "
+                                                                           "command, not '" + ProposerOpt + "'");
+  if (!P)
+    return P.takeError();
+  Out.P = std::move(*P);
+  return Out;
+}
 
-  // The journal.
+/// The journal (created, or with --resume reopened), held against a second kloop, and the output
+/// directory created; a journal created just now is removed again when the directory cannot be.
+Expected<std::unique_ptr<Journal>> openJournal(StringRef OutDir) {
   Expected<std::unique_ptr<Journal>> J =
       Journal::open(JournalPath, ResumeOpt ? Journal::OpenMode::OpenExisting : Journal::OpenMode::Create);
   if (!J)
-    return fail(toString(J.takeError()) +
-                (ResumeOpt ? "" : " (use --resume to continue a run, or choose another --journal)"));
+    return failure(toString(J.takeError()) +
+                   (ResumeOpt ? "" : " (use --resume to continue a run, or choose another --journal)"));
   if (std::optional<std::string> Held = holdJournal(JournalPath))
-    return fail(*Held);
+    return failure(*Held);
   if (std::error_code EC = sys::fs::create_directories(OutDir)) {
     if (!ResumeOpt) { // the journal was created just now and holds nothing yet
       J->reset();
       for (const char *Suffix : {"", "-wal", "-shm", "-journal"})
         sys::fs::remove(JournalPath + Suffix);
     }
-    return fail("cannot create " + OutDir + ": " + EC.message());
+    return failure("cannot create " + OutDir + ": " + EC.message());
   }
+  return std::move(*J);
+}
 
+optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRef OutDir) {
   optimize::ProcessStagesOptions SO;
-  std::string Self = selfPath(Ctx);
-  SO.ExtractCommand = {Self, "extract"};
-  // The apply command runs in each candidate's directory: a relative path is taken from here.
+  // The test seam's apply command runs in each candidate's directory: a relative path is taken from here.
   std::string ApplyCmd = ApplyCmdOpt;
   if (!ApplyCmd.empty() && StringRef(ApplyCmd).contains('/') && !sys::path::is_absolute(ApplyCmd)) {
     SmallString<256> A(ApplyCmd);
     sys::fs::make_absolute(A);
     ApplyCmd = std::string(A);
   }
-  SO.ApplyCommand = ApplyCmd.empty() ? std::vector<std::string>{Self, "apply"} : std::vector<std::string>{ApplyCmd};
+  if (!ApplyCmd.empty())
+    SO.ApplyCommand = {ApplyCmd};
   SO.CompilerArgs = Ctx.ExtraArgs;
   SO.Ptxas = !NoPtxas;
   SO.Rounds = RoundsOpt;
   SO.ScreenSeeds = ScreenSeedsOpt;
   SO.TimingFirst = !NoTimingFirst;
-  SO.BaselineBuildCache = std::string(OutDir) + "/baseline-builds";
+  SO.BaselineBuildCache = (OutDir + "/baseline-builds").str();
   if (Expected<std::string> Lib = measure::findCuptiLibrary(Ctx.Argv0.c_str(), (void *)&selfPath))
     SO.CuptiLib = *Lib;
   else
     consumeError(Lib.takeError());
-  std::unique_ptr<optimize::Stages> S = optimize::makeProcessStages(*C, SO);
+  return SO;
+}
 
+optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, StringRef OutDir, bool Absolute) {
   optimize::OptimizeOptions O;
-  O.OutDir = std::string(OutDir);
-  O.BaselineDir = C->Dir;
+  O.OutDir = OutDir.str();
+  O.BaselineDir = C.Dir;
   O.Resume = ResumeOpt;
   O.AbsoluteProposals = Absolute;
   O.MaxCandidates = MaxCandidates;
@@ -341,42 +309,69 @@ int runOptimize(const CommandContext &Ctx) {
     O.TokenBudget = TokenBudget;
   if (SpeedOfLight > 0)
     O.SpeedOfLightPct = SpeedOfLight;
-  if (auto B = MemoryBuffer::getFile(C->Path))
+  if (auto B = MemoryBuffer::getFile(C.Path))
     O.ConfigHash = optimize::configHash((*B)->getBuffer());
-  SmallString<256> ConfigAbs(C->Path);
+  SmallString<256> ConfigAbs(C.Path);
   sys::fs::make_absolute(ConfigAbs);
   sys::path::remove_dots(ConfigAbs, true);
   O.ConfigPath = std::string(ConfigAbs);
   O.Canary = !NoCanary;
+  return O;
+}
 
+/// What the run ended with, and the files written.
+void printResult(const optimize::OptimizeResult &R, const std::vector<std::string> &Written, bool SaidNoGpu) {
+  if (R.GpuSkipped && !SaidNoGpu)
+    outs() << "kloop optimize: verification and measurement skipped: no GPU\n";
+  outs() << "kloop optimize: stopped: " << terminalSafe(R.StopReason) << "\n";
+  if (!R.Unreliable.empty())
+    outs() << "kloop optimize: WARNING: " << R.Unreliable << "\n";
+  outs() << "kloop optimize: " << R.Candidates << " candidate(s); "
+         << (R.Best ? "accepted cand-" + std::to_string(*R.Best) : std::string("nothing accepted")) << "\n";
+  for (const std::string &F : Written)
+    outs() << "kloop optimize: wrote " << F << "\n";
+}
+
+int runOptimize(const CommandContext &Ctx) {
+  if (Error E = checkOptions())
+    return fail(std::move(E));
+  Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
+  if (!C) { // already "file:line:col: error: ...", as kloop measure and compare print it
+    errs() << toString(C.takeError()) << "\n";
+    return 1;
+  }
+  if (!recoverInterruptedWrites("optimize", {C->Dir}))
+    return 1;
+  Expected<std::string> OutDir = outputDir();
+  if (!OutDir)
+    return fail(OutDir.takeError());
+  Expected<ChosenProposer> P = makeProposer(Ctx, *C);
+  if (!P)
+    return fail(P.takeError());
+  Expected<std::unique_ptr<Journal>> J = openJournal(*OutDir);
+  if (!J)
+    return fail(J.takeError());
+  std::unique_ptr<optimize::Stages> S = optimize::makeProcessStages(*C, stagesOptions(Ctx, *OutDir));
   bool TTY = sys::Process::StandardOutIsDisplayed();
   bool SaidNoGpu = false;
-  optimize::ProgressFn Progress = [&](StringRef Line) {
-    if (Line.starts_with("verification and measurement skipped")) {
+  optimize::ProgressFn Progress = [&](const optimize::ProgressEvent &E) {
+    if (E.Kind == optimize::ProgressKind::VerificationSkipped) {
       // Said plainly, TTY or not.
-      outs() << "kloop optimize: " << terminalSafe(Line) << "\n";
+      outs() << "kloop optimize: " << terminalSafe(E.Text) << "\n";
       SaidNoGpu = true;
       return;
     }
     if (TTY)
-      outs() << "[kloop] " << terminalSafe(Line) << "\n";
+      outs() << "[kloop] " << terminalSafe(E.Text) << "\n";
   };
-  Expected<optimize::OptimizeResult> R = optimize::runOptimize(**J, *S, *P, O, Progress);
+  Expected<optimize::OptimizeResult> R =
+      optimize::runOptimize(**J, *S, *P->P, optimizeOptions(*C, *OutDir, P->Absolute), Progress);
   if (!R)
-    return fail(toString(R.takeError()));
-  Expected<std::vector<std::string>> W = optimize::writeResults(**J, R->Run, OutDir);
+    return fail(R.takeError());
+  Expected<std::vector<std::string>> W = optimize::writeResults(**J, R->Run, *OutDir);
   if (!W)
-    return fail(toString(W.takeError()));
-  if (R->GpuSkipped && !SaidNoGpu)
-    outs() << "kloop optimize: verification and measurement skipped: no GPU\n";
-  outs() << "kloop optimize: stopped: " << terminalSafe(R->StopReason) << "\n";
-  if (!R->Unreliable.empty())
-    outs() << "kloop optimize: WARNING: " << R->Unreliable << "\n";
-  outs() << "kloop optimize: " << R->Candidates << " candidate(s); "
-         << (R->Best ? "accepted cand-" + std::to_string(*R->Best) : std::string("nothing accepted"))
-         << "\n";
-  for (const std::string &F : *W)
-    outs() << "kloop optimize: wrote " << F << "\n";
+    return fail(W.takeError());
+  printResult(*R, *W, SaidNoGpu);
   return 0;
 }
 

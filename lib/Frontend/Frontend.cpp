@@ -2,6 +2,7 @@
 #include "kloop/Frontend/Frontend.h"
 #include "kloop/Frontend/Diagnostics.h"
 #include "kloop/Frontend/NvccArgs.h"
+#include "kloop/Support/FileTransaction.h"
 #include "kloop/Support/Path.h"
 #include "HostCompiler.h"
 #include "NvccCompat.h"
@@ -28,6 +29,7 @@
 #include "llvm/Support/VirtualFileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <atomic>
 #include <csignal>
 #include <set>
 
@@ -288,8 +290,8 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
   std::vector<CompileJob> Jobs;
   std::unique_ptr<tooling::CompilationDatabase> DB;
   std::string DbDir; // folder of compile_commands.json, when -p was given
-  std::string Cwd;
-  {
+  std::string Cwd = Opts.WorkingDir;
+  if (Cwd.empty()) {
     SmallString<256> C;
     sys::fs::current_path(C);
     Cwd = std::string(C);
@@ -565,6 +567,56 @@ static bool runParseSafely(llvm::function_ref<void()> Fn) {
       ParseStackBytes);
 }
 
+char ParseCrashError::ID = 0;
+
+void ParseCrashError::log(raw_ostream &OS) const { OS << Stage << ": " << What; }
+
+/// The innermost ParseCrashScope of this thread.
+static thread_local ParseCrashScope *CurrentCrashScope = nullptr;
+
+ParseCrashScope::ParseCrashScope() : Outer(CurrentCrashScope) { CurrentCrashScope = this; }
+ParseCrashScope::~ParseCrashScope() { CurrentCrashScope = Outer; }
+
+Error ParseCrashScope::takeError(StringRef Stage) const {
+  if (Crashes.empty())
+    return Error::success();
+  return make_error<ParseCrashError>(Stage.str(), Crashes.front());
+}
+
+static std::atomic<bool> AnyParseCrashed{false};
+
+bool anyParseCrashed() { return AnyParseCrashed.load(); }
+
+/// Hands a crash to the current thread's innermost scope.
+struct ParseCrashNotifier {
+  static void note(const std::string &What) {
+    AnyParseCrashed = true;
+    if (CurrentCrashScope)
+      CurrentCrashScope->Crashes.push_back(What);
+  }
+};
+
+/// The main source file of a clang command line: its last argument that is not an option and not the
+/// value of an option written apart (`-include F`, `-isystem D`, `-x cuda`).
+static std::string crashedFile(const std::vector<std::string> &CommandLine) {
+  static const char *const Valued[] = {"-include", "-isystem", "-I", "-o", "-x", "-Xclang", "-D", "-U",
+                                       "-MF", "-idirafter", "-iquote", "-imacros", "-MT", "-MQ", "-iprefix"};
+  std::string File = "the translation unit";
+  for (size_t I = 1; I < CommandLine.size(); ++I)
+    if (!StringRef(CommandLine[I]).starts_with("-") && !llvm::is_contained(Valued, CommandLine[I - 1]))
+      File = CommandLine[I];
+  return File;
+}
+
+/// "device side", "host side" or "both sides" from a clang command line.
+static std::string crashedSide(const std::vector<std::string> &CommandLine) {
+  if (llvm::is_contained(CommandLine, "--cuda-device-only"))
+    return "device side";
+  if (llvm::is_contained(CommandLine, "--cuda-host-only"))
+    return "host side";
+  return "both sides";
+}
+
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, StringRef Directory,
                              std::unique_ptr<FrontendAction> Action,
                              const std::vector<std::pair<std::string, std::string>> &MappedFiles) {
@@ -594,6 +646,9 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
     D.Message = "kloop crashed while parsing this translation unit (a construct nested too deep for the "
                 "parser?); its other results are discarded";
     Diags.Diags.push_back(D);
+    R.Crash = "clang crashed while parsing " + crashedFile(Macros.CommandLine) + " (" +
+              crashedSide(Macros.CommandLine) + ")";
+    ParseCrashNotifier::note(*R.Crash);
   }
   R.Diagnostics = std::move(Diags.Diags);
   R.InputFiles = filesOnDisk(*Files, Directory, MappedFiles);
@@ -608,6 +663,22 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
     R.Diagnostics.push_back(D);
   }
   return R;
+}
+
+Expected<PlannedJobs> planJobsAndRecover(const FrontendOptions &Opts) {
+  PlannedJobs P;
+  Expected<std::vector<CompileJob>> Jobs = planCompileJobs(Opts);
+  if (!Jobs)
+    return Jobs.takeError();
+  P.Jobs = std::move(*Jobs);
+  std::vector<std::string> Files;
+  for (const CompileJob &J : P.Jobs)
+    Files.push_back(J.File);
+  Expected<std::vector<std::string>> Notes = recoverInterruptedWrites(Files);
+  if (!Notes)
+    return Notes.takeError();
+  P.RecoveryNotes = std::move(*Notes);
+  return P;
 }
 
 ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts,

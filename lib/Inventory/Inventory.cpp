@@ -189,7 +189,9 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
     }
     auto Start = std::chrono::system_clock::now();
     Results[I] = parseBothSides(Jobs[I], Opts);
-    llvm::consumeError(Cache->store(Key, Results[I], Start));
+    // A crashed parse says nothing about the file: the next run parses it again.
+    if (!Results[I].Device.Crash && !Results[I].Host.Crash)
+      llvm::consumeError(Cache->store(Key, Results[I], Start));
   });
   return Results;
 }

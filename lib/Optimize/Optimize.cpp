@@ -176,6 +176,47 @@ private:
 };
 } // namespace
 
+/// The apply step: applied or refused ("refusal": the refusals as one text, the proposer's feedback), with
+/// the typed "refusals" and a "failure" (journals written before these existed have neither).
+static std::string applyShape(const json &P) {
+  return shapeProblem(P, {{"applied", Kind::Bool}, {"refusal", Kind::String}, {"source_dir", Kind::String},
+                          {"refusals", Kind::Array, true}, {"failure", Kind::String, true}});
+}
+
+/// The apply step's payload: toJSON(ApplyOutcome), the refusals as one text, the candidate's source directory.
+static json applyPayload(const ApplyOutcome &A, StringRef SourceDir) {
+  json P = toJSON(A);
+  P["refusal"] = A.refusalText();
+  P["source_dir"] = SourceDir;
+  return P;
+}
+
+/// Journals what applying proposal \p PropId did: one refusal row per refusal (its reason, with the
+/// refused edit's index; none for the whole proposal), a verdict "apply_failed" for a failure, and every edit of
+/// \p Proposal with whether it was applied (a proposal is applied all or nothing).
+static Error journalApply(Journal &J, int64_t PropId, const json &Proposal, const ApplyOutcome &A) {
+  for (const Refusal &R : A.Refusals) {
+    std::optional<int64_t> Edit;
+    if (R.EditIndex >= 0)
+      Edit = R.EditIndex;
+    if (Expected<int64_t> RId = J.recordRefusal(PropId, Edit, R.Reason); !RId)
+      return RId.takeError();
+  }
+  if (A.Failure)
+    if (Expected<int64_t> V = J.recordVerdict(PropId, "apply_failed", json{{"failure", *A.Failure}}, *A.Failure); !V)
+      return V.takeError();
+  if (!Proposal.contains("edits") || !Proposal["edits"].is_array())
+    return Error::success();
+  for (size_t I = 0; I < Proposal["edits"].size(); ++I) {
+    const json &E = Proposal["edits"][I];
+    if (Expected<int64_t> EId = J.recordEdit(PropId, (int64_t)I, E.value("id", E.value("target", "")),
+                                            E.value("kind", ""), E, A.Applied);
+        !EId)
+      return EId.takeError();
+  }
+  return Error::success();
+}
+
 static std::string candKey(unsigned N) { return "cand-" + std::to_string(N); }
 
 std::string configHash(StringRef Text) {
@@ -201,15 +242,85 @@ static int64_t reportedSpillBytes(const json &Ptxas) {
   return static_cast<int64_t>(spillBytes(*Fs));
 }
 
-Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const OptimizeOptions &O,
-                                     const ProgressFn &Progress) {
-  auto say = [&](const std::string &Line) {
-    if (Progress)
-      Progress(Line);
-  };
+namespace {
+/// One run of the loop: the steps of docs/optimize.md's state machine, each a member that reads and
+/// writes the state below. runOptimize is run().
+class Loop {
+public:
+  Loop(Journal &J, Stages &S, Proposer &P, const OptimizeOptions &O, const ProgressFn &Progress)
+      : J(J), S(S), P(P), O(O), Progress(Progress), CandRoot(O.OutDir + "/candidates") {}
+
+  Expected<OptimizeResult> run() {
+    Expected<bool> Finished = openRun();
+    if (!Finished)
+      return Finished.takeError();
+    if (*Finished)
+      return Res;
+    if (Expected<RunRecord> RunRec = J.getRun(Res.Run); !RunRec)
+      return RunRec.takeError();
+    SR.emplace(J, Res.Run);
+    if (std::error_code EC = llvm::sys::fs::create_directories(CandRoot))
+      return err("cannot create " + CandRoot + ": " + EC.message());
+    if (Error E = extract())
+      return E;
+    if (Error E = buildBaseline())
+      return E;
+    std::string NoGpuWhy;
+    Gpu = S.haveGpu(NoGpuWhy);
+    Res.GpuSkipped = !Gpu;
+    if (!Gpu)
+      say("verification and measurement skipped: no GPU (" + NoGpuWhy + ")", ProgressKind::VerificationSkipped);
+    if (Error E = rounds())
+      return E;
+    if (Error E = canary())
+      return E;
+    if (Error E = finish())
+      return E;
+    return Res;
+  }
+
+private:
+  Journal &J;
+  Stages &S;
+  Proposer &P;
+  const OptimizeOptions &O;
+  const ProgressFn &Progress;
+  std::string CandRoot;
   OptimizeResult Res;
-  // ---- the run ----
-  if (O.Resume) {
+  std::optional<StepRunner> SR;
+  /// Seconds the run worked before this invocation (a resumed run), and when this invocation began.
+  double PriorWorkS = 0;
+  int64_t InvocationStartNs = journalNowNs();
+  // Round 0.
+  json Inventory, BasePtxas;
+  std::string BaseDir;
+  bool Gpu = false;
+  // What the rounds carry from one to the next.
+  json History = json::array();
+  json Profile = json::array(); // evidence rows of the latest measured candidate
+  std::string Incumbent;
+  std::optional<unsigned> Best;
+  unsigned SinceWin = 0;
+  int64_t Tokens = 0;
+  std::optional<double> IncumbentPct; // min % of roofline over shapes, when measured
+  std::string Stop;
+
+  void say(const std::string &Line, ProgressKind K = ProgressKind::Step) {
+    if (Progress)
+      Progress(ProgressEvent{K, Line});
+  }
+  double elapsedS() const { return PriorWorkS + double(journalNowNs() - InvocationStartNs) / 1e9; }
+
+  /// The run: a new one, or with Resume the journal's last. True when that run already finished (its
+  /// results are then in Res, and nothing is run).
+  Expected<bool> openRun() {
+    if (!O.Resume) {
+      Expected<int64_t> R = J.createRun(O.ConfigHash, "0.1.0");
+      if (!R)
+        return R.takeError();
+      Res.Run = *R;
+      return false;
+    }
     Expected<std::vector<RunRecord>> Runs = J.listRuns();
     if (!Runs)
       return Runs.takeError();
@@ -217,159 +328,213 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       return err(J.path() + ": --resume: the journal has no run to resume");
     Res.Run = Runs->back().Id;
     if (Runs->back().FinishedNs) {
-      // A finished run is not continued: its final check and stop reason are journaled, and new rounds
-      // under other limits would contradict them (a candidate accepted in a search step, but no final
-      // check and no patch). Its results are regenerated from the journal; a longer search is a new run.
-      Expected<std::optional<StepRecord>> Fin = J.findFinishedStep(Res.Run, 0, StepState::Done, "final");
-      if (!Fin)
-        return Fin.takeError();
-      if (!*Fin || !(*Fin)->Payload.is_object())
-        return err(J.path() + ": --resume: run " + std::to_string(Res.Run) +
-                   " is finished but has no final step; its journal is inconsistent");
-      const json &F = (*Fin)->Payload;
-      say("run " + std::to_string(Res.Run) +
-          " already finished; its results are regenerated from the journal, and nothing is run (start a "
-          "new journal to search further)");
-      Res.StopReason = F.value("stop_reason", std::string());
-      Res.Candidates = F.value("candidates", 0u);
-      Res.GpuSkipped = F.value("gpu_skipped", false);
-      Res.Diff = F.value("diff", std::string());
-      Expected<json> Can = runStepPayload(J, Res.Run, StepState::Measure, "canary");
-      if (!Can)
-        return Can.takeError();
-      Res.Unreliable = canaryWarning(*Can);
-      if (F.contains("best") && F["best"].is_string()) {
-        StringRef B = F["best"].get_ref<const std::string &>();
-        unsigned N = 0;
-        if (B.consume_front("cand-") && !B.getAsInteger(10, N))
-          Res.Best = N;
-      }
-      return Res;
+      if (Error E = regenerateFinished())
+        return E;
+      return true;
     }
     if (!O.ConfigHash.empty() && Runs->back().ConfigHash != O.ConfigHash)
       return err(J.path() + ": --resume: the workload description changed since run " + std::to_string(Res.Run) +
                  " began (config hash " + Runs->back().ConfigHash + ", now " + O.ConfigHash +
                  "); resume with the same .kloop.yaml, or start a new journal");
-  } else {
-    Expected<int64_t> R = J.createRun(O.ConfigHash, "0.1.0");
-    if (!R)
-      return R.takeError();
-    Res.Run = *R;
-  }
-  Expected<RunRecord> RunRec = J.getRun(Res.Run);
-  if (!RunRec)
-    return RunRec.takeError();
-  // --time-budget counts the time the run has worked: the steps finished by earlier invocations (a run
-  // resumed after a crash), then this invocation's wall time. Counting from the run's first start would
-  // charge the time it lay crashed, and a resumed run could stop at once with its round half done.
-  const int64_t InvocationStartNs = journalNowNs();
-  double PriorWorkS = 0;
-  if (O.Resume) {
+    // --time-budget counts the time the run has worked: the steps finished by earlier invocations (a run
+    // resumed after a crash), then this invocation's wall time. Counting from the run's first start would
+    // charge the time it lay crashed, and a resumed run could stop at once with its round half done.
     Expected<std::vector<StepRecord>> Prior = J.listSteps(Res.Run);
     if (!Prior)
       return Prior.takeError();
     for (const StepRecord &St : *Prior)
       if (St.FinishedNs)
         PriorWorkS += double(*St.FinishedNs - St.StartedNs) / 1e9;
+    return false;
   }
-  StepRunner SR(J, Res.Run);
-  std::string CandRoot = O.OutDir + "/candidates";
-  if (std::error_code EC = llvm::sys::fs::create_directories(CandRoot))
-    return err("cannot create " + CandRoot + ": " + EC.message());
 
-  // ---- round 0: inventory, baseline copy and build ----
-  Expected<json> Inv = SR.step(0, StepState::Extract, "", fields({{"inventory", Kind::Any}}), [&]() -> Expected<json> {
-    say("extract: inventory of the workload's sources");
-    Expected<json> I = S.extract();
-    if (!I)
-      return I.takeError();
-    return json{{"inventory", *I}};
-  });
-  if (!Inv)
-    return Inv.takeError();
-  std::string BaseDir;
-  Expected<json> BaseBuild = SR.step(0, StepState::Build, "baseline", fields({{"source_dir", Kind::String}, {"ptxas", Kind::Any}}),
-                                     [&]() -> Expected<json> {
-    say("build: baseline");
-    Expected<std::string> D = S.copySources(O.BaselineDir, CandRoot + "/baseline");
-    if (!D)
-      return D.takeError();
-    Expected<BuildOutcome> B = S.build(*D, O.OutDir + "/build/baseline");
-    if (!B)
-      return B.takeError();
+  /// A finished run is not continued: its final check and stop reason are journaled, and new rounds
+  /// under other limits would contradict them (a candidate accepted in a search step, but no final
+  /// check and no patch). Its results are regenerated from the journal; a longer search is a new run.
+  Error regenerateFinished() {
+    Expected<std::optional<StepRecord>> Fin = J.findFinishedStep(Res.Run, 0, StepState::Done, "final");
+    if (!Fin)
+      return Fin.takeError();
+    if (!*Fin || !(*Fin)->Payload.is_object())
+      return err(J.path() + ": --resume: run " + std::to_string(Res.Run) +
+                 " is finished but has no final step; its journal is inconsistent");
+    const json &F = (*Fin)->Payload;
+    say("run " + std::to_string(Res.Run) +
+        " already finished; its results are regenerated from the journal, and nothing is run (start a "
+        "new journal to search further)");
+    Res.StopReason = F.value("stop_reason", std::string());
+    Res.Candidates = F.value("candidates", 0u);
+    Res.GpuSkipped = F.value("gpu_skipped", false);
+    Res.Diff = F.value("diff", std::string());
+    Expected<json> Can = runStepPayload(J, Res.Run, StepState::Measure, "canary");
+    if (!Can)
+      return Can.takeError();
+    Res.Unreliable = canaryWarning(*Can);
+    if (F.contains("best") && F["best"].is_string()) {
+      StringRef B = F["best"].get_ref<const std::string &>();
+      unsigned N = 0;
+      if (B.consume_front("cand-") && !B.getAsInteger(10, N))
+        Res.Best = N;
+    }
+    return Error::success();
+  }
+
+  /// Round 0: the inventory of the workload's sources.
+  Error extract() {
+    Expected<json> Inv = SR->step(0, StepState::Extract, "", fields({{"inventory", Kind::Any}}), [&]() -> Expected<json> {
+      say("extract: inventory of the workload's sources");
+      Expected<json> I = S.extract();
+      if (!I)
+        return I.takeError();
+      return json{{"inventory", *I}};
+    });
+    if (!Inv)
+      return Inv.takeError();
+    Inventory = (*Inv)["inventory"];
+    return Error::success();
+  }
+
+  /// Journals a build of \p B (round \p Round, proposal \p Proposal; 0 for the baseline).
+  Error recordBuild(const BuildOutcome &B, int64_t Round, std::optional<int64_t> Proposal) {
     BuildRecord BR;
     BR.Run = Res.Run;
-    BR.Succeeded = B->Succeeded;
-    BR.Log = B->Log;
-    BR.Ptxas = B->Ptxas;
-    BR.WallMs = B->WallMs;
+    BR.Round = Round;
+    BR.Proposal = Proposal;
+    BR.Succeeded = B.Succeeded;
+    BR.Log = B.Log;
+    BR.Ptxas = B.Ptxas;
+    BR.WallMs = B.WallMs;
     if (Expected<int64_t> Id = J.recordBuild(BR); !Id)
       return Id.takeError();
-    if (!B->Succeeded)
-      return err("the baseline does not build:\n" + B->Log);
-    return json{{"source_dir", *D}, {"ptxas", B->Ptxas}};
-  });
-  if (!BaseBuild)
-    return BaseBuild.takeError();
-  BaseDir = (*BaseBuild)["source_dir"].get<std::string>();
-  json BasePtxas = (*BaseBuild)["ptxas"];
+    return Error::success();
+  }
 
-  std::string NoGpuWhy;
-  bool Gpu = S.haveGpu(NoGpuWhy);
-  Res.GpuSkipped = !Gpu;
-  if (!Gpu)
-    say("verification and measurement skipped: no GPU (" + NoGpuWhy + ")");
+  /// Round 0: the baseline copy and its build (+ ptxas report).
+  Error buildBaseline() {
+    Expected<json> BaseBuild = SR->step(0, StepState::Build, "baseline",
+                                        fields({{"source_dir", Kind::String}, {"ptxas", Kind::Any}}),
+                                        [&]() -> Expected<json> {
+      say("build: baseline");
+      Expected<std::string> D = S.copySources(O.BaselineDir, CandRoot + "/baseline");
+      if (!D)
+        return D.takeError();
+      Expected<BuildOutcome> B = S.build(*D, O.OutDir + "/build/baseline");
+      if (!B)
+        return B.takeError();
+      if (Error E = recordBuild(*B, 0, std::nullopt))
+        return E;
+      if (!B->Succeeded)
+        return err("the baseline does not build:\n" + B->Log);
+      return json{{"source_dir", *D}, {"ptxas", B->Ptxas}};
+    });
+    if (!BaseBuild)
+      return BaseBuild.takeError();
+    BaseDir = (*BaseBuild)["source_dir"].get<std::string>();
+    BasePtxas = (*BaseBuild)["ptxas"];
+    Incumbent = BaseDir;
+    return Error::success();
+  }
 
-  // ---- rounds ----
-  json History = json::array();
-  json Profile = json::array(); // evidence rows of the latest measured candidate
-  std::string Incumbent = BaseDir;
-  std::optional<unsigned> Best;
-  unsigned SinceWin = 0;
-  int64_t Tokens = 0;
-  std::optional<double> IncumbentPct; // min % of roofline over shapes, when measured
-  std::string Stop;
-  auto elapsedS = [&]() { return PriorWorkS + double(journalNowNs() - InvocationStartNs) / 1e9; };
-
-  for (unsigned N = 1;; ++N) {
-    // Stop rules, checked before each round.
-    if (N > O.MaxCandidates) {
-      Stop = "budget: " + std::to_string(O.MaxCandidates) + " candidates tried";
-      break;
-    }
-    if (N > O.MaxRounds) {
-      Stop = "budget: " + std::to_string(O.MaxRounds) + " rounds";
-      break;
-    }
-    if (O.Plateau && SinceWin >= O.Plateau) {
-      Stop = "plateau: no accepted win in " + std::to_string(O.Plateau) + " rounds";
-      break;
-    }
-    if (O.TimeBudgetS && elapsedS() >= *O.TimeBudgetS) {
-      Stop = "budget: wall time " + llvm::formatv("{0:f0}", *O.TimeBudgetS).str() + " s spent";
-      break;
-    }
-    if (O.TokenBudget && Tokens >= *O.TokenBudget) {
-      Stop = "budget: " + std::to_string(Tokens) + " tokens spent (budget " +
-             std::to_string(*O.TokenBudget) + ")";
-      break;
-    }
-    if (O.SpeedOfLightPct && IncumbentPct && *IncumbentPct >= 100.0 - *O.SpeedOfLightPct) {
-      Stop = "speed of light: every shape within " + llvm::formatv("{0:f1}", *O.SpeedOfLightPct).str() +
+  /// Why the loop stops before round \p N, or "" to go on (docs/optimize.md, "Stop rules").
+  std::string stopBefore(unsigned N) const {
+    if (N > O.MaxCandidates)
+      return "budget: " + std::to_string(O.MaxCandidates) + " candidates tried";
+    if (N > O.MaxRounds)
+      return "budget: " + std::to_string(O.MaxRounds) + " rounds";
+    if (O.Plateau && SinceWin >= O.Plateau)
+      return "plateau: no accepted win in " + std::to_string(O.Plateau) + " rounds";
+    if (O.TimeBudgetS && elapsedS() >= *O.TimeBudgetS)
+      return "budget: wall time " + llvm::formatv("{0:f0}", *O.TimeBudgetS).str() + " s spent";
+    if (O.TokenBudget && Tokens >= *O.TokenBudget)
+      return "budget: " + std::to_string(Tokens) + " tokens spent (budget " + std::to_string(*O.TokenBudget) + ")";
+    if (O.SpeedOfLightPct && IncumbentPct && *IncumbentPct >= 100.0 - *O.SpeedOfLightPct)
+      return "speed of light: every shape within " + llvm::formatv("{0:f1}", *O.SpeedOfLightPct).str() +
              "% of its roofline ceiling (" + llvm::formatv("{0:f1}", *IncumbentPct).str() + "%)";
-      break;
-    }
-    if (Error E = J.beginRound(Res.Run, N))
-      return E;
-    std::string Key = candKey(N);
-    Res.Candidates = N;
+    return "";
+  }
 
-    // Propose.
-    bool Exhausted = false;
-    std::string ExhaustedWhy;
-    Expected<json> Prop = SR.step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
+  /// Rounds 1, 2, ... until a stop rule or the proposer's exhaustion.
+  Error rounds() {
+    for (unsigned N = 1;; ++N) {
+      Stop = stopBefore(N);
+      if (!Stop.empty())
+        return Error::success();
+      if (Error E = J.beginRound(Res.Run, N))
+        return E;
+      Res.Candidates = N;
+      Expected<bool> Go = round(N);
+      if (!Go)
+        return Go.takeError();
+      if (!*Go)
+        return Error::success();
+    }
+  }
+
+  /// Ends a round that produced no measured candidate: \p Hist gets \p Outcome and \p Reason (unless null).
+  void lostRound(json Hist, const std::string &Outcome, const json &Reason, const std::string &Line) {
+    Hist["outcome"] = Outcome;
+    if (!Reason.is_null())
+      Hist["reason"] = Reason;
+    History.push_back(std::move(Hist));
+    ++SinceWin;
+    say(Line);
+  }
+
+  /// Round \p N: propose -> apply -> build -> verify + measure -> decide. False when the proposer is
+  /// exhausted (Stop says so).
+  Expected<bool> round(unsigned N) {
+    std::string Key = candKey(N);
+    Expected<json> Prop = propose(N, Key);
+    if (!Prop)
+      return Prop.takeError();
+    if (Prop->value("exhausted", false)) {
+      Stop = "search exhausted: " + Prop->value("why", std::string());
+      Res.Candidates = N - 1;
+      return false;
+    }
+    Tokens += Prop->value("tokens", (int64_t)0);
+    if (Prop->value("unparsed", false)) {
+      std::string Why = Prop->value("reason", std::string("reply is not JSON"));
+      lostRound(json{{"round", N}}, "refused", Why, "round " + std::to_string(N) + ": proposal refused (" + Why + ")");
+      return true;
+    }
+    int64_t PropId = (*Prop)["proposal_id"].get<int64_t>();
+    const json &Proposal = (*Prop)["proposal"];
+    json Hist = {{"round", N}, {"proposal", Proposal}, {"accepted", false}};
+    Expected<json> Ap = apply(N, Key, PropId, Proposal);
+    if (!Ap)
+      return Ap.takeError();
+    std::string Prefix = "round " + std::to_string(N) + ": " + Key;
+    if (Ap->contains("failure")) {
+      lostRound(Hist, "apply_failed", (*Ap)["failure"], Prefix + " failed: " + (*Ap)["failure"].get<std::string>());
+      return true;
+    }
+    if (!(*Ap)["applied"].get<bool>()) {
+      lostRound(Hist, "refused", (*Ap)["refusal"], Prefix + " refused: " + (*Ap)["refusal"].get<std::string>());
+      return true;
+    }
+    std::string CandDir = (*Ap)["source_dir"].get<std::string>();
+    Expected<json> Bd = build(N, Key, PropId, CandDir);
+    if (!Bd)
+      return Bd.takeError();
+    Hist["spilled"] = (*Bd)["spilled"];
+    Hist["ptxas"] = (*Bd)["ptxas"];
+    if (!(*Bd)["succeeded"].get<bool>()) {
+      lostRound(Hist, "build_failed", json(), Prefix + " does not build");
+      return true;
+    }
+    Expected<json> Dc = compareAndDecide(N, Key, PropId, CandDir);
+    if (!Dc)
+      return Dc.takeError();
+    takeDecision(N, *Dc, CandDir, std::move(Hist));
+    return true;
+  }
+
+  /// The propose step: the proposer's reply journaled, or why there is none.
+  Expected<json> propose(unsigned N, const std::string &Key) {
+    return SR->step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
       json Ctx = O.ExtraContext;
-      Ctx["inventory"] = (*Inv)["inventory"];
+      Ctx["inventory"] = Inventory;
       Ctx["history"] = History;
       Ctx["ptxas_baseline"] = BasePtxas;
       Ctx["profile"] = Profile;
@@ -377,50 +542,8 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       Expected<ProposalReply> R = P.propose(Ctx);
       NewProposal NP;
       NP.ProposerKind = std::string(P.kind());
-      if (!R) {
-        json Out = {{"exhausted", false}};
-        std::string Refusal;
-        Error Rest = llvm::handleErrors(
-            R.takeError(),
-            [&](const builtin::SearchExhaustedError &X) {
-              Exhausted = true;
-              ExhaustedWhy = X.Why;
-              Out["exhausted"] = true;
-              Out["why"] = X.Why;
-            },
-            [&](const ReplyNotJSONError &X) {
-              NP.Model = X.Prov.Model;
-              NP.RawReply = X.RawText;
-              NP.ParseError = X.Reason;
-              NP.TokensIn = X.Prov.TokensIn;
-              NP.TokensOut = X.Prov.TokensOut;
-              NP.WallMs = X.Prov.WallMs;
-              Refusal = "reply is not JSON: " + X.Reason;
-            },
-            // A proposer that failed (a command's exit, signal, timeout or flood of output) is a
-            // failed proposal of this round, not the end of the run (issue 12, item 7).
-            [&](const ProposerFailedError &X) {
-              NP.Model = X.Prov.Model;
-              NP.RawReply = X.Output;
-              NP.ParseError = "proposer failed: " + X.Source + ": " + X.Reason;
-              NP.WallMs = X.Prov.WallMs;
-              Refusal = *NP.ParseError;
-            });
-        if (Rest)
-          return Rest;
-        if (Exhausted)
-          return Out;
-        Expected<int64_t> Id = J.recordProposal(Res.Run, N, NP);
-        if (!Id)
-          return Id.takeError();
-        if (Expected<int64_t> RId = J.recordRefusal(*Id, std::nullopt, Refusal); !RId)
-          return RId.takeError();
-        Out["proposal_id"] = *Id;
-        Out["unparsed"] = true;
-        Out["reason"] = StringRef(Refusal).starts_with("proposer failed") ? "proposer failed" : "reply is not JSON";
-        Out["tokens"] = NP.TokensIn.value_or(0) + NP.TokensOut.value_or(0);
-        return Out;
-      }
+      if (!R)
+        return failedProposal(N, R.takeError(), NP);
       NP.Model = R->Prov.Model;
       NP.PromptVersion = R->Prov.PromptVersion;
       NP.Seed = R->Prov.Seed;
@@ -440,31 +563,60 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
                   {"tokens", R->Prov.TokensIn.value_or(0) + R->Prov.TokensOut.value_or(0)},
                   {"exhausted", false}};
     });
-    if (!Prop)
-      return Prop.takeError();
-    if (Prop->value("exhausted", false)) {
-      Stop = "search exhausted: " + Prop->value("why", std::string());
-      Res.Candidates = N - 1;
-      break;
-    }
-    Tokens += Prop->value("tokens", (int64_t)0);
-    if (Prop->value("unparsed", false)) {
-      std::string Why = Prop->value("reason", std::string("reply is not JSON"));
-      History.push_back({{"round", N}, {"outcome", "refused"}, {"reason", Why}});
-      ++SinceWin;
-      say("round " + std::to_string(N) + ": proposal refused (" + Why + ")");
-      continue;
-    }
-    int64_t PropId = (*Prop)["proposal_id"].get<int64_t>();
-    const json &Proposal = (*Prop)["proposal"];
-    json Hist = {{"round", N}, {"proposal", Proposal}, {"accepted", false}};
-    std::string CandWork = CandRoot + "/" + Key;
+  }
 
-    // Apply.
-    Expected<json> Ap = SR.step(N, StepState::Apply, Key,
-        fields({{"applied", Kind::Bool}, {"refusal", Kind::String}, {"source_dir", Kind::String}}), [&]() -> Expected<json> {
-      std::string From = O.AbsoluteProposals ? BaseDir : Incumbent;
-      Expected<std::string> D = S.copySources(From, CandWork);
+  /// The propose step's payload when the proposer gave no proposal: exhausted (the builtin search), or a
+  /// failed proposal of round \p N (a reply that is not JSON, a failed proposer command), journaled with
+  /// its refusal. Other errors end the run.
+  Expected<json> failedProposal(unsigned N, Error E, NewProposal &NP) {
+    json Out = {{"exhausted", false}};
+    std::string Refusal;
+    Error Rest = llvm::handleErrors(
+        std::move(E),
+        [&](const builtin::SearchExhaustedError &X) {
+          Out["exhausted"] = true;
+          Out["why"] = X.Why;
+        },
+        [&](const ReplyNotJSONError &X) {
+          NP.Model = X.Prov.Model;
+          NP.RawReply = X.RawText;
+          NP.ParseError = X.Reason;
+          NP.TokensIn = X.Prov.TokensIn;
+          NP.TokensOut = X.Prov.TokensOut;
+          NP.WallMs = X.Prov.WallMs;
+          Refusal = "reply is not JSON: " + X.Reason;
+        },
+        // A proposer that failed (a command's exit, signal, timeout or flood of output) is a
+        // failed proposal of this round, not the end of the run (issue 12, item 7).
+        [&](const ProposerFailedError &X) {
+          NP.Model = X.Prov.Model;
+          NP.RawReply = X.Output;
+          NP.ParseError = "proposer failed: " + X.Source + ": " + X.Reason;
+          NP.WallMs = X.Prov.WallMs;
+          Refusal = *NP.ParseError;
+        });
+    if (Rest)
+      return Rest;
+    if (Out["exhausted"].get<bool>())
+      return Out;
+    Expected<int64_t> Id = J.recordProposal(Res.Run, N, NP);
+    if (!Id)
+      return Id.takeError();
+    if (Expected<int64_t> RId = J.recordRefusal(*Id, std::nullopt, Refusal); !RId)
+      return RId.takeError();
+    Out["proposal_id"] = *Id;
+    Out["unparsed"] = true;
+    Out["reason"] = StringRef(Refusal).starts_with("proposer failed") ? "proposer failed" : "reply is not JSON";
+    Out["tokens"] = NP.TokensIn.value_or(0) + NP.TokensOut.value_or(0);
+    return Out;
+  }
+
+  /// The apply step: a fresh copy of the incumbent (or of the baseline, for proposals relative to it)
+  /// with the proposal applied in place.
+  Expected<json> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Proposal) {
+    return SR->step(N, StepState::Apply, Key, applyShape, [&]() -> Expected<json> {
+      std::string CandWork = CandRoot + "/" + Key;
+      Expected<std::string> D = S.copySources(O.AbsoluteProposals ? BaseDir : Incumbent, CandWork);
       if (!D)
         return D.takeError();
       std::string PF = CandWork + ".proposal.json";
@@ -473,49 +625,22 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
       Expected<ApplyOutcome> A = S.apply(PF, *D);
       if (!A)
         return A.takeError();
-      if (!A->Applied)
-        if (Expected<int64_t> RId = J.recordRefusal(PropId, std::nullopt, A->RefusalReason); !RId)
-          return RId.takeError();
-      // Every edit, applied or not (a proposal is applied all or nothing).
-      if (Proposal.contains("edits") && Proposal["edits"].is_array()) {
-        for (size_t I = 0; I < Proposal["edits"].size(); ++I) {
-          const json &E = Proposal["edits"][I];
-          if (Expected<int64_t> EId = J.recordEdit(PropId, (int64_t)I, E.value("id", E.value("target", "")),
-                                                  E.value("kind", ""), E, A->Applied);
-              !EId)
-            return EId.takeError();
-        }
-      }
-      return json{{"applied", A->Applied}, {"refusal", A->RefusalReason}, {"source_dir", *D}};
+      if (Error E = journalApply(J, PropId, Proposal, *A))
+        return E;
+      return applyPayload(*A, *D);
     });
-    if (!Ap)
-      return Ap.takeError();
-    if (!(*Ap)["applied"].get<bool>()) {
-      Hist["outcome"] = "refused";
-      Hist["reason"] = (*Ap)["refusal"];
-      History.push_back(Hist);
-      ++SinceWin;
-      say("round " + std::to_string(N) + ": " + Key + " refused: " + (*Ap)["refusal"].get<std::string>());
-      continue;
-    }
-    std::string CandDir = (*Ap)["source_dir"].get<std::string>();
+  }
 
-    // Build (+ ptxas report).
-    Expected<json> Bd = SR.step(N, StepState::Build, Key,
-        fields({{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool}}), [&]() -> Expected<json> {
+  /// The build step of a candidate (+ ptxas report, and whether it spills more than the baseline).
+  Expected<json> build(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+    return SR->step(N, StepState::Build, Key,
+                    fields({{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool}}),
+                    [&]() -> Expected<json> {
       Expected<BuildOutcome> B = S.build(CandDir, O.OutDir + "/build/" + Key);
       if (!B)
         return B.takeError();
-      BuildRecord BR;
-      BR.Run = Res.Run;
-      BR.Round = N;
-      BR.Proposal = PropId;
-      BR.Succeeded = B->Succeeded;
-      BR.Log = B->Log;
-      BR.Ptxas = B->Ptxas;
-      BR.WallMs = B->WallMs;
-      if (Expected<int64_t> Id = J.recordBuild(BR); !Id)
-        return Id.takeError();
+      if (Error E = recordBuild(*B, N, PropId))
+        return E;
       bool Spilled = reportedSpillBytes(B->Ptxas) > reportedSpillBytes(BasePtxas);
       if (!B->Succeeded)
         if (Expected<int64_t> V = J.recordVerdict(PropId, "build_failed", json{{"log_tail", B->Log}},
@@ -524,23 +649,15 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
           return V.takeError();
       return json{{"succeeded", B->Succeeded}, {"ptxas", B->Ptxas}, {"spilled", Spilled}};
     });
-    if (!Bd)
-      return Bd.takeError();
-    Hist["spilled"] = (*Bd)["spilled"];
-    Hist["ptxas"] = (*Bd)["ptxas"];
-    if (!(*Bd)["succeeded"].get<bool>()) {
-      Hist["outcome"] = "build_failed";
-      History.push_back(Hist);
-      ++SinceWin;
-      say("round " + std::to_string(N) + ": " + Key + " does not build");
-      continue;
-    }
+  }
 
-    // Verify + Measure (one interleaved comparison), then Decide.
-    Expected<json> Vf = SR.step(N, StepState::Verify, Key, verifyShape, [&]() -> Expected<json> {
+  /// Verify + measure (one interleaved comparison against the incumbent), then decide: the decide step's
+  /// payload.
+  Expected<json> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+    Expected<json> Vf = SR->step(N, StepState::Verify, Key, verifyShape, [&]() -> Expected<json> {
       if (!Gpu)
         return json{{"skipped", "verification and measurement skipped: no GPU"}};
-      Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandWork + ".compare", false);
+      Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".compare", false);
       if (!C)
         return C.takeError();
       return json{{"accepted", C->Accepted}, {"outcome", C->Outcome}, {"explanation", C->Explanation},
@@ -548,60 +665,67 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     });
     if (!Vf)
       return Vf.takeError();
-    Expected<json> Ms = SR.step(N, StepState::Measure, Key, fields({}), [&]() -> Expected<json> {
+    Expected<json> Ms = SR->step(N, StepState::Measure, Key, fields({}), [&]() -> Expected<json> {
       if (Vf->contains("skipped"))
         return json{{"skipped", (*Vf)["skipped"]}};
       return json{{"evidence", (*Vf)["evidence"]}};
     });
     if (!Ms)
       return Ms.takeError();
-    Expected<json> Dc = SR.step(N, StepState::Decide, Key,
-        fields({{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
-                {"evidence", Kind::Array, true}}),
-        [&]() -> Expected<json> {
-      json D;
-      if (Vf->contains("skipped")) {
-        D = {{"accepted", false}, {"outcome", "unmeasured"},
-             {"explanation", "not accepted: verification and measurement skipped (no GPU)"}};
-      } else {
-        D = {{"accepted", (*Vf)["accepted"]}, {"outcome", (*Vf)["outcome"]},
-             {"explanation", (*Vf)["explanation"]}, {"evidence", (*Vf)["evidence"]}};
-      }
-      json Detail = Vf->contains("detail") ? json{{"compare", (*Vf)["detail"]}, {"evidence", (*Vf)["evidence"]}}
-                                           : json{{"skipped", true}};
-      if (Expected<int64_t> V = J.recordVerdict(PropId, D["outcome"].get<std::string>(), Detail,
-                                                D["explanation"].get<std::string>());
-          !V)
-        return V.takeError();
-      return D;
-    });
-    if (!Dc)
-      return Dc.takeError();
-    Hist["outcome"] = (*Dc)["outcome"];
-    Hist["reason"] = (*Dc)["explanation"];
-    if (Dc->contains("evidence") && (*Dc)["evidence"].is_array() && !(*Dc)["evidence"].empty())
-      Profile = (*Dc)["evidence"];
-    if ((*Dc)["accepted"].get<bool>()) {
+    return SR->step(N, StepState::Decide, Key,
+                    fields({{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
+                            {"evidence", Kind::Array, true}}),
+                    [&]() -> Expected<json> { return decideStep(*Vf, PropId); });
+  }
+
+  /// The decision on the verify step's payload \p Vf, journaled as proposal \p PropId's verdict.
+  Expected<json> decideStep(const json &Vf, int64_t PropId) {
+    json D;
+    if (Vf.contains("skipped"))
+      D = {{"accepted", false}, {"outcome", "unmeasured"},
+           {"explanation", "not accepted: verification and measurement skipped (no GPU)"}};
+    else
+      D = {{"accepted", Vf["accepted"]}, {"outcome", Vf["outcome"]}, {"explanation", Vf["explanation"]},
+           {"evidence", Vf["evidence"]}};
+    json Detail = Vf.contains("detail") ? json{{"compare", Vf["detail"]}, {"evidence", Vf["evidence"]}}
+                                        : json{{"skipped", true}};
+    if (Expected<int64_t> V = J.recordVerdict(PropId, D["outcome"].get<std::string>(), Detail,
+                                              D["explanation"].get<std::string>());
+        !V)
+      return V.takeError();
+    return D;
+  }
+
+  /// Takes decide's payload \p Dc for round \p N: a win makes \p CandDir the incumbent.
+  void takeDecision(unsigned N, const json &Dc, const std::string &CandDir, json Hist) {
+    Hist["outcome"] = Dc["outcome"];
+    Hist["reason"] = Dc["explanation"];
+    if (Dc.contains("evidence") && Dc["evidence"].is_array() && !Dc["evidence"].empty())
+      Profile = Dc["evidence"];
+    if (Dc["accepted"].get<bool>()) {
       Hist["accepted"] = true;
       Incumbent = CandDir;
       Best = N;
       SinceWin = 0;
       std::optional<double> MinPct;
-      for (const json &E : (*Dc)["evidence"])
+      for (const json &E : Dc["evidence"])
         if (E.contains("pct_roofline") && E["pct_roofline"].is_number())
           MinPct = std::min(MinPct.value_or(1e300), E["pct_roofline"].get<double>());
       IncumbentPct = MinPct;
     } else {
       ++SinceWin;
     }
-    History.push_back(Hist);
-    say("round " + std::to_string(N) + ": " + Key + " " + Hist["outcome"].get<std::string>() +
+    say("round " + std::to_string(N) + ": " + candKey(N) + " " + Hist["outcome"].get<std::string>() +
         "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
+    History.push_back(std::move(Hist));
   }
 
-  // ---- drift canary: the baseline against itself, before the final check it guards ----
-  if (Best) {
-    Expected<json> Can = SR.step(0, StepState::Measure, "canary", canaryShape, [&]() -> Expected<json> {
+  /// The drift canary: the baseline against itself, before the final check it guards (only when a
+  /// candidate won).
+  Error canary() {
+    if (!Best)
+      return Error::success();
+    Expected<json> Can = SR->step(0, StepState::Measure, "canary", canaryShape, [&]() -> Expected<json> {
       if (!O.Canary)
         return json{{"skipped", "--no-canary"}};
       say("drift canary: the baseline against itself on one search shape");
@@ -616,48 +740,58 @@ Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const O
     Res.Unreliable = canaryWarning(*Can);
     if (!Res.Unreliable.empty())
       say(Res.Unreliable);
+    return Error::success();
   }
 
-  // ---- final: the change from the baseline, checked once more with held-out inputs ----
-  Res.StopReason = Stop;
-  Expected<json> Fin = SR.step(0, StepState::Done, "final",
-      fields({{"stop_reason", Kind::String}, {"diff", Kind::String}, {"best", Kind::Any}}), [&]() -> Expected<json> {
+  /// The final step: the change from the baseline, checked once more with held-out inputs; the run's end.
+  Error finish() {
+    Res.StopReason = Stop;
+    Expected<json> Fin = SR->step(0, StepState::Done, "final",
+                                  fields({{"stop_reason", Kind::String}, {"diff", Kind::String}, {"best", Kind::Any}}),
+                                  [&]() { return finalCheck(); });
+    if (!Fin)
+      return Fin.takeError();
+    Res.StopReason = (*Fin)["stop_reason"].get<std::string>();
+    Res.Diff = (*Fin)["diff"].get<std::string>();
+    if ((*Fin)["best"].is_string())
+      Res.Best = Best;
+    return J.setRunState(Res.Run, "stopped", Res.StopReason, true);
+  }
+
+  /// The final step's payload.
+  Expected<json> finalCheck() {
     json F = {{"stop_reason", Stop}, {"candidates", Res.Candidates}, {"gpu_skipped", !Gpu},
               {"best", Best ? json(candKey(*Best)) : json(nullptr)}, {"diff", ""},
               {"evidence", json::array()}, {"tokens", Tokens}};
-    if (Best) {
-      Expected<CompareOutcome> C = S.compare(BaseDir, Incumbent, O.OutDir + "/final.compare", true);
-      if (!C)
-        return C.takeError();
-      F["final_outcome"] = C->Outcome;
-      F["final_explanation"] = C->Explanation;
-      F["evidence"] = C->Evidence;
-      // What `kloop compare --recheck` needs to repeat this check (docs/optimize.md, "Re-check").
-      F["final_check"] = {{"config", O.ConfigPath},       {"config_hash", O.ConfigHash},
-                          {"baseline_dir", BaseDir},      {"candidate_dir", Incumbent},
-                          {"settings", C->Settings}};
-      if (!C->Accepted) {
-        F["best"] = nullptr;
-        F["stop_reason"] = Stop + "; the final check with held-out inputs refused the best candidate: " +
-                           C->Explanation;
-      } else {
-        Expected<std::string> D = S.diff(BaseDir, Incumbent);
-        if (!D)
-          return D.takeError();
-        F["diff"] = *D;
-      }
+    if (!Best)
+      return F;
+    Expected<CompareOutcome> C = S.compare(BaseDir, Incumbent, O.OutDir + "/final.compare", true);
+    if (!C)
+      return C.takeError();
+    F["final_outcome"] = C->Outcome;
+    F["final_explanation"] = C->Explanation;
+    F["evidence"] = C->Evidence;
+    // What `kloop compare --recheck` needs to repeat this check (docs/optimize.md, "Re-check").
+    F["final_check"] = {{"config", O.ConfigPath},  {"config_hash", O.ConfigHash},   {"baseline_dir", BaseDir},
+                        {"candidate_dir", Incumbent}, {"settings", C->Settings}};
+    if (!C->Accepted) {
+      F["best"] = nullptr;
+      F["stop_reason"] =
+          Stop + "; the final check with held-out inputs refused the best candidate: " + C->Explanation;
+      return F;
     }
+    Expected<std::string> D = S.diff(BaseDir, Incumbent);
+    if (!D)
+      return D.takeError();
+    F["diff"] = *D;
     return F;
-  });
-  if (!Fin)
-    return Fin.takeError();
-  Res.StopReason = (*Fin)["stop_reason"].get<std::string>();
-  Res.Diff = (*Fin)["diff"].get<std::string>();
-  if ((*Fin)["best"].is_string())
-    Res.Best = Best;
-  if (Error E = J.setRunState(Res.Run, "stopped", Res.StopReason, true))
-    return E;
-  return Res;
+  }
+};
+} // namespace
+
+Expected<OptimizeResult> runOptimize(Journal &J, Stages &S, Proposer &P, const OptimizeOptions &O,
+                                     const ProgressFn &Progress) {
+  return Loop(J, S, P, O, Progress).run();
 }
 
 } // namespace optimize

@@ -142,6 +142,20 @@ Expected<std::string> renderPatch(Journal &J, int64_t Run) {
   return S;
 }
 
+/// The first refusal of \p P as kloop apply words it: "edit #N (kind target): reason" for a refused
+/// edit (its 1-based index and its kind and target from the journal's edits), else the reason as
+/// journaled (a whole-proposal refusal; journals of earlier versions held the whole text there).
+static std::string firstRefusal(const ProposalSummary &P) {
+  const RefusalRecord &R = P.Refusals.front();
+  if (!R.EditOrdinal)
+    return R.Reason;
+  std::string Label;
+  for (const EditRecord &E : P.Edits)
+    if (E.Ordinal == *R.EditOrdinal)
+      Label = " (" + E.Kind + " " + E.Target + ")";
+  return "edit #" + std::to_string(*R.EditOrdinal + 1) + Label + ": " + R.Reason;
+}
+
 Expected<std::string> renderReport(Journal &J, int64_t Run) {
   Expected<int64_t> R = resolveRun(J, Run);
   if (!R)
@@ -158,7 +172,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   Expected<json> Canary = canaryOf(J, *R);
   if (!Canary)
     return Canary.takeError();
-  unsigned Refused = 0, BuildFailed = 0, FailedVerif = 0, Accepted = 0, Unmeasured = 0, Rejected = 0;
+  unsigned Refused = 0, BuildFailed = 0, FailedVerif = 0, Accepted = 0, Unmeasured = 0, Rejected = 0, ApplyFailed = 0;
   std::map<std::string, unsigned> ByReason;
   int64_t TokIn = 0, TokOut = 0;
   double Cost = 0;
@@ -179,6 +193,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     else if (O == "failed_verification") ++FailedVerif;
     else if (O == "accepted") ++Accepted;
     else if (O == "unmeasured") ++Unmeasured;
+    else if (O == "apply_failed") ++ApplyFailed;
     else ++Rejected;
   }
   bool Skipped = false;
@@ -275,6 +290,8 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
      << "| refused | " << Refused << " |\n"
      << "| failed verification | " << FailedVerif << " |\n"
      << "| build failures | " << BuildFailed << " |\n"
+     << (ApplyFailed ? "| apply failures (kloop failed on the candidate) | " + std::to_string(ApplyFailed) + " |\n"
+                     : std::string())
      << "| diff size | +" << Plus << " -" << Minus << " lines |\n"
      << "| tokens spent | " << TokIn + TokOut << " (in " << TokIn << ", out " << TokOut << ") |\n"
      << "| cost | " << llvm::formatv("{0:f4}", Cost).str() << " USD |\n"
@@ -333,7 +350,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
                   : E.Spec.contains("min_blocks") ? " min_blocks=" + dumpJSON(E.Spec["min_blocks"])
                                                   : "");
     std::string Outcome = !P.Refusals.empty() ? "refused" : P.Verdict ? P.Verdict->Outcome : "(unfinished)";
-    std::string Why = !P.Refusals.empty() ? P.Refusals.front().Reason
+    std::string Why = !P.Refusals.empty() ? firstRefusal(P)
                       : P.Verdict         ? P.Verdict->Explanation
                                           : "";
     OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << terminalSafe(Edits) << " | "

@@ -1,6 +1,9 @@
-//===- Stages.cpp - extract/apply as subprocesses, build, compare ---------===//
+//===- Stages.cpp - extract and apply in process, build, compare ----------===//
 #include "kloop/Optimize/Stages.h"
 #include "kloop/Decide/DecisionJSON.h"
+#include "kloop/Edit/ApplyFile.h"
+#include "kloop/Inventory/Extract.h"
+#include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Measure/Compare.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Propose/CommandProposer.h"
@@ -34,22 +37,18 @@ public:
   ProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions O) : C(C), O(std::move(O)) {}
 
   Expected<json> extract() override {
-    std::vector<std::string> Argv = O.ExtractCommand;
-    Argv.insert(Argv.end(), {"--compact", "--root", C.Dir});
-    for (const std::string &S : C.Sources)
-      Argv.push_back(C.Dir + "/" + S);
-    Argv.push_back("--");
-    Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
-    Expected<CommandResult> R = run(Argv, C.Dir, 600);
-    if (!R)
-      return R.takeError();
-    json Inv = json::parse(R->Stdout, nullptr, false);
-    if (Inv.is_discarded() || !Inv.is_object())
-      return err("kloop extract of " + C.Path + " failed (exit " + std::to_string(R->ExitCode) +
-                 "): " + tail(R->Stderr));
-    if (R->ExitCode != 0)
-      return err("kloop extract could not parse the workload's sources: " + tail(R->Stderr));
-    return Inv;
+    std::unique_ptr<ExtractCache> Cache;
+    if (std::string Dir = defaultExtractCacheDir(); !Dir.empty())
+      Cache = std::make_unique<ExtractCache>(Dir, executableId());
+    ExtractOptions EO;
+    EO.Root = C.Dir;
+    EO.Cache = Cache.get();
+    Expected<Extraction> E = extractInventory(frontendOptions(C.Dir), EO);
+    if (!E)
+      return E.takeError();
+    if (Error Lost = requireAllParsed(*E))
+      return Lost;
+    return std::move(E->Inventory);
   }
 
   Expected<std::string> copySources(StringRef From, StringRef Dir) override {
@@ -103,31 +102,30 @@ public:
   }
 
   Expected<ApplyOutcome> apply(StringRef ProposalFile, StringRef SourceDir) override {
-    std::vector<std::string> Argv = O.ApplyCommand;
-    Argv.push_back(ProposalFile.str());
-    for (const std::string &S : C.Sources)
-      Argv.push_back((SourceDir + "/" + S).str());
-    Argv.insert(Argv.end(), {"--in-place", "--root", SourceDir.str(), "--"});
-    Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
-    Expected<CommandResult> R = run(Argv, SourceDir, 600);
-    if (!R)
-      return R.takeError();
-    ApplyOutcome A;
-    if (R->ExitCode == 0) {
-      A.Applied = true;
-      return A;
+    if (!O.ApplyCommand.empty())
+      return applyByCommand(ProposalFile, SourceDir);
+    ApplyOptions AO;
+    AO.Root = SourceDir.str();
+    Expected<ProposalApplication> A =
+        applyProposalFile(ProposalFile, frontendOptions(SourceDir), AO, /*InPlace=*/true);
+    ApplyOutcome Out;
+    if (!A) {
+      // A crash is this candidate's failure; any other error concerns every candidate and ends the run.
+      Error Rest = llvm::handleErrors(A.takeError(), [&](const ParseCrashError &X) {
+        Out.Failure = X.Stage + ": " + X.What;
+      });
+      if (Rest)
+        return Rest;
+      return Out;
     }
-    if (R->ExitCode != 1)
-      return err("kloop apply failed (exit " + std::to_string(R->ExitCode) +
-                 (R->TimedOut ? ", timed out" : "") + "): " + tail(R->Stderr));
-    std::string Reasons;
-    for (StringRef L : llvm::split(R->Stderr, '\n')) {
-      size_t P = L.find("refused: ");
-      if (P != StringRef::npos)
-        Reasons += (Reasons.empty() ? "" : "; ") + L.substr(P + 9).trim().str();
+    Out.Applied = A->Written;
+    Out.Refusals = A->Result.Refusals;
+    if (A->Unchanged) {
+      Refusal R;
+      R.Reason = "the proposal changes nothing";
+      Out.Refusals.push_back(std::move(R));
     }
-    A.RefusalReason = Reasons.empty() ? "kloop apply: " + tail(R->Stderr) : Reasons;
-    return A;
+    return Out;
   }
 
   Expected<BuildOutcome> build(StringRef SourceDir, StringRef BuildDir) override {
@@ -311,6 +309,41 @@ public:
   }
 
 private:
+  /// The workload's sources below \p SourceDir, parsed with the compiler arguments given after `--`
+  /// (relative ones taken from \p SourceDir).
+  FrontendOptions frontendOptions(StringRef SourceDir) const {
+    FrontendOptions F;
+    F.WorkingDir = SourceDir.str();
+    for (const std::string &S : C.Sources)
+      F.Inputs.push_back((SourceDir + "/" + S).str());
+    F.ExtraArgs = O.CompilerArgs;
+    F.HasExtraArgs = true;
+    return F;
+  }
+
+  /// The test seam (ProcessStagesOptions::ApplyCommand): the command gets PROPOSAL FILES... --in-place
+  /// --root DIR -- ARGS and prints the outcome as JSON (toJSON(ApplyOutcome)) on stdout.
+  Expected<ApplyOutcome> applyByCommand(StringRef ProposalFile, StringRef SourceDir) {
+    std::vector<std::string> Argv = O.ApplyCommand;
+    Argv.push_back(ProposalFile.str());
+    for (const std::string &S : C.Sources)
+      Argv.push_back((SourceDir + "/" + S).str());
+    Argv.insert(Argv.end(), {"--in-place", "--root", SourceDir.str(), "--"});
+    Argv.insert(Argv.end(), O.CompilerArgs.begin(), O.CompilerArgs.end());
+    Expected<CommandResult> R = run(Argv, SourceDir, 600);
+    if (!R)
+      return R.takeError();
+    std::string Name = "the apply command " + O.ApplyCommand.front();
+    if (R->ExitCode != 0 || R->TimedOut)
+      return err(Name + " failed (exit " + std::to_string(R->ExitCode) + (R->TimedOut ? ", timed out" : "") +
+                 "): " + tail(R->Stderr));
+    StrictJson J = parseStrictJson(R->Stdout);
+    if (J.SyntaxError || !J.Duplicates.empty())
+      return err(Name + " printed no apply outcome on stdout: " +
+                 (J.SyntaxError ? *J.SyntaxError : J.Duplicates.front().message()));
+    return applyOutcomeFromJSON(J.Value, Name);
+  }
+
   const measure::WorkloadConfig &C;
   ProcessStagesOptions O;
   /// Source directory -> the build directory build() built it in (and stamped), for compare() to reuse.

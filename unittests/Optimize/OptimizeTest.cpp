@@ -29,13 +29,22 @@ struct FakeStages : Stages {
     Block[Dir.str()] = Block.count(From.str()) ? Block[From.str()] : 256;
     return Dir.str();
   }
+  /// Outcomes apply() returns instead of applying, in turn (then it applies).
+  std::vector<ApplyOutcome> Scripted;
   Expected<ApplyOutcome> apply(StringRef File, StringRef Dir) override {
+    if (!Scripted.empty()) {
+      ApplyOutcome A = Scripted.front();
+      Scripted.erase(Scripted.begin());
+      return A;
+    }
     auto B = llvm::MemoryBuffer::getFile(File);
     if (!B)
       return llvm::createStringError(B.getError(), "no proposal file");
     json P = json::parse((*B)->getBuffer().str());
     Block[Dir.str()] = P["edits"][0]["value"].get<int64_t>();
-    return ApplyOutcome{true, ""};
+    ApplyOutcome A;
+    A.Applied = true;
+    return A;
   }
   Expected<BuildOutcome> build(StringRef, StringRef) override {
     ++Builds;
@@ -271,6 +280,103 @@ TEST_F(OptimizeTest, ResumeWithoutRunIsAnError) {
   Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
   ASSERT_FALSE(!!R);
   EXPECT_NE(toString(R.takeError()).find("no run to resume"), std::string::npos);
+}
+
+} // namespace
+
+namespace {
+
+/// A refusal of edit \p Index (-1: the whole proposal).
+Refusal refusal(int Index, std::string Label, std::string Reason) {
+  Refusal R;
+  R.EditIndex = Index;
+  R.EditLabel = std::move(Label);
+  R.Reason = std::move(Reason);
+  return R;
+}
+
+TEST_F(OptimizeTest, RefusalsAreJournaledWithTheirEditIndex) {
+  auto J = journal();
+  FakeStages S;
+  S.Gpu = false;
+  ApplyOutcome Refused;
+  Refused.Refusals = {refusal(0, "set_constant macro:B", "too big"), refusal(-1, "", "conflict")};
+  S.Scripted = {Refused};
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  std::vector<ProposalSummary> Ps = cantFail(J->listProposals(R->Run));
+  ASSERT_FALSE(Ps.empty());
+  ASSERT_EQ(Ps[0].Refusals.size(), 2u);
+  EXPECT_EQ(Ps[0].Refusals[0].EditOrdinal, std::optional<int64_t>(0));
+  EXPECT_EQ(Ps[0].Refusals[0].Reason, "too big");
+  EXPECT_EQ(Ps[0].Refusals[1].EditOrdinal, std::nullopt);
+  EXPECT_EQ(Ps[0].Refusals[1].Reason, "conflict");
+  // The step's payload holds the typed refusals and their text.
+  std::vector<StepRecord> Steps = cantFail(J->listSteps(R->Run));
+  auto Ap = llvm::find_if(Steps, [](const StepRecord &St) { return St.State == StepState::Apply; });
+  ASSERT_NE(Ap, Steps.end());
+  EXPECT_EQ(Ap->Payload["refusal"], "edit #1 (set_constant macro:B): too big; proposal: conflict");
+  EXPECT_EQ(Ap->Payload["refusals"][0]["edit_index"], 0);
+  EXPECT_TRUE(Ap->Payload["refusals"][1]["edit_index"].is_null());
+}
+
+TEST_F(OptimizeTest, AFailedApplyIsAVerdictAndTheLoopGoesOn) {
+  auto J = journal();
+  FakeStages S;
+  S.Gpu = false;
+  ApplyOutcome Failed;
+  Failed.Failure = "apply: clang crashed while parsing /w/k.cu (host side)";
+  S.Scripted = {Failed};
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_GE(R->Candidates, 2u); // round 2 still ran
+  std::vector<ProposalSummary> Ps = cantFail(J->listProposals(R->Run));
+  ASSERT_GE(Ps.size(), 2u);
+  EXPECT_TRUE(Ps[0].Refusals.empty());
+  ASSERT_TRUE(Ps[0].Verdict);
+  EXPECT_EQ(Ps[0].Verdict->Outcome, "apply_failed");
+  EXPECT_EQ(Ps[0].Verdict->Explanation, *Failed.Failure);
+  ASSERT_TRUE(Ps[1].Verdict);
+  EXPECT_EQ(Ps[1].Verdict->Outcome, "unmeasured");
+}
+
+TEST(ApplyOutcomeJSON, RoundTrips) {
+  ApplyOutcome A;
+  A.Refusals = {refusal(2, "set_unroll k/loop#1", "why"), refusal(-1, "", "whole")};
+  Expected<ApplyOutcome> B = applyOutcomeFromJSON(toJSON(A), "test");
+  ASSERT_TRUE(!!B) << toString(B.takeError());
+  EXPECT_FALSE(B->Applied);
+  ASSERT_EQ(B->Refusals.size(), 2u);
+  EXPECT_EQ(B->Refusals[0].EditIndex, 2);
+  EXPECT_EQ(B->Refusals[0].EditLabel, "set_unroll k/loop#1");
+  EXPECT_EQ(B->Refusals[1].EditIndex, -1);
+  EXPECT_EQ(B->refusalText(), A.refusalText());
+  ApplyOutcome F;
+  F.Failure = "apply: crashed";
+  EXPECT_EQ(applyOutcomeFromJSON(toJSON(F), "test")->Failure, F.Failure);
+}
+
+TEST(ApplyOutcomeJSON, RefusesWhatIsNotAnOutcome) {
+  auto why = [](const char *Text) {
+    Expected<ApplyOutcome> A = applyOutcomeFromJSON(json::parse(Text), "cmd");
+    return A ? std::string("accepted") : toString(A.takeError());
+  };
+  EXPECT_EQ(why("[]"), "cmd: not an apply outcome: expected an object, found array");
+  EXPECT_EQ(why(R"({"applied": 1})"), "cmd: not an apply outcome: \"applied\" must be a boolean");
+  EXPECT_EQ(why(R"({"applied": true, "extra": 1})"), "cmd: not an apply outcome: unknown key 'extra'");
+  EXPECT_EQ(why(R"({"applied": false})"),
+            "cmd: not an apply outcome: an outcome that is not applied needs refusals or a failure");
+  EXPECT_EQ(why(R"({"applied": true, "failure": "x"})"),
+            "cmd: not an apply outcome: an applied outcome has neither refusals nor a failure");
+  EXPECT_EQ(why(R"({"applied": false, "refusals": [{"edit_index": -1, "reason": "r"}]})"),
+            "cmd: not an apply outcome: refusals[0].edit_index must be a non-negative integer or null");
+  EXPECT_EQ(why(R"({"applied": false, "refusals": [{"edit_index": 0}]})"),
+            "cmd: not an apply outcome: refusals[0] needs a string \"reason\" (and \"edit\", when given, must be "
+            "a string)");
+  EXPECT_EQ(why(R"({"applied": false, "refusals": [{"reason": "r", "why": 1}]})"),
+            "cmd: not an apply outcome: refusals[0] has an unknown key 'why'");
 }
 
 } // namespace

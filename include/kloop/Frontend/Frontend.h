@@ -42,6 +42,12 @@ struct FrontendOptions {
   /// every *.cu file below it. With BuildPath set and Inputs empty, every CUDA
   /// entry of the database is used.
   std::vector<std::string> Inputs;
+  /// Directory against which relative inputs, a relative BuildPath and the
+  /// relative paths in ExtraArgs are resolved, and the working directory of
+  /// the jobs built from ExtraArgs (CompileJob::Directory). Empty: the
+  /// process's current directory. kloop optimize sets it to the workload's
+  /// (or the candidate's) source directory instead of changing the process's.
+  std::string WorkingDir;
   /// Arguments after `--` (used when BuildPath is empty).
   std::vector<std::string> ExtraArgs;
   /// True when `--` was given (even with no arguments after it).
@@ -96,6 +102,20 @@ struct CompileJob {
 /// compile_commands.json, or no inputs).
 llvm::Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts);
 
+/// Compile jobs ready to be parsed: planCompileJobs's, after an interrupted
+/// `kloop apply --in-place` next to their files was finished or rolled back.
+struct PlannedJobs {
+  std::vector<CompileJob> Jobs;
+  /// One line per action recoverInterruptedWrites took (kloop/Support/FileTransaction.h), for the
+  /// caller to print.
+  std::vector<std::string> RecoveryNotes;
+};
+
+/// planCompileJobs, then recoverInterruptedWrites on the jobs' files, so that
+/// nothing reads a half-written file. Errors: those of both (a manifest that
+/// cannot be recovered names it).
+llvm::Expected<PlannedJobs> planJobsAndRecover(const FrontendOptions &Opts);
+
 /// The full clang command line (argv[0] included) that parses \p Job on side
 /// \p S with -fsyntax-only, the CUDA installation's include directories,
 /// `-Wno-unknown-cuda-version` (clang 22 knows CUDA up to 12.9; CUDA 13 parses),
@@ -126,6 +146,58 @@ struct ParseResult {
   /// searching (main file, headers, `__has_include` hits), sorted; in-memory
   /// (mapped) files are left out. What the extract cache re-hashes.
   std::vector<std::string> InputFiles;
+  /// Set when the parse crashed (a signal or an assertion in clang or in the
+  /// action, caught by llvm::CrashRecoveryContext; the process lives on): what
+  /// crashed, naming the main file, e.g. "clang crashed while parsing /w/k.cu
+  /// (device side)". Diagnostics then also holds a fatal error saying so, so
+  /// that parseUnusable() is true.
+  std::optional<std::string> Crash;
+};
+
+/// A parse that crashed (ParseResult::Crash) while a stage worked: not a
+/// refusal of an edit and not an error of the user's code, but a failure of
+/// the tool on one input. message(): "<Stage>: <what crashed>", e.g. "apply:
+/// clang crashed while parsing /w/k.cu (host side)".
+class ParseCrashError : public llvm::ErrorInfo<ParseCrashError> {
+public:
+  static char ID;
+  ParseCrashError(std::string Stage, std::string What) : Stage(std::move(Stage)), What(std::move(What)) {}
+  /// "extract", "apply".
+  std::string Stage;
+  /// ParseResult::Crash of the first parse that crashed.
+  std::string What;
+  void log(llvm::raw_ostream &OS) const override;
+  std::error_code convertToErrorCode() const override { return llvm::inconvertibleErrorCode(); }
+};
+
+/// True once any parse of this process crashed (ParseResult::Crash). The
+/// process lives on, but a crashed parse abandons its thread's stack with
+/// whatever it had registered in LLVM's global state (clang's `#pragma clang
+/// __debug crash` leaves a Timer in LLVM's default TimerGroup), so the tool
+/// should end without LLVM's shutdown (kloopMain does).
+bool anyParseCrashed();
+
+/// Notes the crashes of every parse (parseCommandLine) that the constructing
+/// thread runs while the scope lives, for callers that reach the parses only
+/// through a library function that folds the ParseResult into its own result
+/// (applyProposal turns an unusable parse into an error or a refusal). Scopes
+/// nest; a crash is noted in the innermost one. Parses run on other threads
+/// (runInventory's parallelFor) are not seen: read their ParseResult::Crash.
+class ParseCrashScope {
+public:
+  ParseCrashScope();
+  ~ParseCrashScope();
+  ParseCrashScope(const ParseCrashScope &) = delete;
+  ParseCrashScope &operator=(const ParseCrashScope &) = delete;
+  /// ParseResult::Crash of each crashed parse, in order.
+  const std::vector<std::string> &crashes() const { return Crashes; }
+  /// A ParseCrashError for the first crash, tagged with \p Stage; success when none crashed.
+  llvm::Error takeError(llvm::StringRef Stage) const;
+
+private:
+  friend struct ParseCrashNotifier;
+  std::vector<std::string> Crashes;
+  ParseCrashScope *Outer;
 };
 
 /// Parses \p Job on side \p S, running \p Action (e.g. an ASTFrontendAction that

@@ -14,10 +14,10 @@
 /// later steps need, so a resumed run (OptimizeOptions::Resume) reuses the
 /// payload of each finished step instead of redoing it.
 ///
-/// The stages that touch the outside world (inventory, kloop apply, the
-/// workload's build, nvcc's ptxas report, the measured comparison) sit behind
-/// the Stages interface: makeProcessStages (Stages.h) runs the real ones, and
-/// tests substitute fakes.
+/// The stages that touch the outside world (the inventory and the apply of a
+/// proposal, both in this process; the workload's build and its ptxas report;
+/// the measured comparison) sit behind the Stages interface: makeProcessStages
+/// (Stages.h) runs the real ones, and tests substitute fakes.
 ///
 /// Without a GPU (Stages::haveGpu false) Verify and Measure are journaled as
 /// skipped and nothing is accepted.
@@ -26,6 +26,7 @@
 #ifndef KLOOP_OPTIMIZE_OPTIMIZE_H
 #define KLOOP_OPTIMIZE_OPTIMIZE_H
 
+#include "kloop/Edit/Apply.h"
 #include "kloop/Journal/Journal.h"
 #include "kloop/Propose/Proposer.h"
 #include "llvm/Support/Error.h"
@@ -38,12 +39,36 @@
 namespace kloop {
 namespace optimize {
 
-/// What applying a proposal to a candidate directory did.
+/// What applying a proposal to a candidate directory did: applied, refused
+/// (Refusals, feedback for the proposer), or failed (Failure: kloop itself
+/// failed on this candidate, e.g. a parse crashed; the candidate is journaled
+/// as failed and is not feedback). Errors that concern every candidate alike
+/// (an unreadable file, a baseline that does not parse) are not outcomes: the
+/// stage returns them as llvm::Error.
 struct ApplyOutcome {
   bool Applied = false;
-  /// The refusal reasons (kloop apply's `refused:` lines), when not applied.
-  std::string RefusalReason;
+  /// Why the proposal was refused, with the index of each refused edit
+  /// (kloop/Edit/Apply.h); empty when applied or failed.
+  std::vector<Refusal> Refusals;
+  /// What failed, e.g. "apply: clang crashed while parsing /w/k.cu (host side)".
+  std::optional<std::string> Failure;
+  /// The refusals as kloop apply prints them (Refusal::str()), joined by "; ".
+  std::string refusalText() const;
 };
+
+/// The JSON form of an ApplyOutcome, the one pair used by the journal's apply
+/// step and by the `--apply-command` test seam: {"applied": bool, "refusals":
+/// [{"edit_index": 0-based integer or null (the whole proposal), "edit":
+/// label ("" for the whole proposal), "reason": string}], "failure": string
+/// (present only when failed)}.
+nlohmann::json toJSON(const ApplyOutcome &A);
+
+/// Reads toJSON's form from \p J. Errors name \p Source and the field: an
+/// object is expected; "applied" must be a boolean; "refusals" an array of
+/// objects with an integer or null "edit_index", string "edit" and "reason";
+/// "failure" a string; any other key is refused; an applied outcome holds no
+/// refusal and no failure.
+llvm::Expected<ApplyOutcome> applyOutcomeFromJSON(const nlohmann::json &J, llvm::StringRef Source);
 
 /// What building one source directory did.
 struct BuildOutcome {
@@ -81,12 +106,17 @@ struct CompareOutcome {
 class Stages {
 public:
   virtual ~Stages();
-  /// The inventory document of the workload's sources (`kloop extract`).
+  /// The inventory document of the workload's sources (what `kloop extract`
+  /// prints; kloop/Inventory/Extract.h). Errors: a source does not parse
+  /// (a ParseCrashError when its parse crashed).
   virtual llvm::Expected<nlohmann::json> extract() = 0;
   /// Makes \p Dir a fresh copy of the source directory \p From (replacing
   /// anything there); returns the source directory inside the copy.
   virtual llvm::Expected<std::string> copySources(llvm::StringRef From, llvm::StringRef Dir) = 0;
-  /// Applies \p ProposalFile (a proposal JSON) to the sources in \p SourceDir in place.
+  /// Applies \p ProposalFile (a proposal JSON) to the sources in \p SourceDir
+  /// in place (kloop/Edit/ApplyFile.h). A crashed parse is an outcome
+  /// (ApplyOutcome::Failure); errors: the proposal file or a source cannot be
+  /// read, a source does not parse before the edit, the write fails.
   virtual llvm::Expected<ApplyOutcome> apply(llvm::StringRef ProposalFile,
                                              llvm::StringRef SourceDir) = 0;
   /// Builds \p SourceDir into \p BuildDir and produces its ptxas report.
@@ -133,8 +163,25 @@ struct OptimizeOptions {
   nlohmann::json ExtraContext = nlohmann::json::object();
 };
 
-/// Progress events for the display: one line each.
-using ProgressFn = std::function<void(llvm::StringRef)>;
+/// What a progress event reports, so that the display can treat each kind
+/// as it should without reading the text.
+enum class ProgressKind {
+  /// A step or a round's outcome ("round 3: cand-3 rejected; ..."): for a
+  /// terminal, not for a log.
+  Step,
+  /// Verification and measurement are skipped (no GPU): said in any case,
+  /// since it means nothing can be accepted.
+  VerificationSkipped,
+};
+
+/// One progress event: its kind and one line of text.
+struct ProgressEvent {
+  ProgressKind Kind = ProgressKind::Step;
+  std::string Text;
+};
+
+/// Receives runOptimize's progress events.
+using ProgressFn = std::function<void(const ProgressEvent &)>;
 
 /// What a run ended with.
 struct OptimizeResult {

@@ -1,10 +1,13 @@
 //===- kloop/Optimize/Stages.h - The real stages of kloop optimize --------===//
 ///
 /// \file
-/// The Stages implementation `kloop optimize` uses: `kloop extract` and
-/// `kloop apply` as subprocesses (so that optimize depends only on their
-/// command-line contract), the workload's build.command (whose log gives the
-/// ptxas report, kloop/Support/Ptxas.h) and kloopMeasure's compareWorkloads.
+/// The Stages implementation `kloop optimize` uses: extract and apply in this
+/// process, through the library calls the `kloop extract` and `kloop apply`
+/// commands make (extractInventory, kloop/Inventory/Extract.h;
+/// applyProposalFile, kloop/Edit/ApplyFile.h; a crashed parse is caught by
+/// llvm::CrashRecoveryContext and fails only its candidate), the workload's
+/// build.command (whose log gives the ptxas report, kloop/Support/Ptxas.h)
+/// and kloopMeasure's compareWorkloads. No stage runs kloop's own binary.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_OPTIMIZE_STAGES_H
@@ -21,9 +24,15 @@ namespace optimize {
 
 /// Settings of the process stages.
 struct ProcessStagesOptions {
-  /// argv prefix for `kloop extract` / `kloop apply` (default: this kloop).
-  std::vector<std::string> ExtractCommand, ApplyCommand;
-  /// Compiler arguments given after `--` to extract and apply.
+  /// Test seam (`kloop optimize --apply-command`, hidden): when set, apply
+  /// runs this argv prefix with `PROPOSAL FILES... --in-place --root DIR --
+  /// ARGS` in the candidate's directory instead of applying in process; the
+  /// command edits the files itself and prints the outcome on stdout as
+  /// toJSON(ApplyOutcome) (kloop/Optimize/Optimize.h), read strictly. A
+  /// non-zero exit, a timeout or another stdout is an error of the stage.
+  std::vector<std::string> ApplyCommand;
+  /// Compiler arguments given after `--` to extract and apply (relative paths
+  /// are taken from the source directory being parsed).
   std::vector<std::string> CompilerArgs;
   /// Produce a ptxas report: builds run with `-Xptxas -v` appended to NVCC_APPEND_FLAGS and the
   /// report is read from their log (kloop/Support/Ptxas.h); a build without ptxas lines gets a note.

@@ -1,0 +1,68 @@
+//===- Extract.cpp - plan jobs -> recover -> inventory -> merge -----------===//
+#include "kloop/Inventory/Extract.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+using llvm::Error;
+using llvm::Expected;
+
+namespace kloop {
+
+/// \p Root made absolute (the current directory when empty), dots removed.
+static std::string absoluteRoot(llvm::StringRef Root) {
+  llvm::SmallString<256> R(Root);
+  if (R.empty())
+    llvm::sys::fs::current_path(R);
+  else
+    llvm::sys::fs::make_absolute(R);
+  llvm::sys::path::remove_dots(R, true);
+  return std::string(R);
+}
+
+/// Counts the translation units of \p Doc with status "error" and "partial".
+static void countStatus(Extraction &E) {
+  for (const nlohmann::json &TU : E.Inventory["translation_units"]) {
+    E.Lost += TU["status"] == "error";
+    E.Partial += TU["status"] == "partial";
+  }
+}
+
+Expected<Extraction> extractInventory(const FrontendOptions &Inputs, const ExtractOptions &Opts) {
+  Extraction E;
+  Expected<PlannedJobs> Planned = planJobsAndRecover(Inputs);
+  if (!Planned)
+    return Planned.takeError();
+  E.Jobs = std::move(Planned->Jobs);
+  E.RecoveryNotes = std::move(Planned->RecoveryNotes);
+  E.Results = runInventory(E.Jobs, Inputs, Opts.Cache);
+  Expected<inv::Inventory> Typed = typedInventory(E.Results, absoluteRoot(Opts.Root));
+  if (!Typed)
+    return Typed.takeError();
+  E.Inventory = inv::toJSON(*Typed);
+  E.Typed = std::move(*Typed);
+  countStatus(E);
+  return E;
+}
+
+Error requireAllParsed(const Extraction &E) {
+  for (const TUResult &R : E.Results)
+    for (const ParseResult *P : {&R.Device, &R.Host})
+      if (P->Crash)
+        return llvm::make_error<ParseCrashError>("extract", *P->Crash);
+  for (const nlohmann::json &TU : E.Inventory["translation_units"]) {
+    if (TU["status"] != "error")
+      continue;
+    std::string Why;
+    for (const nlohmann::json &Err : TU["errors"])
+      if (Why.size() < 2000)
+        Why += "\n  " + Err.get<std::string>();
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   TU["file"].get<std::string>() + ": does not parse, so its kernels cannot be "
+                                                                   "inventoried:" + Why);
+  }
+  return Error::success();
+}
+
+} // namespace kloop
