@@ -348,6 +348,8 @@ int runOptimize(const CommandContext &Ctx) {
   sys::path::remove_dots(ConfigAbs, true);
   O.ConfigPath = std::string(ConfigAbs);
   O.Canary = !NoCanary;
+  // Every proposer sees what the workload lets it tune (targets, sources, protected files).
+  O.ExtraContext["workload"] = toJSON(WorkloadScope{C->Targets, C->Dir, C->Sources, C->Protected});
 
   bool TTY = sys::Process::StandardOutIsDisplayed();
   bool SaidNoGpu = false;

@@ -88,11 +88,14 @@ static void addSymbols(const json &Kernel, const std::string &KID, std::vector<K
   }
 }
 
-Expected<TunableSpace> enumerateSpace(const json &Inv) {
-  if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
+Expected<TunableSpace> enumerateSpace(const json &Whole, const WorkloadScope *Scope) {
+  if (!Whole.is_object() || !Whole.contains("kernels") || !Whole["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "inventory: not a kloop inventory (no \"kernels\" array)");
   TunableSpace S;
+  // What the workload does not let the search tune is not editable here; the notes below give the reason.
+  std::vector<std::string> Unused;
+  const json Inv = scopeInventory(Whole, Scope, Unused);
   // Launch site -> kernel, for block-size uses (their owner is the launch site), and -> threads per
   // block as clang evaluated it (0 when not a constant).
   std::map<std::string, std::string> SiteKernel;
@@ -130,7 +133,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
       if (ID.empty() || !V)
         continue;
       if (!C.value("editable", true)) {
-        S.Notes.push_back(ID + ": not editable");
+        S.Notes.push_back(ID + ": left out: " + C.value("not_editable_reason", std::string("not editable")));
         continue;
       }
       if (auto User = brokenUser(C, Broken, SiteKernel)) {
@@ -201,7 +204,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
       continue;
     }
     if (!K.value("editable", true)) {
-      S.Notes.push_back(KID + ": kernel not editable");
+      S.Notes.push_back(KID + ": kernel left out: " + K.value("not_editable_reason", std::string("not editable")));
       continue;
     }
     // Unroll factors.
@@ -531,16 +534,33 @@ std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, 
   return Out;
 }
 
+/// " (left out: <note>; <note>)", or "" without notes: why the space is what it is.
+static std::string notesClause(const std::vector<std::string> &Notes) {
+  std::string Out;
+  for (const std::string &N : Notes)
+    Out += (Out.empty() ? " (left out: " : "; ") + N;
+  return Out.empty() ? Out : Out + ")";
+}
+
 Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   auto Start = std::chrono::steady_clock::now();
   if (!Context.is_object() || !Context.contains("inventory"))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "builtin proposer: the context has no \"inventory\"");
-  Expected<TunableSpace> S = enumerateSpace(Context["inventory"]);
+  std::optional<WorkloadScope> Scope;
+  if (Context.contains("workload")) {
+    Expected<WorkloadScope> W = workloadScopeFromJSON(Context["workload"]);
+    if (!W)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "builtin proposer: context: " + llvm::toString(W.takeError()));
+    Scope = std::move(*W);
+  }
+  Expected<TunableSpace> S = enumerateSpace(Context["inventory"], Scope ? &*Scope : nullptr);
   if (!S)
     return S.takeError();
   if (S->Dims.empty())
-    return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter");
+    return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter" +
+                                                  notesClause(S->Notes));
   std::vector<Attempt> History;
   // Candidates whose verification and measurement were skipped (no GPU), and candidates measured at all.
   size_t Unmeasured = 0, Measured = 0;
@@ -599,7 +619,8 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                   {"seed", Opts.Seed},
                   {"dimension", C->DimKey},
                   {"value", C->Value},
-                  {"assignment", Assign}}}};
+                  {"assignment", Assign},
+                  {"space_notes", S->Notes}}}};
   R.RawText = dumpJSON(R.Proposal);
   R.Prov.ProposerKind = "builtin";
   R.Prov.Seed = (int64_t)Opts.Seed;

@@ -18,6 +18,7 @@
 
 #include "kloop/Inventory/KernelNames.h"
 #include "kloop/Propose/Proposer.h"
+#include "kloop/Inventory/WorkloadScope.h"
 
 #include <cstdint>
 #include <map>
@@ -78,9 +79,13 @@ struct TunableSpace {
 };
 
 /// Enumerates the space of an inventory document (`kloop extract` output).
-/// Only editable entities are used. Error if \p Inventory is not an inventory
-/// (no "kernels" array) — naming what is missing.
-llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory);
+/// Only editable entities are used, and only those \p Scope allows
+/// (ScopeFilter: targets and what they call, in `sources:`, not `protected:`;
+/// nullptr: no workload bounds); constants marked `hardware_fact` never. Each
+/// entity left out gets a note. Error if \p Inventory is not an inventory (no
+/// "kernels" array) — naming what is missing.
+llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory,
+                                            const WorkloadScope *Scope = nullptr);
 
 /// A value per dimension key; a missing key means the baseline value.
 using Assignment = std::map<std::string, int64_t>;
@@ -149,6 +154,8 @@ public:
 
 /// The proposer. Context keys read:
 ///  - "inventory": the inventory document (required);
+///  - "workload": the WorkloadScope (toJSON's form) that bounds the space
+///    (optional; without it every editable kernel is in scope);
 ///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},
 ///    "accepted": bool, "spilled": bool} (optional; entries without an
 ///    assignment, e.g. from another proposer, are ignored);
@@ -156,7 +163,8 @@ public:
 ///    kloop::toJSON(ArrayRef<PtxasFunction>) (kloop/Support/Ptxas.h) (optional;
 ///    an unreadable one gives no resources).
 /// The reply's proposal is {"version": 1, "edits", "rationale", "provenance":
-/// {"proposer": "builtin", "seed", "dimension", "value", "assignment"}}.
+/// {"proposer": "builtin", "seed", "dimension", "value", "assignment",
+/// "space_notes"}} (space_notes: TunableSpace::Notes, what was left out and why).
 /// Errors: missing/invalid inventory; SearchExhaustedError.
 class BuiltinProposer : public Proposer {
 public:
