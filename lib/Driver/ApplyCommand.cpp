@@ -14,6 +14,8 @@
 #include "kloop/Edit/Apply.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/Inventory.h"
+#include "kloop/Inventory/WorkloadScope.h"
+#include "kloop/Measure/Config.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,6 +36,11 @@ cl::opt<std::string> BuildPath("p", cl::desc("Build directory holding compile_co
                                cl::value_desc("dir"), cl::sub(ApplySub));
 cl::opt<std::string> RuleName("rule", cl::desc("Apply a built-in rule instead of a proposal file"),
                               cl::value_desc("name"), cl::sub(ApplySub));
+cl::opt<std::string> ConfigPath("config",
+                                cl::desc("With --rule: the workload description (.kloop.yaml); the rule edits only its "
+                                         "targets and the device functions they call, in its sources, never in "
+                                         "protected files"),
+                                cl::value_desc("file"), cl::sub(ApplySub));
 cl::opt<std::string> ExportFixes("export-fixes", cl::desc("Write clang-apply-replacements YAML to this file"),
                                  cl::value_desc("file"), cl::sub(ApplySub));
 cl::opt<bool> InPlace("in-place", cl::desc("Rewrite the files (atomically: temporary file, then rename)"),
@@ -103,6 +110,10 @@ int runApply(const kloop::CommandContext &Ctx) {
     errs() << "kloop apply: error: --in-place and --export-fixes exclude each other\n";
     return 2;
   }
+  if (!ConfigPath.empty() && RuleName.empty()) {
+    errs() << "kloop apply: error: --config bounds a built-in rule; use it with --rule NAME\n";
+    return 2;
+  }
   std::string ProposalName;
   std::optional<kloop::Proposal> P;
   if (RuleName.empty()) {
@@ -142,6 +153,18 @@ int runApply(const kloop::CommandContext &Ctx) {
   if (!RuleName.empty()) {
     auto Results = kloop::runInventory(*Planned, Opts);
     nlohmann::json Inv = kloop::mergeInventory(Results, AO.Root);
+    if (!ConfigPath.empty()) {
+      Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
+      if (!C) { // "file:line:col: error: ..."
+        errs() << toString(C.takeError()) << "\n";
+        return 1;
+      }
+      kloop::WorkloadScope Scope{C->Targets, C->Dir, C->Sources, C->Protected};
+      std::vector<std::string> LeftOut;
+      Inv = kloop::scopeInventory(Inv, &Scope, LeftOut);
+      for (const std::string &N : LeftOut)
+        errs() << "kloop apply: left out: " << kloop::terminalSafe(N) << "\n";
+    }
     auto R = kloop::proposalFromRule(RuleName, Inv);
     if (!R) {
       errs() << "kloop apply: error: " << toString(R.takeError()) << "\n";

@@ -43,9 +43,9 @@ static void binary(const BinaryOperator *B, ASTContext &Ctx, std::vector<Hardwar
         Out.push_back({E, "operand of `&` equal to 31, a lane mask (the warp size - 1)"});
   if (B->isComparisonOp()) {
     if (isWarpSize(L))
-      Out.push_back({R, "compared with warpSize"});
+      Out.push_back({R, "other side of a comparison with warpSize"});
     else if (isWarpSize(R))
-      Out.push_back({L, "compared with warpSize"});
+      Out.push_back({L, "other side of a comparison with warpSize"});
   }
 }
 
