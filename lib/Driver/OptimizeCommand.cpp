@@ -13,6 +13,7 @@
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
 #include <map>
+#include "kloop/Edit/Rules.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 #include "kloop/Optimize/Optimize.h"
@@ -246,6 +247,7 @@ int runOptimize(const CommandContext &Ctx) {
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
+    SO.StructuralRules = structuralRuleCandidates; // docs/rules/: tried before the parameters
     P = std::make_unique<builtin::BuiltinProposer>(SO);
     Absolute = true;
   } else if (ProposerOpt == "command") {

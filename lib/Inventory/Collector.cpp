@@ -1,5 +1,6 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
 #include "HardwareFacts.h"
+#include "SharedArrayUses.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Inventory/KernelNames.h"
@@ -674,6 +675,7 @@ private:
         Bytes = (long long)C.Ctx.getTypeSizeInChars(T).getQuantity();
       E.Data["dims"] = Dims;
       E.Data["bytes"] = Bytes;
+      E.Data.update(sharedArrayUses(V, dyn_cast_or_null<FunctionDecl>(Kernel.D), C.Ctx));
       C.Out.Entities.push_back(std::move(E));
       return;
     }

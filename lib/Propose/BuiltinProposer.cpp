@@ -28,6 +28,7 @@ void SearchExhaustedError::log(llvm::raw_ostream &OS) const {
 
 const char *dimKindName(DimKind K) {
   switch (K) {
+  case DimKind::Rule: return "rule";
   case DimKind::BlockSize: return "block_size";
   case DimKind::Tile: return "tile";
   case DimKind::Unroll: return "unroll";
@@ -88,7 +89,28 @@ static void addSymbols(const json &Kernel, const std::string &KID, std::vector<K
   }
 }
 
-Expected<TunableSpace> enumerateSpace(const json &Whole, const WorkloadScope *Scope) {
+/// One Rule dimension per site where a structural rule fires; a note per site where it does not.
+static void addRuleDims(const json &Candidates, TunableSpace &S) {
+  if (!Candidates.is_array())
+    return;
+  for (const json &C : Candidates) {
+    std::string Rule = C.value("rule", ""), Site = C.value("site", ""), Why = C.value("why", "");
+    if (!C.contains("edits") || !C["edits"].is_array() || C["edits"].empty()) {
+      S.Notes.push_back(Site + ": rule " + Rule + " does not fire: " + Why);
+      continue;
+    }
+    Dimension D;
+    D.Kind = DimKind::Rule;
+    D.Target = Rule + "@" + Site;
+    D.Kernel = Site.substr(0, Site.find('/'));
+    D.Values = {0, 1};
+    D.RuleEdits = C["edits"];
+    D.RuleWhy = Why;
+    S.Dims.push_back(D);
+  }
+}
+
+Expected<TunableSpace> enumerateSpace(const json &Whole, const WorkloadScope *Scope, const RuleCandidatesFn &Rules) {
   if (!Whole.is_object() || !Whole.contains("kernels") || !Whole["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "inventory: not a kloop inventory (no \"kernels\" array)");
@@ -96,6 +118,8 @@ Expected<TunableSpace> enumerateSpace(const json &Whole, const WorkloadScope *Sc
   // What the workload does not let the search tune is not editable here; the notes below give the reason.
   std::vector<std::string> Unused;
   const json Inv = scopeInventory(Whole, Scope, Unused);
+  if (Rules)
+    addRuleDims(Rules(Inv), S);
   // Launch site -> kernel, for block-size uses (their owner is the launch site), and -> threads per
   // block as clang evaluated it (0 when not a constant).
   std::map<std::string, std::string> SiteKernel;
@@ -356,6 +380,10 @@ json editsFor(const TunableSpace &S, const Assignment &A) {
         for (const auto &[PID, Kind] : D.ParamEdits)
           Edits.push_back({{"kind", Kind}, {"id", PID}});
       break;
+    case DimKind::Rule:
+      if (V == 1)
+        Edits.insert(Edits.end(), D.RuleEdits.begin(), D.RuleEdits.end());
+      break;
     }
   }
   return Edits;
@@ -438,7 +466,7 @@ private:
   std::vector<const Dimension *> order() const {
     std::vector<const Dimension *> Out;
     std::mt19937_64 G(O.Seed);
-    for (DimKind K : {DimKind::BlockSize, DimKind::Tile, DimKind::Unroll, DimKind::MinBlocks,
+    for (DimKind K : {DimKind::Rule, DimKind::BlockSize, DimKind::Tile, DimKind::Unroll, DimKind::MinBlocks,
                       DimKind::Qualifiers}) {
       std::vector<const Dimension *> Group;
       for (const Dimension &D : S.Dims)
@@ -494,6 +522,9 @@ private:
       if (V == AsWritten) To = "as written";
     }
     switch (D.Kind) {
+    case DimKind::Rule:
+      return "structural rule " + D.Target.substr(0, D.Target.find('@')) + " at " +
+             D.Target.substr(D.Target.find('@') + 1) + (V == 1 ? ": " + D.RuleWhy : ": off");
     case DimKind::BlockSize:
       return "block size " + D.Target + " " + From + " -> " + To + " (coordinate descent, block size first)";
     case DimKind::Tile:
@@ -555,7 +586,7 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                                      "builtin proposer: context: " + llvm::toString(W.takeError()));
     Scope = std::move(*W);
   }
-  Expected<TunableSpace> S = enumerateSpace(Context["inventory"], Scope ? &*Scope : nullptr);
+  Expected<TunableSpace> S = enumerateSpace(Context["inventory"], Scope ? &*Scope : nullptr, Opts.StructuralRules);
   if (!S)
     return S.takeError();
   if (S->Dims.empty())
