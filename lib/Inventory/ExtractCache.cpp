@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace kloop {
 
 /// Version of the entry format; bumped when tuResultToJSON changes.
-static constexpr int CacheFormatVersion = 2;
+static constexpr int CacheFormatVersion = 3; // 3: hardware_uses
 
 std::string defaultExtractCacheDir() {
   SmallString<256> Dir;
