@@ -14,6 +14,8 @@
 #include "kloop/Edit/ApplyFile.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/Extract.h"
+#include "kloop/Inventory/WorkloadScope.h"
+#include "kloop/Measure/Config.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,6 +36,11 @@ cl::opt<std::string> BuildPath("p", cl::desc("Build directory holding compile_co
                                cl::value_desc("dir"), cl::sub(ApplySub));
 cl::opt<std::string> RuleName("rule", cl::desc("Apply a built-in rule instead of a proposal file"),
                               cl::value_desc("name"), cl::sub(ApplySub));
+cl::opt<std::string> ConfigPath("config",
+                                cl::desc("With --rule: the workload description (.kloop.yaml); the rule edits only its "
+                                         "targets and the device functions they call, in its sources, never in "
+                                         "protected files"),
+                                cl::value_desc("file"), cl::sub(ApplySub));
 cl::opt<std::string> ExportFixes("export-fixes", cl::desc("Write clang-apply-replacements YAML to this file"),
                                  cl::value_desc("file"), cl::sub(ApplySub));
 cl::opt<bool> InPlace("in-place", cl::desc("Rewrite the files (atomically: temporary file, then rename)"),
@@ -102,7 +109,18 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   Expected<kloop::Extraction> E = kloop::extractInventory(Opts, EO);
   if (!E)
     return E.takeError();
-  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, E->Inventory);
+  nlohmann::json Inv = E->Inventory;
+  if (!ConfigPath.empty()) { // the workload bounds what the rule may touch
+    Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
+    if (!C)
+      return C.takeError();
+    kloop::WorkloadScope Scope{C->Targets, C->Dir, C->Sources, C->Protected};
+    std::vector<std::string> LeftOut;
+    Inv = kloop::scopeInventory(Inv, &Scope, LeftOut);
+    for (const std::string &N : LeftOut)
+      errs() << "kloop apply: left out: " << kloop::terminalSafe(N) << "\n";
+  }
+  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv);
   if (!P)
     return P.takeError();
   AO.DropRefused = true;
@@ -196,6 +214,10 @@ int runApply(const kloop::CommandContext &Ctx) {
   }
   if (InPlace && !ExportFixes.empty()) {
     errs() << "kloop apply: error: --in-place and --export-fixes exclude each other\n";
+    return 2;
+  }
+  if (!ConfigPath.empty() && RuleName.empty()) {
+    errs() << "kloop apply: error: --config bounds a built-in rule; use it with --rule NAME\n";
     return 2;
   }
   std::string ProposalName = RuleName.empty() ? Pos.front() : "rule " + RuleName;

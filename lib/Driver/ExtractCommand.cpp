@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
+#include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
@@ -44,6 +45,25 @@ cl::opt<bool> CacheStats("cache-stats",
                          cl::desc("Say on stderr how many translation units came from the cache"),
                          cl::sub(ExtractSub));
 
+cl::opt<bool> ExplainRules("explain-rules",
+                           cl::desc("Say for each built-in rule why it fires or not on each candidate site "
+                                    "(on stdout, instead of the JSON; -o still writes the JSON)"),
+                           cl::sub(ExtractSub));
+
+/// One line per rule and candidate site: "<rule> <site>: fires: ..." or "... does not fire: ...".
+std::string explainRules(const nlohmann::json &Inventory) {
+  std::string Out;
+  for (const kloop::Rule &R : kloop::builtinRules()) {
+    std::vector<kloop::RuleSite> Sites = kloop::explainRule(R, Inventory);
+    if (Sites.empty())
+      Out += std::string(R.Name) + ": no candidate site\n";
+    for (const kloop::RuleSite &S : Sites)
+      Out += std::string(R.Name) + " " + S.Site + (S.Edits.empty() ? ": does not fire: " : ": fires: ") + S.Why +
+             "\n";
+  }
+  return Out;
+}
+
 /// The cache this run uses, or nullptr (--no-cache, or no directory known).
 std::unique_ptr<kloop::ExtractCache> openCache() {
   std::string Dir = CacheDir.empty() ? kloop::defaultExtractCacheDir() : std::string(CacheDir);
@@ -79,8 +99,11 @@ void printUnitErrors(const kloop::inv::Inventory &Inv) {
 bool writeInventory(const kloop::Extraction &E) {
   const nlohmann::json &Doc = E.Inventory;
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
+  if (ExplainRules)
+    outs() << kloop::terminalSafe(explainRules(Doc));
   if (Output.empty()) {
-    outs() << Text;
+    if (!ExplainRules)
+      outs() << Text;
   } else if (Error W = kloop::writeFileAtomically(Output, Text)) {
     errs() << "kloop extract: error: " << toString(std::move(W)) << "\n";
     return false;

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
+#include "kloop/Edit/Rules.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 #include "kloop/Optimize/Optimize.h"
@@ -235,6 +236,7 @@ Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
+    SO.StructuralRules = structuralRuleCandidates; // docs/rules/: tried before the parameters
     Out.P = std::make_unique<builtin::BuiltinProposer>(SO);
     Out.Absolute = true;
     return Out;
@@ -316,6 +318,8 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
   sys::path::remove_dots(ConfigAbs, true);
   O.ConfigPath = std::string(ConfigAbs);
   O.Canary = !NoCanary;
+  // Every proposer sees what the workload lets it tune (targets, sources, protected files).
+  O.ExtraContext["workload"] = toJSON(WorkloadScope{C.Targets, C.Dir, C.Sources, C.Protected});
   return O;
 }
 

@@ -1,4 +1,6 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
+#include "HardwareFacts.h"
+#include "SharedArrayUses.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Inventory/KernelNames.h"
@@ -19,6 +21,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <iterator>
 #include <map>
 #include <optional>
 #include <set>
@@ -211,6 +214,18 @@ public:
     noteRefs(E, Context, Owner, 0);
   }
 
+  /// Records the constants in \p E, an operand that holds a hardware fact (\p Reason,
+  /// HardwareFacts.h), as SideInventory::HardwareUses rather than tunable uses.
+  void noteHardware(const Expr *E, StringRef Reason, StringRef Owner) {
+    SourceSpan Sp = spanOf(E->getSourceRange());
+    if (!Sp.File.empty())
+      HardwareRanges.push_back({Sp.File, Sp.BeginOffset, Sp.EndOffset, Reason.str(), Owner.str()});
+    size_t Before = Out.ConstantUses.size();
+    noteRefs(E, Reason, Owner, 0);
+    std::move(Out.ConstantUses.begin() + Before, Out.ConstantUses.end(), std::back_inserter(Out.HardwareUses));
+    Out.ConstantUses.resize(Before);
+  }
+
   void noteRefs(const Stmt *S, StringRef Context, StringRef Owner, int Depth) {
     if (!S || Depth > 8)
       return;
@@ -330,6 +345,8 @@ public:
   std::map<const Decl *, std::string> KernelIDs;
   std::map<const FunctionDecl *, unsigned> LaunchCounts;
   std::vector<ContextRange> ContextRanges;
+  /// Operands that hold hardware facts; Context is the reason.
+  std::vector<ContextRange> HardwareRanges;
   std::set<const VarDecl *> GlobalConstants;
   llvm::SmallPtrSet<const VarDecl *, 8> Visited;
 };
@@ -472,6 +489,8 @@ public:
             const AttributedStmt *Attrs = nullptr) {
     if (!S)
       return;
+    for (const HardwareOperand &H : hardwareOperands(S, C.Ctx))
+      C.noteHardware(H.Operand, H.Reason, KID);
     if (const auto *AS = dyn_cast<AttributedStmt>(S)) {
       walk(AS->getSubStmt(), Depth, ParentLoop, AS);
       return;
@@ -656,6 +675,7 @@ private:
         Bytes = (long long)C.Ctx.getTypeSizeInChars(T).getQuantity();
       E.Data["dims"] = Dims;
       E.Data["bytes"] = Bytes;
+      E.Data.update(sharedArrayUses(V, dyn_cast_or_null<FunctionDecl>(Kernel.D), C.Ctx));
       C.Out.Entities.push_back(std::move(E));
       return;
     }
@@ -1293,20 +1313,29 @@ void Collector::finishGlobalConstants() {
   }
 }
 
+/// The first range of \p Ranges that holds expansion \p X, or nullptr.
+template <typename RangeT>
+static const RangeT *rangeHolding(const std::vector<RangeT> &Ranges, const MacroTable::Expansion &X) {
+  for (const RangeT &R : Ranges)
+    if (R.File == X.File && X.Offset >= R.Begin && X.Offset < R.End)
+      return &R;
+  return nullptr;
+}
+
 void Collector::classifyMacroUses() {
   std::set<std::string> Used;
-  for (const MacroTable::Expansion &X : Macros.Expansions)
-    for (const ContextRange &R : ContextRanges)
-      if (R.File == X.File && X.Offset >= R.Begin && X.Offset < R.End) {
-        Out.ConstantUses.push_back({{"constant", "macro:" + X.Name},
-                                    {"context", R.Context},
-                                    {"owner", R.Owner},
-                                    {"file", X.File},
-                                    {"line", X.Line},
-                                    {"column", X.Column}});
-        Used.insert(X.Name);
-        break;
-      }
+  auto UseOf = [](const MacroTable::Expansion &X, const ContextRange &R) {
+    return json{{"constant", "macro:" + X.Name}, {"context", R.Context}, {"owner", R.Owner},
+                {"file", X.File},                {"line", X.Line},       {"column", X.Column}};
+  };
+  for (const MacroTable::Expansion &X : Macros.Expansions) {
+    if (const ContextRange *R = rangeHolding(ContextRanges, X)) {
+      Out.ConstantUses.push_back(UseOf(X, *R));
+      Used.insert(X.Name);
+    }
+    if (const ContextRange *R = rangeHolding(HardwareRanges, X))
+      Out.HardwareUses.push_back(UseOf(X, *R));
+  }
   for (const MacroTable::Definition &D : Macros.Definitions) {
     if (!Used.count(D.Name) || D.InSystemHeader)
       continue;
@@ -1346,6 +1375,12 @@ SideInventory Collector::run() {
       Uses.push_back(std::move(U));
   }
   Out.ConstantUses = std::move(Uses);
+  Seen.clear();
+  Uses.clear();
+  for (json &U : Out.HardwareUses)
+    if (Seen.insert(dumpJSON(U)).second)
+      Uses.push_back(std::move(U));
+  Out.HardwareUses = std::move(Uses);
   return std::move(Out);
 }
 

@@ -18,7 +18,7 @@ using nlohmann::json;
 namespace kloop {
 
 /// Version of the entry format; bumped when tuResultToJSON changes.
-static constexpr int CacheFormatVersion = 2;
+static constexpr int CacheFormatVersion = 3; // 3: hardware_uses
 
 std::string defaultExtractCacheDir() {
   SmallString<256> Dir;
@@ -120,6 +120,7 @@ static json sideToJSON(const SideInventory &S) {
   return {{"side", sideName(S.Which)},
           {"entities", Entities},
           {"constant_uses", S.ConstantUses},
+          {"hardware_uses", S.HardwareUses},
           {"parsed", S.Parsed},
           {"errors", errorsToJSON(S.Errors)}};
 }
@@ -141,6 +142,7 @@ static SideInventory sideFromJSON(const json &J) {
     S.Entities.push_back(std::move(En));
   }
   S.ConstantUses = J.at("constant_uses").get<std::vector<json>>();
+  S.HardwareUses = J.at("hardware_uses").get<std::vector<json>>();
   S.Parsed = J.at("parsed").get<bool>();
   S.Errors = errorsFromJSON(J.at("errors"));
   return S;

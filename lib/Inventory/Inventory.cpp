@@ -200,6 +200,46 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
 // Merge
 // --------------------------------------------------------------------------
 
+/// The `hardware_fact` of constant \p C (docs/inventory.md): its uses where the value is a hardware
+/// fact, the first one's reason leading; else, as the weaker signal, a name that says warp or lane
+/// together with the value that name means (32, or 31 for a lane mask); else null.
+static json hardwareFact(const json &C, const json &HwUses) {
+  if (HwUses.is_array() && !HwUses.empty()) {
+    const json &U = HwUses[0];
+    std::string Where = U.value("file", "") + ":" + std::to_string(U.value("line", 0));
+    return {{"reason", "used as the " + U.value("context", "") + " at " + Where}, {"uses", HwUses}};
+  }
+  std::string Name = llvm::StringRef(C.value("name", "")).upper();
+  json V = C.contains("value") ? C["value"] : json(nullptr);
+  if (!V.is_number_integer())
+    return nullptr;
+  bool Warp = Name.find("WARP") != std::string::npos && V.get<long long>() == 32;
+  bool Lane = Name.find("LANE") != std::string::npos && V.get<long long>() == 31;
+  if (!Warp && !Lane)
+    return nullptr;
+  return {{"reason", "named like a " + std::string(Warp ? "warp size" : "lane mask") + " and equal to " +
+                         std::to_string(V.get<long long>()) + ", what that name means on every NVIDIA GPU"},
+          {"uses", json::array()}};
+}
+
+/// Each device function's `called_by`: the kernels and device functions whose `calls` name it
+/// directly, sorted (the reverse edges of the call graph).
+static void addCallers(const json &Kernels, std::map<std::string, json> &DeviceFns) {
+  std::map<std::string, std::set<std::string>> Callers;
+  auto AddEdges = [&](const json &Caller) {
+    if (Caller.contains("calls") && Caller["calls"].is_array())
+      for (const json &Callee : Caller["calls"])
+        if (Callee.is_string())
+          Callers[Callee.get<std::string>()].insert(Caller.value("id", ""));
+  };
+  for (const json &K : Kernels)
+    AddEdges(K);
+  for (auto &[ID, F] : DeviceFns)
+    AddEdges(F);
+  for (auto &[ID, F] : DeviceFns)
+    F["called_by"] = json(std::vector<std::string>(Callers[ID].begin(), Callers[ID].end()));
+}
+
 
 /// One line per distinct error, "file:line:col: level: message [device, host]",
 /// naming every side that reported it; \p Rel rewrites the file name.
@@ -273,6 +313,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   std::map<std::string, json> DeviceFns, LaunchSites, Constants;
   std::map<std::string, std::set<std::string>> UseKeys;
   std::map<std::string, json> Uses;
+  std::map<std::string, std::set<std::string>> HardwareKeys;
+  std::map<std::string, json> HardwareUses; // constant ID -> uses where its value is a hardware fact
 
   std::string Dir; // the current TU's working directory: clang reports paths as given
   auto absPath = [&](StringRef P) -> std::string {
@@ -440,8 +482,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         addConstant(E, J);
       }
     }
-    for (const SideInventory *S : {&R.DeviceInv, &R.HostInv})
-      for (const json &U : S->ConstantUses) {
+    // A use with its file relative to the root and its owner and constant renamed as the entities were.
+    auto NormalUse = [&](const json &U, const SideInventory *S) {
         json V = U;
         V["file"] = relativePath(absPath(U.value("file", "")), Root);
         std::string Owner = U["owner"];
@@ -456,10 +498,22 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         else if (ConstRenamed.count(C))
           C = ConstRenamed[C];
         V["constant"] = C;
-        std::string Key = dumpJSON(V);
-        if (UseKeys[C].insert(Key).second)
+        return V;
+    };
+    for (const SideInventory *S : {&R.DeviceInv, &R.HostInv}) {
+      for (const json &U : S->ConstantUses) {
+        json V = NormalUse(U, S);
+        std::string C = V["constant"];
+        if (UseKeys[C].insert(dumpJSON(V)).second)
           Uses[C].push_back(V);
       }
+      for (const json &U : S->HardwareUses) {
+        json V = NormalUse(U, S);
+        std::string C = V["constant"];
+        if (HardwareKeys[C].insert(dumpJSON(V)).second)
+          HardwareUses[C].push_back(V);
+      }
+    }
     TU["status"] = TU["errors"].empty() ? "ok" : AnyOk ? "partial" : "error";
     TUs.push_back(TU);
   }
@@ -481,12 +535,13 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       C["id"] = New;
       Constants.erase(It);
       Constants.emplace(New, C);
-      if (Uses.count(Base)) {
-        for (json &U : Uses[Base])
-          U["constant"] = New;
-        Uses[New] = std::move(Uses[Base]);
-        Uses.erase(Base);
-      }
+      for (std::map<std::string, json> *M : {&Uses, &HardwareUses})
+        if (M->count(Base)) {
+          for (json &U : (*M)[Base])
+            U["constant"] = New;
+          (*M)[New] = std::move((*M)[Base]);
+          M->erase(Base);
+        }
     }
   }
 
@@ -535,6 +590,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
            std::make_tuple(B["location"]["file"].get<std::string>(), B["location"]["begin"]["line"].get<int>());
   });
   Doc["kernels"] = KernelArr;
+  addCallers(KernelArr, DeviceFns);
   json DF = json::array();
   for (auto &[ID, F] : DeviceFns)
     DF.push_back(F);
@@ -549,6 +605,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   for (auto &[ID, C] : Constants) {
     json X = C;
     X["uses"] = Uses.count(ID) ? json(Uses[ID]) : json::array();
+    X["hardware_fact"] = hardwareFact(X, HardwareUses[ID]);
     if (!X["uses"].empty())
       CA.push_back(X);
   }
@@ -561,6 +618,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         json X = Rg;
         X["constant_kind"] = Rg["kind"];
         X["uses"] = Uses[ID];
+        X["hardware_fact"] = hardwareFact(X, HardwareUses[ID]);
         CA.push_back(X);
       }
   Doc["constants"] = CA;

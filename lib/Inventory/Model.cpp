@@ -111,6 +111,10 @@ static void readFields(JSONObject &O, SharedArray &S) {
   O.read("bytes", S.Bytes);
   O.read("extern", S.Extern);
   O.read("dynamic", S.Dynamic);
+  O.read("stmt", S.Stmt);
+  O.read("decl_text", S.DeclText);
+  O.read("escapes", S.Escapes);
+  O.read("column_access", S.ColumnAccess);
 }
 
 static void readFields(JSONObject &O, LocalConstant &C) {
@@ -162,6 +166,8 @@ static void readFields(JSONObject &O, DeviceFunction &F) {
   O.read("host_device", F.HostDevice);
   O.read("template", F.Template);
   O.read("calls", F.Calls);
+  if (O.has("called_by")) // absent in inventories written before it existed (journals)
+    O.read("called_by", F.CalledBy);
 }
 
 static void readFields(JSONObject &O, LaunchDim &D) {
@@ -206,6 +212,11 @@ static void readFields(JSONObject &O, ConstantUse &U) {
   O.read("column", U.Column);
 }
 
+static void readFields(JSONObject &O, HardwareFact &H) {
+  O.read("reason", H.Reason);
+  O.objects("uses", H.Uses);
+}
+
 static void readFields(JSONObject &O, Constant &C) {
   O.read("id", C.ID);
   O.object("location", C.Loc);
@@ -220,6 +231,7 @@ static void readFields(JSONObject &O, Constant &C) {
   O.read("constexpr", C.IsConstexpr);
   O.read("default", C.Default);
   O.objects("uses", C.Uses);
+  O.object("hardware_fact", C.Hardware);
 }
 
 /// "sides" of a translation unit.
@@ -367,6 +379,10 @@ static json write(const SharedArray &S) {
   J["bytes"] = orNull(S.Bytes);
   J["extern"] = S.Extern;
   J["dynamic"] = S.Dynamic;
+  J["stmt"] = orNull(S.Stmt);
+  J["decl_text"] = orNull(S.DeclText);
+  J["escapes"] = orNull(S.Escapes);
+  J["column_access"] = orNull(S.ColumnAccess);
   return J;
 }
 static json write(const LocalConstant &C) {
@@ -414,6 +430,7 @@ static json write(const DeviceFunction &F) {
   J["host_device"] = F.HostDevice;
   J["template"] = F.Template;
   J["calls"] = F.Calls;
+  J["called_by"] = F.CalledBy;
   return J;
 }
 static json write(const LaunchDim &D) {
@@ -466,6 +483,8 @@ static json write(const Constant &C) {
   if (C.ConstantKind == "template_param")
     J["default"] = orNull(C.Default);
   J["uses"] = writeAll(C.Uses);
+  J["hardware_fact"] = C.Hardware ? json{{"reason", C.Hardware->Reason}, {"uses", writeAll(C.Hardware->Uses)}}
+                                  : json(nullptr);
   return J;
 }
 static json write(const TranslationUnit &T) {

@@ -28,6 +28,7 @@ void SearchExhaustedError::log(llvm::raw_ostream &OS) const {
 
 const char *dimKindName(DimKind K) {
   switch (K) {
+  case DimKind::Rule: return "rule";
   case DimKind::BlockSize: return "block_size";
   case DimKind::Tile: return "tile";
   case DimKind::Unroll: return "unroll";
@@ -71,11 +72,37 @@ static std::optional<std::string> brokenUser(const json &C, const std::set<std::
   return std::nullopt;
 }
 
-Expected<TunableSpace> enumerateSpace(const json &Inv) {
-  if (!Inv.is_object() || !Inv.contains("kernels") || !Inv["kernels"].is_array())
+/// One Rule dimension per site where a structural rule fires; a note per site where it does not.
+static void addRuleDims(const json &Candidates, TunableSpace &S) {
+  if (!Candidates.is_array())
+    return;
+  for (const json &C : Candidates) {
+    std::string Rule = C.value("rule", ""), Site = C.value("site", ""), Why = C.value("why", "");
+    if (!C.contains("edits") || !C["edits"].is_array() || C["edits"].empty()) {
+      S.Notes.push_back(Site + ": rule " + Rule + " does not fire: " + Why);
+      continue;
+    }
+    Dimension D;
+    D.Kind = DimKind::Rule;
+    D.Target = Rule + "@" + Site;
+    D.Kernel = Site.substr(0, Site.find('/'));
+    D.Values = {0, 1};
+    D.RuleEdits = C["edits"];
+    D.RuleWhy = Why;
+    S.Dims.push_back(D);
+  }
+}
+
+Expected<TunableSpace> enumerateSpace(const json &Whole, const WorkloadScope *Scope, const RuleCandidatesFn &Rules) {
+  if (!Whole.is_object() || !Whole.contains("kernels") || !Whole["kernels"].is_array())
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "inventory: not a kloop inventory (no \"kernels\" array)");
   TunableSpace S;
+  // What the workload does not let the search tune is not editable here; the notes below give the reason.
+  std::vector<std::string> Unused;
+  const json Inv = scopeInventory(Whole, Scope, Unused);
+  if (Rules)
+    addRuleDims(Rules(Inv), S);
   // Launch site -> kernel, for block-size uses (their owner is the launch site), and -> threads per
   // block as clang evaluated it (0 when not a constant).
   std::map<std::string, std::string> SiteKernel;
@@ -113,7 +140,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
       if (ID.empty() || !V)
         continue;
       if (!C.value("editable", true)) {
-        S.Notes.push_back(ID + ": not editable");
+        S.Notes.push_back(ID + ": left out: " + C.value("not_editable_reason", std::string("not editable")));
         continue;
       }
       if (auto User = brokenUser(C, Broken, SiteKernel)) {
@@ -184,7 +211,7 @@ Expected<TunableSpace> enumerateSpace(const json &Inv) {
       continue;
     }
     if (!K.value("editable", true)) {
-      S.Notes.push_back(KID + ": kernel not editable");
+      S.Notes.push_back(KID + ": kernel left out: " + K.value("not_editable_reason", std::string("not editable")));
       continue;
     }
     // Unroll factors.
@@ -336,6 +363,10 @@ json editsFor(const TunableSpace &S, const Assignment &A) {
         for (const auto &[PID, Kind] : D.ParamEdits)
           Edits.push_back({{"kind", Kind}, {"id", PID}});
       break;
+    case DimKind::Rule:
+      if (V == 1)
+        Edits.insert(Edits.end(), D.RuleEdits.begin(), D.RuleEdits.end());
+      break;
     }
   }
   return Edits;
@@ -418,7 +449,7 @@ private:
   std::vector<const Dimension *> order() const {
     std::vector<const Dimension *> Out;
     std::mt19937_64 G(O.Seed);
-    for (DimKind K : {DimKind::BlockSize, DimKind::Tile, DimKind::Unroll, DimKind::MinBlocks,
+    for (DimKind K : {DimKind::Rule, DimKind::BlockSize, DimKind::Tile, DimKind::Unroll, DimKind::MinBlocks,
                       DimKind::Qualifiers}) {
       std::vector<const Dimension *> Group;
       for (const Dimension &D : S.Dims)
@@ -474,6 +505,9 @@ private:
       if (V == AsWritten) To = "as written";
     }
     switch (D.Kind) {
+    case DimKind::Rule:
+      return "structural rule " + D.Target.substr(0, D.Target.find('@')) + " at " +
+             D.Target.substr(D.Target.find('@') + 1) + (V == 1 ? ": " + D.RuleWhy : ": off");
     case DimKind::BlockSize:
       return "block size " + D.Target + " " + From + " -> " + To + " (coordinate descent, block size first)";
     case DimKind::Tile:
@@ -514,16 +548,33 @@ std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, 
   return Out;
 }
 
+/// " (left out: <note>; <note>)", or "" without notes: why the space is what it is.
+static std::string notesClause(const std::vector<std::string> &Notes) {
+  std::string Out;
+  for (const std::string &N : Notes)
+    Out += (Out.empty() ? " (left out: " : "; ") + N;
+  return Out.empty() ? Out : Out + ")";
+}
+
 Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   auto Start = std::chrono::steady_clock::now();
   if (!Context.is_object() || !Context.contains("inventory"))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "builtin proposer: the context has no \"inventory\"");
-  Expected<TunableSpace> S = enumerateSpace(Context["inventory"]);
+  std::optional<WorkloadScope> Scope;
+  if (Context.contains("workload")) {
+    Expected<WorkloadScope> W = workloadScopeFromJSON(Context["workload"]);
+    if (!W)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "builtin proposer: context: " + llvm::toString(W.takeError()));
+    Scope = std::move(*W);
+  }
+  Expected<TunableSpace> S = enumerateSpace(Context["inventory"], Scope ? &*Scope : nullptr, Opts.StructuralRules);
   if (!S)
     return S.takeError();
   if (S->Dims.empty())
-    return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter");
+    return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter" +
+                                                  notesClause(S->Notes));
   std::vector<Attempt> History;
   // Candidates whose verification and measurement were skipped (no GPU), and candidates measured at all.
   size_t Unmeasured = 0, Measured = 0;
@@ -582,7 +633,8 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                   {"seed", Opts.Seed},
                   {"dimension", C->DimKey},
                   {"value", C->Value},
-                  {"assignment", Assign}}}};
+                  {"assignment", Assign},
+                  {"space_notes", S->Notes}}}};
   R.RawText = dumpJSON(R.Proposal);
   R.Prov.ProposerKind = "builtin";
   R.Prov.Seed = (int64_t)Opts.Seed;

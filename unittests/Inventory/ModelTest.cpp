@@ -35,7 +35,9 @@ json sampleDoc() {
   json Shared = {{"id", "k/shared:tile"}, {"kind", "shared_array"}, {"location", location(3)}, {"editable", true},
                  {"name", "tile"}, {"type", "float[N][32]"}, {"element_type", "float"},
                  {"dims", {{{"expr", "N"}, {"value", nullptr}}, {{"expr", "32"}, {"value", 32}}}},
-                 {"bytes", nullptr}, {"extern", false}, {"dynamic", false}};
+                 {"bytes", nullptr}, {"extern", false}, {"dynamic", false}, {"stmt", 2},
+                 {"decl_text", "__shared__ float tile[N][32];"}, {"escapes", nullptr},
+                 {"column_access", "tile[threadIdx.x][threadIdx.y] at line 13"}};
   json Local = {{"id", "k/const:n"}, {"kind", "local_constant"}, {"location", location(2)}, {"editable", true},
                 {"name", "n"}, {"type", "const int"}, {"init", "N * 2"}, {"constexpr", true}, {"value", nullptr}};
   json Kernel = {
@@ -63,7 +65,7 @@ json sampleDoc() {
   json DeviceFn = {{"id", "device:helper"}, {"name", "helper"}, {"location", location(20)}, {"editable", false},
                    {"not_editable_reason", "has 1 compile error(s), the first: k.cu:21:3: error: x [device]"},
                    {"status", "error"}, {"errors", {"k.cu:21:3: error: x [device]"}}, {"host_device", false},
-                   {"template", false}, {"calls", json::array()}};
+                   {"template", false}, {"calls", json::array()}, {"called_by", {"k"}}};
   json Site = {{"id", "k.cu:run/launch#1"}, {"location", location(30)}, {"editable", true}, {"status", "ok"},
                {"errors", json::array()}, {"via", "<<<>>>"}, {"kernel", "k"}, {"callee", "k<4>"}, {"function", "run"},
                {"grid", {{"expr", "grid"}, {"value", nullptr}, {"via_variable", "grid"}}},
@@ -77,13 +79,21 @@ json sampleDoc() {
   json Use = {{"constant", "macro:BLOCK"}, {"context", "block_size"}, {"owner", "k.cu:run/launch#1"},
               {"file", "k.cu"}, {"line", 30}, {"column", 12}};
   json Macro = {{"id", "macro:BLOCK"}, {"location", location(1)}, {"editable", true}, {"constant_kind", "macro"},
-                {"name", "BLOCK"}, {"init", "BLOCK 256"}, {"value", 256}, {"command_line", false}, {"uses", {Use}}};
+                {"name", "BLOCK"}, {"init", "BLOCK 256"}, {"value", 256}, {"command_line", false}, {"uses", {Use}},
+                {"hardware_fact", nullptr}};
+  json Warp = {{"id", "macro:WARP"}, {"location", location(2)}, {"editable", true}, {"constant_kind", "macro"},
+               {"name", "WARP"}, {"init", "WARP 32"}, {"value", 32}, {"command_line", false}, {"uses", {Use}},
+               {"hardware_fact", {{"reason", "used as the shuffle width at k.cu:9"},
+                                  {"uses", {{{"constant", "macro:WARP"}, {"context", "shuffle width"}, {"owner", "k"},
+                                             {"file", "k.cu"}, {"line", 9}, {"column", 40}}}}}}};
   json TParam = {{"id", "k/tparam:N"}, {"location", location(1)}, {"editable", true}, {"constant_kind", "template_param"},
                  {"kind", "template_param"}, {"name", "N"}, {"type", "int"}, {"default", nullptr},
-                 {"uses", {{{"constant", "k/tparam:N"}, {"context", "array_size"}, {"owner", "k"}}}}};
+                 {"uses", {{{"constant", "k/tparam:N"}, {"context", "array_size"}, {"owner", "k"}}}},
+                 {"hardware_fact", nullptr}};
   json LocalC = Local;
   LocalC["constant_kind"] = "local_constant";
   LocalC["uses"] = {{{"constant", "k/const:n"}, {"context", "loop_bound"}, {"owner", "k"}}};
+  LocalC["hardware_fact"] = nullptr;
   return {{"schema", "kloop-inventory"},
           {"version", 1},
           {"root", "/src"},
@@ -95,7 +105,7 @@ json sampleDoc() {
           {"kernels", {Kernel, Library}},
           {"device_functions", {DeviceFn}},
           {"launch_sites", {Site, Unresolved}},
-          {"constants", {Macro, TParam, LocalC}}};
+          {"constants", {Macro, Warp, TParam, LocalC}}};
 }
 
 TEST(InventoryModel, RoundTripsEveryVariant) {
@@ -127,6 +137,11 @@ TEST(InventoryModel, ReadsTypedFields) {
   EXPECT_EQ(S->Stream, "s");
   EXPECT_FALSE(I->LaunchSites[1].Kernel.has_value());
   EXPECT_EQ(I->constant("macro:BLOCK")->Uses[0].Context, "block_size");
+  EXPECT_FALSE(I->constant("macro:BLOCK")->Hardware.has_value());
+  EXPECT_EQ(I->constant("macro:WARP")->Hardware->Uses[0].Context, "shuffle width");
+  EXPECT_EQ(I->DeviceFunctions[0].CalledBy, std::vector<std::string>{"k"});
+  EXPECT_EQ(K->SharedArrays[0].Stmt, 2u);
+  EXPECT_FALSE(K->SharedArrays[0].Escapes.has_value());
   EXPECT_EQ(I->TranslationUnits[1].Entry, 3u);
   EXPECT_FALSE(I->TranslationUnits[2].DeviceSide.has_value());
   EXPECT_EQ(I->kernel("nope"), nullptr);

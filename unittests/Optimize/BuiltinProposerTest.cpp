@@ -63,6 +63,96 @@ TEST(BuiltinSpace, EnumeratesEveryKind) {
   EXPECT_EQ(Q->ParamEdits[0].first, "k/param:x");
 }
 
+bool hasNote(const TunableSpace &S, const std::string &Text) {
+  for (const std::string &N : S.Notes)
+    if (N.find(Text) != std::string::npos)
+      return true;
+  return false;
+}
+
+/// inventory() plus a kernel `other` with its own tile macro O and loop, a device function `h` that `k`
+/// calls (its loop bound is macro H), and file locations: everything in a.cu, the workload's source.
+json twoKernels() {
+  json Inv = inventory();
+  Inv["root"] = "/w";
+  json Loc = {{"file", "a.cu"}};
+  for (json &C : Inv["constants"])
+    C["location"] = Loc;
+  Inv["kernels"][0]["location"] = Loc;
+  Inv["kernels"][0]["calls"] = {"device:h"};
+  Inv["kernels"].push_back({{"id", "other"}, {"qualified_name", "other"}, {"editable", true}, {"location", Loc},
+                            {"loops", {{{"id", "other/loop#1"}, {"editable", true}, {"unroll", nullptr}, {"trip_count", 4}}}}});
+  Inv["constants"].push_back({{"id", "macro:O"}, {"value", 16}, {"editable", true}, {"location", Loc},
+                              {"uses", {{{"context", "array_size"}, {"owner", "other"}}}}});
+  Inv["constants"].push_back({{"id", "macro:H"}, {"value", 4}, {"editable", true}, {"location", Loc},
+                              {"uses", {{{"context", "loop_bound"}, {"owner", "device:h"}}}}});
+  Inv["device_functions"] = {{{"id", "device:h"}, {"calls", json::array()}}};
+  return Inv;
+}
+
+// Issue 15: only the workload's targets and what they call are tuned; the rest is noted.
+TEST(BuiltinSpace, WorkloadScopeKeepsTargetsAndCallees) {
+  WorkloadScope W{{"k"}, "/w", {"a.cu"}, {}};
+  Expected<TunableSpace> S = enumerateSpace(twoKernels(), &W);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  EXPECT_NE(find(*S, "tile:macro:T"), nullptr);
+  EXPECT_NE(find(*S, "tile:macro:H"), nullptr); // used by device:h, which the target calls
+  EXPECT_EQ(find(*S, "tile:macro:O"), nullptr);
+  EXPECT_EQ(find(*S, "unroll:other/loop#1"), nullptr);
+  EXPECT_TRUE(hasNote(*S, "other: kernel left out: is not a target of the workload (targets:)"));
+  EXPECT_TRUE(hasNote(*S, "macro:O: left out: is used only by other"));
+  // Without a workload every kernel is tuned (the behaviour for callers other than kloop optimize).
+  Expected<TunableSpace> All = enumerateSpace(twoKernels());
+  ASSERT_TRUE(!!All) << toString(All.takeError());
+  EXPECT_NE(find(*All, "tile:macro:O"), nullptr);
+}
+
+TEST(BuiltinSpace, ProtectedAndForeignFilesAreNeverTuned) {
+  json Inv = twoKernels();
+  Inv["constants"][1]["location"]["file"] = "tile.h";          // macro:T
+  Inv["constants"][0]["location"]["file"] = "/elsewhere/b.h";  // macro:B
+  WorkloadScope W{{"k"}, "/w", {"a.cu"}, {"tile.h"}};
+  Expected<TunableSpace> S = enumerateSpace(Inv, &W);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  EXPECT_EQ(find(*S, "tile:macro:T"), nullptr);
+  EXPECT_EQ(find(*S, "block_size:macro:B"), nullptr);
+  EXPECT_TRUE(hasNote(*S, "macro:T: left out: is in tile.h, which the workload protects (protected:)"));
+  EXPECT_TRUE(hasNote(*S, "macro:B: left out: is in /elsewhere/b.h, which is not one of the workload's sources"));
+}
+
+TEST(BuiltinSpace, HardwareFactsAreNeverTuned) {
+  json Inv = inventory();
+  Inv["constants"][1]["hardware_fact"] = {{"reason", "used as the width argument of __shfl_down_sync at a.cu:3"},
+                                          {"uses", json::array()}};
+  Expected<TunableSpace> S = enumerateSpace(Inv);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  EXPECT_EQ(find(*S, "tile:macro:T"), nullptr);
+  EXPECT_TRUE(hasNote(*S, "macro:T: left out: is a hardware fact, never tuned: used as the width argument"));
+}
+
+// Structural rules: a site where one fires is an off/on dimension walked first; one where it does not,
+// a note with the reason.
+TEST(BuiltinSpace, StructuralRulesAreDimensionsTriedFirst) {
+  RuleCandidatesFn Rules = [](const json &) {
+    return json::parse(R"([
+      {"rule": "pad-shared-tiles", "site": "k/shared:t", "why": "reads by columns",
+       "edits": [{"kind": "replace_stmt", "id": "k", "stmt": 1, "code": "__shared__ float t[32][32 + 1];"}]},
+      {"rule": "pad-shared-tiles", "site": "k/shared:u", "why": "no access reads a column", "edits": []}])");
+  };
+  Expected<TunableSpace> S = enumerateSpace(inventory(), nullptr, Rules);
+  ASSERT_TRUE(!!S) << toString(S.takeError());
+  const Dimension *R = find(*S, "rule:pad-shared-tiles@k/shared:t");
+  ASSERT_NE(R, nullptr);
+  EXPECT_EQ(R->Values, (std::vector<int64_t>{0, 1}));
+  EXPECT_TRUE(hasNote(*S, "k/shared:u: rule pad-shared-tiles does not fire: no access reads a column"));
+  std::optional<Candidate> C = nextCandidate(*S, {}, {}, SearchOptions{});
+  ASSERT_TRUE(C.has_value());
+  EXPECT_EQ(C->DimKey, "rule:pad-shared-tiles@k/shared:t");
+  json E = editsFor(*S, C->A);
+  ASSERT_EQ(E.size(), 1u);
+  EXPECT_EQ(E[0]["kind"], "replace_stmt");
+}
+
 // A block-size macro that is one factor of a 2-D block (dim3(BX, 8), 256
 // threads as evaluated): values that would put more than 1024 threads in the
 // block are left out of the space, with a note (they used to be proposed,

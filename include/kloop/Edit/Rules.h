@@ -20,6 +20,18 @@
 
 namespace kloop {
 
+/// What a rule made of one candidate site: the edits when it fired, else none
+/// and the reason it did not (the way MLIR's notifyMatchFailure reports a
+/// pattern that does not apply), so that the reason can be shown and journaled.
+struct RuleSite {
+  /// Inventory ID of the candidate (a shared array, a loop, a parameter).
+  std::string Site;
+  /// The rule's edits at this site; empty when it did not fire.
+  std::vector<Edit> Edits;
+  /// Fired: what the edits do and why the rule applies; else why it does not.
+  std::string Why;
+};
+
 /// One built-in rule.
 struct Rule {
   /// Name used on the command line, e.g. "unroll-constant-loops".
@@ -29,7 +41,40 @@ struct Rule {
   /// Matches the inventory \p Inventory (mergeInventory's document) and returns
   /// candidate edits (possibly none). Entities that are not editable are skipped.
   std::vector<Edit> (*Match)(const nlohmann::json &Inventory);
+  /// Every candidate site with the outcome (nullptr: the rule reports only the
+  /// sites where it fires, one per edit of Match; see explainRule).
+  std::vector<RuleSite> (*Explain)(const nlohmann::json &Inventory) = nullptr;
+  /// A structural rewrite the builtin search tries as a dimension of its own
+  /// (docs/builtin-search.md); the others are covered by its parameter
+  /// dimensions already (unroll, qualifiers).
+  bool Structural = false;
 };
+
+/// Rule \p R's outcome on every candidate site of \p Inventory: R.Explain, or
+/// without one a fired site per edit of R.Match (Site the edit's ID).
+std::vector<RuleSite> explainRule(const Rule &R, const nlohmann::json &Inventory);
+
+/// The edits of the sites that fired, in site order.
+std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites);
+
+/// Every candidate site of every structural rule on \p Inventory, as JSON for
+/// the builtin search: [{"rule", "site", "why", "edits": [edit-language
+/// objects]}]; "edits" is empty where the rule does not fire ("why" says why).
+nlohmann::json structuralRuleCandidates(const nlohmann::json &Inventory);
+
+/// `pad-shared-tiles` (docs/rules/pad-shared-tiles.md): a 2-D `__shared__`
+/// tile `T[R][C]`, C a multiple of 32, read by columns (inventory field
+/// `column_access`) gets its last dimension `C + 1`, through `replace_stmt` of
+/// its declaration, when it is used only through full subscripts (`escapes`
+/// null), is declared by a statement of its own (`stmt`) and the kernel's
+/// static shared memory stays within StaticSharedLimit.
+std::vector<RuleSite> explainPadSharedTiles(const nlohmann::json &Inventory);
+/// The edits of explainPadSharedTiles.
+std::vector<Edit> matchPadSharedTiles(const nlohmann::json &Inventory);
+
+/// Static shared memory a block may declare, bytes: 48 KiB (CUDA C Programming
+/// Guide, "Shared Memory": more needs dynamic shared memory and an opt-in).
+constexpr long long StaticSharedLimit = 48 * 1024;
 
 /// All built-in rules, by name.
 const std::vector<Rule> &builtinRules();

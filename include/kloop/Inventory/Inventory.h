@@ -177,6 +177,12 @@ struct SideInventory {
   ///  "loop_bound"|"unroll"|"launch_bounds"|"template_arg"|"shared_memory_size",
   ///  "owner": ID, "file", "line", "column"}.
   std::vector<nlohmann::json> ConstantUses;
+  /// Uses of constants where their value is a hardware fact (the warp size of
+  /// a lane index `i % 32`, a lane mask `i & 31`, a shuffle width, a comparison
+  /// with warpSize), in the form of ConstantUses with "context" holding the
+  /// reason ("width argument of __shfl_down_sync (...)"). They do not make a
+  /// constant tunable; they mark it `hardware_fact` (docs/inventory.md).
+  std::vector<nlohmann::json> HardwareUses;
   /// True when the parse produced an AST and it was walked: false when the
   /// parse did not run or stopped at a fatal error (a missing #include), after
   /// which clang reports nothing more, so no entity could be trusted.

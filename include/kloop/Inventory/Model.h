@@ -141,6 +141,12 @@ struct SharedArray : RegionBase {
   std::vector<ExprValue> Dims; ///< outermost first
   std::optional<int64_t> Bytes; ///< null when dependent or dynamic
   bool Extern = false, Dynamic = false;
+  /// What a rewrite of its shape needs (docs/rules/pad-shared-tiles.md): the 1-based index of its
+  /// declaration among the kernel body's statements when that statement declares it alone ("stmt"),
+  /// that statement ("decl_text"), the first use that sees it as flat memory ("escapes") and the first
+  /// subscript that walks a column with threadIdx.x ("column_access"); each null when none.
+  std::optional<unsigned> Stmt;
+  std::optional<std::string> DeclText, Escapes, ColumnAccess;
 };
 
 /// "local_constants[]" of a kernel: const/constexpr locals with an initializer.
@@ -188,6 +194,8 @@ struct DeviceFunction {
   Health State;
   bool HostDevice = false, Template = false;
   std::vector<std::string> Calls;
+  /// The kernels and device functions whose Calls name it, sorted ("called_by").
+  std::vector<std::string> CalledBy;
 };
 
 /// "grid" / "block" of a launch site.
@@ -223,6 +231,13 @@ struct ConstantUse {
   std::optional<unsigned> Line, Column;
 };
 
+/// "hardware_fact" of a constant: its value is a fact about the GPU (warp size, lane mask, shuffle
+/// width), never a tuning choice (docs/inventory.md).
+struct HardwareFact {
+  std::string Reason;
+  std::vector<ConstantUse> Uses; ///< Context is the reason of each use
+};
+
 /// "constants[]": macros, namespace-scope constants, and the local constants
 /// and value template parameters that have a tunable use.
 struct Constant {
@@ -239,6 +254,7 @@ struct Constant {
   std::optional<bool> IsConstexpr;
   std::optional<std::string> Default; ///< template parameters: as TemplateParam::Default
   std::vector<ConstantUse> Uses;
+  std::optional<HardwareFact> Hardware; ///< "hardware_fact", null when none
 };
 
 /// "translation_units[]".

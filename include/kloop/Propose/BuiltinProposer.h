@@ -18,8 +18,10 @@
 
 #include "kloop/Inventory/KernelNames.h"
 #include "kloop/Propose/Proposer.h"
+#include "kloop/Inventory/WorkloadScope.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -31,6 +33,7 @@ namespace builtin {
 /// What a dimension of the space tunes, in order of expected impact (the
 /// search visits kinds in this order).
 enum class DimKind {
+  Rule,       ///< a structural rewrite rule's proposal at one site, tried or not (docs/rules/)
   BlockSize,  ///< a constant used as a launch's block size (set_constant)
   Tile,       ///< a constant sizing an array or bounding a loop (set_constant)
   Unroll,     ///< a loop's `#pragma unroll` factor (set_unroll)
@@ -38,7 +41,7 @@ enum class DimKind {
   Qualifiers, ///< `const`/`__restrict__` on a kernel's read-only pointers (add_const/add_restrict)
 };
 
-/// "block_size", "tile", "unroll", "min_blocks", "qualifiers".
+/// "rule", "block_size", "tile", "unroll", "min_blocks", "qualifiers".
 const char *dimKindName(DimKind K);
 
 /// Sentinel value of an Unroll or MinBlocks dimension meaning "as written"
@@ -63,6 +66,10 @@ struct Dimension {
   std::string MaxThreadsFrom;
   /// Qualifiers: (param ID, "add_const" | "add_restrict") applied when the value is 1.
   std::vector<std::pair<std::string, std::string>> ParamEdits;
+  /// Rule: the rule's edits (edit-language objects) applied when the value is 1,
+  /// and why the rule fires there.
+  nlohmann::json RuleEdits = nlohmann::json::array();
+  std::string RuleWhy;
   /// Stable key "<kind>:<target>", used in assignments.
   std::string key() const;
 };
@@ -77,10 +84,24 @@ struct TunableSpace {
   std::map<std::string, std::vector<KernelSymbol>> Symbols;
 };
 
+/// The structural rules' candidate sites on an inventory, in the form of
+/// kloop::structuralRuleCandidates (include/kloop/Edit/Rules.h): [{"rule",
+/// "site", "why", "edits"}]. The rules live in kloopEdit, which this library
+/// does not link; kloop optimize passes that function.
+using RuleCandidatesFn = std::function<nlohmann::json(const nlohmann::json &Inventory)>;
+
 /// Enumerates the space of an inventory document (`kloop extract` output).
-/// Only editable entities are used. Error if \p Inventory is not an inventory
-/// (no "kernels" array) — naming what is missing.
-llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory);
+/// Only editable entities are used, and only those \p Scope allows
+/// (ScopeFilter: targets and what they call, in `sources:`, not `protected:`;
+/// nullptr: no workload bounds); constants marked `hardware_fact` never. Each
+/// entity left out gets a note. Error if \p Inventory is not an inventory (no
+/// "kernels" array) — naming what is missing.
+/// \p Rules (may be empty) runs on the inventory within the scope; each site
+/// where a rule fires is a Rule dimension (off / on), each where it does not a
+/// note with its reason.
+llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory,
+                                            const WorkloadScope *Scope = nullptr,
+                                            const RuleCandidatesFn &Rules = nullptr);
 
 /// A value per dimension key; a missing key means the baseline value.
 using Assignment = std::map<std::string, int64_t>;
@@ -120,6 +141,8 @@ struct SearchOptions {
   uint64_t Seed = 0;
   /// Full passes over all dimensions; a pass without a win ends the search.
   unsigned MaxPasses = 2;
+  /// The structural rules (empty: none are tried).
+  RuleCandidatesFn StructuralRules;
 };
 
 /// The next candidate of the search.
@@ -149,6 +172,8 @@ public:
 
 /// The proposer. Context keys read:
 ///  - "inventory": the inventory document (required);
+///  - "workload": the WorkloadScope (toJSON's form) that bounds the space
+///    (optional; without it every editable kernel is in scope);
 ///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},
 ///    "accepted": bool, "spilled": bool} (optional; entries without an
 ///    assignment, e.g. from another proposer, are ignored);
@@ -156,7 +181,8 @@ public:
 ///    kloop::toJSON(ArrayRef<PtxasFunction>) (kloop/Support/Ptxas.h) (optional;
 ///    an unreadable one gives no resources).
 /// The reply's proposal is {"version": 1, "edits", "rationale", "provenance":
-/// {"proposer": "builtin", "seed", "dimension", "value", "assignment"}}.
+/// {"proposer": "builtin", "seed", "dimension", "value", "assignment",
+/// "space_notes"}} (space_notes: TunableSpace::Notes, what was left out and why).
 /// Errors: missing/invalid inventory; SearchExhaustedError.
 class BuiltinProposer : public Proposer {
 public:

@@ -11,8 +11,40 @@ const std::vector<Rule> &builtinRules() {
        matchRestrictConstParams},
       {"unroll-constant-loops", "add #pragma unroll N to loops with a small constant trip count N",
        matchUnrollConstantLoops},
+      {"pad-shared-tiles", "pad 2-D __shared__ tiles read by columns to C + 1 columns against bank conflicts",
+       matchPadSharedTiles, explainPadSharedTiles, /*Structural=*/true},
   };
   return R;
+}
+
+std::vector<RuleSite> explainRule(const Rule &R, const nlohmann::json &Inventory) {
+  if (R.Explain)
+    return R.Explain(Inventory);
+  std::vector<RuleSite> Out;
+  for (const Edit &E : R.Match(Inventory))
+    Out.push_back({E.ID, {E}, E.label()});
+  return Out;
+}
+
+std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites) {
+  std::vector<Edit> Out;
+  for (const RuleSite &S : Sites)
+    Out.insert(Out.end(), S.Edits.begin(), S.Edits.end());
+  return Out;
+}
+
+nlohmann::json structuralRuleCandidates(const nlohmann::json &Inventory) {
+  nlohmann::json Out = nlohmann::json::array();
+  for (const Rule &R : builtinRules()) {
+    if (!R.Structural)
+      continue;
+    for (const RuleSite &S : explainRule(R, Inventory)) {
+      Proposal P;
+      P.Edits = S.Edits;
+      Out.push_back({{"rule", R.Name}, {"site", S.Site}, {"why", S.Why}, {"edits", proposalToJson(P)["edits"]}});
+    }
+  }
+  return Out;
 }
 
 Expected<Proposal> proposalFromRule(StringRef Name, const nlohmann::json &Inventory) {

@@ -1,0 +1,135 @@
+//===- SharedArrayUses.cpp - How a kernel uses a __shared__ array ---------===//
+#include "SharedArrayUses.h"
+
+#include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace clang;
+using nlohmann::json;
+
+namespace kloop {
+
+namespace {
+/// Every reference to one variable in a body.
+class RefFinder : public RecursiveASTVisitor<RefFinder> {
+public:
+  explicit RefFinder(const VarDecl *V) : V(V) {}
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (E->getDecl() == V)
+      Refs.push_back(E);
+    return true;
+  }
+  const VarDecl *V;
+  std::vector<const DeclRefExpr *> Refs;
+};
+} // namespace
+
+static std::string text(const Expr *E, ASTContext &Ctx) {
+  CharSourceRange R = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(E->getSourceRange()),
+                                               Ctx.getSourceManager(), Ctx.getLangOpts());
+  return Lexer::getSourceText(R, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+}
+
+static std::string lineOf(const Stmt *S, ASTContext &Ctx) {
+  const SourceManager &SM = Ctx.getSourceManager();
+  return " at line " + std::to_string(SM.getExpansionLineNumber(S->getBeginLoc()));
+}
+
+static const Stmt *parentOf(const Stmt *S, ASTContext &Ctx) {
+  DynTypedNodeList P = Ctx.getParents(*S);
+  return P.empty() ? nullptr : P[0].get<Stmt>();
+}
+
+/// The parent of \p S past parentheses and implicit casts, setting \p Child to the node below it.
+static const Stmt *semanticParent(const Stmt *S, const Stmt *&Child, ASTContext &Ctx) {
+  Child = S;
+  const Stmt *P = parentOf(S, Ctx);
+  while (P && (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P))) {
+    Child = P;
+    P = parentOf(P, Ctx);
+  }
+  return P;
+}
+
+/// Why the use \p Ref (not fully subscripted, or an element whose address is taken) sees memory.
+static std::string escapeReason(const Stmt *Parent, ASTContext &Ctx) {
+  if (!Parent)
+    return "used outside an expression";
+  if (isa<ExplicitCastExpr>(Parent))
+    return "cast to a pointer" + lineOf(Parent, Ctx);
+  if (const auto *CE = dyn_cast<CallExpr>(Parent)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    return "passed to '" + (F ? F->getNameAsString() : std::string("a function")) + "' as a flat pointer" +
+           lineOf(Parent, Ctx);
+  }
+  if (isa<UnaryExprOrTypeTraitExpr>(Parent))
+    return "its size is taken (sizeof)" + lineOf(Parent, Ctx);
+  if (const auto *U = dyn_cast<UnaryOperator>(Parent); U && U->getOpcode() == UO_AddrOf)
+    return "its address is taken" + lineOf(Parent, Ctx);
+  return "used as a pointer" + lineOf(Parent, Ctx);
+}
+
+json sharedArrayUses(const VarDecl *V, const FunctionDecl *Kernel, ASTContext &Ctx) {
+  json Out = {{"stmt", nullptr}, {"decl_text", nullptr}, {"escapes", nullptr}, {"column_access", nullptr}};
+  const auto *Body = dyn_cast_or_null<CompoundStmt>(Kernel ? Kernel->getBody() : nullptr);
+  if (!Body)
+    return Out;
+  unsigned Index = 0;
+  for (const Stmt *S : Body->body()) {
+    ++Index;
+    const auto *DS = dyn_cast<DeclStmt>(S);
+    if (DS && DS->isSingleDecl() && DS->getSingleDecl() == V) {
+      Out["stmt"] = Index;
+      CharSourceRange R = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(DS->getSourceRange()),
+                                                   Ctx.getSourceManager(), Ctx.getLangOpts());
+      Out["decl_text"] = Lexer::getSourceText(R, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+    }
+  }
+  unsigned Dims = 0;
+  for (QualType T = V->getType(); const ArrayType *A = Ctx.getAsArrayType(T); T = A->getElementType())
+    ++Dims;
+  RefFinder F(V);
+  F.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  for (const DeclRefExpr *Ref : F.Refs) {
+    // Climb the subscripts whose base is this reference: tile[i][j] is two.
+    std::vector<const Expr *> Indexes;
+    const Stmt *Child = nullptr;
+    const Stmt *Top = Ref;
+    const Stmt *P = semanticParent(Ref, Child, Ctx);
+    while (const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(P)) {
+      if (AS->getBase()->IgnoreParenImpCasts() != Top && AS->getBase() != Child)
+        break;
+      Indexes.push_back(AS->getIdx());
+      Top = AS;
+      P = semanticParent(AS, Child, Ctx);
+    }
+    bool AddressOfElement = Indexes.size() == Dims && P && isa<UnaryOperator>(P) &&
+                            cast<UnaryOperator>(P)->getOpcode() == UO_AddrOf;
+    if ((Indexes.size() < Dims || AddressOfElement) && Out["escapes"].is_null()) {
+      Out["escapes"] = Indexes.size() < Dims && !Indexes.empty()
+                           ? "used with fewer subscripts than dimensions" + lineOf(Top, Ctx)
+                           : escapeReason(P, Ctx);
+      if (AddressOfElement)
+        Out["escapes"] = "an element's address is taken" + lineOf(P, Ctx);
+    }
+    if (Indexes.size() != Dims || Dims < 2 || !Out["column_access"].is_null())
+      continue;
+    auto UsesTidX = [&](const Expr *E) { return text(E, Ctx).find("threadIdx.x") != std::string::npos; };
+    bool Inner = false;
+    for (size_t I = 0; I + 1 < Indexes.size(); ++I) // innermost subscript first: the last is the last dimension's
+      Inner |= UsesTidX(Indexes[I]);
+    if (Inner && !UsesTidX(Indexes.back()))
+      Out["column_access"] = text(cast<Expr>(Top), Ctx) + lineOf(Top, Ctx);
+  }
+  return Out;
+}
+
+} // namespace kloop

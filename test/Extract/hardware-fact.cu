@@ -1,0 +1,37 @@
+// Constants whose value is a hardware fact are marked `hardware_fact` from their AST uses, with the
+// reason and each such use; the builtin search never tunes them (docs/inventory.md, "hardware_fact").
+// LANE_MASK is the operand of `&` equal to 31; SHFL_W the width argument of __shfl_down_sync; WS the
+// other side of a comparison with warpSize; WARP_THREADS has no such use, but its name and value (32)
+// are the weaker signal. TILE (16) used as `% TILE` is an ordinary tile index: not a hardware fact.
+// Every one of them also sizes a shared array, so each is a listed constant.
+// RUN: kloop extract --no-cache %s --root %S -- %mockcuda > %t.json
+// RUN: python3 -c "import json,sys; [print('HW', c['id'], (c['hardware_fact'] or {}).get('reason', 'none')) for c in json.load(sys.stdin)['constants']]" < %t.json | FileCheck %s
+// CHECK-DAG: HW macro:LANE_MASK used as the operand of `&` equal to 31, a lane mask (the warp size - 1) at hardware-fact.cu:31
+// CHECK-DAG: HW macro:SHFL_W used as the width argument of __shfl_down_sync (the lanes a warp shuffle spans) at hardware-fact.cu:32
+// CHECK-DAG: HW const:WS used as the other side of a comparison with warpSize at hardware-fact.cu:33
+// CHECK-DAG: HW macro:WARP_THREADS named like a warp size and equal to 32, what that name means on every NVIDIA GPU
+// CHECK-DAG: HW macro:TILE none
+// Device functions list their direct callers (the reverse of `calls`).
+// RUN: python3 -c "import json,sys; [print('CALLERS', f['id'], f['called_by']) for f in json.load(sys.stdin)['device_functions']]" < %t.json | FileCheck %s --check-prefix=CALLERS
+// CALLERS-DAG: CALLERS device:inner ['device:outer']
+// CALLERS-DAG: CALLERS device:outer ['k']
+#include "cuda.h"
+#define LANE_MASK 31
+#define SHFL_W 32
+#define WARP_THREADS 32
+#define TILE 16
+constexpr int WS = 32;
+static const __device__ int warpSize = 32; // clang's CUDA headers declare it so; the mock does not
+
+__device__ int inner(int x) { return x + 1; }
+__device__ int outer(int x) { return inner(x) * 2; }
+
+__global__ void k(float *out) {
+  __shared__ float a[LANE_MASK + 1], b[SHFL_W], c[WS], d[WARP_THREADS], e[TILE];
+  int lane = threadIdx.x & LANE_MASK;
+  float v = __shfl_down_sync(0xffffffffu, out[lane], 1, SHFL_W);
+  if (warpSize == WS) v += 1.0f;
+  int t = threadIdx.x % TILE;
+  a[0] = b[0] = c[0] = d[0] = e[t] = v + outer(lane);
+  out[threadIdx.x] = a[0];
+}
