@@ -280,7 +280,7 @@ llvm::Expected<Inventory> inventoryFromJSON(const json &J, StringRef Source, boo
   readFields(O, I);
   O.finish();
   if (llvm::Error E = Errors.take())
-    return std::move(E);
+    return E;
   return I;
 }
 

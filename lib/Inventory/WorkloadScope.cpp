@@ -39,7 +39,7 @@ llvm::Expected<WorkloadScope> workloadScopeFromJSON(const json &J) {
   WorkloadScope S;
   for (auto [Key, Field] : {std::pair{"targets", &S.Targets}, {"sources", &S.Sources}, {"protected", &S.Protected}})
     if (llvm::Error E = readStrings(J, Key, *Field))
-      return std::move(E);
+      return E;
   if (!J.contains("dir") || !J["dir"].is_string() || J["dir"].get<std::string>().empty())
     return scopeError("\"dir\" must be the workload's directory");
   S.Dir = J["dir"].get<std::string>();
