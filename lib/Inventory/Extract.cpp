@@ -21,11 +21,11 @@ static std::string absoluteRoot(llvm::StringRef Root) {
   return std::string(R);
 }
 
-/// Counts the translation units of \p Doc with status "error" and "partial".
+/// Counts the translation units of \p E with status "error" and "partial".
 static void countStatus(Extraction &E) {
-  for (const nlohmann::json &TU : E.Inventory["translation_units"]) {
-    E.Lost += TU["status"] == "error";
-    E.Partial += TU["status"] == "partial";
+  for (const inv::TranslationUnit &TU : E.Typed.TranslationUnits) {
+    E.Lost += TU.Status == "error";
+    E.Partial += TU.Status == "partial";
   }
 }
 
@@ -51,16 +51,15 @@ Error requireAllParsed(const Extraction &E) {
     for (const ParseResult *P : {&R.Device, &R.Host})
       if (P->Crash)
         return llvm::make_error<ParseCrashError>("extract", *P->Crash);
-  for (const nlohmann::json &TU : E.Inventory["translation_units"]) {
-    if (TU["status"] != "error")
+  for (const inv::TranslationUnit &TU : E.Typed.TranslationUnits) {
+    if (TU.Status != "error")
       continue;
     std::string Why;
-    for (const nlohmann::json &Err : TU["errors"])
+    for (const std::string &Err : TU.Errors)
       if (Why.size() < 2000)
-        Why += "\n  " + Err.get<std::string>();
+        Why += "\n  " + Err;
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   TU["file"].get<std::string>() + ": does not parse, so its kernels cannot be "
-                                                                   "inventoried:" + Why);
+                                   TU.File + ": does not parse, so its kernels cannot be inventoried:" + Why);
   }
   return Error::success();
 }
