@@ -299,7 +299,33 @@ def inventory_summary(inv_path, files):
             mi = ins.get("mangled", [])
             mangled.update([mi] if isinstance(mi, str) else mi)
     return {"tus": dict(counts), "lost": lost, "kernels": len(inv.get("kernels", [])),
-            "mangled": sorted(mangled), "launch_sites": len(inv.get("launch_sites", [])), "valid_json": bool(inv)}
+            "mangled": sorted(mangled), "unknown_keys": sorted(unknown_match_keys(inv)),
+            "launch_sites": len(inv.get("launch_sites", [])), "valid_json": bool(inv)}
+
+
+def unknown_match_keys(inv):
+    """Match keys of the kernel symbols whose nvcc name kloop says it cannot know (nvcc_known false)."""
+    keys = set()
+    for k in inv.get("kernels", []):
+        for s in (k.get("symbols") or []) + [i.get("symbol") or i for i in k.get("instantiations") or []]:
+            if s.get("nvcc_known") is False and s.get("match_key"):
+                keys.add(s["match_key"])
+    return keys
+
+
+def time_based_module_id(symbol):
+    """True when nvcc's symbol embeds a module id whose tail nvcc made from the time and its process
+    id (`_INTERNAL_<crc>_<n>_<file>_<8 hex>_<pid>`): two builds of the same file give two names."""
+    m = re.search(r"(\d+)(_INTERNAL_\w+)", symbol)
+    if not m:
+        return False
+    ident = m.group(2)[:int(m.group(1))]
+    return re.search(r"_[0-9a-f]{8}_[0-9]+$", ident) is not None and ident.count("_") >= 6
+
+
+def match_key(demangled):
+    """kloop's match key of a demangled nvcc name: without `_INTERNAL_...::` qualifiers."""
+    return re.sub(r"_INTERNAL_\w+::", "", demangled)
 
 
 # ---------------------------------------------------------------- one project
@@ -363,10 +389,16 @@ def kernel_match(nv, inv, opts):
     names = demangle(opts.demangler, nv_syms)
     cccl = [s for s in nv_syms if re.match(r"(void )?(cub|thrust|cuda)::", names.get(s, ""))]
     kl = set(inv["mangled"])
+    unknown = set(inv.get("unknown_keys", []))
+    timed = [s for s in nv_syms if s not in kl and time_based_module_id(s)]
+    by_key = [s for s in timed if match_key(names.get(s, s)) in unknown]
     return {
         "nvcc_symbols": len(nv_syms), "nvcc_symbol_names": nv_syms, "nvcc_cccl_symbols": len(cccl),
         "matched": sum(1 for s in nv_syms if s in kl),
-        "unmatched_nvcc": [{"symbol": s, "demangled": names.get(s, s)} for s in nv_syms if s not in kl],
+        "nvcc_time_based": len([s for s in nv_syms if time_based_module_id(s)]),
+        "matched_by_key_time_based": len(by_key),
+        "unmatched_nvcc": [{"symbol": s, "demangled": names.get(s, s)} for s in nv_syms
+                           if s not in kl and s not in by_key],
         "nvcc_failed": [{"file": r["file"], "rc": r["rc"], "first_error": r["first_error"]} for r in nv if r["rc"] != 0],
     }
 
@@ -406,13 +438,16 @@ def ratio(a, b):
 def markdown(results, opts):
     L = [f"Kernels: nvcc -cubin -arch={opts.arch}; kloop and clang at -j{opts.jobs}.", "",
          "| project | TUs (in db) | clean | with errors | lost | kloop kernels | kloop symbols | nvcc symbols (CCCL) "
-         "| nvcc symbols named by kloop | launch sites | nvcc failed TUs |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+         "| nvcc symbols named by kloop | nvcc names from the time (kloop: unknown, same match key) "
+         "| launch sites | nvcc failed TUs |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in results:
         s = r["tu_status"]
         L.append(f"| {r['name']} | {r['tus']} ({r['cuda_tus_in_db']}) | {s['ok']} | {s['partial']} | {s['lost']} "
                  f"| {r['kloop_kernels']} | {r['kloop_symbols']} | {r['nvcc_symbols']} ({r['nvcc_cccl_symbols']}) "
-                 f"| {r['matched']} ({pct(r['matched'], r['nvcc_symbols'])}) | {r['launch_sites']} | {len(r['nvcc_failed'])} |")
+                 f"| {r['matched']} ({pct(r['matched'], r['nvcc_symbols'])}) "
+                 f"| {r.get('nvcc_time_based', 0)} ({r.get('matched_by_key_time_based', 0)}) "
+                 f"| {r['launch_sites']} | {len(r['nvcc_failed'])} |")
     L += ["", "| project | kloop s | clang s (both sides) | kloop/clang | kloop 2nd run s | 2nd/1st "
           "| kloop peak RSS MB | clang peak RSS MB (1 process) | kloop exit | clang failed parses |",
           "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]

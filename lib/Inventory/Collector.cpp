@@ -312,6 +312,9 @@ public:
   /// module id from: countsForModuleId() and a name that does not itself
   /// contain the module id (`void f(Anon)`, Anon in an anonymous namespace,
   /// is passed over; read off nvcc 13).
+  /// Stops at, and returns, a function with which nvcc settles the module id
+  /// before any definition can give it (settlesModuleIdEarly); then nvcc
+  /// takes the time.
   const NamedDecl *firstExternalDefinition(const DeclContext *DC);
   /// True when nvcc's spelling of \p Mangled involves the module id.
   bool dependsOnModuleId(const std::string &Mangled);
@@ -341,6 +344,8 @@ public:
   const MacroTable &Macros;
   std::unique_ptr<MangleContext> Mangler;
   std::optional<std::string> ModuleIdCache;
+  /// Why nvcc's module id cannot be known, when moduleId() is "".
+  std::string ModuleIdUnknownReason;
   SideInventory Out;
   std::map<const Decl *, std::string> KernelIDs;
   std::map<const FunctionDecl *, unsigned> LaunchCounts;
@@ -720,6 +725,86 @@ static bool countsForModuleId(const Decl *D) {
   return false;
 }
 
+/// True when \p T is, or has among its template arguments (recursively), a
+/// class local to \p F.
+static bool involvesClassLocalTo(QualType T, const FunctionDecl *F) {
+  const auto *RD = T.isNull() ? nullptr : T->getBaseElementTypeUnsafe()->getAsCXXRecordDecl();
+  if (!RD)
+    return false;
+  if (RD->isLocalClass() == F)
+    return true;
+  const auto *Spec = dyn_cast<ClassTemplateSpecializationDecl>(RD);
+  if (!Spec)
+    return false;
+  for (const TemplateArgument &A : Spec->getTemplateArgs().asArray())
+    if (A.getKind() == TemplateArgument::Type && involvesClassLocalTo(A.getAsType(), F))
+      return true;
+  return false;
+}
+
+/// True when a base or a field of \p RD has a class type whose default
+/// constructor is not trivial: a generated default constructor of RD then
+/// calls a function (a pointer member with a default initializer does not).
+static bool defaultConstructsNonTrivialParts(const CXXRecordDecl *RD) {
+  auto nonTrivial = [](QualType T) {
+    const auto *C = T->getBaseElementTypeUnsafe()->getAsCXXRecordDecl();
+    return C && C->hasDefinition() && !C->hasTrivialDefaultConstructor();
+  };
+  for (const CXXBaseSpecifier &B : RD->bases())
+    if (nonTrivial(B.getType()))
+      return true;
+  for (const FieldDecl *Fd : RD->fields())
+    if (nonTrivial(Fd->getType()))
+      return true;
+  return false;
+}
+
+/// A class with a constructor or destructor that is a function
+/// of its own: written by the user, or generated and not trivial.
+static bool hasOwnStructor(const CXXRecordDecl *RD) {
+  if (!RD->hasDefinition())
+    return false;
+  for (const CXXConstructorDecl *C : RD->ctors())
+    if (C->isUserProvided())
+      return true;
+  const CXXDestructorDecl *Dtor = RD->getDestructor();
+  return (Dtor && Dtor->isUserProvided()) || !RD->hasTrivialDestructor() ||
+         defaultConstructsNonTrivialParts(RD);
+}
+
+/// The default constructor that initializes \p V, when one does.
+static const CXXConstructorDecl *defaultConstructorCalled(const VarDecl *V) {
+  const Expr *Init = V->getInit();
+  const auto *E = dyn_cast_or_null<CXXConstructExpr>(Init ? Init->IgnoreImplicit() : nullptr);
+  return E && E->getConstructor()->isDefaultConstructor() ? E->getConstructor() : nullptr;
+}
+
+/// True when nvcc settles the translation unit's module id inside \p F's
+/// body: \p F has internal linkage and either a class local to it has a
+/// constructor or destructor of its own, or a variable of it is
+/// default-initialized with a class that involves such a local class and
+/// whose generated default constructor calls a non-trivial one (`static
+/// std::unordered_map<Key, V, Hash> Cache;`, Key and Hash local). nvcc then
+/// makes the module id from the time, even when an external definition
+/// follows. Read off nvcc 13 (docs/inventory.md); a local class with only
+/// ordinary member functions, a class in an anonymous namespace, and a local
+/// class of an inline function do not do it.
+static bool settlesModuleIdEarly(const FunctionDecl *F) {
+  if (!F->doesThisDeclarationHaveABody() || F->isDependentContext() || F->isInvalidDecl() ||
+      F->getTemplatedKind() != FunctionDecl::TK_NonTemplate || F->getFormalLinkage() != Linkage::Internal)
+    return false;
+  for (const Decl *D : F->decls()) {
+    if (const auto *RD = dyn_cast<CXXRecordDecl>(D); RD && !RD->isLambda() && hasOwnStructor(RD))
+      return true;
+    const auto *V = dyn_cast<VarDecl>(D);
+    const CXXConstructorDecl *Ctor = V ? defaultConstructorCalled(V) : nullptr;
+    if (Ctor && !Ctor->isUserProvided() && involvesClassLocalTo(V->getType(), F) &&
+        defaultConstructsNonTrivialParts(Ctor->getParent()))
+      return true;
+  }
+  return false;
+}
+
 const NamedDecl *Collector::firstExternalDefinition(const DeclContext *DC) {
   for (const Decl *D : DC->decls()) {
     if (isa<NamespaceDecl, LinkageSpecDecl>(D)) {
@@ -727,6 +812,8 @@ const NamedDecl *Collector::firstExternalDefinition(const DeclContext *DC) {
         return N;
     } else if (countsForModuleId(D) && !dependsOnModuleId(mangledName(cast<NamedDecl>(D)))) {
       return cast<NamedDecl>(D);
+    } else if (const auto *F = dyn_cast<FunctionDecl>(D); F && settlesModuleIdEarly(F)) {
+      return F;
     }
   }
   return nullptr;
@@ -770,6 +857,15 @@ const std::string &Collector::moduleId() {
   ModuleIdCache.emplace();
   OptionalFileEntryRef Main = SM.getFileEntryRefForID(SM.getMainFileID());
   const NamedDecl *First = firstExternalDefinition(Ctx.getTranslationUnitDecl());
+  ModuleIdUnknownReason = "nvcc makes this translation unit's module id from the time: it has no "
+                          "non-inline definition with external linkage";
+  if (First && !countsForModuleId(First)) {
+    ModuleIdUnknownReason = "nvcc makes this translation unit's module id from the time: '" +
+                            First->getQualifiedNameAsString() +
+                            "' (internal linkage) builds a constructor or destructor of a class local to it "
+                            "before the first non-inline definition with external linkage";
+    First = nullptr;
+  }
   if (Main && First) {
     StringRef Path = SM.getFileManager().getCanonicalName(*Main);
     if (!Path.empty())
@@ -794,8 +890,7 @@ KernelSymbol Collector::kernelSymbol(const FunctionDecl *F) {
   } else {
     if (!Other)
       llvm::consumeError(Other.takeError());
-    K.Unknown = "nvcc makes this translation unit's module id from the time: it has no "
-                "non-inline definition with external linkage";
+    K.Unknown = ModuleIdUnknownReason;
   }
   K.Internal = K.Nvcc != K.Clang;
   return K;
