@@ -485,6 +485,7 @@ def main(argv):
         if missing:
             raise BadInput(f"{opts.manifest}: no project named {', '.join(sorted(missing))} (--projects)")
         os.makedirs(opts.work, exist_ok=True)
+        prepare_outputs(opts)
         results = []
         for p in projects:
             results.append(run_project(p, opts))
@@ -494,6 +495,17 @@ def main(argv):
         return 2
     sys.stdout.write(md)
     return 0
+
+
+def prepare_outputs(opts):
+    """Makes the directories of --json and --md before anything is measured, so that a run of hours
+    does not end on a path it cannot write."""
+    for path in filter(None, [opts.json, opts.md]):
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+            open(path, "a").close()
+        except OSError as e:
+            raise BadInput(f"{path}: cannot write the output: {e.strerror}")
 
 
 def write_outputs(results, opts):
