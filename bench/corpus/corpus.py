@@ -13,6 +13,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import shlex
 import subprocess
 import sys
@@ -364,8 +365,13 @@ def clang_floor(entries, opts, work):
 
 
 def kloop_run(p, opts, work, n):
+    """kloop extract of the project, run n: run 1 starts from an empty cache of its own (WORK/NAME/
+    kloop-cache), run 2 finds what run 1 stored."""
     log = os.path.join(work, f"kloop.{n}.log")
-    cmd = [opts.kloop, "extract", "-p", work, "--root", p["src"], "-j", str(opts.jobs),
+    cache = os.path.join(work, "kloop-cache")
+    if n == 1:
+        shutil.rmtree(cache, ignore_errors=True)
+    cmd = [opts.kloop, "extract", "-p", work, "--root", p["src"], "-j", str(opts.jobs), "--cache-dir", cache, "--cache-stats",
            "--cuda-path", opts.cuda_path, "--cuda-gpu-arch", opts.arch, "-o", os.path.join(work, f"inventory.{n}.json")]
     wall, rss, rc = timed(cmd, log)
     return {"wall_s": wall, "peak_rss_kb": rss, "rc": rc, "command": cmd}
