@@ -134,8 +134,15 @@ Expected<std::vector<FileChanges>> parseUnifiedDiff(StringRef Text, StringRef Na
     ++LineNo;
     Line.consume_back("\r");
     Error E = Error::success();
+    if (Line == "-- ") // git format-patch's signature: the diff is over
+      break;
     if (InHunk)
       E = R.bodyLine(Line, LineNo);
+    else if ((Line.starts_with("+") && !Line.starts_with("+++ ")) ||
+             (Line.starts_with("-") && !Line.starts_with("--- ")))
+      E = R.fail(LineNo, R.HunkAt ? "a '+' or '-' line after the hunk at line " + Twine(R.HunkAt) +
+                                        " ended (more lines than its header says)"
+                                  : Twine("a '+' or '-' line outside any hunk"));
     else if (Line.starts_with("+++ "))
       E = R.fileHeader(Line.drop_front(4), LineNo);
     else if (Line.starts_with("@@"))

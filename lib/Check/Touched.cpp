@@ -47,7 +47,7 @@ std::vector<std::string> touchedKernels(const inv::Inventory &Inv, const std::ve
     Device[F.ID] = &F;
   std::vector<std::string> Out;
   for (const inv::Kernel &K : Inv.Kernels)
-    if (!K.Library && K.Edit.Editable && kernelTouched(K, Inv, Device, Changes))
+    if (!K.Library && kernelTouched(K, Inv, Device, Changes))
       Out.push_back(K.ID);
   return Out;
 }

@@ -65,8 +65,9 @@ llvm::Expected<std::string> gitDiff(llvm::StringRef Ref, llvm::StringRef Dir);
 /// Only the changes of \p Files (absolute paths) when it is not empty.
 std::vector<FileChanges> restrictTo(std::vector<FileChanges> Changes, const std::vector<std::string> &Files);
 
-/// The IDs of the editable and non-library kernels of \p Inv that \p Changes
-/// touch: a changed line within the kernel's location, or within the location
+/// The IDs of the kernels of \p Inv, library kernels aside, that \p Changes
+/// touch (editable or not: the rules skip those that are not, and the caller
+/// says why with Editability::NotEditableReason): a changed line within the kernel's location, or within the location
 /// of a device function that the kernel calls directly or through other device
 /// functions (Kernel::Calls, DeviceFunction::Calls). Inventory paths are
 /// relative to Inv.Root. In the order of Inv.Kernels.
