@@ -51,7 +51,7 @@ cl::opt<bool> ExplainRules("explain-rules",
                            cl::sub(ExtractSub));
 
 /// One line per rule and candidate site: "<rule> <site>: fires: ..." or "... does not fire: ...".
-std::string explainRules(const nlohmann::json &Inventory) {
+std::string explainRules(const kloop::inv::Inventory &Inventory) {
   std::string Out;
   for (const kloop::Rule &R : kloop::builtinRules()) {
     std::vector<kloop::RuleSite> Sites = kloop::explainRule(R, Inventory);
@@ -93,7 +93,7 @@ bool writeInventory(const kloop::Extraction &E) {
   const nlohmann::json &Doc = E.Inventory;
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (ExplainRules)
-    outs() << kloop::terminalSafe(explainRules(Doc));
+    outs() << kloop::terminalSafe(explainRules(E.Typed));
   if (Output.empty()) {
     if (!ExplainRules)
       outs() << Text;
