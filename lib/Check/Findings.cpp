@@ -49,11 +49,9 @@ const inv::Location &siteLocation(const inv::Kernel &K, StringRef Site) {
 
 /// Every site where a builtin rule fires on \p Sub, with its edits appended to \p P.
 std::vector<Pending> firedSites(const inv::Inventory &Sub, Proposal &P) {
-  // The rules read the inventory document; with the typed Rule interface this is Sub itself.
-  nlohmann::json Doc = inv::toJSON(Sub);
   std::vector<Pending> Out;
   for (const Rule &R : builtinRules())
-    for (const RuleSite &S : explainRule(R, Doc)) {
+    for (const RuleSite &S : explainRule(R, Sub)) {
       const inv::Kernel *K = S.Edits.empty() ? nullptr : kernelOfSite(Sub, S.Site);
       if (!K)
         continue;
