@@ -163,7 +163,9 @@ Expected<std::vector<FileChanges>> parseUnifiedDiff(StringRef Text, StringRef Na
 
 Expected<std::string> gitDiff(StringRef Ref, StringRef Dir) {
   CommandConfig C;
-  C.Argv = {"git", "diff", "--no-color", "--no-ext-diff", "-U0", "--relative", Ref.str(), "--"};
+  // Explicit prefixes: diff.noprefix or diff.mnemonicPrefix in the user's configuration would change them.
+  C.Argv = {"git",        "diff",       "--no-color", "--no-ext-diff", "--src-prefix=a/", "--dst-prefix=b/",
+            "-U0",        "--relative", Ref.str(),    "--"};
   C.WorkingDir = Dir.str();
   C.Timeout = std::chrono::milliseconds(120000);
   C.MaxOutputBytes = 256u << 20;

@@ -29,7 +29,7 @@ cl::list<std::string> Files(cl::Positional, cl::desc("<file>... (only their chan
 cl::opt<bool> DiffStdin("diff", cl::desc("Read a unified diff from standard input"), cl::sub(CheckSub));
 cl::opt<std::string> FromRef("from-ref", cl::desc("Check the changes of the working tree against this git ref"),
                              cl::value_desc("ref"), cl::sub(CheckSub));
-cl::opt<unsigned> Strip("strip", cl::desc("Leading path components to strip from the diff's file names "
+cl::opt<unsigned> Strip("strip", cl::desc("Leading path components to strip from --diff's file names "
                                           "(patch -p; default 1, git's a/ and b/)"),
                         cl::init(1), cl::sub(CheckSub));
 cl::opt<std::string> BuildPath("p", cl::desc("Build directory holding compile_commands.json"),
@@ -99,6 +99,20 @@ Error requireKnownFiles(const std::vector<std::string> &Abs, const kloop::Extrac
                                    " and not included by any of its translation units");
   }
   return Error::success();
+}
+
+/// Warns about each translation unit that does not parse (a fatal error, a failed command) and
+/// reads a changed file: the kernels it would have listed were not checked.
+void warnLostUnits(const kloop::Extraction &E, const std::vector<kloop::check::FileChanges> &Changes,
+                   StringRef Cwd) {
+  for (const kloop::TUResult &R : E.Results) {
+    bool Reads = llvm::any_of(Changes, [&](const kloop::check::FileChanges &C) {
+      return R.Job.File == C.File || llvm::is_contained(R.Device.InputFiles, C.File);
+    });
+    if (R.lost() && Reads)
+      errs() << kloop::terminalSafe("kloop check: warning: " + kloop::relativePath(R.Job.File, Cwd) +
+                                    ": does not parse, so the kernels it defines were not checked\n");
+  }
 }
 
 /// The source line \p Line of \p File ("" when it cannot be read).
@@ -205,7 +219,7 @@ int runCheck(const kloop::CommandContext &Ctx) {
     return fail(toString(Text.takeError()));
   std::string DiffName = FromRef.empty() ? "<stdin>" : "git diff " + FromRef;
   Expected<std::vector<kloop::check::FileChanges>> Changes =
-      kloop::check::parseUnifiedDiff(*Text, DiffName, Strip, Cwd);
+      kloop::check::parseUnifiedDiff(*Text, DiffName, FromRef.empty() ? unsigned(Strip) : 1u, Cwd);
   if (!Changes)
     return fail(toString(Changes.takeError()));
   std::vector<std::string> Abs;
@@ -226,6 +240,7 @@ int runCheck(const kloop::CommandContext &Ctx) {
     return fail(toString(E.takeError()));
   if (Error Err = requireKnownFiles(Abs, *E))
     return fail(toString(std::move(Err)));
+  warnLostUnits(*E, *Changes, Cwd);
   std::vector<std::string> Touched = kloop::check::touchedKernels(E->Typed, *Changes);
   for (const std::string &ID : Touched)
     if (const kloop::inv::Kernel *K = E->Typed.kernel(ID); K && !K->Edit.Editable)

@@ -56,8 +56,9 @@ llvm::Expected<std::vector<FileChanges>> parseUnifiedDiff(llvm::StringRef Text, 
                                                           unsigned Strip, llvm::StringRef BaseDir);
 
 /// The diff of the working tree (staged and unstaged changes) against \p Ref:
-/// `git diff --no-color --no-ext-diff -U0 --relative REF --` run in \p Dir, so
-/// paths are relative to \p Dir with git's `a/`/`b/` prefixes. Errors: git
+/// `git diff --no-color --no-ext-diff --src-prefix=a/ --dst-prefix=b/ -U0
+/// --relative REF --` run in \p Dir, so paths are relative to \p Dir with the
+/// `a/`/`b/` prefixes whatever the user's git configuration says. Errors: git
 /// cannot be started; git fails (an unknown ref, not a repository), with its
 /// message: "cannot diff against 'REF': <git's stderr>".
 llvm::Expected<std::string> gitDiff(llvm::StringRef Ref, llvm::StringRef Dir);
