@@ -32,16 +32,17 @@ namespace kloop {
 namespace check {
 
 /// The lines of one file that a diff adds or changes, in the new file's
-/// numbering (1-based, inclusive ranges). A hunk that only deletes lines
-/// counts the line after the deletion (where the deleted text was), so that
-/// deleting a statement from a kernel touches the kernel.
+/// numbering (1-based, inclusive ranges). Lines deleted with nothing added in
+/// their place count as the two lines around the deletion, so that deleting
+/// a statement from a kernel touches the kernel.
 struct FileChanges {
   /// The path as the diff names it after `+++ `, with \p Strip leading
   /// components removed (parseUnifiedDiff), made absolute against the
   /// directory passed there.
   std::string File;
+  /// [first, last] line ranges, in the order of the diff.
   std::vector<std::pair<unsigned, unsigned>> Ranges;
-  /// True when \p Line lies in one of Ranges.
+  /// True when a line of [\p First, \p Last] lies in one of Ranges.
   bool touches(unsigned First, unsigned Last) const;
 };
 
@@ -49,9 +50,10 @@ struct FileChanges {
 /// in messages. Paths lose \p Strip leading components (`patch -p`: 1 for
 /// git's `a/` and `b/`) and are made absolute against \p BaseDir. Deleted
 /// files (`+++ /dev/null`) are left out. Errors, naming \p Name and the line
-/// number: a hunk header that does not parse, a hunk before any `+++` line, a
-/// hunk whose body has fewer or more lines than its header says, a path with
-/// fewer than \p Strip components. Empty text is an empty list, not an error.
+/// number: text without any `+++` line, a hunk header that does not parse, a
+/// hunk before any `+++` line, a hunk whose body has fewer or more lines than
+/// its header says, a path with fewer than \p Strip components. Empty text is
+/// an empty list, not an error; git format-patch's signature (`-- `) ends it.
 llvm::Expected<std::vector<FileChanges>> parseUnifiedDiff(llvm::StringRef Text, llvm::StringRef Name,
                                                           unsigned Strip, llvm::StringRef BaseDir);
 
