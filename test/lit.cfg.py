@@ -7,6 +7,7 @@
 #   tmpfs-mount  `mount -t tmpfs` works here (root, no container restriction): full-disk tests
 #                mount a 64 KiB tmpfs, fill it and check that kloop's writer keeps the old file
 #   slow   KLOOP_SLOW_TESTS is set (randomized crash loops)
+#   precommit  the pre-commit tool is on PATH (scripts/bootstrap.sh installs it): test/Check/precommit.test
 import os
 import shutil
 import subprocess
@@ -91,5 +92,7 @@ if shutil.which("strace"):
             config.available_features.add("strace")
     except Exception:
         pass
+if shutil.which("pre-commit") and shutil.which("git"):
+    config.available_features.add("precommit")
 if os.environ.get("KLOOP_SLOW_TESTS"):
     config.available_features.add("slow")

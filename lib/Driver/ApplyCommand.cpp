@@ -120,7 +120,10 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
     for (const std::string &N : LeftOut)
       errs() << "kloop apply: left out: " << kloop::terminalSafe(N) << "\n";
   }
-  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv);
+  Expected<kloop::inv::Inventory> Typed = kloop::inv::inventoryFromJSON(Inv, "the inventory of the inputs");
+  if (!Typed)
+    return Typed.takeError();
+  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, *Typed);
   if (!P)
     return P.takeError();
   AO.DropRefused = true;

@@ -51,7 +51,7 @@ cl::opt<bool> ExplainRules("explain-rules",
                            cl::sub(ExtractSub));
 
 /// One line per rule and candidate site: "<rule> <site>: fires: ..." or "... does not fire: ...".
-std::string explainRules(const nlohmann::json &Inventory) {
+std::string explainRules(const kloop::inv::Inventory &Inventory) {
   std::string Out;
   for (const kloop::Rule &R : kloop::builtinRules()) {
     std::vector<kloop::RuleSite> Sites = kloop::explainRule(R, Inventory);
@@ -64,13 +64,6 @@ std::string explainRules(const nlohmann::json &Inventory) {
   return Out;
 }
 
-/// The cache this run uses, or nullptr (--no-cache, or no directory known).
-std::unique_ptr<kloop::ExtractCache> openCache() {
-  std::string Dir = CacheDir.empty() ? kloop::defaultExtractCacheDir() : std::string(CacheDir);
-  if (NoCache || Dir.empty())
-    return nullptr;
-  return std::make_unique<kloop::ExtractCache>(Dir, kloop::executableId());
-}
 cl::opt<bool> StrictFlags("strict-flags",
                           cl::desc("A compile flag that neither nvcc nor clang knows, or an nvcc flag "
                                    "kloop does not support, fails its translation unit (default: a "
@@ -100,7 +93,7 @@ bool writeInventory(const kloop::Extraction &E) {
   const nlohmann::json &Doc = E.Inventory;
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (ExplainRules)
-    outs() << kloop::terminalSafe(explainRules(Doc));
+    outs() << kloop::terminalSafe(explainRules(E.Typed));
   if (Output.empty()) {
     if (!ExplainRules)
       outs() << Text;
@@ -128,7 +121,7 @@ int runExtract(const kloop::CommandContext &Ctx) {
   Opts.GpuArch = GpuArch;
   Opts.Jobs = Jobs;
   Opts.StrictFlags = StrictFlags;
-  std::unique_ptr<kloop::ExtractCache> Cache = openCache();
+  std::unique_ptr<kloop::ExtractCache> Cache = kloop::openExtractCache(CacheDir, NoCache);
   kloop::ExtractOptions EO;
   EO.Root = Root;
   EO.Cache = Cache.get();

@@ -319,4 +319,11 @@ Error ExtractCache::writeEntry(StringRef Key, const json &Files, const TUResult 
   return writeFileAtomically(Path, dumpJSON(Entry));
 }
 
+std::unique_ptr<ExtractCache> openExtractCache(StringRef Dir, bool Disabled) {
+  std::string D = Dir.empty() ? defaultExtractCacheDir() : Dir.str();
+  if (Disabled || D.empty())
+    return nullptr;
+  return std::make_unique<ExtractCache>(D, executableId());
+}
+
 } // namespace kloop

@@ -2,7 +2,8 @@
 ///
 /// \file
 /// Built-in rules in the style of clang's Tooling/Transformer: each rule
-/// matches entities of the inventory (the document `kloop extract` writes) and
+/// matches entities of the inventory (the document `kloop extract` writes, as
+/// the typed values of kloop/Inventory/Model.h) and
 /// produces edits in the edit language, so its output goes through the same
 /// checks as any proposal (`kloop apply --rule NAME`). One file per rule in
 /// lib/Edit/Rules/, one page per rule in docs/rules/.
@@ -12,6 +13,7 @@
 #define KLOOP_EDIT_RULES_H
 
 #include "kloop/Edit/Proposal.h"
+#include "kloop/Inventory/Model.h"
 #include "nlohmann/json.hpp"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -38,12 +40,12 @@ struct Rule {
   const char *Name;
   /// One line: what the rule does.
   const char *Summary;
-  /// Matches the inventory \p Inventory (mergeInventory's document) and returns
+  /// Matches the inventory \p Inventory (extractInventory's typed value) and returns
   /// candidate edits (possibly none). Entities that are not editable are skipped.
-  std::vector<Edit> (*Match)(const nlohmann::json &Inventory);
+  std::vector<Edit> (*Match)(const inv::Inventory &Inventory);
   /// Every candidate site with the outcome (nullptr: the rule reports only the
   /// sites where it fires, one per edit of Match; see explainRule).
-  std::vector<RuleSite> (*Explain)(const nlohmann::json &Inventory) = nullptr;
+  std::vector<RuleSite> (*Explain)(const inv::Inventory &Inventory) = nullptr;
   /// A structural rewrite the builtin search tries as a dimension of its own
   /// (docs/builtin-search.md); the others are covered by its parameter
   /// dimensions already (unroll, qualifiers).
@@ -52,7 +54,7 @@ struct Rule {
 
 /// Rule \p R's outcome on every candidate site of \p Inventory: R.Explain, or
 /// without one a fired site per edit of R.Match (Site the edit's ID).
-std::vector<RuleSite> explainRule(const Rule &R, const nlohmann::json &Inventory);
+std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory);
 
 /// The edits of the sites that fired, in site order.
 std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites);
@@ -60,7 +62,7 @@ std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites);
 /// Every candidate site of every structural rule on \p Inventory, as JSON for
 /// the builtin search: [{"rule", "site", "why", "edits": [edit-language
 /// objects]}]; "edits" is empty where the rule does not fire ("why" says why).
-nlohmann::json structuralRuleCandidates(const nlohmann::json &Inventory);
+nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory);
 
 /// `pad-shared-tiles` (docs/rules/pad-shared-tiles.md): a 2-D `__shared__`
 /// tile `T[R][C]`, C a multiple of 32, read by columns (inventory field
@@ -68,9 +70,9 @@ nlohmann::json structuralRuleCandidates(const nlohmann::json &Inventory);
 /// its declaration, when it is used only through full subscripts (`escapes`
 /// null), is declared by a statement of its own (`stmt`) and the kernel's
 /// static shared memory stays within StaticSharedLimit.
-std::vector<RuleSite> explainPadSharedTiles(const nlohmann::json &Inventory);
+std::vector<RuleSite> explainPadSharedTiles(const inv::Inventory &Inventory);
 /// The edits of explainPadSharedTiles.
-std::vector<Edit> matchPadSharedTiles(const nlohmann::json &Inventory);
+std::vector<Edit> matchPadSharedTiles(const inv::Inventory &Inventory);
 
 /// Static shared memory a block may declare, bytes: 48 KiB (CUDA C Programming
 /// Guide, "Shared Memory": more needs dynamic shared memory and an opt-in).
@@ -83,11 +85,11 @@ const std::vector<Rule> &builtinRules();
 /// parameter the kernel never writes through (inventory field "written" false)
 /// and `__restrict__` on each pointer parameter that is not yet restrict.
 /// Aliasing launches are filtered out by kloop apply's own checks.
-std::vector<Edit> matchRestrictConstParams(const nlohmann::json &Inventory);
+std::vector<Edit> matchRestrictConstParams(const inv::Inventory &Inventory);
 
 /// `unroll-constant-loops`: `#pragma unroll N` on every editable loop without an
 /// unroll hint whose trip count is a constant N with 2 <= N <= MaxFullUnroll.
-std::vector<Edit> matchUnrollConstantLoops(const nlohmann::json &Inventory);
+std::vector<Edit> matchUnrollConstantLoops(const inv::Inventory &Inventory);
 
 /// Largest trip count `unroll-constant-loops` unrolls fully (16: past that,
 /// full unrolling mostly costs registers and instruction cache; nvcc's own
@@ -97,7 +99,7 @@ constexpr long long MaxFullUnroll = 16;
 /// Runs rule \p Name on \p Inventory and wraps its edits into a proposal with a
 /// rationale naming the rule. Errors: unknown rule (listing the known ones);
 /// the rule matched nothing.
-llvm::Expected<Proposal> proposalFromRule(llvm::StringRef Name, const nlohmann::json &Inventory);
+llvm::Expected<Proposal> proposalFromRule(llvm::StringRef Name, const inv::Inventory &Inventory);
 
 } // namespace kloop
 

@@ -98,6 +98,10 @@ private:
   std::atomic<unsigned> Hits{0}, Stores{0};
 };
 
+/// The cache a command uses: in \p Dir, or defaultExtractCacheDir() when \p Dir
+/// is empty; nullptr when \p Disabled (`--no-cache`) or no directory is known.
+std::unique_ptr<ExtractCache> openExtractCache(llvm::StringRef Dir, bool Disabled);
+
 /// A hash of the running executable's own file (/proc/self/exe), so that a
 /// rebuilt kloop never reuses entries of another build; "unknown" when it
 /// cannot be read (the cache is then keyed by the schema version only).

@@ -11,26 +11,24 @@
 
 namespace kloop {
 
-std::vector<Edit> matchRestrictConstParams(const nlohmann::json &Inv) {
+std::vector<Edit> matchRestrictConstParams(const inv::Inventory &Inv) {
   std::vector<Edit> Out;
-  if (!Inv.contains("kernels"))
-    return Out;
-  for (const nlohmann::json &K : Inv["kernels"]) {
-    if (!K.value("editable", false) || !K.contains("params"))
+  for (const inv::Kernel &K : Inv.Kernels) {
+    if (!K.Edit.Editable)
       continue;
-    for (const nlohmann::json &P : K["params"]) {
-      if (!P.value("pointer", false) || !P.contains("id"))
+    for (const inv::Param &P : K.Params) {
+      if (!P.Pointer || P.ID.empty())
         continue;
-      if (!P.value("const_pointee", false) && P["written"] == false) {
+      if (!P.ConstPointee && P.Written == false) {
         Edit E;
         E.Kind = EditKind::AddConst;
-        E.ID = P["id"].get<std::string>();
+        E.ID = P.ID;
         Out.push_back(E);
       }
-      if (!P.value("restrict", false)) {
+      if (!P.Restrict) {
         Edit E;
         E.Kind = EditKind::AddRestrict;
-        E.ID = P["id"].get<std::string>();
+        E.ID = P.ID;
         Out.push_back(E);
       }
     }

@@ -17,7 +17,7 @@ const std::vector<Rule> &builtinRules() {
   return R;
 }
 
-std::vector<RuleSite> explainRule(const Rule &R, const nlohmann::json &Inventory) {
+std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory) {
   if (R.Explain)
     return R.Explain(Inventory);
   std::vector<RuleSite> Out;
@@ -33,7 +33,7 @@ std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites) {
   return Out;
 }
 
-nlohmann::json structuralRuleCandidates(const nlohmann::json &Inventory) {
+nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory) {
   nlohmann::json Out = nlohmann::json::array();
   for (const Rule &R : builtinRules()) {
     if (!R.Structural)
@@ -47,7 +47,7 @@ nlohmann::json structuralRuleCandidates(const nlohmann::json &Inventory) {
   return Out;
 }
 
-Expected<Proposal> proposalFromRule(StringRef Name, const nlohmann::json &Inventory) {
+Expected<Proposal> proposalFromRule(StringRef Name, const inv::Inventory &Inventory) {
   for (const Rule &R : builtinRules()) {
     if (Name != R.Name)
       continue;

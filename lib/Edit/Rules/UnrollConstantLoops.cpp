@@ -9,22 +9,20 @@
 
 namespace kloop {
 
-std::vector<Edit> matchUnrollConstantLoops(const nlohmann::json &Inv) {
+std::vector<Edit> matchUnrollConstantLoops(const inv::Inventory &Inv) {
   std::vector<Edit> Out;
-  if (!Inv.contains("kernels"))
-    return Out;
-  for (const nlohmann::json &K : Inv["kernels"]) {
-    if (!K.value("editable", false) || !K.contains("loops"))
+  for (const inv::Kernel &K : Inv.Kernels) {
+    if (!K.Edit.Editable)
       continue;
-    for (const nlohmann::json &L : K["loops"]) {
-      if (!L.value("editable", false) || !L["unroll"].is_null() || !L["trip_count"].is_number_integer())
+    for (const inv::Loop &L : K.Loops) {
+      if (!L.Edit.Editable || L.UnrollPragma || !L.TripCount)
         continue;
-      long long N = L["trip_count"].get<long long>();
+      long long N = *L.TripCount;
       if (N < 2 || N > MaxFullUnroll)
         continue;
       Edit E;
       E.Kind = EditKind::SetUnroll;
-      E.ID = L["id"].get<std::string>();
+      E.ID = L.ID;
       E.Count = N;
       Out.push_back(E);
     }
