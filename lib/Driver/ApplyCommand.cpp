@@ -109,7 +109,7 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   Expected<kloop::Extraction> E = kloop::extractInventory(Opts, EO);
   if (!E)
     return E.takeError();
-  nlohmann::json Inv = E->Inventory;
+  kloop::inv::Inventory Inv = std::move(E->Inventory);
   if (!ConfigPath.empty()) { // the workload bounds what the rule may touch
     Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
     if (!C)
@@ -120,7 +120,8 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
     for (const std::string &N : LeftOut)
       errs() << "kloop apply: left out: " << kloop::terminalSafe(N) << "\n";
   }
-  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv);
+  // The rules read the inventory's JSON (lib/Edit/Rules; their conversion to inv::Inventory is pending).
+  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, kloop::inv::toJSON(Inv));
   if (!P)
     return P.takeError();
   AO.DropRefused = true;

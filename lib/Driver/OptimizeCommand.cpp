@@ -236,7 +236,9 @@ Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
-    SO.StructuralRules = structuralRuleCandidates; // docs/rules/: tried before the parameters
+    // docs/rules/: tried before the parameters. The rules still read the inventory's JSON (their
+    // conversion to inv::Inventory is pending), so they get toJSON of the typed inventory.
+    SO.StructuralRules = [](const inv::Inventory &I) { return structuralRuleCandidates(inv::toJSON(I)); };
     Out.P = std::make_unique<builtin::BuiltinProposer>(SO);
     Out.Absolute = true;
     return Out;

@@ -292,7 +292,8 @@ private:
   double PriorWorkS = 0;
   int64_t InvocationStartNs = journalNowNs();
   // Round 0.
-  json Inventory, BasePtxas;
+  inv::Inventory Inventory;
+  json BasePtxas;
   std::string BaseDir;
   bool Gpu = false;
   // What the rounds carry from one to the next.
@@ -383,14 +384,17 @@ private:
   Error extract() {
     Expected<json> Inv = SR->step(0, StepState::Extract, "", fields({{"inventory", Kind::Any}}), [&]() -> Expected<json> {
       say("extract: inventory of the workload's sources");
-      Expected<json> I = S.extract();
+      Expected<inv::Inventory> I = S.extract();
       if (!I)
         return I.takeError();
-      return json{{"inventory", *I}};
+      return json{{"inventory", inv::toJSON(*I)}};
     });
     if (!Inv)
       return Inv.takeError();
-    Inventory = (*Inv)["inventory"];
+    Expected<inv::Inventory> Read = inv::inventoryFromJSON((*Inv)["inventory"], "journal: extract step: inventory");
+    if (!Read)
+      return Read.takeError();
+    Inventory = std::move(*Read);
     return Error::success();
   }
 
@@ -534,7 +538,7 @@ private:
   Expected<json> propose(unsigned N, const std::string &Key) {
     return SR->step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
       json Ctx = O.ExtraContext;
-      Ctx["inventory"] = Inventory;
+      Ctx["inventory"] = inv::toJSON(Inventory); // the proposer protocol's JSON (docs/proposers.md)
       Ctx["history"] = History;
       Ctx["ptxas_baseline"] = BasePtxas;
       Ctx["profile"] = Profile;

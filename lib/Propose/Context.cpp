@@ -15,30 +15,28 @@ namespace kloop {
 using IdsByLine = std::map<std::pair<std::string, unsigned>, std::vector<std::string>>;
 
 /// Every located entity of \p Inv by the line it begins on.
-static IdsByLine idsByLine(const json &Inv) {
+static IdsByLine idsByLine(const inv::Inventory &Inv) {
   IdsByLine At;
-  auto note = [&](const json &E) {
-    if (!E.is_object() || !E.contains("location") || !E.contains("id") || !E["location"].is_object())
-      return;
-    const json &L = E["location"];
-    unsigned Line = L.contains("begin") && L["begin"].is_object() ? L["begin"].value("line", 0u) : 0u;
-    At[{L.value("file", std::string()), Line}].push_back(E["id"].get<std::string>());
-  };
-  for (const json &K : Inv.value("kernels", json::array())) {
-    note(K);
-    for (const char *Kind : {"loops", "shared_arrays", "local_constants"})
-      for (const json &R : K.value(Kind, json::array()))
-        note(R);
-    if (K.contains("launch_bounds") && K["launch_bounds"].is_object())
-      note(K["launch_bounds"]);
+  auto note = [&](const std::string &ID, const inv::Location &L) { At[{L.File, L.Begin.Line}].push_back(ID); };
+  for (const inv::Kernel &K : Inv.Kernels) {
+    note(K.ID, K.Loc);
+    for (const inv::Loop &R : K.Loops)
+      note(R.ID, R.Loc);
+    for (const inv::SharedArray &R : K.SharedArrays)
+      note(R.ID, R.Loc);
+    for (const inv::LocalConstant &R : K.LocalConstants)
+      note(R.ID, R.Loc);
   }
-  for (const char *Kind : {"launch_sites", "constants", "device_functions"})
-    for (const json &E : Inv.value(Kind, json::array()))
-      note(E);
+  for (const inv::LaunchSite &L : Inv.LaunchSites)
+    note(L.ID, L.Loc);
+  for (const inv::Constant &C : Inv.Constants)
+    note(C.ID, C.Loc);
+  for (const inv::DeviceFunction &F : Inv.DeviceFunctions)
+    note(F.ID, F.Loc);
   return At;
 }
 
-std::string annotateSources(const std::vector<SourceText> &Files, const json &Inventory) {
+std::string annotateSources(const std::vector<SourceText> &Files, const inv::Inventory &Inventory) {
   IdsByLine At = idsByLine(Inventory);
   std::string Out;
   for (const auto &[Name, Text] : Files) {
@@ -66,20 +64,29 @@ std::string renderProfile(const json &Context) {
   return dumpJSON(Context["profile"], 2);
 }
 
-json llmPlaceholders(const json &Context, const std::vector<SourceText> &Files) {
-  const json &Inv = Context.contains("inventory") ? Context["inventory"] : json::object();
+llvm::Expected<json> llmPlaceholders(const json &Context, const std::vector<SourceText> &Files) {
+  inv::Inventory Inv;
+  if (Context.contains("inventory")) {
+    llvm::Expected<inv::Inventory> Read = inv::inventoryFromJSON(Context["inventory"], "context: inventory");
+    if (!Read)
+      return Read.takeError();
+    Inv = std::move(*Read);
+  }
   std::string Names;
-  for (const json &K : Inv.value("kernels", json::array()))
-    Names += (Names.empty() ? "" : ", ") + K.value("id", std::string());
-  return {{"kernel_name", Names},
-          {"kernel_source", annotateSources(Files, Inv)},
-          {"ptxas_report", dumpJSON(Context.value("ptxas_baseline", json()), 2)},
-          {"profile", renderProfile(Context)},
-          {"history", dumpJSON(Context.value("history", json()), 2)}};
+  for (const inv::Kernel &K : Inv.Kernels)
+    Names += (Names.empty() ? "" : ", ") + K.ID;
+  return json{{"kernel_name", Names},
+              {"kernel_source", annotateSources(Files, Inv)},
+              {"ptxas_report", dumpJSON(Context.value("ptxas_baseline", json()), 2)},
+              {"profile", renderProfile(Context)},
+              {"history", dumpJSON(Context.value("history", json()), 2)}};
 }
 
 llvm::Expected<ProposalReply> LLMContextAdapter::propose(const json &Context) {
-  return P->propose(llmPlaceholders(Context, Files));
+  llvm::Expected<json> Placeholders = llmPlaceholders(Context, Files);
+  if (!Placeholders)
+    return Placeholders.takeError();
+  return P->propose(*Placeholders);
 }
 
 } // namespace kloop
