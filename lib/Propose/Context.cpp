@@ -2,6 +2,7 @@
 #include "kloop/Propose/Context.h"
 #include "kloop/Support/JSON.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -17,22 +18,19 @@ using IdsByLine = std::map<std::pair<std::string, unsigned>, std::vector<std::st
 /// Every located entity of \p Inv by the line it begins on.
 static IdsByLine idsByLine(const inv::Inventory &Inv) {
   IdsByLine At;
-  auto note = [&](const std::string &ID, const inv::Location &L) { At[{L.File, L.Begin.Line}].push_back(ID); };
+  auto noteAll = [&](const auto &Entities) {
+    for (const auto &E : Entities)
+      At[{E.Loc.File, E.Loc.Begin.Line}].push_back(E.ID);
+  };
   for (const inv::Kernel &K : Inv.Kernels) {
-    note(K.ID, K.Loc);
-    for (const inv::Loop &R : K.Loops)
-      note(R.ID, R.Loc);
-    for (const inv::SharedArray &R : K.SharedArrays)
-      note(R.ID, R.Loc);
-    for (const inv::LocalConstant &R : K.LocalConstants)
-      note(R.ID, R.Loc);
+    noteAll(llvm::ArrayRef<inv::Kernel>(K));
+    noteAll(K.Loops);
+    noteAll(K.SharedArrays);
+    noteAll(K.LocalConstants);
   }
-  for (const inv::LaunchSite &L : Inv.LaunchSites)
-    note(L.ID, L.Loc);
-  for (const inv::Constant &C : Inv.Constants)
-    note(C.ID, C.Loc);
-  for (const inv::DeviceFunction &F : Inv.DeviceFunctions)
-    note(F.ID, F.Loc);
+  noteAll(Inv.LaunchSites);
+  noteAll(Inv.Constants);
+  noteAll(Inv.DeviceFunctions);
   return At;
 }
 

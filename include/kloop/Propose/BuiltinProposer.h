@@ -169,7 +169,9 @@ public:
 };
 
 /// The proposer. Context keys read:
-///  - "inventory": the inventory document (required);
+///  - "inventory": the inventory document (required), read with
+///    inv::inventoryFromJSON (errors: "builtin proposer: context: inventory:
+///    <member>: <reason>");
 ///  - "workload": the WorkloadScope (toJSON's form) that bounds the space
 ///    (optional; without it every editable kernel is in scope);
 ///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},
