@@ -126,12 +126,10 @@ template <typename Fn> static void guarded(const std::string &File, Fn Body) {
 }
 
 static int enumerate() {
-  json Inv = readJSON(InventoryOpt);
-  std::optional<Expected<TunableSpace>> Got;
-  guarded(InventoryOpt, [&] { Got.emplace(enumerateSpace(Inv)); });
-  Expected<TunableSpace> &S = *Got;
-  if (!S)
-    fail(InventoryOpt + ": " + toString(S.takeError()));
+  Expected<kloop::inv::Inventory> Inv = kloop::inv::inventoryFromJSON(readJSON(InventoryOpt), InventoryOpt);
+  if (!Inv)
+    fail(toString(Inv.takeError()));
+  std::optional<TunableSpace> S = enumerateSpace(*Inv);
   std::set<std::string> Kinds;
   for (StringRef K : split(StringRef(KindsOpt), ','))
     Kinds.insert(K.trim().str());

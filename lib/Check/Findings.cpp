@@ -174,7 +174,7 @@ bool findingBefore(const Finding &A, const Finding &B) {
 
 Expected<CheckResult> checkKernels(const Extraction &E, const std::vector<std::string> &Kernels,
                                    const FrontendOptions &Inputs, StringRef Root) {
-  inv::Inventory Sub = onlyKernels(E.Typed, Kernels);
+  inv::Inventory Sub = onlyKernels(E.Inventory, Kernels);
   Proposal P;
   std::vector<Pending> Sites = firedSites(Sub, P);
   CheckResult Out;

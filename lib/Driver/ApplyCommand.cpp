@@ -109,7 +109,7 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   Expected<kloop::Extraction> E = kloop::extractInventory(Opts, EO);
   if (!E)
     return E.takeError();
-  nlohmann::json Inv = E->Inventory;
+  kloop::inv::Inventory Inv = std::move(E->Inventory);
   if (!ConfigPath.empty()) { // the workload bounds what the rule may touch
     Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
     if (!C)
@@ -120,10 +120,7 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
     for (const std::string &N : LeftOut)
       errs() << "kloop apply: left out: " << kloop::terminalSafe(N) << "\n";
   }
-  Expected<kloop::inv::Inventory> Typed = kloop::inv::inventoryFromJSON(Inv, "the inventory of the inputs");
-  if (!Typed)
-    return Typed.takeError();
-  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, *Typed);
+  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv);
   if (!P)
     return P.takeError();
   AO.DropRefused = true;

@@ -241,9 +241,9 @@ int runCheck(const kloop::CommandContext &Ctx) {
   if (Error Err = requireKnownFiles(Abs, *E))
     return fail(toString(std::move(Err)));
   warnLostUnits(*E, *Changes, Cwd);
-  std::vector<std::string> Touched = kloop::check::touchedKernels(E->Typed, *Changes);
+  std::vector<std::string> Touched = kloop::check::touchedKernels(E->Inventory, *Changes);
   for (const std::string &ID : Touched)
-    if (const kloop::inv::Kernel *K = E->Typed.kernel(ID); K && !K->Edit.Editable)
+    if (const kloop::inv::Kernel *K = E->Inventory.kernel(ID); K && !K->Edit.Editable)
       errs() << kloop::terminalSafe("kloop check: note: kernel '" + ID + "' is touched but not checked: " +
                                     K->Edit.NotEditableReason.value_or("not editable") + "\n");
   Expected<kloop::check::CheckResult> R = kloop::check::checkKernels(*E, Touched, Opts, Cwd);

@@ -90,10 +90,10 @@ void printUnitErrors(const kloop::inv::Inventory &Inv) {
 /// Writes the inventory of \p E to stdout or -o, then the summary of partial and failed units; false
 /// when -o fails.
 bool writeInventory(const kloop::Extraction &E) {
-  const nlohmann::json &Doc = E.Inventory;
+  const nlohmann::json Doc = kloop::inv::toJSON(E.Inventory); // the file boundary (docs/inventory.md)
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (ExplainRules)
-    outs() << kloop::terminalSafe(explainRules(E.Typed));
+    outs() << kloop::terminalSafe(explainRules(E.Inventory));
   if (Output.empty()) {
     if (!ExplainRules)
       outs() << Text;
@@ -102,11 +102,11 @@ bool writeInventory(const kloop::Extraction &E) {
     return false;
   }
   if (E.Partial)
-    errs() << "kloop extract: " << E.Partial << " of " << E.Typed.TranslationUnits.size()
+    errs() << "kloop extract: " << E.Partial << " of " << E.Inventory.TranslationUnits.size()
            << " translation unit(s) parsed with errors; their kernels and launch sites outside the errors "
               "have status \"ok\"\n";
   if (E.Lost)
-    errs() << "kloop extract: " << E.Lost << " of " << E.Typed.TranslationUnits.size()
+    errs() << "kloop extract: " << E.Lost << " of " << E.Inventory.TranslationUnits.size()
            << " translation unit(s) failed; the others are reported\n";
   return true;
 }
@@ -142,7 +142,7 @@ int runExtract(const kloop::CommandContext &Ctx) {
     errs() << "kloop extract: cache: " << (Cache ? Cache->hits() : 0) << " of " << E->Results.size()
            << " translation unit(s) reused, " << (Cache ? Cache->stores() : 0) << " stored"
            << (Cache ? " (" + Cache->dir() + ")" : std::string(" (cache off)")) << "\n";
-  printUnitErrors(E->Typed);
+  printUnitErrors(E->Inventory);
   return writeInventory(*E) && !E->Lost ? 0 : 1;
 }
 

@@ -231,26 +231,12 @@ Expected<std::unique_ptr<Proposer>> llmProposer(const CommandContext &Ctx, const
   return std::unique_ptr<Proposer>(std::make_unique<LLMContextAdapter>(std::move(*LP), std::move(Files)));
 }
 
-/// The structural rules' candidates on the builtin search's (scoped) inventory document, read through the typed
-/// model; a document the model cannot read gives one site per structural rule, not firing, with the reason.
-json structuralCandidatesOfDocument(const json &Inventory) {
-  Expected<inv::Inventory> Typed = inv::inventoryFromJSON(Inventory, "the builtin search's inventory");
-  if (Typed)
-    return structuralRuleCandidates(*Typed);
-  std::string Why = toString(Typed.takeError());
-  json Out = json::array();
-  for (const Rule &R : builtinRules())
-    if (R.Structural)
-      Out.push_back({{"rule", R.Name}, {"site", "inventory"}, {"why", Why}, {"edits", json::array()}});
-  return Out;
-}
-
 Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::WorkloadConfig &C) {
   ChosenProposer Out;
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
-    SO.StructuralRules = structuralCandidatesOfDocument; // docs/rules/: tried before the parameters
+    SO.StructuralRules = structuralRuleCandidates; // docs/rules/: tried before the parameters
     Out.P = std::make_unique<builtin::BuiltinProposer>(SO);
     Out.Absolute = true;
     return Out;

@@ -106,11 +106,13 @@ Expected<std::vector<InventoryKernel>> inventoryOf(const std::vector<CompileJob>
   std::vector<TUResult> Results = runInventory(Jobs, Opts, Cache.get());
   SmallString<256> Root;
   sys::fs::current_path(Root);
-  nlohmann::json Doc = mergeInventory(Results, Root);
-  for (const nlohmann::json &TU : Doc["translation_units"])
-    if (TU["status"] == "error")
-      Problems.push_back("-p: " + TU["file"].get<std::string>() + " failed to parse; its kernels are not matched");
-  return inventoryKernels(Doc, Problems);
+  Expected<inv::Inventory> Inv = typedInventory(Results, Root);
+  if (!Inv)
+    return Inv.takeError();
+  for (const inv::TranslationUnit &TU : Inv->TranslationUnits)
+    if (TU.Status == "error")
+      Problems.push_back("-p: " + TU.File + " failed to parse; its kernels are not matched");
+  return inventoryKernels(*Inv);
 }
 
 /// The ceilings of \p Device when any kernel's work is known, else none and why.

@@ -23,7 +23,7 @@ static std::string absoluteRoot(llvm::StringRef Root) {
 
 /// Counts the translation units of \p E with status "error" and "partial".
 static void countStatus(Extraction &E) {
-  for (const inv::TranslationUnit &TU : E.Typed.TranslationUnits) {
+  for (const inv::TranslationUnit &TU : E.Inventory.TranslationUnits) {
     E.Lost += TU.Status == "error";
     E.Partial += TU.Status == "partial";
   }
@@ -40,8 +40,7 @@ Expected<Extraction> extractInventory(const FrontendOptions &Inputs, const Extra
   Expected<inv::Inventory> Typed = typedInventory(E.Results, absoluteRoot(Opts.Root));
   if (!Typed)
     return Typed.takeError();
-  E.Inventory = inv::toJSON(*Typed);
-  E.Typed = std::move(*Typed);
+  E.Inventory = std::move(*Typed);
   countStatus(E);
   return E;
 }
@@ -51,7 +50,7 @@ Error requireAllParsed(const Extraction &E) {
     for (const ParseResult *P : {&R.Device, &R.Host})
       if (P->Crash)
         return llvm::make_error<ParseCrashError>("extract", *P->Crash);
-  for (const inv::TranslationUnit &TU : E.Typed.TranslationUnits) {
+  for (const inv::TranslationUnit &TU : E.Inventory.TranslationUnits) {
     if (TU.Status != "error")
       continue;
     std::string Why;

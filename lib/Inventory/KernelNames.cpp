@@ -373,32 +373,20 @@ json toJson(const KernelSymbol &K) {
   return J;
 }
 
-Expected<KernelSymbol> kernelSymbolFromJson(const json &J) {
-  if (!J.is_object() || !J.contains("mangled") || !J["mangled"].is_string())
-    return createStringError(inconvertibleErrorCode(),
-                             "kernel symbol: expected an object with a string \"mangled\", got " + dumpJSON(J));
+KernelSymbol kernelSymbolOf(const inv::Symbol &S) {
   KernelSymbol K;
-  std::string M = J["mangled"].get<std::string>();
-  K.Clang = J.value("clang_mangled", M);
-  K.Nvcc = J.value("nvcc_known", true) ? M : "";
-  K.Unknown = J.value("nvcc_unknown_reason", "");
-  K.Internal = J.value("linkage", "external") == "internal";
-  K.Key = J.value("match_key", kernelMatchKey(M));
+  K.Clang = S.ClangMangled;
+  K.Nvcc = S.NvccKnown ? S.Mangled : "";
+  K.Unknown = S.NvccUnknownReason.value_or("");
+  K.Internal = S.Linkage == "internal";
+  K.Key = S.MatchKey;
   return K;
 }
 
-std::vector<KernelSymbol> inventoryKernelSymbols(const json &Kernel, std::vector<std::string> &Problems) {
+std::vector<KernelSymbol> inventoryKernelSymbols(const inv::Kernel &Kernel) {
   std::vector<KernelSymbol> Out;
-  const char *Field = Kernel.contains("symbols") ? "symbols" : "mangled";
-  if (!Kernel.contains(Field) || !Kernel[Field].is_array())
-    return Out;
-  for (const json &J : Kernel[Field]) {
-    Expected<KernelSymbol> K = kernelSymbolFromJson(J.is_string() ? json{{"mangled", J}} : J);
-    if (K)
-      Out.push_back(std::move(*K));
-    else
-      Problems.push_back(Kernel.value("id", std::string("?")) + ": symbol left out: " + toString(K.takeError()));
-  }
+  for (const inv::Symbol &S : Kernel.Symbols)
+    Out.push_back(kernelSymbolOf(S));
   return Out;
 }
 

@@ -47,17 +47,16 @@ llvm::Expected<WorkloadScope> workloadScopeFromJSON(const json &J) {
 }
 
 /// The names a target may be a substring of: the qualified name and every symbol's demangled form.
-static std::vector<std::string> kernelNames(const json &K) {
-  std::vector<std::string> N = {K.value("qualified_name", K.value("id", ""))};
-  for (const char *Field : {"symbols", "instantiations"})
-    if (K.contains(Field) && K[Field].is_array())
-      for (const json &S : K[Field])
-        if (S.is_object() && S.contains("match_key") && S["match_key"].is_string())
-          N.push_back(S["match_key"].get<std::string>());
+static std::vector<std::string> kernelNames(const inv::Kernel &K) {
+  std::vector<std::string> N = {K.QualifiedName};
+  for (const inv::Symbol &S : K.Symbols)
+    N.push_back(S.MatchKey);
+  for (const inv::Instantiation &I : K.Instantiations)
+    N.push_back(I.Sym.MatchKey);
   return N;
 }
 
-static bool isTarget(const json &K, const std::vector<std::string> &Targets) {
+static bool isTarget(const inv::Kernel &K, const std::vector<std::string> &Targets) {
   for (const std::string &Name : kernelNames(K))
     for (const std::string &T : Targets)
       if (llvm::StringRef(Name).contains(T))
@@ -65,16 +64,10 @@ static bool isTarget(const json &K, const std::vector<std::string> &Targets) {
   return false;
 }
 
-static const json &arrayOr(const json &J, const char *Key) {
-  static const json Empty = json::array();
-  return J.is_object() && J.contains(Key) && J[Key].is_array() ? J[Key] : Empty;
-}
-
-ScopeFilter::ScopeFilter(const json &Inv, const WorkloadScope *Scope) : Scope(Scope) {
-  Root = Inv.is_object() ? Inv.value("root", std::string()) : std::string();
-  for (const json &L : arrayOr(Inv, "launch_sites"))
-    if (L.contains("id") && L["id"].is_string() && L.contains("kernel") && L["kernel"].is_string())
-      SiteKernel[L["id"].get<std::string>()] = L["kernel"].get<std::string>();
+ScopeFilter::ScopeFilter(const inv::Inventory &Inv, const WorkloadScope *Scope) : Scope(Scope), Root(Inv.Root) {
+  for (const inv::LaunchSite &L : Inv.LaunchSites)
+    if (L.Kernel)
+      SiteKernel[L.ID] = *L.Kernel;
   if (!Scope)
     return;
   for (const std::string &F : Scope->Sources)
@@ -82,20 +75,20 @@ ScopeFilter::ScopeFilter(const json &Inv, const WorkloadScope *Scope) : Scope(Sc
   for (const std::string &F : Scope->Protected)
     ProtectedFiles.insert(absolutePath(F, Scope->Dir));
   // Targets, then every device function reachable from one through `calls`.
-  std::map<std::string, const json *> Callees;
-  for (const json &F : arrayOr(Inv, "device_functions"))
-    Callees[F.value("id", "")] = &F;
-  std::deque<const json *> Work;
-  for (const json &K : arrayOr(Inv, "kernels"))
+  std::map<std::string, const std::vector<std::string> *> Callees;
+  for (const inv::DeviceFunction &F : Inv.DeviceFunctions)
+    Callees[F.ID] = &F.Calls;
+  std::deque<const std::vector<std::string> *> Work;
+  for (const inv::Kernel &K : Inv.Kernels)
     if (isTarget(K, Scope->Targets)) {
-      Targets.insert(K.value("id", ""));
-      Work.push_back(&K);
+      Targets.insert(K.ID);
+      Work.push_back(&K.Calls);
     }
   while (!Work.empty()) {
-    const json *F = Work.front();
+    const std::vector<std::string> *Calls = Work.front();
     Work.pop_front();
-    for (const json &C : arrayOr(*F, "calls")) {
-      auto It = C.is_string() ? Callees.find(C.get<std::string>()) : Callees.end();
+    for (const std::string &C : *Calls) {
+      auto It = Callees.find(C);
       if (It != Callees.end() && Reachable.insert(It->first).second)
         Work.push_back(It->second);
     }
@@ -109,10 +102,10 @@ bool ScopeFilter::ownerInScope(const std::string &ID) const {
   return It != SiteKernel.end() && Targets.count(It->second);
 }
 
-std::optional<std::string> ScopeFilter::fileExcluded(const json &E) const {
-  if (!Scope || !E.contains("location") || !E["location"].is_object())
+std::optional<std::string> ScopeFilter::fileExcluded(const inv::Location &Loc) const {
+  if (!Scope)
     return std::nullopt;
-  std::string File = E["location"].value("file", "");
+  const std::string &File = Loc.File;
   std::string Abs = absolutePath(File, Root);
   if (ProtectedFiles.count(Abs))
     return "is in " + File + ", which the workload protects (protected:); never edited";
@@ -121,25 +114,24 @@ std::optional<std::string> ScopeFilter::fileExcluded(const json &E) const {
   return std::nullopt;
 }
 
-std::optional<std::string> ScopeFilter::kernelExcluded(const json &K) const {
-  if (auto Why = fileExcluded(K))
+std::optional<std::string> ScopeFilter::kernelExcluded(const inv::Kernel &K) const {
+  if (auto Why = fileExcluded(K.Loc))
     return Why;
-  if (!ownerInScope(K.value("id", "")))
+  if (!ownerInScope(K.ID))
     return std::string("is not a target of the workload (targets:) and no target calls it; not tuned");
   return std::nullopt;
 }
 
-std::optional<std::string> ScopeFilter::constantExcluded(const json &C) const {
-  if (C.contains("hardware_fact") && C["hardware_fact"].is_object())
-    return "is a hardware fact, never tuned: " + C["hardware_fact"].value("reason", std::string());
-  if (auto Why = fileExcluded(C))
+std::optional<std::string> ScopeFilter::constantExcluded(const inv::Constant &C) const {
+  if (C.Hardware)
+    return "is a hardware fact, never tuned: " + C.Hardware->Reason;
+  if (auto Why = fileExcluded(C.Loc))
     return Why;
   std::set<std::string> Others;
-  for (const json &U : arrayOr(C, "uses")) {
-    std::string Owner = U.is_object() ? U.value("owner", "") : "";
-    if (ownerInScope(Owner))
+  for (const inv::ConstantUse &U : C.Uses) {
+    if (ownerInScope(U.Owner))
       return std::nullopt;
-    Others.insert(Owner);
+    Others.insert(U.Owner);
   }
   std::string List;
   for (const std::string &O : Others)
@@ -148,22 +140,20 @@ std::optional<std::string> ScopeFilter::constantExcluded(const json &C) const {
          ", none of them a target of the workload (targets:), called by one or launching one; not tuned";
 }
 
-json scopeInventory(const json &Inv, const WorkloadScope *Scope, std::vector<std::string> &Notes) {
+inv::Inventory scopeInventory(const inv::Inventory &Inv, const WorkloadScope *Scope, std::vector<std::string> &Notes) {
   const ScopeFilter Filter(Inv, Scope);
-  json Out = Inv;
-  auto Mark = [&](json &E, std::optional<std::string> Why) {
-    if (!Why || !E.is_object() || !E.value("editable", true))
+  inv::Inventory Out = Inv;
+  auto Mark = [&](const std::string &ID, inv::Editability &E, std::optional<std::string> Why) {
+    if (!Why || !E.Editable)
       return;
-    E["editable"] = false;
-    E["not_editable_reason"] = *Why;
-    Notes.push_back(E.value("id", std::string("?")) + ": " + *Why);
+    E.Editable = false;
+    E.NotEditableReason = *Why;
+    Notes.push_back(ID + ": " + *Why);
   };
-  if (Out.is_object() && Out.contains("kernels") && Out["kernels"].is_array())
-    for (json &K : Out["kernels"])
-      Mark(K, Filter.kernelExcluded(K));
-  if (Out.is_object() && Out.contains("constants") && Out["constants"].is_array())
-    for (json &C : Out["constants"])
-      Mark(C, Filter.constantExcluded(C));
+  for (inv::Kernel &K : Out.Kernels)
+    Mark(K.ID, K.Edit, Filter.kernelExcluded(K));
+  for (inv::Constant &C : Out.Constants)
+    Mark(C.ID, C.Edit, Filter.constantExcluded(C));
   return Out;
 }
 

@@ -1,5 +1,6 @@
 //===- GpuMonitor.cpp - Who holds the GPU, seen from kloop ----------------===//
 #include "kloop/Measure/GpuMonitor.h"
+#include "kloop/Measure/NvmlApi.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -39,39 +40,7 @@ std::vector<GpuProcess> newProcesses(const GpuSnapshot &Before, const GpuSnapsho
 }
 
 namespace {
-// The subset of nvml.h used here, declared from the NVML API reference
-// (https://docs.nvidia.com/deploy/nvml-api/): every function returns nvmlReturn_t; nvmlDevice_t is an
-// opaque pointer; the constants and structs are the documented ones.
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st *;
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr nvmlReturn_t NVML_ERROR_NOT_SUPPORTED = 3;
-constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
-/// nvmlProcessInfo_t::usedGpuMemory when NVML cannot tell (NVML_VALUE_NOT_AVAILABLE).
-constexpr unsigned long long NVML_VALUE_NOT_AVAILABLE = ~0ULL;
-/// nvmlProcessInfo_t (nvmlProcessInfo_v2_t), as the _v2 and _v3 process queries fill it.
-struct nvmlProcessInfo_t {
-  unsigned pid;
-  unsigned long long usedGpuMemory;
-  unsigned gpuInstanceId;
-  unsigned computeInstanceId;
-};
-/// nvmlUtilization_t: percent of the last sample period with a kernel running / memory busy.
-struct nvmlUtilization_t {
-  unsigned gpu;
-  unsigned memory;
-};
-using InitFn = nvmlReturn_t (*)();
-using ShutdownFn = nvmlReturn_t (*)();
-using ErrorStringFn = const char *(*)(nvmlReturn_t);
-using CountFn = nvmlReturn_t (*)(unsigned *);
-using ByIndexFn = nvmlReturn_t (*)(unsigned, nvmlDevice_t *);
-using ByStringFn = nvmlReturn_t (*)(const char *, nvmlDevice_t *);
-using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *, nvmlProcessInfo_t *);
-using UtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlUtilization_t *);
-
-template <typename T> T sym(void *H, const char *Name) { return reinterpret_cast<T>(::dlsym(H, Name)); }
-
+using namespace nvml; // the subset of nvml.h kloop calls (kloop/Measure/NvmlApi.h)
 struct Device {
   std::string Name;
   nvmlDevice_t Handle = nullptr;
@@ -109,17 +78,17 @@ bool GpuMonitor::Impl::load() {
     Why = "cannot load " + Library + ": " + (E ? E : "unknown dlopen error");
     return false;
   }
-  Init = sym<InitFn>(Handle, "nvmlInit_v2");
-  Shutdown = sym<ShutdownFn>(Handle, "nvmlShutdown");
-  ErrorString = sym<ErrorStringFn>(Handle, "nvmlErrorString");
-  Count = sym<CountFn>(Handle, "nvmlDeviceGetCount_v2");
-  ByIndex = sym<ByIndexFn>(Handle, "nvmlDeviceGetHandleByIndex_v2");
-  ByPci = sym<ByStringFn>(Handle, "nvmlDeviceGetHandleByPciBusId_v2");
-  ByUuid = sym<ByStringFn>(Handle, "nvmlDeviceGetHandleByUUID");
-  Processes = sym<ProcessesFn>(Handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+  Init = nvmlSymbol<InitFn>(Handle, "nvmlInit_v2");
+  Shutdown = nvmlSymbol<ShutdownFn>(Handle, "nvmlShutdown");
+  ErrorString = nvmlSymbol<ErrorStringFn>(Handle, "nvmlErrorString");
+  Count = nvmlSymbol<CountFn>(Handle, "nvmlDeviceGetCount_v2");
+  ByIndex = nvmlSymbol<ByIndexFn>(Handle, "nvmlDeviceGetHandleByIndex_v2");
+  ByPci = nvmlSymbol<ByStringFn>(Handle, "nvmlDeviceGetHandleByPciBusId_v2");
+  ByUuid = nvmlSymbol<ByStringFn>(Handle, "nvmlDeviceGetHandleByUUID");
+  Processes = nvmlSymbol<ProcessesFn>(Handle, "nvmlDeviceGetComputeRunningProcesses_v3");
   if (!Processes) // drivers before 510 have the same struct under _v2
-    Processes = sym<ProcessesFn>(Handle, "nvmlDeviceGetComputeRunningProcesses_v2");
-  Utilization = sym<UtilizationFn>(Handle, "nvmlDeviceGetUtilizationRates");
+    Processes = nvmlSymbol<ProcessesFn>(Handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+  Utilization = nvmlSymbol<UtilizationFn>(Handle, "nvmlDeviceGetUtilizationRates");
   if (!Init || !Shutdown || !Count || !ByIndex || !ByPci || !ByUuid || !Processes || !Utilization) {
     Why = Library + " lacks one of nvmlInit_v2, nvmlShutdown, nvmlDeviceGetCount_v2, "
                     "nvmlDeviceGetHandleByIndex_v2, nvmlDeviceGetHandleByPciBusId_v2, nvmlDeviceGetHandleByUUID, "

@@ -26,22 +26,13 @@ StringRef toString(KernelOrigin O) {
   return "unknown";
 }
 
-Expected<std::vector<InventoryKernel>> inventoryKernels(const json &Inventory, std::vector<std::string> &Problems) {
-  if (!Inventory.is_object() || !Inventory.contains("kernels") || !Inventory["kernels"].is_array())
-    return createStringError(inconvertibleErrorCode(), "inventory: not a kloop inventory (no \"kernels\" array)");
+std::vector<InventoryKernel> inventoryKernels(const inv::Inventory &Inventory) {
   std::vector<InventoryKernel> Out;
-  for (const json &K : Inventory["kernels"]) {
-    std::string Id = K.value("id", "");
-    bool Library = K.value("library", false);
-    for (const json &I : K.value("instantiations", json::array())) {
-      Expected<KernelSymbol> S = kernelSymbolFromJson(I);
-      if (S)
-        Out.push_back({I.value("id", Id), Library, std::move(*S)});
-      else
-        Problems.push_back(Id + ": instantiation symbol left out: " + llvm::toString(S.takeError()));
-    }
-    for (KernelSymbol &S : inventoryKernelSymbols(K, Problems))
-      Out.push_back({Id, Library, std::move(S)});
+  for (const inv::Kernel &K : Inventory.Kernels) {
+    for (const inv::Instantiation &I : K.Instantiations)
+      Out.push_back({I.ID, K.Library, kernelSymbolOf(I.Sym)});
+    for (KernelSymbol &S : inventoryKernelSymbols(K))
+      Out.push_back({K.ID, K.Library, std::move(S)});
   }
   return Out;
 }

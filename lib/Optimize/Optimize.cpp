@@ -191,6 +191,113 @@ static json applyPayload(const ApplyOutcome &A, StringRef SourceDir) {
   return P;
 }
 
+namespace {
+/// The apply step's payload, typed: what round() reads back.
+struct ApplyStep {
+  ApplyOutcome Outcome;
+  std::string SourceDir;
+  static std::string problem(const json &P) { return applyShape(P); }
+  json toJSON() const { return applyPayload(Outcome, SourceDir); }
+  /// \p P passed problem(). Refusals are read when the payload has them (journals of earlier
+  /// versions do not); refusalText() of a payload is its "refusal".
+  static ApplyStep fromJSON(const json &P) {
+    ApplyStep A;
+    A.SourceDir = P["source_dir"].get<std::string>();
+    json Outcome = {{"applied", P["applied"]}, {"refusals", P.value("refusals", json::array())}};
+    if (P.contains("failure"))
+      Outcome["failure"] = P["failure"];
+    if (Expected<ApplyOutcome> O = applyOutcomeFromJSON(Outcome, "apply step"))
+      A.Outcome = std::move(*O);
+    else
+      consumeError(O.takeError());
+    A.Outcome.Applied = P["applied"].get<bool>();
+    if (P.contains("failure"))
+      A.Outcome.Failure = P["failure"].get<std::string>();
+    A.Refusal = P["refusal"].get<std::string>();
+    return A;
+  }
+  /// The refusals as one text, the proposer's feedback.
+  std::string Refusal;
+};
+
+/// The build step's payload: whether the candidate built, its ptxas report (kloop/Support/Ptxas.h's
+/// JSON form) and whether it spills more than the baseline.
+struct BuildStep {
+  bool Succeeded = false, Spilled = false;
+  json Ptxas;
+  static std::string problem(const json &P) {
+    return shapeProblem(P, {{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool}});
+  }
+  json toJSON() const { return {{"succeeded", Succeeded}, {"ptxas", Ptxas}, {"spilled", Spilled}}; }
+  static BuildStep fromJSON(const json &P) {
+    return {P["succeeded"].get<bool>(), P["spilled"].get<bool>(), P["ptxas"]};
+  }
+};
+
+/// What verify found comparing a candidate with the incumbent (the verify step's payload): skipped
+/// (no GPU), or the comparison's verdict with its evidence rows (CompareOutcome::Evidence) and detail.
+/// Measure and decide read this value; they do not copy JSON members.
+struct Comparison {
+  std::optional<json> Skipped; ///< why verification and measurement were skipped
+  bool Accepted = false;
+  std::string Outcome, Explanation;
+  json Evidence = json::array();
+  json Detail;
+  static std::string problem(const json &P) { return verifyShape(P); }
+  json toJSON() const {
+    if (Skipped)
+      return {{"skipped", *Skipped}};
+    return {{"accepted", Accepted}, {"outcome", Outcome}, {"explanation", Explanation},
+            {"evidence", Evidence}, {"detail", Detail}};
+  }
+  static Comparison fromJSON(const json &P) {
+    Comparison C;
+    if (P.contains("skipped")) {
+      C.Skipped = P["skipped"];
+      return C;
+    }
+    C.Accepted = P["accepted"].get<bool>();
+    C.Outcome = P["outcome"].get<std::string>();
+    C.Explanation = P["explanation"].get<std::string>();
+    C.Evidence = P["evidence"];
+    C.Detail = P["detail"];
+    return C;
+  }
+  /// The measure step's payload: the evidence measured, or why nothing was.
+  json measureJSON() const { return Skipped ? json{{"skipped", *Skipped}} : json{{"evidence", Evidence}}; }
+};
+
+/// The decide step's payload: the verdict on a Comparison.
+struct Decision {
+  bool Accepted = false;
+  std::string Outcome, Explanation;
+  std::optional<json> Evidence; ///< the comparison's rows; none when nothing was measured
+  static std::string problem(const json &P) {
+    return shapeProblem(P, {{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
+                            {"evidence", Kind::Array, true}});
+  }
+  json toJSON() const {
+    json D = {{"accepted", Accepted}, {"outcome", Outcome}, {"explanation", Explanation}};
+    if (Evidence)
+      D["evidence"] = *Evidence;
+    return D;
+  }
+  static Decision fromJSON(const json &P) {
+    Decision D{P["accepted"].get<bool>(), P["outcome"].get<std::string>(), P["explanation"].get<std::string>(),
+               std::nullopt};
+    if (P.contains("evidence"))
+      D.Evidence = P["evidence"];
+    return D;
+  }
+  /// The decision on \p C: its own verdict, or "unmeasured" when it was skipped.
+  static Decision of(const Comparison &C) {
+    if (C.Skipped)
+      return {false, "unmeasured", "not accepted: verification and measurement skipped (no GPU)", std::nullopt};
+    return {C.Accepted, C.Outcome, C.Explanation, C.Evidence};
+  }
+};
+} // namespace
+
 /// Journals what applying proposal \p PropId did: one refusal row per refusal (its reason, with the
 /// refused edit's index; none for the whole proposal), a verdict "apply_failed" for a failure, and every edit of
 /// \p Proposal with whether it was applied (a proposal is applied all or nothing).
@@ -292,7 +399,8 @@ private:
   double PriorWorkS = 0;
   int64_t InvocationStartNs = journalNowNs();
   // Round 0.
-  json Inventory, BasePtxas;
+  inv::Inventory Inventory;
+  json BasePtxas;
   std::string BaseDir;
   bool Gpu = false;
   // What the rounds carry from one to the next.
@@ -379,18 +487,37 @@ private:
     return Error::success();
   }
 
+  /// Runs step (\p Round, \p St, \p Key), whose payload is a T (ApplyStep, BuildStep, Comparison,
+  /// Decision): T::problem checks a payload reused on --resume, toJSON journals a new one, T::fromJSON
+  /// reads either back.
+  template <typename T>
+  Expected<T> typedStep(int64_t Round, StepState St, StringRef Key, llvm::function_ref<Expected<T>()> Body) {
+    Expected<json> P = SR->step(Round, St, Key, &T::problem, [&]() -> Expected<json> {
+      Expected<T> V = Body();
+      if (!V)
+        return V.takeError();
+      return V->toJSON();
+    });
+    if (!P)
+      return P.takeError();
+    return T::fromJSON(*P);
+  }
+
   /// Round 0: the inventory of the workload's sources.
   Error extract() {
     Expected<json> Inv = SR->step(0, StepState::Extract, "", fields({{"inventory", Kind::Any}}), [&]() -> Expected<json> {
       say("extract: inventory of the workload's sources");
-      Expected<json> I = S.extract();
+      Expected<inv::Inventory> I = S.extract();
       if (!I)
         return I.takeError();
-      return json{{"inventory", *I}};
+      return json{{"inventory", inv::toJSON(*I)}};
     });
     if (!Inv)
       return Inv.takeError();
-    Inventory = (*Inv)["inventory"];
+    Expected<inv::Inventory> Read = inv::inventoryFromJSON((*Inv)["inventory"], "journal: extract step: inventory");
+    if (!Read)
+      return Read.takeError();
+    Inventory = std::move(*Read);
     return Error::success();
   }
 
@@ -501,29 +628,29 @@ private:
     int64_t PropId = (*Prop)["proposal_id"].get<int64_t>();
     const json &Proposal = (*Prop)["proposal"];
     json Hist = {{"round", N}, {"proposal", Proposal}, {"accepted", false}};
-    Expected<json> Ap = apply(N, Key, PropId, Proposal);
+    Expected<ApplyStep> Ap = apply(N, Key, PropId, Proposal);
     if (!Ap)
       return Ap.takeError();
     std::string Prefix = "round " + std::to_string(N) + ": " + Key;
-    if (Ap->contains("failure")) {
-      lostRound(Hist, "apply_failed", (*Ap)["failure"], Prefix + " failed: " + (*Ap)["failure"].get<std::string>());
+    if (const std::optional<std::string> &Failure = Ap->Outcome.Failure) {
+      lostRound(Hist, "apply_failed", *Failure, Prefix + " failed: " + *Failure);
       return true;
     }
-    if (!(*Ap)["applied"].get<bool>()) {
-      lostRound(Hist, "refused", (*Ap)["refusal"], Prefix + " refused: " + (*Ap)["refusal"].get<std::string>());
+    if (!Ap->Outcome.Applied) {
+      lostRound(Hist, "refused", Ap->Refusal, Prefix + " refused: " + Ap->Refusal);
       return true;
     }
-    std::string CandDir = (*Ap)["source_dir"].get<std::string>();
-    Expected<json> Bd = build(N, Key, PropId, CandDir);
+    const std::string &CandDir = Ap->SourceDir;
+    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir);
     if (!Bd)
       return Bd.takeError();
-    Hist["spilled"] = (*Bd)["spilled"];
-    Hist["ptxas"] = (*Bd)["ptxas"];
-    if (!(*Bd)["succeeded"].get<bool>()) {
+    Hist["spilled"] = Bd->Spilled;
+    Hist["ptxas"] = Bd->Ptxas;
+    if (!Bd->Succeeded) {
       lostRound(Hist, "build_failed", json(), Prefix + " does not build");
       return true;
     }
-    Expected<json> Dc = compareAndDecide(N, Key, PropId, CandDir);
+    Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir);
     if (!Dc)
       return Dc.takeError();
     takeDecision(N, *Dc, CandDir, std::move(Hist));
@@ -534,7 +661,7 @@ private:
   Expected<json> propose(unsigned N, const std::string &Key) {
     return SR->step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
       json Ctx = O.ExtraContext;
-      Ctx["inventory"] = Inventory;
+      Ctx["inventory"] = inv::toJSON(Inventory); // the proposer protocol's JSON (docs/proposers.md)
       Ctx["history"] = History;
       Ctx["ptxas_baseline"] = BasePtxas;
       Ctx["profile"] = Profile;
@@ -613,8 +740,8 @@ private:
 
   /// The apply step: a fresh copy of the incumbent (or of the baseline, for proposals relative to it)
   /// with the proposal applied in place.
-  Expected<json> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Proposal) {
-    return SR->step(N, StepState::Apply, Key, applyShape, [&]() -> Expected<json> {
+  Expected<ApplyStep> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Proposal) {
+    return typedStep<ApplyStep>(N, StepState::Apply, Key, [&]() -> Expected<ApplyStep> {
       std::string CandWork = CandRoot + "/" + Key;
       Expected<std::string> D = S.copySources(O.AbsoluteProposals ? BaseDir : Incumbent, CandWork);
       if (!D)
@@ -627,15 +754,14 @@ private:
         return A.takeError();
       if (Error E = journalApply(J, PropId, Proposal, *A))
         return E;
-      return applyPayload(*A, *D);
+      std::string Refusal = A->refusalText();
+      return ApplyStep{std::move(*A), *D, std::move(Refusal)};
     });
   }
 
   /// The build step of a candidate (+ ptxas report, and whether it spills more than the baseline).
-  Expected<json> build(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
-    return SR->step(N, StepState::Build, Key,
-                    fields({{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool}}),
-                    [&]() -> Expected<json> {
+  Expected<BuildStep> build(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+    return typedStep<BuildStep>(N, StepState::Build, Key, [&]() -> Expected<BuildStep> {
       Expected<BuildOutcome> B = S.build(CandDir, O.OutDir + "/build/" + Key);
       if (!B)
         return B.takeError();
@@ -647,68 +773,56 @@ private:
                                                   "the candidate does not build");
             !V)
           return V.takeError();
-      return json{{"succeeded", B->Succeeded}, {"ptxas", B->Ptxas}, {"spilled", Spilled}};
+      return BuildStep{B->Succeeded, Spilled, B->Ptxas};
     });
   }
 
   /// Verify + measure (one interleaved comparison against the incumbent), then decide: the decide step's
   /// payload.
-  Expected<json> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
-    Expected<json> Vf = SR->step(N, StepState::Verify, Key, verifyShape, [&]() -> Expected<json> {
-      if (!Gpu)
-        return json{{"skipped", "verification and measurement skipped: no GPU"}};
+  Expected<Decision> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+    Expected<Comparison> Vf = typedStep<Comparison>(N, StepState::Verify, Key, [&]() -> Expected<Comparison> {
+      Comparison Out;
+      if (!Gpu) {
+        Out.Skipped = "verification and measurement skipped: no GPU";
+        return Out;
+      }
       Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".compare", false);
       if (!C)
         return C.takeError();
-      return json{{"accepted", C->Accepted}, {"outcome", C->Outcome}, {"explanation", C->Explanation},
-                  {"evidence", C->Evidence}, {"detail", C->Detail}};
+      return Comparison{std::nullopt, C->Accepted, C->Outcome, C->Explanation, C->Evidence, C->Detail};
     });
     if (!Vf)
       return Vf.takeError();
-    Expected<json> Ms = SR->step(N, StepState::Measure, Key, fields({}), [&]() -> Expected<json> {
-      if (Vf->contains("skipped"))
-        return json{{"skipped", (*Vf)["skipped"]}};
-      return json{{"evidence", (*Vf)["evidence"]}};
-    });
+    Expected<json> Ms = SR->step(N, StepState::Measure, Key, fields({}),
+                                 [&]() -> Expected<json> { return Vf->measureJSON(); });
     if (!Ms)
       return Ms.takeError();
-    return SR->step(N, StepState::Decide, Key,
-                    fields({{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
-                            {"evidence", Kind::Array, true}}),
-                    [&]() -> Expected<json> { return decideStep(*Vf, PropId); });
+    return typedStep<Decision>(N, StepState::Decide, Key, [&]() { return decideStep(*Vf, PropId); });
   }
 
-  /// The decision on the verify step's payload \p Vf, journaled as proposal \p PropId's verdict.
-  Expected<json> decideStep(const json &Vf, int64_t PropId) {
-    json D;
-    if (Vf.contains("skipped"))
-      D = {{"accepted", false}, {"outcome", "unmeasured"},
-           {"explanation", "not accepted: verification and measurement skipped (no GPU)"}};
-    else
-      D = {{"accepted", Vf["accepted"]}, {"outcome", Vf["outcome"]}, {"explanation", Vf["explanation"]},
-           {"evidence", Vf["evidence"]}};
-    json Detail = Vf.contains("detail") ? json{{"compare", Vf["detail"]}, {"evidence", Vf["evidence"]}}
-                                        : json{{"skipped", true}};
-    if (Expected<int64_t> V = J.recordVerdict(PropId, D["outcome"].get<std::string>(), Detail,
-                                              D["explanation"].get<std::string>());
-        !V)
+  /// The decision on verify's comparison \p Vf, journaled as proposal \p PropId's verdict.
+  Expected<Decision> decideStep(const Comparison &Vf, int64_t PropId) {
+    Decision D = Decision::of(Vf);
+    json Detail = Vf.Skipped ? json{{"skipped", true}} : json{{"compare", Vf.Detail}, {"evidence", Vf.Evidence}};
+    if (Expected<int64_t> V = J.recordVerdict(PropId, D.Outcome, Detail, D.Explanation); !V)
       return V.takeError();
     return D;
   }
 
   /// Takes decide's payload \p Dc for round \p N: a win makes \p CandDir the incumbent.
-  void takeDecision(unsigned N, const json &Dc, const std::string &CandDir, json Hist) {
-    Hist["outcome"] = Dc["outcome"];
-    Hist["reason"] = Dc["explanation"];
-    if (Dc.contains("evidence") && Dc["evidence"].is_array() && !Dc["evidence"].empty())
-      Profile = Dc["evidence"];
-    if (Dc["accepted"].get<bool>()) {
+  void takeDecision(unsigned N, const Decision &Dc, const std::string &CandDir, json Hist) {
+    Hist["outcome"] = Dc.Outcome;
+    Hist["reason"] = Dc.Explanation;
+    const json &Evidence = Dc.Evidence ? *Dc.Evidence : json::array();
+    if (Evidence.is_array() && !Evidence.empty())
+      Profile = Evidence;
+    if (Dc.Accepted) {
       Hist["accepted"] = true;
       Incumbent = CandDir;
       Best = N;
       SinceWin = 0;
       std::optional<double> MinPct;
-      for (const json &E : Dc["evidence"])
+      for (const json &E : Evidence)
         if (E.contains("pct_roofline") && E["pct_roofline"].is_number())
           MinPct = std::min(MinPct.value_or(1e300), E["pct_roofline"].get<double>());
       IncumbentPct = MinPct;

@@ -36,7 +36,7 @@ class ProcessStages : public Stages {
 public:
   ProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions O) : C(C), O(std::move(O)) {}
 
-  Expected<json> extract() override {
+  Expected<inv::Inventory> extract() override {
     std::unique_ptr<ExtractCache> Cache;
     if (std::string Dir = defaultExtractCacheDir(); !Dir.empty())
       Cache = std::make_unique<ExtractCache>(Dir, executableId());

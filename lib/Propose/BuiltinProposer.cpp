@@ -40,12 +40,6 @@ const char *dimKindName(DimKind K) {
 
 std::string Dimension::key() const { return std::string(dimKindName(Kind)) + ":" + Target; }
 
-static std::optional<int64_t> intOf(const json &J) {
-  if (J.is_number_integer())
-    return J.get<int64_t>();
-  return std::nullopt;
-}
-
 static std::vector<int64_t> sortedWith(std::vector<int64_t> V, int64_t Baseline) {
   V.push_back(Baseline);
   std::sort(V.begin(), V.end());
@@ -57,15 +51,12 @@ static bool isPow2(int64_t V) { return V > 0 && (V & (V - 1)) == 0; }
 
 /// The first kernel or launch site in \p Broken that uses constant \p C (directly, or a launch
 /// site of a broken kernel), if any.
-static std::optional<std::string> brokenUser(const json &C, const std::set<std::string> &Broken,
+static std::optional<std::string> brokenUser(const inv::Constant &C, const std::set<std::string> &Broken,
                                              const std::map<std::string, std::string> &SiteKernel) {
-  if (!C.contains("uses") || !C["uses"].is_array())
-    return std::nullopt;
-  for (const json &U : C["uses"]) {
-    std::string Owner = U.is_object() ? U.value("owner", "") : "";
-    if (Broken.count(Owner))
-      return Owner;
-    auto It = SiteKernel.find(Owner);
+  for (const inv::ConstantUse &U : C.Uses) {
+    if (Broken.count(U.Owner))
+      return U.Owner;
+    auto It = SiteKernel.find(U.Owner);
     if (It != SiteKernel.end() && Broken.count(It->second))
       return It->second;
   }
@@ -93,219 +84,217 @@ static void addRuleDims(const json &Candidates, TunableSpace &S) {
   }
 }
 
-Expected<TunableSpace> enumerateSpace(const json &Whole, const WorkloadScope *Scope, const RuleCandidatesFn &Rules) {
-  if (!Whole.is_object() || !Whole.contains("kernels") || !Whole["kernels"].is_array())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "inventory: not a kloop inventory (no \"kernels\" array)");
+namespace {
+/// What the launch sites tell about the kernels and constants they involve.
+struct SiteFacts {
+  /// Launch site -> kernel, for block-size uses (their owner is the launch site).
+  std::map<std::string, std::string> SiteKernel;
+  /// Launch site -> threads per block as clang evaluated it (0 when not a constant).
+  std::map<std::string, int64_t> SiteThreads;
+  /// Kernels and launch sites with compile errors (status "error"): never tuned, nor are the
+  /// constants they use, since clang could not check an edit of them.
+  std::set<std::string> Broken;
+  /// Block-size constant ID -> its kernel.
+  std::map<std::string, std::string> BlockConstKernel;
+};
+} // namespace
+
+static SiteFacts siteFacts(const inv::Inventory &Inv) {
+  SiteFacts F;
+  for (const inv::Kernel &K : Inv.Kernels)
+    if (K.State.Status == "error")
+      F.Broken.insert(K.ID);
+  for (const inv::LaunchSite &L : Inv.LaunchSites) {
+    if (L.State.Status == "error")
+      F.Broken.insert(L.ID);
+    if (L.Kernel)
+      F.SiteKernel[L.ID] = *L.Kernel;
+    if (!L.Block || !L.Block->Value || L.Block->Value->empty())
+      continue;
+    int64_t T = 1;
+    for (const std::optional<int64_t> &V : *L.Block->Value)
+      T = V && *V > 0 && T <= 1024 ? T * *V : 0;
+    F.SiteThreads[L.ID] = T;
+  }
+  return F;
+}
+
+/// A BlockSize or Tile dimension for constant \p C, or a note on why it is none.
+static void addConstantDim(const inv::Constant &C, SiteFacts &F, TunableSpace &S) {
+  const std::string &ID = C.ID;
+  if (ID.empty() || !C.Value)
+    return;
+  const int64_t V = *C.Value;
+  if (!C.Edit.Editable) {
+    S.Notes.push_back(ID + ": left out: " + C.Edit.NotEditableReason.value_or("not editable"));
+    return;
+  }
+  if (auto User = brokenUser(C, F.Broken, F.SiteKernel)) {
+    S.Notes.push_back(ID + ": used by " + *User + ", which has compile errors; left alone");
+    return;
+  }
+  bool Block = false, TileUse = false;
+  std::string Kernel;
+  // Largest value that keeps every launch using it within 1024 threads per block, assuming the
+  // block is the constant times the other factors (a dim3(BLOCK_X, BLOCK_Y) as in stencil2d).
+  int64_t MaxValue = 1024;
+  for (const inv::ConstantUse &U : C.Uses) {
+    if (U.Context == "block_size") {
+      Block = true;
+      auto It = F.SiteKernel.find(U.Owner);
+      if (It != F.SiteKernel.end() && Kernel.empty())
+        Kernel = It->second;
+      auto T = F.SiteThreads.find(U.Owner);
+      if (T != F.SiteThreads.end() && T->second > 0 && V > 0 && T->second % V == 0)
+        MaxValue = std::min<int64_t>(MaxValue, 1024 / (T->second / V));
+    } else if (U.Context == "array_size" || U.Context == "loop_bound" || U.Context == "shared_memory_size") {
+      TileUse = true;
+    }
+  }
+  Dimension D;
+  D.Target = ID;
+  D.Baseline = V;
+  D.Kernel = Kernel;
+  if (Block) {
+    if (V < 32 || V > 1024 || V % 32 != 0) {
+      S.Notes.push_back(ID + ": block size " + std::to_string(V) +
+                        " is not a multiple of 32 in [32, 1024]; left alone");
+      return;
+    }
+    D.Kind = DimKind::BlockSize;
+    std::vector<int64_t> Candidates;
+    for (int64_t C : {64, 128, 256, 512, 1024})
+      if (C <= MaxValue)
+        Candidates.push_back(C);
+    if (Candidates.size() < 5)
+      S.Notes.push_back(ID + ": block size values above " + std::to_string(MaxValue) +
+                        " left out: the launch's other block factors would exceed 1024 threads");
+    D.Values = sortedWith(Candidates, V);
+    F.BlockConstKernel[ID] = Kernel;
+    S.Dims.push_back(D);
+  } else if (TileUse) {
+    if (!isPow2(V) || V > 128) {
+      S.Notes.push_back(ID + ": value " + std::to_string(V) +
+                        " is not a power of two <= 128; not treated as a tile size");
+      return;
+    }
+    D.Kind = DimKind::Tile;
+    D.Values = sortedWith({8, 16, 32}, V);
+    S.Dims.push_back(D);
+  }
+}
+
+/// An Unroll dimension per editable loop of \p K with a pragma or a constant trip count.
+static void addUnrollDims(const inv::Kernel &K, TunableSpace &S) {
+  for (const inv::Loop &L : K.Loops) {
+    if (!L.Edit.Editable)
+      continue;
+    std::optional<int64_t> Trip = L.TripCount;
+    if (!L.UnrollPragma && !Trip)
+      continue; // neither a pragma nor a constant trip count
+    Dimension D;
+    D.Kind = DimKind::Unroll;
+    D.Target = L.ID;
+    D.Kernel = K.ID;
+    std::optional<int64_t> Count = L.UnrollPragma ? L.UnrollPragma->Count : std::nullopt;
+    std::vector<int64_t> Factors = {1, 2, 4, 8};
+    if (Trip)
+      Factors.erase(std::remove_if(Factors.begin(), Factors.end(), [&](int64_t F) { return F > *Trip; }),
+                    Factors.end());
+    if (Count) {
+      D.Baseline = *Count;
+      D.Values = sortedWith(Factors, *Count);
+    } else {
+      // "As written" (no pragma, or `#pragma unroll` without a count) sits between 1 and 2.
+      D.Baseline = AsWritten;
+      D.Values.clear();
+      for (int64_t F : Factors)
+        if (F == 1)
+          D.Values.push_back(1);
+      D.Values.push_back(AsWritten);
+      for (int64_t F : Factors)
+        if (F > 1)
+          D.Values.push_back(F);
+    }
+    if (D.Values.size() > 1 && !D.Target.empty())
+      S.Dims.push_back(D);
+  }
+}
+
+/// A MinBlocks dimension for the launch bounds of \p K, if it has some.
+static void addMinBlocksDim(const inv::Kernel &K, const SiteFacts &F, TunableSpace &S) {
+  if (!K.Bounds)
+    return;
+  const inv::LaunchBounds &LB = *K.Bounds;
+  Dimension D;
+  D.Kind = DimKind::MinBlocks;
+  D.Target = K.ID;
+  D.Kernel = K.ID;
+  for (const auto &[CID, _] : F.BlockConstKernel) {
+    std::string Name = CID.substr(CID.find(':') + 1);
+    if (LB.MaxThreads.Expr == Name)
+      D.MaxThreadsFrom = "block_size:" + CID;
+  }
+  if (D.MaxThreadsFrom.empty()) {
+    if (!LB.MaxThreads.Value) {
+      S.Notes.push_back(K.ID + ": launch bounds max_threads is not a known value");
+      return;
+    }
+    D.MaxThreads = *LB.MaxThreads.Value;
+  }
+  std::optional<int64_t> MB = LB.MinBlocks ? LB.MinBlocks->Value : std::nullopt;
+  D.Baseline = MB ? *MB : AsWritten;
+  D.Values = MB ? sortedWith({1, 2, 4}, *MB) : std::vector<int64_t>{AsWritten, 2, 4};
+  S.Dims.push_back(D);
+}
+
+/// A Qualifiers dimension: const / __restrict__ on the read-only pointer parameters of \p K.
+static void addQualifierDim(const inv::Kernel &K, TunableSpace &S) {
+  Dimension D;
+  D.Kind = DimKind::Qualifiers;
+  D.Target = K.ID;
+  D.Kernel = K.ID;
+  for (const inv::Param &P : K.Params) {
+    if (!P.Pointer || !P.Written || *P.Written)
+      continue; // only parameters proven read-only
+    if (!P.ConstPointee)
+      D.ParamEdits.push_back({P.ID, "add_const"});
+    if (!P.Restrict)
+      D.ParamEdits.push_back({P.ID, "add_restrict"});
+  }
+  if (D.ParamEdits.empty())
+    return;
+  D.Baseline = 0;
+  D.Values = {0, 1};
+  S.Dims.push_back(D);
+}
+
+TunableSpace enumerateSpace(const inv::Inventory &Whole, const WorkloadScope *Scope, const RuleCandidatesFn &Rules) {
   TunableSpace S;
   // What the workload does not let the search tune is not editable here; the notes below give the reason.
   std::vector<std::string> Unused;
-  const json Inv = scopeInventory(Whole, Scope, Unused);
+  const inv::Inventory Inv = scopeInventory(Whole, Scope, Unused);
   if (Rules)
     addRuleDims(Rules(Inv), S);
-  // Launch site -> kernel, for block-size uses (their owner is the launch site), and -> threads per
-  // block as clang evaluated it (0 when not a constant).
-  std::map<std::string, std::string> SiteKernel;
-  std::map<std::string, int64_t> SiteThreads;
-  // Kernels and launch sites with compile errors (status "error") are never tuned, nor are the
-  // constants they use: clang could not check an edit of them.
-  std::set<std::string> Broken;
-  for (const json &K : Inv["kernels"])
-    if (K.is_object() && K.value("status", "ok") == "error")
-      Broken.insert(K.value("id", ""));
-  if (Inv.contains("launch_sites") && Inv["launch_sites"].is_array())
-    for (const json &L : Inv["launch_sites"]) {
-      if (!L.contains("id") || !L["id"].is_string())
-        continue;
-      std::string SID = L["id"].get<std::string>();
-      if (L.value("status", "ok") == "error")
-        Broken.insert(SID);
-      if (L.contains("kernel") && L["kernel"].is_string())
-        SiteKernel[SID] = L["kernel"].get<std::string>();
-      int64_t T = 1;
-      if (L.contains("block") && L["block"].is_object() && L["block"].contains("value") &&
-          L["block"]["value"].is_array() && !L["block"]["value"].empty()) {
-        for (const json &V : L["block"]["value"])
-          T = V.is_number_integer() && V.get<int64_t>() > 0 && T <= 1024 ? T * V.get<int64_t>() : 0;
-        SiteThreads[SID] = T;
-      }
-    }
-
+  SiteFacts F = siteFacts(Inv);
   // Constants: block sizes first, then tiles.
-  std::map<std::string, std::string> BlockConstKernel; // constant ID -> kernel
-  if (Inv.contains("constants") && Inv["constants"].is_array()) {
-    for (const json &C : Inv["constants"]) {
-      std::string ID = C.value("id", "");
-      std::optional<int64_t> V = C.contains("value") ? intOf(C["value"]) : std::nullopt;
-      if (ID.empty() || !V)
-        continue;
-      if (!C.value("editable", true)) {
-        S.Notes.push_back(ID + ": left out: " + C.value("not_editable_reason", std::string("not editable")));
-        continue;
-      }
-      if (auto User = brokenUser(C, Broken, SiteKernel)) {
-        S.Notes.push_back(ID + ": used by " + *User + ", which has compile errors; left alone");
-        continue;
-      }
-      bool Block = false, TileUse = false;
-      std::string Kernel;
-      // Largest value that keeps every launch using it within 1024 threads per block, assuming the
-      // block is the constant times the other factors (a dim3(BLOCK_X, BLOCK_Y) as in stencil2d).
-      int64_t MaxValue = 1024;
-      if (C.contains("uses") && C["uses"].is_array())
-        for (const json &U : C["uses"]) {
-          std::string Ctx = U.value("context", "");
-          if (Ctx == "block_size") {
-            Block = true;
-            auto It = SiteKernel.find(U.value("owner", ""));
-            if (It != SiteKernel.end() && Kernel.empty())
-              Kernel = It->second;
-            auto T = SiteThreads.find(U.value("owner", ""));
-            if (T != SiteThreads.end() && T->second > 0 && *V > 0 && T->second % *V == 0)
-              MaxValue = std::min<int64_t>(MaxValue, 1024 / (T->second / *V));
-          } else if (Ctx == "array_size" || Ctx == "loop_bound" || Ctx == "shared_memory_size") {
-            TileUse = true;
-          }
-        }
-      Dimension D;
-      D.Target = ID;
-      D.Baseline = *V;
-      D.Kernel = Kernel;
-      if (Block) {
-        if (*V < 32 || *V > 1024 || *V % 32 != 0) {
-          S.Notes.push_back(ID + ": block size " + std::to_string(*V) +
-                            " is not a multiple of 32 in [32, 1024]; left alone");
-          continue;
-        }
-        D.Kind = DimKind::BlockSize;
-        std::vector<int64_t> Candidates;
-        for (int64_t C : {64, 128, 256, 512, 1024})
-          if (C <= MaxValue)
-            Candidates.push_back(C);
-        if (Candidates.size() < 5)
-          S.Notes.push_back(ID + ": block size values above " + std::to_string(MaxValue) +
-                            " left out: the launch's other block factors would exceed 1024 threads");
-        D.Values = sortedWith(Candidates, *V);
-        BlockConstKernel[ID] = Kernel;
-        S.Dims.push_back(D);
-      } else if (TileUse) {
-        if (!isPow2(*V) || *V > 128) {
-          S.Notes.push_back(ID + ": value " + std::to_string(*V) +
-                            " is not a power of two <= 128; not treated as a tile size");
-          continue;
-        }
-        D.Kind = DimKind::Tile;
-        D.Values = sortedWith({8, 16, 32}, *V);
-        S.Dims.push_back(D);
-      }
-    }
-  }
-
-  for (const json &K : Inv["kernels"]) {
-    std::string KID = K.value("id", "");
-    if (KID.empty())
+  for (const inv::Constant &C : Inv.Constants)
+    addConstantDim(C, F, S);
+  for (const inv::Kernel &K : Inv.Kernels) {
+    if (K.ID.empty())
       continue;
-    S.Symbols[KID] = inventoryKernelSymbols(K, S.Notes);
-    if (Broken.count(KID)) {
-      S.Notes.push_back(KID + ": kernel has compile errors; not tuned");
+    S.Symbols[K.ID] = inventoryKernelSymbols(K);
+    if (F.Broken.count(K.ID)) {
+      S.Notes.push_back(K.ID + ": kernel has compile errors; not tuned");
       continue;
     }
-    if (!K.value("editable", true)) {
-      S.Notes.push_back(KID + ": kernel left out: " + K.value("not_editable_reason", std::string("not editable")));
+    if (!K.Edit.Editable) {
+      S.Notes.push_back(K.ID + ": kernel left out: " + K.Edit.NotEditableReason.value_or("not editable"));
       continue;
     }
-    // Unroll factors.
-    if (K.contains("loops") && K["loops"].is_array())
-      for (const json &L : K["loops"]) {
-        if (!L.value("editable", true))
-          continue;
-        const json &U = L.contains("unroll") ? L["unroll"] : json(nullptr);
-        const json &T = L.contains("trip_count") ? L["trip_count"] : json(nullptr);
-        std::optional<int64_t> Trip = intOf(T);
-        if (!Trip && T.is_object() && T.contains("value"))
-          Trip = intOf(T["value"]);
-        if (U.is_null() && !Trip)
-          continue; // neither a pragma nor a constant trip count
-        Dimension D;
-        D.Kind = DimKind::Unroll;
-        D.Target = L.value("id", "");
-        D.Kernel = KID;
-        std::optional<int64_t> Count = U.is_object() && U.contains("count") ? intOf(U["count"]) : std::nullopt;
-        std::vector<int64_t> Factors = {1, 2, 4, 8};
-        if (Trip)
-          Factors.erase(std::remove_if(Factors.begin(), Factors.end(),
-                                       [&](int64_t F) { return F > *Trip; }),
-                        Factors.end());
-        if (Count) {
-          D.Baseline = *Count;
-          D.Values = sortedWith(Factors, *Count);
-        } else {
-          // "As written" (no pragma, or `#pragma unroll` without a count) sits between 1 and 2.
-          D.Baseline = AsWritten;
-          D.Values.clear();
-          for (int64_t F : Factors)
-            if (F == 1)
-              D.Values.push_back(1);
-          D.Values.push_back(AsWritten);
-          for (int64_t F : Factors)
-            if (F > 1)
-              D.Values.push_back(F);
-        }
-        if (D.Values.size() > 1 && !D.Target.empty())
-          S.Dims.push_back(D);
-      }
-    // Launch bounds min_blocks.
-    if (K.contains("launch_bounds") && K["launch_bounds"].is_object()) {
-      const json &LB = K["launch_bounds"];
-      Dimension D;
-      D.Kind = DimKind::MinBlocks;
-      D.Target = KID;
-      D.Kernel = KID;
-      const json &MT = LB.contains("max_threads") ? LB["max_threads"] : json(nullptr);
-      std::string Expr = MT.is_object() ? MT.value("expr", "") : "";
-      std::optional<int64_t> MTV = MT.is_object() && MT.contains("value") ? intOf(MT["value"]) : std::nullopt;
-      for (const auto &[CID, _] : BlockConstKernel) {
-        std::string Name = CID.substr(CID.find(':') + 1);
-        if (Expr == Name)
-          D.MaxThreadsFrom = "block_size:" + CID;
-      }
-      if (D.MaxThreadsFrom.empty()) {
-        if (!MTV) {
-          S.Notes.push_back(KID + ": launch bounds max_threads is not a known value");
-          goto Quals;
-        }
-        D.MaxThreads = *MTV;
-      }
-      std::optional<int64_t> MB = LB.contains("min_blocks") ? intOf(LB["min_blocks"]) : std::nullopt;
-      if (!MB && LB.contains("min_blocks") && LB["min_blocks"].is_object())
-        MB = intOf(LB["min_blocks"].value("value", json(nullptr)));
-      D.Baseline = MB ? *MB : AsWritten;
-      D.Values = MB ? sortedWith({1, 2, 4}, *MB) : std::vector<int64_t>{AsWritten, 2, 4};
-      S.Dims.push_back(D);
-    }
-  Quals:
-    // const / __restrict__ on read-only pointer parameters.
-    if (K.contains("params") && K["params"].is_array()) {
-      Dimension D;
-      D.Kind = DimKind::Qualifiers;
-      D.Target = KID;
-      D.Kernel = KID;
-      for (const json &P : K["params"]) {
-        if (!P.value("pointer", false) || !P.contains("written") || !P["written"].is_boolean() ||
-            P["written"].get<bool>())
-          continue; // only parameters proven read-only
-        std::string PID = P.value("id", "");
-        if (!P.value("const_pointee", false))
-          D.ParamEdits.push_back({PID, "add_const"});
-        if (!P.value("restrict", false))
-          D.ParamEdits.push_back({PID, "add_restrict"});
-      }
-      if (!D.ParamEdits.empty()) {
-        D.Baseline = 0;
-        D.Values = {0, 1};
-        S.Dims.push_back(D);
-      }
-    }
+    addUnrollDims(K, S);
+    addMinBlocksDim(K, F, S);
+    addQualifierDim(K, S);
   }
   return S;
 }
@@ -569,12 +558,13 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                                      "builtin proposer: context: " + llvm::toString(W.takeError()));
     Scope = std::move(*W);
   }
-  Expected<TunableSpace> S = enumerateSpace(Context["inventory"], Scope ? &*Scope : nullptr, Opts.StructuralRules);
-  if (!S)
-    return S.takeError();
-  if (S->Dims.empty())
+  Expected<inv::Inventory> Inv = inv::inventoryFromJSON(Context["inventory"], "builtin proposer: context: inventory");
+  if (!Inv)
+    return Inv.takeError();
+  const TunableSpace S = enumerateSpace(*Inv, Scope ? &*Scope : nullptr, Opts.StructuralRules);
+  if (S.Dims.empty())
     return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter" +
-                                                  notesClause(S->Notes));
+                                                  notesClause(S.Notes));
   std::vector<Attempt> History;
   // Candidates whose verification and measurement were skipped (no GPU), and candidates measured at all.
   size_t Unmeasured = 0, Measured = 0;
@@ -599,14 +589,14 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
     }
   std::map<std::string, KernelResources> Res;
   if (Context.contains("ptxas_baseline"))
-    Res = resourcesByKernel(*S, Context["ptxas_baseline"]);
-  std::optional<Candidate> C = nextCandidate(*S, History, Res, Opts);
+    Res = resourcesByKernel(S, Context["ptxas_baseline"]);
+  std::optional<Candidate> C = nextCandidate(S, History, Res, Opts);
   if (!C) {
     size_t Wins = 0;
     for (const Attempt &A : History)
       Wins += A.Won;
     std::string Dims;
-    for (const Dimension &D : S->Dims)
+    for (const Dimension &D : S.Dims)
       Dims += (Dims.empty() ? "" : ", ") + D.key();
     // Without wins (or without measurements: nothing unmeasured is ever a win) each dimension ends at
     // its first step in each direction; ptxas pruning can end one before any step.
@@ -614,11 +604,11 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
       return llvm::make_error<SearchExhaustedError>(
           "no candidate could be measured (verification and measurement skipped: no GPU), so none could win "
           "and each dimension ended at its first step in each direction (" +
-          std::to_string(S->Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
+          std::to_string(S.Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
           " candidates, " + std::to_string(Unmeasured) + " not measured, none measured)");
     return llvm::make_error<SearchExhaustedError>(
         "every dimension was walked until a step did not win, or was pruned by the ptxas report (" +
-        std::to_string(S->Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
+        std::to_string(S.Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
         " candidates, " + std::to_string(Wins) + " accepted)");
   }
   ProposalReply R;
@@ -626,7 +616,7 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   for (const auto &[K, V] : C->A)
     Assign[K] = V;
   R.Proposal = {{"version", 1},
-                {"edits", editsFor(*S, C->A)},
+                {"edits", editsFor(S, C->A)},
                 {"rationale", C->Why},
                 {"provenance",
                  {{"proposer", "builtin"},
@@ -634,7 +624,7 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                   {"dimension", C->DimKey},
                   {"value", C->Value},
                   {"assignment", Assign},
-                  {"space_notes", S->Notes}}}};
+                  {"space_notes", S.Notes}}}};
   R.RawText = dumpJSON(R.Proposal);
   R.Prov.ProposerKind = "builtin";
   R.Prov.Seed = (int64_t)Opts.Seed;

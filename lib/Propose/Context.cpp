@@ -2,6 +2,7 @@
 #include "kloop/Propose/Context.h"
 #include "kloop/Support/JSON.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
@@ -15,30 +16,25 @@ namespace kloop {
 using IdsByLine = std::map<std::pair<std::string, unsigned>, std::vector<std::string>>;
 
 /// Every located entity of \p Inv by the line it begins on.
-static IdsByLine idsByLine(const json &Inv) {
+static IdsByLine idsByLine(const inv::Inventory &Inv) {
   IdsByLine At;
-  auto note = [&](const json &E) {
-    if (!E.is_object() || !E.contains("location") || !E.contains("id") || !E["location"].is_object())
-      return;
-    const json &L = E["location"];
-    unsigned Line = L.contains("begin") && L["begin"].is_object() ? L["begin"].value("line", 0u) : 0u;
-    At[{L.value("file", std::string()), Line}].push_back(E["id"].get<std::string>());
+  auto noteAll = [&](const auto &Entities) {
+    for (const auto &E : Entities)
+      At[{E.Loc.File, E.Loc.Begin.Line}].push_back(E.ID);
   };
-  for (const json &K : Inv.value("kernels", json::array())) {
-    note(K);
-    for (const char *Kind : {"loops", "shared_arrays", "local_constants"})
-      for (const json &R : K.value(Kind, json::array()))
-        note(R);
-    if (K.contains("launch_bounds") && K["launch_bounds"].is_object())
-      note(K["launch_bounds"]);
+  for (const inv::Kernel &K : Inv.Kernels) {
+    noteAll(llvm::ArrayRef<inv::Kernel>(K));
+    noteAll(K.Loops);
+    noteAll(K.SharedArrays);
+    noteAll(K.LocalConstants);
   }
-  for (const char *Kind : {"launch_sites", "constants", "device_functions"})
-    for (const json &E : Inv.value(Kind, json::array()))
-      note(E);
+  noteAll(Inv.LaunchSites);
+  noteAll(Inv.Constants);
+  noteAll(Inv.DeviceFunctions);
   return At;
 }
 
-std::string annotateSources(const std::vector<SourceText> &Files, const json &Inventory) {
+std::string annotateSources(const std::vector<SourceText> &Files, const inv::Inventory &Inventory) {
   IdsByLine At = idsByLine(Inventory);
   std::string Out;
   for (const auto &[Name, Text] : Files) {
@@ -66,20 +62,29 @@ std::string renderProfile(const json &Context) {
   return dumpJSON(Context["profile"], 2);
 }
 
-json llmPlaceholders(const json &Context, const std::vector<SourceText> &Files) {
-  const json &Inv = Context.contains("inventory") ? Context["inventory"] : json::object();
+llvm::Expected<json> llmPlaceholders(const json &Context, const std::vector<SourceText> &Files) {
+  inv::Inventory Inv;
+  if (Context.contains("inventory")) {
+    llvm::Expected<inv::Inventory> Read = inv::inventoryFromJSON(Context["inventory"], "context: inventory");
+    if (!Read)
+      return Read.takeError();
+    Inv = std::move(*Read);
+  }
   std::string Names;
-  for (const json &K : Inv.value("kernels", json::array()))
-    Names += (Names.empty() ? "" : ", ") + K.value("id", std::string());
-  return {{"kernel_name", Names},
-          {"kernel_source", annotateSources(Files, Inv)},
-          {"ptxas_report", dumpJSON(Context.value("ptxas_baseline", json()), 2)},
-          {"profile", renderProfile(Context)},
-          {"history", dumpJSON(Context.value("history", json()), 2)}};
+  for (const inv::Kernel &K : Inv.Kernels)
+    Names += (Names.empty() ? "" : ", ") + K.ID;
+  return json{{"kernel_name", Names},
+              {"kernel_source", annotateSources(Files, Inv)},
+              {"ptxas_report", dumpJSON(Context.value("ptxas_baseline", json()), 2)},
+              {"profile", renderProfile(Context)},
+              {"history", dumpJSON(Context.value("history", json()), 2)}};
 }
 
 llvm::Expected<ProposalReply> LLMContextAdapter::propose(const json &Context) {
-  return P->propose(llmPlaceholders(Context, Files));
+  llvm::Expected<json> Placeholders = llmPlaceholders(Context, Files);
+  if (!Placeholders)
+    return Placeholders.takeError();
+  return P->propose(*Placeholders);
 }
 
 } // namespace kloop

@@ -1,5 +1,6 @@
 //===- NvmlSampler.cpp - NVML clock/temperature/power sampler -------------===//
 #include "NvmlSampler.h"
+#include "kloop/Measure/NvmlApi.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,46 +12,13 @@ namespace kloop {
 namespace cupti {
 namespace {
 
-// The subset of nvml.h that the sampler uses, declared from the NVML API reference
-// (https://docs.nvidia.com/deploy/nvml-api/): every function returns nvmlReturn_t, NVML_SUCCESS == 0;
-// nvmlDevice_t is an opaque pointer; the enum constants are the documented values.
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st *;
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr int NVML_CLOCK_SM = 1;         // nvmlClockType_t
-constexpr int NVML_CLOCK_MEM = 2;        // nvmlClockType_t
-constexpr int NVML_TEMPERATURE_GPU = 0;  // nvmlTemperatureSensors_t
-constexpr nvmlReturn_t NVML_ERROR_INSUFFICIENT_SIZE = 7;
-
-/// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 (and _v2) fill it.
-struct NvmlProcessInfo {
-  unsigned int Pid;
-  unsigned long long UsedGpuMemory;
-  unsigned int GpuInstanceId;
-  unsigned int ComputeInstanceId;
-};
-/// nvmlUtilization_t: percent of the last sample period.
-struct NvmlUtilization {
-  unsigned int Gpu;
-  unsigned int Memory;
-};
-
-using InitFn = nvmlReturn_t (*)();
-using ShutdownFn = nvmlReturn_t (*)();
-using ByPciFn = nvmlReturn_t (*)(const char *, nvmlDevice_t *);
-using ClockFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned *);
-using TempFn = nvmlReturn_t (*)(nvmlDevice_t, int, unsigned *);
-using PowerFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *);
-using ReasonsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned long long *);
-using ErrorStringFn = const char *(*)(nvmlReturn_t);
-using ProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned *, NvmlProcessInfo *);
-using UtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, NvmlUtilization *);
+using namespace nvml; // the subset of nvml.h kloop calls (kloop/Measure/NvmlApi.h)
 
 struct Nvml {
   void *Handle = nullptr;
   InitFn Init = nullptr;
   ShutdownFn Shutdown = nullptr;
-  ByPciFn ByPci = nullptr;
+  ByStringFn ByPci = nullptr;
   ClockFn Clock = nullptr;
   TempFn Temp = nullptr;
   PowerFn Power = nullptr;
@@ -69,8 +37,6 @@ struct Nvml {
 
 Nvml TheNvml; // Only touched by start() before the thread exists and by the sampling thread.
 
-template <typename T> T sym(void *H, const char *Name) { return reinterpret_cast<T>(dlsym(H, Name)); }
-
 } // namespace
 
 bool NvmlSampler::start(const std::string &PciBusId, uint64_t PeriodUs, std::function<uint64_t()> ClockFnArg,
@@ -84,20 +50,20 @@ bool NvmlSampler::start(const std::string &PciBusId, uint64_t PeriodUs, std::fun
     Error = std::string("cannot load libnvidia-ml.so.1: ") + (E ? E : "unknown dlopen error");
     return false;
   }
-  N.Init = sym<InitFn>(N.Handle, "nvmlInit_v2");
-  N.Shutdown = sym<ShutdownFn>(N.Handle, "nvmlShutdown");
-  N.ByPci = sym<ByPciFn>(N.Handle, "nvmlDeviceGetHandleByPciBusId_v2");
-  N.Clock = sym<ClockFn>(N.Handle, "nvmlDeviceGetClockInfo");
-  N.Temp = sym<TempFn>(N.Handle, "nvmlDeviceGetTemperature");
-  N.Power = sym<PowerFn>(N.Handle, "nvmlDeviceGetPowerUsage");
-  N.Reasons = sym<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksEventReasons");
+  N.Init = nvmlSymbol<InitFn>(N.Handle, "nvmlInit_v2");
+  N.Shutdown = nvmlSymbol<ShutdownFn>(N.Handle, "nvmlShutdown");
+  N.ByPci = nvmlSymbol<ByStringFn>(N.Handle, "nvmlDeviceGetHandleByPciBusId_v2");
+  N.Clock = nvmlSymbol<ClockFn>(N.Handle, "nvmlDeviceGetClockInfo");
+  N.Temp = nvmlSymbol<TempFn>(N.Handle, "nvmlDeviceGetTemperature");
+  N.Power = nvmlSymbol<PowerFn>(N.Handle, "nvmlDeviceGetPowerUsage");
+  N.Reasons = nvmlSymbol<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksEventReasons");
   if (!N.Reasons)
-    N.Reasons = sym<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
-  N.ErrorString = sym<ErrorStringFn>(N.Handle, "nvmlErrorString");
-  N.Processes = sym<ProcessesFn>(N.Handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+    N.Reasons = nvmlSymbol<ReasonsFn>(N.Handle, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  N.ErrorString = nvmlSymbol<ErrorStringFn>(N.Handle, "nvmlErrorString");
+  N.Processes = nvmlSymbol<ProcessesFn>(N.Handle, "nvmlDeviceGetComputeRunningProcesses_v3");
   if (!N.Processes)
-    N.Processes = sym<ProcessesFn>(N.Handle, "nvmlDeviceGetComputeRunningProcesses_v2");
-  N.Utilization = sym<UtilizationFn>(N.Handle, "nvmlDeviceGetUtilizationRates");
+    N.Processes = nvmlSymbol<ProcessesFn>(N.Handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+  N.Utilization = nvmlSymbol<UtilizationFn>(N.Handle, "nvmlDeviceGetUtilizationRates");
   if (!N.Init || !N.Shutdown || !N.ByPci || !N.Clock || !N.Temp || !N.Power || !N.Reasons) {
     Error = "libnvidia-ml.so.1 lacks one of nvmlInit_v2, nvmlShutdown, nvmlDeviceGetHandleByPciBusId_v2, "
             "nvmlDeviceGetClockInfo, nvmlDeviceGetTemperature, nvmlDeviceGetPowerUsage, "
@@ -135,21 +101,21 @@ int NvmlSampler::readProcesses(EnvSample &S) {
   Nvml &N = TheNvml;
   auto T0 = std::chrono::steady_clock::now();
   if (ProcessBuffer.empty())
-    ProcessBuffer.resize(16 * sizeof(NvmlProcessInfo));
+    ProcessBuffer.resize(16 * sizeof(nvmlProcessInfo_t));
   nvmlReturn_t R = NVML_ERROR_INSUFFICIENT_SIZE;
   unsigned Count = 0;
   // The list can grow between the call that sizes it and the next one: retry a few times.
   for (int Try = 0; Try < 4 && R == NVML_ERROR_INSUFFICIENT_SIZE; ++Try) {
-    Count = static_cast<unsigned>(ProcessBuffer.size() / sizeof(NvmlProcessInfo));
-    R = N.Processes(N.Device, &Count, reinterpret_cast<NvmlProcessInfo *>(ProcessBuffer.data()));
+    Count = static_cast<unsigned>(ProcessBuffer.size() / sizeof(nvmlProcessInfo_t));
+    R = N.Processes(N.Device, &Count, reinterpret_cast<nvmlProcessInfo_t *>(ProcessBuffer.data()));
     if (R == NVML_ERROR_INSUFFICIENT_SIZE)
-      ProcessBuffer.resize((static_cast<size_t>(Count) + 8) * sizeof(NvmlProcessInfo));
+      ProcessBuffer.resize((static_cast<size_t>(Count) + 8) * sizeof(nvmlProcessInfo_t));
   }
   if (R == NVML_SUCCESS) {
     std::vector<unsigned> Pids;
-    const auto *Infos = reinterpret_cast<const NvmlProcessInfo *>(ProcessBuffer.data());
+    const auto *Infos = reinterpret_cast<const nvmlProcessInfo_t *>(ProcessBuffer.data());
     for (unsigned I = 0; I < Count; ++I)
-      Pids.push_back(Infos[I].Pid);
+      Pids.push_back(Infos[I].pid);
     auto GroupOf = [](unsigned Pid) { return static_cast<long>(getpgid(static_cast<pid_t>(Pid))); };
     ProcessCensus C = censusProcesses(Pids, OwnGroup, GroupOf);
     S.ComputeProcesses = static_cast<int64_t>(C.Compute);
@@ -192,11 +158,11 @@ void NvmlSampler::sampleOnce() {
   unsigned long long Reasons = 0;
   if (Check(N.Reasons(N.Device, &Reasons), 16, "nvmlDeviceGetCurrentClocksEventReasons"))
     S.ThrottleReasons = static_cast<int64_t>(Reasons);
-  NvmlUtilization Util{0, 0};
+  nvmlUtilization_t Util{0, 0};
   if (Check(N.Utilization ? std::optional<nvmlReturn_t>(N.Utilization(N.Device, &Util)) : std::nullopt, 32,
             "nvmlDeviceGetUtilizationRates")) {
-    S.GpuUtilPct = Util.Gpu;
-    S.MemUtilPct = Util.Memory;
+    S.GpuUtilPct = Util.gpu;
+    S.MemUtilPct = Util.memory;
   }
   Check(N.Processes ? std::optional<nvmlReturn_t>(readProcesses(S)) : std::nullopt, 64,
         "nvmlDeviceGetComputeRunningProcesses_v3/_v2");

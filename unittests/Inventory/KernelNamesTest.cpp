@@ -159,23 +159,29 @@ TEST(SymbolNamesKernel, ExternalKernelNeedsItsExactName) {
   EXPECT_FALSE(symbolNamesKernel(K, "__nv_static_25__a2f7c6a0_4_a_cu_acc5a52f__Z5plainPf"));
 }
 
-TEST(KernelSymbolJson, RoundTripsAndReadsOldEntries) {
+TEST(KernelSymbolOf, ReadsTheTypedInventorySymbol) {
   KernelSymbol K = internalSymbol();
-  llvm::Expected<KernelSymbol> Back = kernelSymbolFromJson(toJson(K));
-  ASSERT_TRUE(bool(Back)) << llvm::toString(Back.takeError());
-  EXPECT_EQ(Back->Nvcc, K.Nvcc);
-  EXPECT_EQ(Back->Clang, K.Clang);
-  EXPECT_TRUE(Back->Internal);
-  EXPECT_EQ(Back->Key, K.Key);
+  inv::Symbol S;
+  S.Mangled = K.Nvcc;
+  S.ClangMangled = K.Clang;
+  S.Linkage = "internal";
+  S.MatchKey = K.Key;
+  S.NvccKnown = true;
+  KernelSymbol Back = kernelSymbolOf(S);
+  EXPECT_EQ(Back.Nvcc, K.Nvcc);
+  EXPECT_EQ(Back.Clang, K.Clang);
+  EXPECT_TRUE(Back.Internal);
+  EXPECT_EQ(Back.Key, K.Key);
 
-  llvm::Expected<KernelSymbol> Old = kernelSymbolFromJson(nlohmann::json{{"mangled", "_Z1kPf"}});
-  ASSERT_TRUE(bool(Old)) << llvm::toString(Old.takeError());
-  EXPECT_EQ(Old->Nvcc, "_Z1kPf");
-  EXPECT_FALSE(Old->Internal);
-
-  llvm::Expected<KernelSymbol> Bad = kernelSymbolFromJson(nlohmann::json{{"mangled", 3}});
-  ASSERT_FALSE(bool(Bad));
-  EXPECT_NE(llvm::toString(Bad.takeError()).find("string \"mangled\""), std::string::npos);
+  // nvcc's name unknown: "mangled" is clang's, and Nvcc stays empty with the reason.
+  S.Mangled = K.Clang;
+  S.NvccKnown = false;
+  S.NvccUnknownReason = "a local lambda in the name";
+  S.Linkage = "external";
+  Back = kernelSymbolOf(S);
+  EXPECT_EQ(Back.Nvcc, "");
+  EXPECT_EQ(Back.Unknown, "a local lambda in the name");
+  EXPECT_FALSE(Back.Internal);
 }
 
 } // namespace

@@ -4,6 +4,8 @@
 #include "kloop/Propose/BuiltinProposer.h"
 #include "gtest/gtest.h"
 
+#include "../InventoryFixture.h"
+
 using json = nlohmann::json;
 using namespace kloop;
 using namespace kloop::builtin;
@@ -32,6 +34,15 @@ json inventory() {
   })");
 }
 
+/// enumerateSpace of test inventory \p Inv (completed and read by test::readInventory).
+Expected<TunableSpace> enumerate(const json &Inv, const WorkloadScope *W = nullptr,
+                                 const RuleCandidatesFn &Rules = nullptr) {
+  Expected<inv::Inventory> I = test::readInventory(Inv);
+  if (!I)
+    return I.takeError();
+  return enumerateSpace(*I, W, Rules);
+}
+
 const Dimension *find(const TunableSpace &S, const std::string &Key) {
   for (const Dimension &D : S.Dims)
     if (D.key() == Key)
@@ -40,7 +51,7 @@ const Dimension *find(const TunableSpace &S, const std::string &Key) {
 }
 
 TEST(BuiltinSpace, EnumeratesEveryKind) {
-  Expected<TunableSpace> S = enumerateSpace(inventory());
+  Expected<TunableSpace> S = enumerate(inventory());
   ASSERT_TRUE(!!S) << toString(S.takeError());
   const Dimension *B = find(*S, "block_size:macro:B");
   ASSERT_NE(B, nullptr);
@@ -93,7 +104,7 @@ json twoKernels() {
 // Issue 15: only the workload's targets and what they call are tuned; the rest is noted.
 TEST(BuiltinSpace, WorkloadScopeKeepsTargetsAndCallees) {
   WorkloadScope W{{"k"}, "/w", {"a.cu"}, {}};
-  Expected<TunableSpace> S = enumerateSpace(twoKernels(), &W);
+  Expected<TunableSpace> S = enumerate(twoKernels(), &W);
   ASSERT_TRUE(!!S) << toString(S.takeError());
   EXPECT_NE(find(*S, "tile:macro:T"), nullptr);
   EXPECT_NE(find(*S, "tile:macro:H"), nullptr); // used by device:h, which the target calls
@@ -102,7 +113,7 @@ TEST(BuiltinSpace, WorkloadScopeKeepsTargetsAndCallees) {
   EXPECT_TRUE(hasNote(*S, "other: kernel left out: is not a target of the workload (targets:)"));
   EXPECT_TRUE(hasNote(*S, "macro:O: left out: is used only by other"));
   // Without a workload every kernel is tuned (the behaviour for callers other than kloop optimize).
-  Expected<TunableSpace> All = enumerateSpace(twoKernels());
+  Expected<TunableSpace> All = enumerate(twoKernels());
   ASSERT_TRUE(!!All) << toString(All.takeError());
   EXPECT_NE(find(*All, "tile:macro:O"), nullptr);
 }
@@ -112,7 +123,7 @@ TEST(BuiltinSpace, ProtectedAndForeignFilesAreNeverTuned) {
   Inv["constants"][1]["location"]["file"] = "tile.h";          // macro:T
   Inv["constants"][0]["location"]["file"] = "/elsewhere/b.h";  // macro:B
   WorkloadScope W{{"k"}, "/w", {"a.cu"}, {"tile.h"}};
-  Expected<TunableSpace> S = enumerateSpace(Inv, &W);
+  Expected<TunableSpace> S = enumerate(Inv, &W);
   ASSERT_TRUE(!!S) << toString(S.takeError());
   EXPECT_EQ(find(*S, "tile:macro:T"), nullptr);
   EXPECT_EQ(find(*S, "block_size:macro:B"), nullptr);
@@ -124,7 +135,7 @@ TEST(BuiltinSpace, HardwareFactsAreNeverTuned) {
   json Inv = inventory();
   Inv["constants"][1]["hardware_fact"] = {{"reason", "used as the width argument of __shfl_down_sync at a.cu:3"},
                                           {"uses", json::array()}};
-  Expected<TunableSpace> S = enumerateSpace(Inv);
+  Expected<TunableSpace> S = enumerate(Inv);
   ASSERT_TRUE(!!S) << toString(S.takeError());
   EXPECT_EQ(find(*S, "tile:macro:T"), nullptr);
   EXPECT_TRUE(hasNote(*S, "macro:T: left out: is a hardware fact, never tuned: used as the width argument"));
@@ -133,13 +144,13 @@ TEST(BuiltinSpace, HardwareFactsAreNeverTuned) {
 // Structural rules: a site where one fires is an off/on dimension walked first; one where it does not,
 // a note with the reason.
 TEST(BuiltinSpace, StructuralRulesAreDimensionsTriedFirst) {
-  RuleCandidatesFn Rules = [](const json &) {
+  RuleCandidatesFn Rules = [](const inv::Inventory &) {
     return json::parse(R"([
       {"rule": "pad-shared-tiles", "site": "k/shared:t", "why": "reads by columns",
        "edits": [{"kind": "replace_stmt", "id": "k", "stmt": 1, "code": "__shared__ float t[32][32 + 1];"}]},
       {"rule": "pad-shared-tiles", "site": "k/shared:u", "why": "no access reads a column", "edits": []}])");
   };
-  Expected<TunableSpace> S = enumerateSpace(inventory(), nullptr, Rules);
+  Expected<TunableSpace> S = enumerate(inventory(), nullptr, Rules);
   ASSERT_TRUE(!!S) << toString(S.takeError());
   const Dimension *R = find(*S, "rule:pad-shared-tiles@k/shared:t");
   ASSERT_NE(R, nullptr);
@@ -161,7 +172,7 @@ TEST(BuiltinSpace, BlockFactorValuesStayWithin1024Threads) {
   json Inv = inventory();
   Inv["constants"][0]["value"] = 32;
   Inv["launch_sites"][0]["block"] = {{"expr", "block"}, {"value", {32, 8, 1}}};
-  Expected<TunableSpace> S = enumerateSpace(Inv);
+  Expected<TunableSpace> S = enumerate(Inv);
   ASSERT_TRUE(!!S) << toString(S.takeError());
   const Dimension *B = find(*S, "block_size:macro:B");
   ASSERT_NE(B, nullptr);
@@ -173,7 +184,7 @@ TEST(BuiltinSpace, BlockFactorValuesStayWithin1024Threads) {
   // A 1-D block (256 x 1 x 1) keeps the whole range.
   Inv["constants"][0]["value"] = 256;
   Inv["launch_sites"][0]["block"] = {{"expr", "B"}, {"value", {256, 1, 1}}};
-  Expected<TunableSpace> S1 = enumerateSpace(Inv);
+  Expected<TunableSpace> S1 = enumerate(Inv);
   ASSERT_TRUE(!!S1);
   EXPECT_EQ(find(*S1, "block_size:macro:B")->Values, (std::vector<int64_t>{64, 128, 256, 512, 1024}));
 }
@@ -184,7 +195,7 @@ TEST(BuiltinSpace, BlockFactorValuesStayWithin1024Threads) {
 TEST(BuiltinSpace, KernelWithCompileErrorsIsNotTuned) {
   json Inv = inventory();
   Inv["kernels"][0]["status"] = "error";
-  TunableSpace S = cantFail(enumerateSpace(Inv));
+  TunableSpace S = cantFail(enumerate(Inv));
   EXPECT_TRUE(S.Dims.empty());
   bool Noted = false;
   for (const std::string &N : S.Notes)
@@ -194,19 +205,21 @@ TEST(BuiltinSpace, KernelWithCompileErrorsIsNotTuned) {
   Inv["kernels"][0]["status"] = "ok";
   Inv["launch_sites"][0]["status"] = "error";
   Inv["constants"][0]["uses"].erase(1); // B used only by the launch site
-  TunableSpace S1 = cantFail(enumerateSpace(Inv));
+  TunableSpace S1 = cantFail(enumerate(Inv));
   EXPECT_EQ(find(S1, "block_size:macro:B"), nullptr);
   EXPECT_NE(find(S1, "unroll:k/loop#1"), nullptr);
 }
 
 TEST(BuiltinSpace, RejectsNonInventory) {
-  Expected<TunableSpace> S = enumerateSpace(json{{"foo", 1}});
-  ASSERT_FALSE(!!S);
-  EXPECT_NE(toString(S.takeError()).find("no \"kernels\" array"), std::string::npos);
+  BuiltinProposer P;
+  Expected<ProposalReply> R = P.propose(json{{"inventory", {{"foo", 1}}}});
+  ASSERT_FALSE(!!R);
+  std::string Why = toString(R.takeError());
+  EXPECT_NE(Why.find("builtin proposer: context: inventory: schema"), std::string::npos) << Why;
 }
 
 TEST(BuiltinSpace, EditsFollowTheEditLanguage) {
-  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  TunableSpace S = cantFail(enumerate(inventory()));
   json E = editsFor(S, {{"block_size:macro:B", 512}, {"min_blocks:k", 2}});
   ASSERT_EQ(E.size(), 2u);
   EXPECT_EQ(E[0], (json{{"kind", "set_constant"}, {"id", "macro:B"}, {"value", 512}}));
@@ -216,7 +229,7 @@ TEST(BuiltinSpace, EditsFollowTheEditLanguage) {
 }
 
 TEST(BuiltinSearch, BlockSizeFirstThenFollowsWins) {
-  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  TunableSpace S = cantFail(enumerate(inventory()));
   std::vector<Attempt> H;
   std::optional<Candidate> C = nextCandidate(S, H, {}, {});
   ASSERT_TRUE(C);
@@ -237,7 +250,7 @@ TEST(BuiltinSearch, BlockSizeFirstThenFollowsWins) {
 }
 
 TEST(BuiltinSearch, LossUpwardTriesDownward) {
-  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  TunableSpace S = cantFail(enumerate(inventory()));
   std::vector<Attempt> H;
   std::optional<Candidate> C = nextCandidate(S, H, {}, {});
   H.push_back({C->A, false, false});
@@ -248,7 +261,7 @@ TEST(BuiltinSearch, LossUpwardTriesDownward) {
 }
 
 TEST(BuiltinSearch, EndsWhenNothingWins) {
-  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  TunableSpace S = cantFail(enumerate(inventory()));
   std::vector<Attempt> H;
   unsigned N = 0;
   while (std::optional<Candidate> C = nextCandidate(S, H, {}, {})) {
@@ -261,7 +274,7 @@ TEST(BuiltinSearch, EndsWhenNothingWins) {
 }
 
 TEST(BuiltinSearch, PtxasPrunes) {
-  TunableSpace S = cantFail(enumerateSpace(inventory()));
+  TunableSpace S = cantFail(enumerate(inventory()));
   // 128 registers: a 1024-thread block needs 131072 registers and cannot launch,
   // so after 512 wins the walk stops; the kernel spills: no unroll increase;
   // 1 block of 512 threads at 128 regs per SM: min_blocks 2 is not a no-op, but 1 is.
@@ -290,7 +303,7 @@ TEST(BuiltinSearch, DeterministicGivenSeed) {
   json Inv = inventory();
   Inv["constants"].push_back({{"id", "macro:B2"}, {"value", 128}, {"editable", true},
                               {"uses", {{{"context", "block_size"}, {"owner", "a.cu:launch/launch#1"}}}}});
-  TunableSpace S = cantFail(enumerateSpace(Inv));
+  TunableSpace S = cantFail(enumerate(Inv));
   auto seq = [&](uint64_t Seed) {
     std::vector<std::string> Out;
     std::vector<Attempt> H;
@@ -311,7 +324,7 @@ TEST(BuiltinSearch, DeterministicGivenSeed) {
 
 TEST(BuiltinProposerTest, ProposalCarriesAssignmentAndReplaysHistory) {
   BuiltinProposer P;
-  json Ctx = {{"inventory", inventory()}, {"history", json::array()}};
+  json Ctx = {{"inventory", inv::toJSON(test::completeInventory(inventory()))}, {"history", json::array()}};
   Expected<ProposalReply> R = P.propose(Ctx);
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_EQ(R->Proposal["version"], 1);
@@ -326,7 +339,7 @@ TEST(BuiltinProposerTest, ProposalCarriesAssignmentAndReplaysHistory) {
 
 TEST(BuiltinProposerTest, NoTunablesIsExhausted) {
   BuiltinProposer P;
-  Expected<ProposalReply> R = P.propose(json{{"inventory", {{"kernels", json::array()}}}});
+  Expected<ProposalReply> R = P.propose(json{{"inventory", inv::toJSON(test::completeInventory(json::object()))}});
   ASSERT_FALSE(!!R);
   bool Exhausted = false;
   handleAllErrors(R.takeError(), [&](const SearchExhaustedError &) { Exhausted = true; },
@@ -340,7 +353,7 @@ TEST(Ptxas, ResourcesByKernelFromTheReport) {
                      "ptxas info    : Function properties for _Z1kPf\n"
                      "    8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
                      "ptxas info    : Used 40 registers, used 1 barriers, 256 bytes smem, 380 bytes cmem[0]\n";
-  TunableSpace S = cantFail(enumerateSpace(json::parse(R"({"kernels":[{"id":"k","mangled":["_Z1kPf"]}]})")));
+  TunableSpace S = cantFail(enumerate(json::parse(R"({"kernels":[{"id":"k","symbols":[{"mangled":"_Z1kPf"}]}]})")));
   auto Res = resourcesByKernel(S, kloop::toJSON(kloop::parsePtxasVerbose(Text)));
   ASSERT_EQ(Res.count("k"), 1u);
   EXPECT_EQ(Res["k"].Registers, 40u);
@@ -357,7 +370,7 @@ TEST(Ptxas, ResourcesMatchInternalKernelsBuiltElsewhere) {
       "mangled":"_ZN36_GLOBAL__N__a2f7c6a0_4_a_cu_acc5a52f5akernEPf",
       "clang_mangled":"_ZN12_GLOBAL__N_15akernEPf","nvcc_known":true,"linkage":"internal",
       "match_key":"(anonymous namespace)::akern(float*)"}]}]})J");
-  TunableSpace S = cantFail(enumerateSpace(Inv));
+  TunableSpace S = cantFail(enumerate(Inv));
   json Ptxas = json::parse(R"({"kernels":[
       {"name":"_ZN36_GLOBAL__N__469ec884_4_a_cu_acc5a52f5akernEPf","registers":30},
       {"name":"_ZN36_GLOBAL__N__469ec884_4_a_cu_acc5a52f5bkernEPf","registers":99}]})");
@@ -366,10 +379,11 @@ TEST(Ptxas, ResourcesMatchInternalKernelsBuiltElsewhere) {
   EXPECT_EQ(Res["akern"].Registers, 30u);
 }
 
-TEST(Ptxas, UnreadableSymbolIsNoted) {
-  TunableSpace S = cantFail(enumerateSpace(json::parse(R"({"kernels":[{"id":"k","symbols":[{"mangled":1}]}]})")));
-  ASSERT_FALSE(S.Notes.empty());
-  EXPECT_NE(S.Notes.back().find("k: symbol left out"), std::string::npos);
+TEST(Ptxas, UnreadableSymbolIsAnError) {
+  Expected<TunableSpace> S = enumerate(json::parse(R"({"kernels":[{"id":"k","symbols":[{"mangled":1}]}]})"));
+  ASSERT_FALSE(!!S);
+  std::string Why = toString(S.takeError());
+  EXPECT_NE(Why.find("kernels[0].symbols[0].mangled"), std::string::npos) << Why;
 }
 
 } // namespace

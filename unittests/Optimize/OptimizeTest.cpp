@@ -5,6 +5,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
 
+#include "../InventoryFixture.h"
+
 using json = nlohmann::json;
 using namespace kloop;
 using namespace kloop::optimize;
@@ -20,10 +22,10 @@ struct FakeStages : Stages {
   bool ReportForeign = true;
   unsigned Builds = 0, Compares = 0;
   std::map<std::string, int64_t> Block; // source dir -> block size
-  Expected<json> extract() override {
-    return json::parse(R"({"constants":[{"id":"macro:B","value":256,"editable":true,
+  Expected<inv::Inventory> extract() override {
+    return test::readInventory(json::parse(R"({"constants":[{"id":"macro:B","value":256,"editable":true,
       "uses":[{"context":"block_size","owner":"s"}]}],"launch_sites":[{"id":"s","kernel":"k"}],
-      "kernels":[{"id":"k","editable":true,"mangled":["_Z1k"]}]})");
+      "kernels":[{"id":"k","editable":true,"mangled":["_Z1k"]}]})"));
   }
   Expected<std::string> copySources(StringRef From, StringRef Dir) override {
     Block[Dir.str()] = Block.count(From.str()) ? Block[From.str()] : 256;

@@ -3,6 +3,8 @@
 
 #include "gtest/gtest.h"
 
+#include "../InventoryFixture.h"
+
 using namespace kloop;
 using json = nlohmann::json;
 
@@ -16,7 +18,6 @@ json at(const std::string &ID, const std::string &File, unsigned Line) {
 json inventory() {
   json K = at("scale", "src/k.cu", 2);
   K["loops"] = json::array({at("scale/loop#1", "src/k.cu", 3)});
-  K["launch_bounds"] = at("scale/launch_bounds", "src/k.cu", 2);
   return {{"kernels", json::array({K})},
           {"launch_sites", json::array({at("k.cu:main/launch#1", "src/k.cu", 7)})},
           {"constants", json::array({at("macro:BLOCK", "src/k.cu", 1), json{{"id", "macro:NOWHERE"}}})},
@@ -28,10 +29,10 @@ const std::vector<SourceText> Files = {
              "    x[i] *= 2;\n}\n\nint main() { scale<<<1, BLOCK>>>(nullptr); }"}};
 
 TEST(ContextTest, AnnotatesEachEntityOnTheLineItBegins) {
-  std::string A = annotateSources(Files, inventory());
+  std::string A = annotateSources(Files, test::completeInventory(inventory()));
   EXPECT_EQ(A, "// file: k.cu\n"
                "#define BLOCK 128  // [kloop id: macro:BLOCK]\n"
-               "__global__ void scale(float *x) {  // [kloop id: scale]  // [kloop id: scale/launch_bounds]\n"
+               "__global__ void scale(float *x) {  // [kloop id: scale]\n"
                "  for (int i = 0; i < 4; ++i)  // [kloop id: scale/loop#1]\n"
                "    x[i] *= 2;\n"
                "}\n"
@@ -39,10 +40,10 @@ TEST(ContextTest, AnnotatesEachEntityOnTheLineItBegins) {
                "int main() { scale<<<1, BLOCK>>>(nullptr); }  // [kloop id: k.cu:main/launch#1]\n");
 }
 
-TEST(ContextTest, EntitiesOfOtherFilesAndUnlocatedOnesAreLeftOut) {
+TEST(ContextTest, EntitiesOfOtherFilesAreLeftOut) {
   json Inv = {{"kernels", json::array({at("other", "lib/other.cu", 1)})},
-              {"constants", json::array({json{{"id", "macro:X"}}, json{{"id", "macro:Y"}, {"location", 3}}})}};
-  std::string A = annotateSources({{"k.cu", "line one\nline two"}}, Inv);
+              {"constants", json::array({at("macro:X", "lib/x.h", 1)})}};
+  std::string A = annotateSources({{"k.cu", "line one\nline two"}}, test::completeInventory(Inv));
   EXPECT_EQ(A, "// file: k.cu\nline one\nline two\n");
 }
 
@@ -55,13 +56,13 @@ TEST(ContextTest, ProfileSaysWhenNothingWasMeasured) {
 }
 
 TEST(ContextTest, PlaceholdersOfTheTemplate) {
-  json Ctx = {{"inventory", inventory()},
+  json Ctx = {{"inventory", inv::toJSON(test::completeInventory(inventory()))},
               {"history", json::array({json{{"round", 1}, {"outcome", "refused"}}})},
               {"ptxas_baseline", {{"kernels", json::array()}}},
               {"round", 2}};
-  json L = llmPlaceholders(Ctx, Files);
+  json L = llvm::cantFail(llmPlaceholders(Ctx, Files));
   EXPECT_EQ(L["kernel_name"], "scale");
-  EXPECT_EQ(L["kernel_source"], annotateSources(Files, inventory()));
+  EXPECT_EQ(L["kernel_source"], annotateSources(Files, test::completeInventory(inventory())));
   EXPECT_EQ(json::parse(L["ptxas_report"].get<std::string>()), Ctx["ptxas_baseline"]);
   EXPECT_EQ(json::parse(L["history"].get<std::string>()), Ctx["history"]);
   EXPECT_EQ(L["profile"], renderProfile(Ctx));
@@ -72,8 +73,16 @@ TEST(ContextTest, PlaceholdersOfTheTemplate) {
 }
 
 TEST(ContextTest, KernelNamesAreJoined) {
-  json Ctx = {{"inventory", {{"kernels", json::array({json{{"id", "a"}}, json{{"id", "ns::b<256>"}}})}}}};
-  EXPECT_EQ(llmPlaceholders(Ctx, {})["kernel_name"], "a, ns::b<256>");
+  json Inv = {{"kernels", json::array({json{{"id", "a"}}, json{{"id", "ns::b<256>"}}})}};
+  json Ctx = {{"inventory", inv::toJSON(test::completeInventory(Inv))}};
+  EXPECT_EQ(llvm::cantFail(llmPlaceholders(Ctx, {}))["kernel_name"], "a, ns::b<256>");
+}
+
+TEST(ContextTest, AnInventoryThatDoesNotReadIsAnError) {
+  json Ctx = {{"inventory", {{"kernels", json::array({json{{"id", "a"}}})}}}};
+  llvm::Expected<json> L = llmPlaceholders(Ctx, {});
+  ASSERT_FALSE(bool(L));
+  EXPECT_NE(llvm::toString(L.takeError()).find("context: inventory: schema"), std::string::npos);
 }
 
 } // namespace

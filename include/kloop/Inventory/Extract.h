@@ -40,10 +40,9 @@ struct Extraction {
   std::vector<std::string> RecoveryNotes;
   /// Per translation unit, in the order of Jobs (the AST pointers of its entities are dangling).
   std::vector<TUResult> Results;
-  /// The inventory as typed values (typedInventory), and as the document kloop writes
-  /// (inv::toJSON of it, docs/inventory.md).
-  inv::Inventory Typed;
-  nlohmann::json Inventory;
+  /// The inventory as typed values (typedInventory); inv::toJSON of it is the document kloop
+  /// writes (docs/inventory.md).
+  inv::Inventory Inventory;
   /// Translation units with status "error" (lost whole) and "partial" (parsed with errors).
   unsigned Lost = 0, Partial = 0;
 };

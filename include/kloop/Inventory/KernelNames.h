@@ -32,6 +32,7 @@
 #ifndef KLOOP_INVENTORY_KERNELNAMES_H
 #define KLOOP_INVENTORY_KERNELNAMES_H
 
+#include "kloop/Inventory/Model.h"
 #include "nlohmann/json.hpp"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -96,17 +97,14 @@ bool symbolNamesKernel(const KernelSymbol &K, llvm::StringRef Seen);
 /// docs/inventory.md, "Kernel names".
 nlohmann::json toJson(const KernelSymbol &K);
 
-/// Reads toJson()'s object. An entry written before these fields existed
-/// (only "mangled") reads as an external kernel with that name.
-/// Errors: \p J is not an object or "mangled" is not a string.
-llvm::Expected<KernelSymbol> kernelSymbolFromJson(const nlohmann::json &J);
+/// The names of inventory symbol \p S (the typed form of toJson()'s object,
+/// kloop/Inventory/Model.h): nvcc's name when known, clang's, the linkage and
+/// the match key.
+KernelSymbol kernelSymbolOf(const inv::Symbol &S);
 
-/// The symbols of one kernel object of an inventory's "kernels" array: its
-/// "symbols" objects, or, in an inventory written before they existed, its
-/// "mangled" names (every instantiation's, for a template). An entry that
-/// does not read (kernelSymbolFromJson) is left out and its error appended
-/// to \p Problems as "<kernel id>: symbol left out: <reason>".
-std::vector<KernelSymbol> inventoryKernelSymbols(const nlohmann::json &Kernel, std::vector<std::string> &Problems);
+/// The symbols of inventory kernel \p Kernel: one per entry of its "symbols"
+/// (every instantiation's, for a template).
+std::vector<KernelSymbol> inventoryKernelSymbols(const inv::Kernel &Kernel);
 
 } // namespace kloop
 

@@ -13,6 +13,7 @@
 #ifndef KLOOP_PROPOSE_WORKLOADSCOPE_H
 #define KLOOP_PROPOSE_WORKLOADSCOPE_H
 
+#include "kloop/Inventory/Model.h"
 #include "nlohmann/json.hpp"
 #include "llvm/Support/Error.h"
 
@@ -46,25 +47,25 @@ llvm::Expected<WorkloadScope> workloadScopeFromJSON(const nlohmann::json &J);
 /// any file, only hardware facts excluded).
 class ScopeFilter {
 public:
-  /// \p Inventory: `kloop extract`'s document (its "root" resolves relative
+  /// \p Inventory: `kloop extract`'s inventory (its Root resolves relative
   /// locations); \p Scope: nullptr for no workload bounds.
-  ScopeFilter(const nlohmann::json &Inventory, const WorkloadScope *Scope);
+  ScopeFilter(const inv::Inventory &Inventory, const WorkloadScope *Scope);
 
-  /// Why kernel \p Kernel (an inventory "kernels" entry) is not tuned, as a
+  /// Why kernel \p Kernel (an entry of the inventory's Kernels) is not tuned, as a
   /// clause to follow its ID ("is not a target of the workload ..."), or
   /// std::nullopt when it is in scope.
-  std::optional<std::string> kernelExcluded(const nlohmann::json &Kernel) const;
-  /// Why constant \p Constant (an inventory "constants" entry) is not tuned:
+  std::optional<std::string> kernelExcluded(const inv::Kernel &Kernel) const;
+  /// Why constant \p Constant (an entry of the inventory's Constants) is not tuned:
   /// a hardware fact, defined outside `sources:` or in `protected:`, or used
   /// only by kernels (device functions, launch sites) out of scope; a clause
   /// to follow its ID, as for kernelExcluded.
-  std::optional<std::string> constantExcluded(const nlohmann::json &Constant) const;
+  std::optional<std::string> constantExcluded(const inv::Constant &Constant) const;
   /// True when \p ID names a target kernel, a device function reachable from
   /// one through the call graph (`calls`), or a launch site of a target.
   bool ownerInScope(const std::string &ID) const;
 
 private:
-  std::optional<std::string> fileExcluded(const nlohmann::json &Entity) const;
+  std::optional<std::string> fileExcluded(const inv::Location &Loc) const;
   const WorkloadScope *Scope;
   std::string Root;
   std::set<std::string> SourceFiles, ProtectedFiles; ///< absolute
@@ -79,7 +80,7 @@ private:
 /// scope or hardware facts. Appends one note per entity left out to \p Notes:
 /// "<ID>: <clause>". An entity already not editable keeps its own reason.
 /// Used by the builtin search and by `kloop apply --rule --config`.
-nlohmann::json scopeInventory(const nlohmann::json &Inventory, const WorkloadScope *Scope,
+inv::Inventory scopeInventory(const inv::Inventory &Inventory, const WorkloadScope *Scope,
                               std::vector<std::string> &Notes);
 
 } // namespace kloop

@@ -117,12 +117,9 @@ struct InventoryKernel {
   KernelSymbol Symbol;
 };
 
-/// The kernels of inventory \p Inventory (kloop extract's JSON), each
+/// The kernels of inventory \p Inventory (kloop extract's), each
 /// instantiation before its kernel so that the more precise ID matches first.
-/// Symbols that do not read are left out and named in \p Problems.
-/// Error when \p Inventory has no "kernels" array.
-llvm::Expected<std::vector<InventoryKernel>> inventoryKernels(const nlohmann::json &Inventory,
-                                                              std::vector<std::string> &Problems);
+std::vector<InventoryKernel> inventoryKernels(const inv::Inventory &Inventory);
 
 /// The outermost namespace of the demangled function name of \p Mangled
 /// ("cub" for any cub kernel, "thrust" for thrust's), found with LLVM's

@@ -27,6 +27,7 @@
 #define KLOOP_OPTIMIZE_OPTIMIZE_H
 
 #include "kloop/Edit/Apply.h"
+#include "kloop/Inventory/Model.h"
 #include "kloop/Journal/Journal.h"
 #include "kloop/Propose/Proposer.h"
 #include "llvm/Support/Error.h"
@@ -106,10 +107,10 @@ struct CompareOutcome {
 class Stages {
 public:
   virtual ~Stages();
-  /// The inventory document of the workload's sources (what `kloop extract`
-  /// prints; kloop/Inventory/Extract.h). Errors: a source does not parse
-  /// (a ParseCrashError when its parse crashed).
-  virtual llvm::Expected<nlohmann::json> extract() = 0;
+  /// The inventory of the workload's sources (what `kloop extract` prints;
+  /// kloop/Inventory/Extract.h). Errors: a source does not parse (a
+  /// ParseCrashError when its parse crashed).
+  virtual llvm::Expected<inv::Inventory> extract() = 0;
   /// Makes \p Dir a fresh copy of the source directory \p From (replacing
   /// anything there); returns the source directory inside the copy.
   virtual llvm::Expected<std::string> copySources(llvm::StringRef From, llvm::StringRef Dir) = 0;

@@ -79,8 +79,8 @@ struct TunableSpace {
   std::vector<Dimension> Dims;
   /// Why candidates were left out ("macro:X: value 65535 is not a tile size").
   std::vector<std::string> Notes;
-  /// Kernel ID -> its symbols (the inventory's "symbols", else its "mangled"
-  /// names), to match ptxas reports with symbolNamesKernel().
+  /// Kernel ID -> its symbols (inventoryKernelSymbols), to match ptxas
+  /// reports with symbolNamesKernel().
   std::map<std::string, std::vector<KernelSymbol>> Symbols;
 };
 
@@ -88,20 +88,18 @@ struct TunableSpace {
 /// kloop::structuralRuleCandidates (include/kloop/Edit/Rules.h): [{"rule",
 /// "site", "why", "edits"}]. The rules live in kloopEdit, which this library
 /// does not link; kloop optimize passes that function.
-using RuleCandidatesFn = std::function<nlohmann::json(const nlohmann::json &Inventory)>;
+using RuleCandidatesFn = std::function<nlohmann::json(const inv::Inventory &Inventory)>;
 
-/// Enumerates the space of an inventory document (`kloop extract` output).
+/// Enumerates the space of an inventory (`kloop extract` output).
 /// Only editable entities are used, and only those \p Scope allows
 /// (ScopeFilter: targets and what they call, in `sources:`, not `protected:`;
 /// nullptr: no workload bounds); constants marked `hardware_fact` never. Each
-/// entity left out gets a note. Error if \p Inventory is not an inventory (no
-/// "kernels" array) — naming what is missing.
+/// entity left out gets a note.
 /// \p Rules (may be empty) runs on the inventory within the scope; each site
 /// where a rule fires is a Rule dimension (off / on), each where it does not a
 /// note with its reason.
-llvm::Expected<TunableSpace> enumerateSpace(const nlohmann::json &Inventory,
-                                            const WorkloadScope *Scope = nullptr,
-                                            const RuleCandidatesFn &Rules = nullptr);
+TunableSpace enumerateSpace(const inv::Inventory &Inventory, const WorkloadScope *Scope = nullptr,
+                            const RuleCandidatesFn &Rules = nullptr);
 
 /// A value per dimension key; a missing key means the baseline value.
 using Assignment = std::map<std::string, int64_t>;
@@ -171,7 +169,9 @@ public:
 };
 
 /// The proposer. Context keys read:
-///  - "inventory": the inventory document (required);
+///  - "inventory": the inventory document (required), read with
+///    inv::inventoryFromJSON (errors: "builtin proposer: context: inventory:
+///    <member>: <reason>");
 ///  - "workload": the WorkloadScope (toJSON's form) that bounds the space
 ///    (optional; without it every editable kernel is in scope);
 ///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},

@@ -12,6 +12,7 @@
 #ifndef KLOOP_PROPOSE_CONTEXT_H
 #define KLOOP_PROPOSE_CONTEXT_H
 
+#include "kloop/Inventory/Model.h"
 #include "kloop/Propose/LLMProposer.h"
 #include "kloop/Propose/Proposer.h"
 #include <memory>
@@ -28,12 +29,12 @@ using SourceText = std::pair<std::string, std::string>;
 /// \p Files one after the other, each after a line "// file: <name>", with
 /// every inventory ID of \p Inventory written as a trailing comment
 /// "  // [kloop id: <ID>]" on the line where its entity begins (kernels, their
-/// loops, shared arrays, local constants and launch bounds, launch sites,
+/// loops, shared arrays and local constants, launch sites,
 /// constants, device functions), so that a model can name what it sees. An
 /// entity is placed in a file when one of the two paths (the inventory's
-/// location "file", the file's name) ends with the other; entities without a
-/// "location" are left out.
-std::string annotateSources(const std::vector<SourceText> &Files, const nlohmann::json &Inventory);
+/// location file, the file's name) ends with the other. Launch bounds have no
+/// location of their own and are not marked.
+std::string annotateSources(const std::vector<SourceText> &Files, const inv::Inventory &Inventory);
 
 /// The profile a model sees: \p Context's "profile" (the evidence rows of the
 /// latest measured candidate: baseline and candidate medians and p99 in ns,
@@ -45,8 +46,10 @@ std::string renderProfile(const nlohmann::json &Context);
 /// workload's sources \p Files: {"kernel_name": the inventory's kernel IDs
 /// joined by ", ", "kernel_source": annotateSources, "ptxas_report": the
 /// baseline's ptxas report as JSON text, "profile": renderProfile, "history":
-/// the history as JSON text}.
-nlohmann::json llmPlaceholders(const nlohmann::json &Context, const std::vector<SourceText> &Files);
+/// the history as JSON text}. The context's "inventory" is read with
+/// inv::inventoryFromJSON (an absent one is an empty inventory); an error
+/// names "context: inventory" and the member that does not read.
+llvm::Expected<nlohmann::json> llmPlaceholders(const nlohmann::json &Context, const std::vector<SourceText> &Files);
 
 /// A Proposer that hands an LLMProposer the placeholders llmPlaceholders
 /// makes of optimize's context; kind() is the LLM proposer's.
