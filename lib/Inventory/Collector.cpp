@@ -1,6 +1,7 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
 #include "HardwareFacts.h"
 #include "SharedArrayUses.h"
+#include "ElementwiseLoops.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Inventory/KernelNames.h"
@@ -594,6 +595,8 @@ private:
       E.Data["condition"] = D->getCond() ? C.textOf(D->getCond()->getSourceRange()) : "";
     }
     E.Data["trip_count"] = Trip;
+    const auto *For = dyn_cast<ForStmt>(S);
+    E.Data["elementwise"] = For ? elementwiseLoop(For, dyn_cast_or_null<FunctionDecl>(Kernel.D), C.Ctx) : json(nullptr);
     C.Out.Entities.push_back(std::move(E));
     return C.Out.Entities.back().ID;
   }

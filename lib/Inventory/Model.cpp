@@ -92,6 +92,31 @@ static void readFields(JSONObject &O, Unroll &U) {
   O.read("line", U.Line);
 }
 
+//===--- Elementwise loops (rules vectorize-global-access, coarsen-grid-stride) ---===//
+
+static void readFields(JSONObject &O, ElementwiseAccess &A) {
+  O.read("param", A.Param);
+  O.read("element_type", A.ElementType);
+  O.read("element_bytes", A.ElementBytes);
+  O.read("begin", A.Begin);
+  O.read("end", A.End);
+  O.read("read", A.Read);
+  O.read("written", A.Written);
+  O.read("unconditional", A.Unconditional);
+}
+
+static void readFields(JSONObject &O, Elementwise &E) {
+  O.read("refusal", E.Refusal);
+  O.read("var", E.Var);
+  O.read("var_type", E.VarType);
+  O.read("init", E.Init);
+  O.read("bound", E.Bound);
+  O.read("stride", E.Stride);
+  O.read("body", E.Body);
+  O.objects("accesses", E.Accesses);
+  O.read("other_effects", E.OtherEffects);
+}
+
 static void readFields(JSONObject &O, Loop &L) {
   readRegion(O, L);
   O.read("loop_kind", L.LoopKind);
@@ -100,6 +125,7 @@ static void readFields(JSONObject &O, Loop &L) {
   O.object("unroll", L.UnrollPragma);
   O.read("condition", L.Condition);
   O.read("trip_count", L.TripCount);
+  O.object("elementwise", L.ElementwiseFacts);
 }
 
 static void readFields(JSONObject &O, SharedArray &S) {
@@ -352,6 +378,25 @@ static json write(const Unroll &U) {
   setIf(J, "line", U.Line);
   return J;
 }
+//===--- Elementwise loops (rules vectorize-global-access, coarsen-grid-stride) ---===//
+
+static json write(const ElementwiseAccess &A) {
+  return {{"param", A.Param},     {"element_type", A.ElementType}, {"element_bytes", A.ElementBytes},
+          {"begin", A.Begin},     {"end", A.End},                  {"read", A.Read},
+          {"written", A.Written}, {"unconditional", A.Unconditional}};
+}
+
+static json write(const Elementwise &E) {
+  json J = {{"refusal", orNull(E.Refusal)}, {"var", E.Var},       {"var_type", E.VarType},
+            {"init", E.Init},               {"bound", E.Bound},   {"stride", E.Stride},
+            {"body", E.Body},               {"other_effects", orNull(E.OtherEffects)}};
+  json A = json::array();
+  for (const ElementwiseAccess &X : E.Accesses)
+    A.push_back(write(X));
+  J["accesses"] = A;
+  return J;
+}
+
 static json write(const Loop &L) {
   json J = writeRegion(L);
   J["loop_kind"] = L.LoopKind;
@@ -360,6 +405,7 @@ static json write(const Loop &L) {
   J["unroll"] = L.UnrollPragma ? write(*L.UnrollPragma) : json(nullptr);
   setIf(J, "condition", L.Condition);
   J["trip_count"] = orNull(L.TripCount);
+  J["elementwise"] = L.ElementwiseFacts ? write(*L.ElementwiseFacts) : json(nullptr);
   return J;
 }
 

@@ -1,5 +1,6 @@
 //===- SharedArrayUses.cpp - How a kernel uses a __shared__ array ---------===//
 #include "SharedArrayUses.h"
+#include "ASTText.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
@@ -17,47 +18,8 @@ using nlohmann::json;
 
 namespace kloop {
 
-namespace {
-/// Every reference to one variable in a body.
-class RefFinder : public RecursiveASTVisitor<RefFinder> {
-public:
-  explicit RefFinder(const VarDecl *V) : V(V) {}
-  bool VisitDeclRefExpr(DeclRefExpr *E) {
-    if (E->getDecl() == V)
-      Refs.push_back(E);
-    return true;
-  }
-  const VarDecl *V;
-  std::vector<const DeclRefExpr *> Refs;
-};
-} // namespace
 
-static std::string text(const Expr *E, ASTContext &Ctx) {
-  CharSourceRange R = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(E->getSourceRange()),
-                                               Ctx.getSourceManager(), Ctx.getLangOpts());
-  return Lexer::getSourceText(R, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
-}
-
-static std::string lineOf(const Stmt *S, ASTContext &Ctx) {
-  const SourceManager &SM = Ctx.getSourceManager();
-  return " at line " + std::to_string(SM.getExpansionLineNumber(S->getBeginLoc()));
-}
-
-static const Stmt *parentOf(const Stmt *S, ASTContext &Ctx) {
-  DynTypedNodeList P = Ctx.getParents(*S);
-  return P.empty() ? nullptr : P[0].get<Stmt>();
-}
-
-/// The parent of \p S past parentheses and implicit casts, setting \p Child to the node below it.
-static const Stmt *semanticParent(const Stmt *S, const Stmt *&Child, ASTContext &Ctx) {
-  Child = S;
-  const Stmt *P = parentOf(S, Ctx);
-  while (P && (isa<ParenExpr>(P) || isa<ImplicitCastExpr>(P))) {
-    Child = P;
-    P = parentOf(P, Ctx);
-  }
-  return P;
-}
+static std::string text(const Expr *E, ASTContext &Ctx) { return sourceText(E->getSourceRange(), Ctx); }
 
 /// Why the use \p Ref (not fully subscripted, or an element whose address is taken) sees memory.
 static std::string escapeReason(const Stmt *Parent, ASTContext &Ctx) {

@@ -17,6 +17,7 @@ struct dim3 {
   __host__ __device__ constexpr dim3(unsigned x = 1, unsigned y = 1, unsigned z = 1) : x(x), y(y), z(z) {}
 };
 struct uint3 { unsigned x, y, z; };
+struct __attribute__((aligned(16))) uint4 { unsigned x, y, z, w; };
 
 typedef struct CUstream_st *cudaStream_t;
 typedef int cudaError_t;

@@ -27,11 +27,17 @@ json sampleDoc() {
   Inst["template_args"] = "<4>";
   json Loop1 = {{"id", "k/loop#1"}, {"kind", "loop"}, {"location", location(5)}, {"editable", true},
                 {"loop_kind", "for"}, {"depth", 0}, {"parent", nullptr}, {"condition", "i < N"},
-                {"trip_count", 8}, {"unroll", {{"spelling", "unroll"}, {"count", 4}, {"count_expr", "4"}, {"line", 4}}}};
+                {"trip_count", 8}, {"unroll", {{"spelling", "unroll"}, {"count", 4}, {"count_expr", "4"}, {"line", 4}}},
+                {"elementwise",
+                 {{"refusal", nullptr}, {"var", "i"}, {"var_type", "int"},
+                  {"init", "blockIdx.x * blockDim.x + threadIdx.x"}, {"bound", "n"}, {"stride", "stride"},
+                  {"body", "{ p[i] = 2 * p[i]; }"}, {"other_effects", "statement 3 at line 9"},
+                  {"accesses", {{{"param", "p"}, {"element_type", "float"}, {"element_bytes", 4}, {"begin", 2},
+                                 {"end", 6}, {"read", false}, {"written", true}, {"unconditional", true}}}}}}};
   json Loop2 = {{"id", "k/loop#2"}, {"kind", "loop"}, {"location", location(6)}, {"editable", false},
                 {"not_editable_reason", "comes from macro 'FOR'"}, {"loop_kind", "range_for"}, {"depth", 1},
                 {"parent", "k/loop#1"}, {"trip_count", nullptr},
-                {"unroll", {{"spelling", "unroll"}, {"count", nullptr}, {"state", "full"}}}};
+                {"unroll", {{"spelling", "unroll"}, {"count", nullptr}, {"state", "full"}}}, {"elementwise", nullptr}};
   json Shared = {{"id", "k/shared:tile"}, {"kind", "shared_array"}, {"location", location(3)}, {"editable", true},
                  {"name", "tile"}, {"type", "float[N][32]"}, {"element_type", "float"},
                  {"dims", {{{"expr", "N"}, {"value", nullptr}}, {{"expr", "32"}, {"value", 32}}}},
@@ -141,6 +147,10 @@ TEST(InventoryModel, ReadsTypedFields) {
   EXPECT_EQ(I->constant("macro:WARP")->Hardware->Uses[0].Context, "shuffle width");
   EXPECT_EQ(I->DeviceFunctions[0].CalledBy, std::vector<std::string>{"k"});
   EXPECT_EQ(K->SharedArrays[0].Stmt, 2u);
+  ASSERT_TRUE(K->Loops[0].ElementwiseFacts.has_value());
+  EXPECT_EQ(K->Loops[0].ElementwiseFacts->Accesses[0].End, 6u);
+  EXPECT_TRUE(K->Loops[0].ElementwiseFacts->Accesses[0].Unconditional);
+  EXPECT_FALSE(K->Loops[1].ElementwiseFacts.has_value());
   EXPECT_FALSE(K->SharedArrays[0].Escapes.has_value());
   EXPECT_EQ(I->TranslationUnits[1].Entry, 3u);
   EXPECT_FALSE(I->TranslationUnits[2].DeviceSide.has_value());

@@ -17,6 +17,7 @@
 #include "nlohmann/json.hpp"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -95,6 +96,33 @@ std::vector<Edit> matchUnrollConstantLoops(const inv::Inventory &Inventory);
 /// full unrolling mostly costs registers and instruction cache; nvcc's own
 /// heuristics unroll small constant loops by 4 at -O3).
 constexpr long long MaxFullUnroll = 16;
+
+//===--- Elementwise loops: vectorize-global-access, coarsen-grid-stride-N ---===//
+
+/// Why the rules on elementwise loops do not fire on loop \p L of kernel \p K
+/// (kernel or loop not editable, not a `for` loop, or the inventory's
+/// `elementwise.refusal`), or nullopt when \p L is an elementwise grid-stride
+/// loop they may rewrite (inv::Elementwise).
+std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::Loop &L);
+
+/// `vectorize-global-access` (docs/rules/vectorize-global-access.md): an
+/// elementwise grid-stride loop whose parameters' elements all have one size E
+/// (1, 2, 4 or 8 bytes) is rewritten, through `replace_loop`, into a loop of
+/// 16-byte (`uint4`) loads and stores of 16 / E elements each, taken only when
+/// every accessed pointer is 16-byte aligned (checked at run time), then a
+/// scalar grid-stride loop over the last n % (16 / E) elements; the original
+/// loop runs otherwise.
+std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inventory);
+/// The edits of explainVectorizeGlobalAccess.
+std::vector<Edit> matchVectorizeGlobalAccess(const inv::Inventory &Inventory);
+
+/// `coarsen-grid-stride-F` (docs/rules/coarsen-grid-stride.md), F in
+/// {2, 4, 8}: an elementwise grid-stride loop that is all its kernel does runs
+/// F iterations per step (each thread handles F elements, one grid apart), and
+/// every launch site of the kernel gets a grid of ceil(grid.x / F) blocks
+/// through `set_launch_config`. Refused when a launch site is not editable or
+/// its grid expression is not a name or a literal.
+std::vector<RuleSite> explainCoarsenGridStride(const inv::Inventory &Inventory, unsigned Factor);
 
 /// Runs rule \p Name on \p Inventory and wraps its edits into a proposal with a
 /// rationale naming the rule. Errors: unknown rule (listing the known ones);

@@ -123,6 +123,39 @@ struct Unroll {
   std::optional<unsigned> Line;     ///< the pragma's line
 };
 
+//===--- Elementwise loops (rules vectorize-global-access, coarsen-grid-stride) ---===//
+
+/// "elementwise.accesses[]": one subscript `p[i]` of a kernel pointer parameter
+/// by the loop variable in the loop body (lib/Inventory/ElementwiseLoops.cpp).
+struct ElementwiseAccess {
+  std::string Param;        ///< the parameter's name
+  std::string ElementType;  ///< the pointee type without qualifiers ("float")
+  unsigned ElementBytes = 0; ///< sizeof the element, bytes
+  unsigned Begin = 0, End = 0; ///< [Begin, End): the subscript's characters in Elementwise::Body
+  bool Read = false;        ///< the element's old value is used (a read, `+=`, `++`)
+  bool Written = false;     ///< assigned (`=`, `+=`, `++`)
+  bool Unconditional = false; ///< a plain `p[i] = ...` that is a direct statement of the body
+};
+
+/// "elementwise" of a `for` loop: whether it is a grid-stride loop over
+/// independent elements, `for (T i = <global thread index>; i < n; i += <grid
+/// size>)` whose body touches global memory only through `p[i]`
+/// (docs/rules/vectorize-global-access.md, docs/rules/coarsen-grid-stride.md).
+struct Elementwise {
+  /// Why the loop is not one (the first failed condition, with its line); null when it is.
+  std::optional<std::string> Refusal;
+  /// Set when Refusal is null: the loop variable and its type, the initializer
+  /// (blockIdx.x * blockDim.x + threadIdx.x), the bound `n` and the stride, as written.
+  std::string Var, VarType, Init, Bound, Stride;
+  /// The body as written, braces included.
+  std::string Body;
+  std::vector<ElementwiseAccess> Accesses;
+  /// The first direct statement of the kernel body besides this loop that is
+  /// not a declaration without assignments whose calls are those the body may
+  /// make ("statement 3 at line 9"), or null: then the loop is all the kernel does.
+  std::optional<std::string> OtherEffects;
+};
+
 /// "loops[]" of a kernel.
 struct Loop : RegionBase {
   std::string LoopKind;  ///< "for", "while", "do", "range_for"
@@ -133,6 +166,8 @@ struct Loop : RegionBase {
   std::optional<std::string> Condition;
   /// ceil((B - A) / S) of `for (i = A; i < B; i += S)` with constant A, B, S.
   std::optional<int64_t> TripCount;
+  /// "elementwise": for `for` loops (ElementwiseLoops.cpp); null for the others.
+  std::optional<Elementwise> ElementwiseFacts;
 };
 
 /// "shared_arrays[]" of a kernel.

@@ -5,6 +5,15 @@ using namespace llvm;
 
 namespace kloop {
 
+namespace {
+template <unsigned F> std::vector<RuleSite> explainCoarsen(const inv::Inventory &Inventory) {
+  return explainCoarsenGridStride(Inventory, F);
+}
+template <unsigned F> std::vector<Edit> matchCoarsen(const inv::Inventory &Inventory) {
+  return editsOf(explainCoarsenGridStride(Inventory, F));
+}
+} // namespace
+
 const std::vector<Rule> &builtinRules() {
   static const std::vector<Rule> R = {
       {"restrict-const-params", "add const and __restrict__ to read-only / non-aliased kernel pointer parameters",
@@ -13,6 +22,18 @@ const std::vector<Rule> &builtinRules() {
        matchUnrollConstantLoops},
       {"pad-shared-tiles", "pad 2-D __shared__ tiles read by columns to C + 1 columns against bank conflicts",
        matchPadSharedTiles, explainPadSharedTiles, /*Structural=*/true},
+      {"vectorize-global-access",
+       "16-byte loads and stores in an elementwise grid-stride loop, with a run-time alignment check and a scalar "
+       "tail",
+       matchVectorizeGlobalAccess, explainVectorizeGlobalAccess, /*Structural=*/true},
+      {"coarsen-grid-stride-2", "2 elements per thread and step of an elementwise grid-stride loop, half the grid",
+       matchCoarsen<2>, explainCoarsen<2>, /*Structural=*/true},
+      {"coarsen-grid-stride-4",
+       "4 elements per thread and step of an elementwise grid-stride loop, a quarter of the grid", matchCoarsen<4>,
+       explainCoarsen<4>, /*Structural=*/true},
+      {"coarsen-grid-stride-8",
+       "8 elements per thread and step of an elementwise grid-stride loop, an eighth of the grid", matchCoarsen<8>,
+       explainCoarsen<8>, /*Structural=*/true},
   };
   return R;
 }
@@ -24,6 +45,18 @@ std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory
   for (const Edit &E : R.Match(Inventory))
     Out.push_back({E.ID, {E}, E.label()});
   return Out;
+}
+
+std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::Loop &L) {
+  if (!K.Edit.Editable)
+    return "its kernel is not editable: " + K.Edit.NotEditableReason.value_or("");
+  if (!L.Edit.Editable)
+    return "not editable: " + L.Edit.NotEditableReason.value_or("");
+  if (!L.ElementwiseFacts)
+    return "a " + L.LoopKind + " loop: the rule rewrites `for` loops";
+  if (L.ElementwiseFacts->Refusal)
+    return "not an elementwise grid-stride loop: " + *L.ElementwiseFacts->Refusal;
+  return std::nullopt;
 }
 
 std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites) {

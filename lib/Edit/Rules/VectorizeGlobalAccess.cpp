@@ -1,0 +1,160 @@
+//===- VectorizeGlobalAccess.cpp - Rule vectorize-global-access ------------===//
+//
+// Match: an elementwise grid-stride loop (inventory "elementwise", computed by
+//        lib/Inventory/ElementwiseLoops.cpp): every global access is p[i] of a
+//        kernel pointer parameter, i the loop variable, and the iterations are
+//        independent.
+// Legal: all accessed parameters have elements of one size E dividing 16 bytes;
+//        16-byte accesses are taken only when every accessed pointer is 16-byte
+//        aligned, checked at run time; the last n % (16 / E) elements run the
+//        original body in a scalar tail loop; a misaligned pointer runs the
+//        original loop.
+// Edit:  replace_loop of the loop.
+// docs/rules/vectorize-global-access.md.
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Edit/Rules.h"
+
+#include <algorithm>
+#include <map>
+
+namespace kloop {
+
+namespace {
+/// How the loop body uses one parameter, over all its accesses.
+struct ParamUse {
+  std::string ElementType;
+  bool Read = false, Written = false, Unconditional = false;
+  /// Its lanes start with the elements' values: read, or written only on some paths.
+  bool load() const { return Read || !Unconditional; }
+};
+} // namespace
+
+static constexpr unsigned VectorBytes = 16; // one uint4: the widest global load and store (LDG.128)
+
+static std::map<std::string, ParamUse> paramUses(const inv::Elementwise &E) {
+  std::map<std::string, ParamUse> Out;
+  for (const inv::ElementwiseAccess &A : E.Accesses) {
+    ParamUse &U = Out[A.Param];
+    U.ElementType = A.ElementType;
+    U.Read |= A.Read;
+    U.Written |= A.Written;
+    U.Unconditional |= A.Unconditional;
+  }
+  return Out;
+}
+
+/// Why the accesses of \p E cannot share one vector width, or nullopt; \p Lanes gets elements per vector.
+static std::optional<std::string> widthRefusal(const inv::Elementwise &E, unsigned &Lanes) {
+  unsigned Bytes = E.Accesses.front().ElementBytes;
+  for (const inv::ElementwiseAccess &A : E.Accesses)
+    if (A.ElementBytes != Bytes)
+      return "elements of " + std::to_string(Bytes) + " and " + std::to_string(A.ElementBytes) +
+             " bytes: one vector cannot hold the same number of each";
+  if (Bytes == 0 || Bytes >= VectorBytes || VectorBytes % Bytes != 0)
+    return "elements of " + std::to_string(Bytes) + " bytes: no wider access holds a whole number of them";
+  Lanes = VectorBytes / Bytes;
+  return std::nullopt;
+}
+
+/// Why a written parameter may overlap another accessed one (it is not `__restrict__`), or nullopt: a
+/// 16-byte store covers elements that, through an overlapping pointer, other iterations read.
+static std::optional<std::string> overlapRefusal(const inv::Kernel &K, const inv::Elementwise &E) {
+  std::map<std::string, ParamUse> Uses = paramUses(E);
+  if (Uses.size() < 2)
+    return std::nullopt;
+  for (const auto &[P, U] : Uses)
+    for (const inv::Param &KP : K.Params)
+      if (KP.Name == P && U.Written && !KP.Restrict)
+        return "'" + P + "' is written and not __restrict__: it may overlap another accessed pointer, whose "
+               "elements other threads own (add __restrict__ first: rule restrict-const-params)";
+  return std::nullopt;
+}
+
+/// The body with each `p[i]` written `kloop_p[kloop_l]`.
+static std::string laneBody(const inv::Elementwise &E) {
+  std::string Out = E.Body;
+  std::vector<const inv::ElementwiseAccess *> Back;
+  for (const inv::ElementwiseAccess &A : E.Accesses)
+    Back.push_back(&A);
+  std::sort(Back.begin(), Back.end(), [](auto *L, auto *R) { return L->Begin > R->Begin; });
+  for (const inv::ElementwiseAccess *A : Back)
+    Out.replace(A->Begin, A->End - A->Begin, "kloop_" + A->Param + "[kloop_l]");
+  return Out;
+}
+
+/// `for (T i = init; i < n; i += stride) body` starting at \p From.
+static std::string scalarLoop(const inv::Elementwise &E, const std::string &From) {
+  return "for (" + E.VarType + " " + E.Var + " = " + From + "; " + E.Var + " < " + E.Bound + "; " + E.Var +
+         " += " + E.Stride + ") " + E.Body;
+}
+
+/// The vector loop: loads, the lanes, stores.
+static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::string, ParamUse> &Uses,
+                              unsigned Lanes) {
+  std::string L = std::to_string(Lanes);
+  std::string Code = "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
+                     "; kloop_v += " + E.Stride + ") {\n";
+  for (const auto &[P, U] : Uses) {
+    Code += "    alignas(16) " + U.ElementType + " kloop_" + P + "[" + L + "];\n";
+    if (U.load())
+      Code += "    *reinterpret_cast<uint4 *>(kloop_" + P + ") = reinterpret_cast<const uint4 *>(" + P +
+              ")[kloop_v];\n";
+  }
+  Code += "#pragma unroll\n    for (int kloop_l = 0; kloop_l < " + L + "; ++kloop_l) {\n      const " + E.VarType +
+          " " + E.Var + " = kloop_v * " + L + " + kloop_l;\n      (void)" + E.Var + ";\n      " + laneBody(E) +
+          "\n    }\n";
+  for (const auto &[P, U] : Uses)
+    if (U.Written)
+      Code += "    reinterpret_cast<uint4 *>(" + P + ")[kloop_v] = *reinterpret_cast<const uint4 *>(kloop_" + P +
+              ");\n";
+  return Code + "  }\n";
+}
+
+/// The whole replacement of the loop.
+static std::string vectorized(const inv::Elementwise &E, unsigned Lanes) {
+  std::map<std::string, ParamUse> Uses = paramUses(E);
+  std::string Aligned;
+  for (const auto &[P, U] : Uses)
+    Aligned += (Aligned.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + P + ")";
+  std::string L = std::to_string(Lanes);
+  return "if (((" + Aligned + ") % " + std::to_string(VectorBytes) + ") == 0) {\n" + vectorLoop(E, Uses, Lanes) +
+         "  " + scalarLoop(E, "(" + E.Bound + ") / " + L + " * " + L + " + (" + E.Init + ")") + "\n} else {\n  " +
+         scalarLoop(E, E.Init) + "\n}";
+}
+
+std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inv) {
+  std::vector<RuleSite> Out;
+  for (const inv::Kernel &K : Inv.Kernels)
+    for (const inv::Loop &L : K.Loops) {
+      RuleSite S;
+      S.Site = L.ID;
+      unsigned Lanes = 0;
+      std::optional<std::string> Why = elementwiseRefusal(K, L);
+      if (!Why)
+        Why = widthRefusal(*L.ElementwiseFacts, Lanes);
+      if (!Why)
+        Why = overlapRefusal(K, *L.ElementwiseFacts);
+      if (Why) {
+        S.Why = *Why;
+        Out.push_back(std::move(S));
+        continue;
+      }
+      Edit E;
+      E.Kind = EditKind::ReplaceLoop;
+      E.ID = L.ID;
+      E.Code = vectorized(*L.ElementwiseFacts, Lanes);
+      S.Edits.push_back(E);
+      S.Why = "unit-stride accesses of " + std::to_string(VectorBytes / Lanes) + "-byte elements; " +
+              std::to_string(Lanes) + " per 16-byte access when every pointer is 16-byte aligned (checked at run "
+              "time), a scalar tail for the last n % " + std::to_string(Lanes) + " elements";
+      Out.push_back(std::move(S));
+    }
+  return Out;
+}
+
+std::vector<Edit> matchVectorizeGlobalAccess(const inv::Inventory &Inv) {
+  return editsOf(explainVectorizeGlobalAccess(Inv));
+}
+
+} // namespace kloop

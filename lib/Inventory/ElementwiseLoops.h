@@ -1,0 +1,37 @@
+//===- ElementwiseLoops.h - Grid-stride loops over independent elements -*- C++ -*-===//
+//
+// Private to kloopInventory. The facts the rules vectorize-global-access and
+// coarsen-grid-stride need about a `for` loop of a kernel (docs/inventory.md,
+// "loop"; docs/rules/vectorize-global-access.md, docs/rules/coarsen-grid-stride.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_LIB_INVENTORY_ELEMENTWISELOOPS_H
+#define KLOOP_LIB_INVENTORY_ELEMENTWISELOOPS_H
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "clang/AST/Stmt.h"
+#include "nlohmann/json.hpp"
+
+namespace kloop {
+
+/// The "elementwise" member of loop \p F of kernel \p Kernel (kloop::inv::Elementwise):
+/// "refusal" null when \p F is a direct statement of the kernel body written
+/// `for (T i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)`
+/// (factors in either order; the stride may be a const local so initialized;
+/// `n` an integer parameter or local the kernel only reads) whose body
+///   - reads or writes kernel pointer parameters only as `p[i]`, i the loop variable itself;
+///   - writes no variable declared outside it, not `i` either, and no memory but `p[i]`;
+///   - reads no thread or block index, no `__shared__` or non-const global variable;
+///   - has no break, continue, return or goto, no asm, no dereference, no `->`;
+///   - calls only functions of system headers that are not barriers, shuffles, votes,
+///     atomics or printf;
+/// else the first condition that fails, with its line. Then also "var", "var_type",
+/// "init", "bound", "stride", "body" (the text of each) and "accesses" (one per
+/// `p[i]`, its offsets in "body"), and "other_effects".
+nlohmann::json elementwiseLoop(const clang::ForStmt *F, const clang::FunctionDecl *Kernel,
+                               clang::ASTContext &Ctx);
+
+} // namespace kloop
+
+#endif
