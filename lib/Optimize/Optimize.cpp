@@ -1,5 +1,6 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Optimize/ReplayTiming.h"
 #include "RunSteps.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
@@ -26,6 +27,16 @@ namespace kloop {
 namespace optimize {
 
 Stages::~Stages() = default;
+
+Expected<CaptureOutcome> Stages::capture(StringRef, StringRef) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "these stages cannot capture a workload");
+}
+
+Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef) {
+  ReplayCompareOutcome O;
+  O.Fallback = "these stages cannot replay";
+  return O;
+}
 
 static Error err(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
@@ -121,6 +132,32 @@ std::string canaryShape(const json &P) {
     return shapeProblem(P, {{"skipped", Kind::String}});
   return shapeProblem(P, {{"shape", Kind::String}, {"verdict", Kind::String}, {"reliable", Kind::Bool},
                           {"kernels", Kind::Array}});
+}
+
+/// The replay capture: search steps replay it, or the reason they do not.
+std::string captureShape(const json &P) {
+  if (std::string W = shapeProblem(P, {{"replay", Kind::Bool}}); !W.empty())
+    return W;
+  if (P["replay"].get<bool>())
+    return shapeProblem(P, {{"dir", Kind::String}, {"key", Kind::String}, {"reused", Kind::Bool}});
+  return shapeProblem(P, {{"reason", Kind::String}});
+}
+
+/// The journal payload of a capture that search steps replay.
+json capturePayload(const CaptureOutcome &C) {
+  return json{{"replay", true},        {"dir", C.Dir},           {"key", C.Key},
+              {"reused", C.Reused},    {"stale", C.Stale.empty() ? json(nullptr) : json(C.Stale)},
+              {"launches", C.Launches}, {"kernels", C.Kernels}};
+}
+
+/// The verify step's payload of a comparison timed by \p Timing ("replay" or "workload"); \p Fallback
+/// says why a step that was to replay ran the workload ("" when none).
+json comparePayload(const CompareOutcome &C, const std::string &Timing, const std::string &Fallback) {
+  json P = {{"accepted", C.Accepted}, {"outcome", C.Outcome}, {"explanation", C.Explanation},
+            {"evidence", C.Evidence}, {"detail", C.Detail}, {"timing", Timing}};
+  if (!Fallback.empty())
+    P["replay_fallback"] = Fallback;
+  return P;
 }
 
 /// Runs one journaled step, or reuses its payload when it already finished.
@@ -270,6 +307,8 @@ public:
     Res.GpuSkipped = !Gpu;
     if (!Gpu)
       say("verification and measurement skipped: no GPU (" + NoGpuWhy + ")", ProgressKind::VerificationSkipped);
+    if (Error E = captureStep())
+      return E;
     if (Error E = rounds())
       return E;
     if (Error E = canary())
@@ -304,6 +343,13 @@ private:
   int64_t Tokens = 0;
   std::optional<double> IncumbentPct; // min % of roofline over shapes, when measured
   std::string Stop;
+  // Replay timing (docs/optimize.md, "Replay timing").
+  bool WantReplay = false;  // search.timing auto or replay, and a GPU
+  std::string CaptureDir;   // the capture search steps replay ("" when none)
+  std::string NoReplay;     // why no search step can replay ("" when they can)
+  std::optional<inv::Inventory> TypedInventory;
+  std::string IncumbentLaunch; // why the incumbent cannot be replayed ("" when it can)
+  json BestSearch;             // {"timing", "evidence"} of the accepted candidate's search step
 
   void say(const std::string &Line, ProgressKind K = ProgressKind::Step) {
     if (Progress)
@@ -435,6 +481,69 @@ private:
     return Error::success();
   }
 
+  /// Round 0, step measure "capture" (search.timing auto or replay, with a GPU): the capture of the
+  /// baseline that search steps replay, made on a run's first invocation and reused when its key
+  /// matches; in auto mode a capture that fails is journaled as the reason steps run the workload.
+  Error captureStep() {
+    WantReplay = Gpu && O.Timing != measure::SearchTiming::Workload;
+    if (!WantReplay)
+      return Error::success();
+    Expected<json> Cap = SR->step(0, StepState::Measure, "capture", captureShape, [&]() -> Expected<json> {
+      say("capture: the baseline's launches of the target kernels, for replay");
+      Expected<CaptureOutcome> C = S.capture(BaseDir, O.OutDir + "/capture");
+      if (C)
+        return capturePayload(*C);
+      if (O.Timing == measure::SearchTiming::Replay)
+        return C.takeError();
+      return json{{"replay", false}, {"reason", "the capture failed: " + llvm::toString(C.takeError())}};
+    });
+    if (!Cap)
+      return Cap.takeError();
+    if (!(*Cap)["replay"].get<bool>()) {
+      NoReplay = (*Cap)["reason"].get<std::string>();
+      say("search steps run the workload: " + NoReplay);
+      return Error::success();
+    }
+    CaptureDir = (*Cap)["dir"].get<std::string>();
+    Expected<inv::Inventory> I = inv::inventoryFromJSON(Inventory, "the inventory");
+    if (!I)
+      NoReplay = "the inventory does not read: " + llvm::toString(I.takeError());
+    else
+      TypedInventory = std::move(*I);
+    return Error::success();
+  }
+
+  /// Why search step \p Proposal cannot replay; "" when it can.
+  std::string replayBlocker(const json &Proposal) const {
+    if (!NoReplay.empty())
+      return NoReplay;
+    if (!IncumbentLaunch.empty())
+      return IncumbentLaunch;
+    return launchConfigChange(Proposal, *TypedInventory);
+  }
+
+  /// A search step's comparison of \p CandDir against the incumbent: replayed when it can be, else
+  /// workload runs (with the reason when it was to replay). The verify step's payload.
+  Expected<json> searchCompare(const std::string &Key, const std::string &CandDir, const json &Proposal) {
+    std::string Why;
+    if (WantReplay) {
+      Why = replayBlocker(Proposal);
+      if (Why.empty()) {
+        Expected<ReplayCompareOutcome> R =
+            S.replayCompare(Incumbent, CandDir, CaptureDir, CandRoot + "/" + Key + ".replay");
+        if (!R)
+          return R.takeError();
+        if (R->Compare)
+          return comparePayload(*R->Compare, "replay", "");
+        Why = R->Fallback;
+      }
+    }
+    Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".compare", false);
+    if (!C)
+      return C.takeError();
+    return comparePayload(*C, "workload", Why);
+  }
+
   /// Why the loop stops before round \p N, or "" to go on (docs/optimize.md, "Stop rules").
   std::string stopBefore(unsigned N) const {
     if (N > O.MaxCandidates)
@@ -523,7 +632,7 @@ private:
       lostRound(Hist, "build_failed", json(), Prefix + " does not build");
       return true;
     }
-    Expected<json> Dc = compareAndDecide(N, Key, PropId, CandDir);
+    Expected<json> Dc = compareAndDecide(N, Key, PropId, CandDir, Proposal);
     if (!Dc)
       return Dc.takeError();
     takeDecision(N, *Dc, CandDir, std::move(Hist));
@@ -653,15 +762,12 @@ private:
 
   /// Verify + measure (one interleaved comparison against the incumbent), then decide: the decide step's
   /// payload.
-  Expected<json> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+  Expected<json> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir,
+                                  const json &Proposal) {
     Expected<json> Vf = SR->step(N, StepState::Verify, Key, verifyShape, [&]() -> Expected<json> {
       if (!Gpu)
         return json{{"skipped", "verification and measurement skipped: no GPU"}};
-      Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".compare", false);
-      if (!C)
-        return C.takeError();
-      return json{{"accepted", C->Accepted}, {"outcome", C->Outcome}, {"explanation", C->Explanation},
-                  {"evidence", C->Evidence}, {"detail", C->Detail}};
+      return searchCompare(Key, CandDir, Proposal);
     });
     if (!Vf)
       return Vf.takeError();
@@ -689,6 +795,11 @@ private:
            {"evidence", Vf["evidence"]}};
     json Detail = Vf.contains("detail") ? json{{"compare", Vf["detail"]}, {"evidence", Vf["evidence"]}}
                                         : json{{"skipped", true}};
+    // How the step was timed, and why it ran the workload when it was to replay (journals before
+    // replay timing have neither).
+    for (const char *K : {"timing", "replay_fallback"})
+      if (Vf.contains(K))
+        D[K] = Detail[K] = Vf[K];
     if (Expected<int64_t> V = J.recordVerdict(PropId, D["outcome"].get<std::string>(), Detail,
                                               D["explanation"].get<std::string>());
         !V)
@@ -706,6 +817,9 @@ private:
       Hist["accepted"] = true;
       Incumbent = CandDir;
       Best = N;
+      BestSearch = {{"timing", Dc.value("timing", "workload")}, {"evidence", Dc["evidence"]}};
+      if (WantReplay && TypedInventory)
+        noteIncumbentLaunch(N, Hist["proposal"]);
       SinceWin = 0;
       std::optional<double> MinPct;
       for (const json &E : Dc["evidence"])
@@ -716,8 +830,18 @@ private:
       ++SinceWin;
     }
     say("round " + std::to_string(N) + ": " + candKey(N) + " " + Hist["outcome"].get<std::string>() +
-        "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
+        (Dc.value("timing", "") == "replay" ? " (replay)" : "") + "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
     History.push_back(std::move(Hist));
+  }
+
+  /// After candidate \p N with \p Proposal became the incumbent: later steps replay only while the
+  /// incumbent launches what the capture holds.
+  void noteIncumbentLaunch(unsigned N, const json &Proposal) {
+    std::string Why = launchConfigChange(Proposal, *TypedInventory);
+    if (O.AbsoluteProposals) // the proposal is the incumbent's whole change from the baseline
+      IncumbentLaunch = Why.empty() ? "" : "the incumbent " + candKey(N) + ": " + Why;
+    else if (!Why.empty() && IncumbentLaunch.empty())
+      IncumbentLaunch = "the incumbent " + candKey(N) + ": " + Why;
   }
 
   /// The drift canary: the baseline against itself, before the final check it guards (only when a
@@ -771,6 +895,10 @@ private:
     F["final_outcome"] = C->Outcome;
     F["final_explanation"] = C->Explanation;
     F["evidence"] = C->Evidence;
+    // The final check runs the workload; the accepted candidate's search step may have replayed. Both
+    // figures, for the agreement of replay and workload timing (issue 14, item 5).
+    F["final_timing"] = "workload";
+    F["search"] = BestSearch;
     // What `kloop compare --recheck` needs to repeat this check (docs/optimize.md, "Re-check").
     F["final_check"] = {{"config", O.ConfigPath},  {"config_hash", O.ConfigHash},   {"baseline_dir", BaseDir},
                         {"candidate_dir", Incumbent}, {"settings", C->Settings}};
