@@ -6,8 +6,9 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 
 using json = nlohmann::json;
@@ -80,6 +81,17 @@ std::string runCommandTimingProblem(const measure::WorkloadConfig &C) {
          "launches); use search.timing: replay or auto, where the program runs as it is";
 }
 
+/// The shortest %g text of \p V that reads back as \p V.
+static std::string shortestDouble(double V) {
+  char Buf[32];
+  for (int Digits = 6; Digits <= 17; ++Digits) {
+    std::snprintf(Buf, sizeof Buf, "%.*g", Digits, V);
+    if (std::strtod(Buf, nullptr) == V)
+      break;
+  }
+  return Buf;
+}
+
 Expected<std::string> replayTolerance(const measure::WorkloadConfig &C) {
   std::string Out = "exact";
   for (const measure::OutputSpec &O : C.Outputs) {
@@ -90,7 +102,7 @@ Expected<std::string> replayTolerance(const measure::WorkloadConfig &C) {
                  " is not one the replay worker checks (exact, abs, rel)");
     if (O.DType != "f32" && O.DType != "f64")
       return err("outputs: replay checks abs/rel tolerances on f32 and f64 only, not " + O.DType);
-    std::string This = llvm::formatv("{0}:{1},{2}", verify::toleranceKindName(O.Tol.Kind), O.Tol.Value, O.DType);
+    std::string This = (verify::toleranceKindName(O.Tol.Kind) + ":" + shortestDouble(O.Tol.Value) + "," + O.DType).str();
     if (Out != "exact" && Out != This)
       return err("outputs: replay checks every written allocation with one tolerance, and the outputs have "
                  "two (" + Out + ", " + This + ")");

@@ -4,7 +4,10 @@
 /// The state machine of `kloop optimize` (issue 5; docs/optimize.md):
 ///
 ///   round 0:  Extract (inventory) -> Build "baseline" (+ ptxas report)
-///   round N:  Propose -> Apply -> Build -> Verify -> Measure -> Decide  (key "cand-N")
+///             -> Measure "capture" (search.timing auto or replay, with a GPU)
+///   round N:  Propose -> Apply -> Build -> Verify -> Measure -> Decide  (key "cand-N");
+///             Verify replays the capture when it can represent the candidate,
+///             else runs the workload (docs/optimize.md, "Replay timing")
 ///   end:      Measure "canary" in round 0 (the baseline against itself, when a
 ///             final check follows), then Done "final" (stop reason, diff of
 ///             baseline vs best, evidence)
