@@ -75,6 +75,7 @@ Expected<measure::RunResult> runOnce(const RecordOptions &O, StringRef Dir, Stri
   measure::RunRequest R;
   R.Command = commandLine(O.Command);
   R.Cwd = O.Cwd;
+  R.Env = O.Env;
   R.TimeoutS = O.TimeoutS;
   R.OutDir = Dir.str();
   R.Label = Label.str();

@@ -3,7 +3,10 @@
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 #include <nlohmann/json.hpp>
 
@@ -102,6 +105,20 @@ Expected<ReplayResult> runReplayWorker(const ReplayOptions &O) {
     return fail(toString(R.takeError()) + " (exit code " + Twine(Run->ExitCode) + ")" + Tail);
   R->ExitCode = Run->ExitCode;
   return R;
+}
+
+Expected<std::string> findReplayWorker(const char *Argv0, void *MainAddr) {
+  if (std::optional<std::string> Env = sys::Process::GetEnv("KLOOP_REPLAY_WORKER")) {
+    if (!sys::fs::can_execute(*Env))
+      return fail("KLOOP_REPLAY_WORKER=" + *Env + " is not executable");
+    return *Env;
+  }
+  std::string Self = sys::fs::getMainExecutable(Argv0, MainAddr);
+  std::string Worker = (sys::path::parent_path(Self) + "/kloop-replay").str();
+  if (!sys::fs::can_execute(Worker))
+    return fail("the replay worker " + Worker +
+                " does not exist (built only where cuda.h and libcuda are found; or set KLOOP_REPLAY_WORKER)");
+  return Worker;
 }
 
 } // namespace capture

@@ -10,12 +10,14 @@
 /// results (OUTDIR/accepted.patch, OUTDIR/report.md).
 ///
 //===----------------------------------------------------------------------===//
+#include "kloop/Capture/Replay.h"
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Optimize/ReplayTiming.h"
 #include "kloop/Optimize/Stages.h"
 #include "kloop/Propose/BuiltinProposer.h"
 #include "kloop/Propose/CommandProposer.h"
@@ -293,6 +295,10 @@ optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRe
     SO.CuptiLib = *Lib;
   else
     consumeError(Lib.takeError());
+  if (Expected<std::string> W = capture::findReplayWorker(Ctx.Argv0.c_str(), (void *)&selfPath))
+    SO.ReplayWorker = *W;
+  else
+    SO.ReplayWorkerProblem = toString(W.takeError());
   return SO;
 }
 
@@ -318,6 +324,7 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
   sys::path::remove_dots(ConfigAbs, true);
   O.ConfigPath = std::string(ConfigAbs);
   O.Canary = !NoCanary;
+  O.Timing = C.Search.Timing;
   // Every proposer sees what the workload lets it tune (targets, sources, protected files).
   O.ExtraContext["workload"] = toJSON(WorkloadScope{C.Targets, C.Dir, C.Sources, C.Protected});
   return O;
@@ -342,6 +349,10 @@ int runOptimize(const CommandContext &Ctx) {
   Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
   if (!C) { // already "file:line:col: error: ...", as kloop measure and compare print it
     errs() << toString(C.takeError()) << "\n";
+    return 1;
+  }
+  if (std::string Why = optimize::runCommandTimingProblem(*C); !Why.empty()) {
+    errs() << "kloop optimize: error: " << Why << "\n";
     return 1;
   }
   if (!recoverInterruptedWrites("optimize", {C->Dir}))

@@ -59,23 +59,6 @@ cl::opt<std::string> WorkDirOpt("work-dir", cl::desc("Where the worker's output 
 cl::opt<std::string> OutputOpt("o", cl::desc("Write the worker's kloop-replay/1 JSON here"), cl::value_desc("file"),
                                cl::sub(ReplaySub));
 
-/// $KLOOP_REPLAY_WORKER, else kloop-replay beside the kloop executable.
-Expected<std::string> findWorker(const char *Argv0) {
-  if (std::optional<std::string> Env = sys::Process::GetEnv("KLOOP_REPLAY_WORKER")) {
-    if (!sys::fs::can_execute(*Env))
-      return createStringError(inconvertibleErrorCode(), "KLOOP_REPLAY_WORKER=" + *Env + " is not executable");
-    return *Env;
-  }
-  std::string Self = sys::fs::getMainExecutable(Argv0, reinterpret_cast<void *>(&findWorker));
-  std::string Worker = (sys::path::parent_path(Self) + "/kloop-replay").str();
-  if (!sys::fs::can_execute(Worker))
-    return createStringError(inconvertibleErrorCode(),
-                             "the replay worker " + Worker +
-                                 " does not exist (built only where cuda.h and libcuda are found; or set "
-                                 "KLOOP_REPLAY_WORKER)");
-  return Worker;
-}
-
 std::string usageProblem() {
   if (CaptureArg.empty())
     return "no capture directory given: kloop replay CAPTURE --cubin FILE";
@@ -141,7 +124,7 @@ int runReplay(const CommandContext &Ctx) {
   for (unsigned L : LaunchOpt)
     if (L >= M->Launches.size())
       return Fail("--launch " + Twine(L) + ": " + CaptureArg + " holds " + Twine(M->Launches.size()) + " launches");
-  Expected<std::string> Worker = findWorker(Ctx.Argv0.c_str());
+  Expected<std::string> Worker = capture::findReplayWorker(Ctx.Argv0.c_str(), reinterpret_cast<void *>(&runReplay));
   if (!Worker)
     return Fail(toString(Worker.takeError()));
 

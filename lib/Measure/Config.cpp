@@ -49,6 +49,10 @@ std::string warmupProblem(unsigned Warmup, const WorkloadConfig &C) {
          " has iters: " + std::to_string(C.Iters) + "); use fewer warm-up launches than iters";
 }
 
+StringRef searchTimingName(SearchTiming T) {
+  return T == SearchTiming::Auto ? "auto" : T == SearchTiming::Replay ? "replay" : "workload";
+}
+
 const ShapeSpec *WorkloadConfig::findShape(StringRef N) const {
   for (const ShapeSpec &S : Shapes)
     if (S.Name == N)
@@ -286,6 +290,11 @@ struct RawRun : RawCommand {
   OptStr DrainTimeout;
 };
 
+struct RawSearch {
+  OptStr Timing, CubinCommand;
+  SearchSpec Out;
+};
+
 struct RawConfig {
   OptStr Version;
   std::string Name;
@@ -295,6 +304,7 @@ struct RawConfig {
   OptStr Iters, Seeds, HeldOutSeeds, L2, Tracing;
   std::optional<std::vector<RawShape>> Shapes;
   std::vector<RawOutput> Outputs;
+  std::optional<RawSearch> Search;
   WorkloadConfig Out;
 };
 
@@ -507,6 +517,37 @@ template <> struct MappingTraits<RawRun> {
   }
 };
 
+template <> struct MappingTraits<RawSearch> {
+  static void mapping(IO &IO, RawSearch &C) {
+    IO.mapOptional("timing", C.Timing);
+    IO.mapOptional("cubin_command", C.CubinCommand);
+  }
+  static std::string validate(IO &IO, RawSearch &C) {
+    if (skipValidation(IO, {"timing", "cubin_command"}))
+      return "";
+    if (C.Timing) {
+      StringRef T = StringRef(*C.Timing).trim();
+      if (T == "auto")
+        C.Out.Timing = SearchTiming::Auto;
+      else if (T == "replay")
+        C.Out.Timing = SearchTiming::Replay;
+      else if (T == "workload")
+        C.Out.Timing = SearchTiming::Workload;
+      else
+        return "search.timing: '" + *C.Timing + "' is not one of auto|replay|workload";
+    }
+    if (C.CubinCommand) {
+      if (StringRef(*C.CubinCommand).trim().empty())
+        return "search.cubin_command: must not be empty (leave the key out for the default)";
+      for (const std::string &P : placeholdersIn(*C.CubinCommand))
+        if (P != "source_dir" && P != "cubin")
+          return "search.cubin_command: placeholder '{" + P + "}' is not available (only {source_dir} {cubin})";
+      C.Out.CubinCommand = *C.CubinCommand;
+    }
+    return "";
+  }
+};
+
 template <> struct MappingTraits<RawConfig> {
   static void mapping(IO &IO, RawConfig &C) {
     IO.mapOptional("version", C.Version);
@@ -523,6 +564,7 @@ template <> struct MappingTraits<RawConfig> {
     IO.mapOptional("tracing", C.Tracing);
     IO.mapOptional("shapes", C.Shapes);
     IO.mapOptional("outputs", C.Outputs);
+    IO.mapOptional("search", C.Search);
   }
   static std::string validate(IO &IO, RawConfig &C);
 };
@@ -532,9 +574,11 @@ template <> struct MappingTraits<RawConfig> {
 
 std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
   if (skipValidation(IO, {"version", "name", "sources", "protected", "build", "run", "targets", "iters", "seeds",
-                          "held_out_seeds", "l2", "tracing", "shapes", "outputs"}))
+                          "held_out_seeds", "l2", "tracing", "shapes", "outputs", "search"}))
     return "";
   WorkloadConfig &W = C.Out;
+  if (C.Search)
+    W.Search = C.Search->Out;
   uint64_t V = 1;
   std::string E = parseUInt(C.Version, "version", UINT32_MAX, V);
   if (!E.empty())

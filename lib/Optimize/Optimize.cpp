@@ -1,5 +1,6 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Optimize/ReplayTiming.h"
 #include "RunSteps.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
@@ -26,6 +27,16 @@ namespace kloop {
 namespace optimize {
 
 Stages::~Stages() = default;
+
+Expected<CaptureOutcome> Stages::capture(StringRef, StringRef) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "these stages cannot capture a workload");
+}
+
+Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef) {
+  ReplayCompareOutcome O;
+  O.Fallback = "these stages cannot replay";
+  return O;
+}
 
 static Error err(const llvm::Twine &Msg) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
@@ -121,6 +132,22 @@ std::string canaryShape(const json &P) {
     return shapeProblem(P, {{"skipped", Kind::String}});
   return shapeProblem(P, {{"shape", Kind::String}, {"verdict", Kind::String}, {"reliable", Kind::Bool},
                           {"kernels", Kind::Array}});
+}
+
+/// The replay capture: search steps replay it, or the reason they do not.
+std::string captureShape(const json &P) {
+  if (std::string W = shapeProblem(P, {{"replay", Kind::Bool}}); !W.empty())
+    return W;
+  if (P["replay"].get<bool>())
+    return shapeProblem(P, {{"dir", Kind::String}, {"key", Kind::String}, {"reused", Kind::Bool}});
+  return shapeProblem(P, {{"reason", Kind::String}});
+}
+
+/// The journal payload of a capture that search steps replay.
+json capturePayload(const CaptureOutcome &C) {
+  return json{{"replay", true},        {"dir", C.Dir},           {"key", C.Key},
+              {"reused", C.Reused},    {"stale", C.Stale.empty() ? json(nullptr) : json(C.Stale)},
+              {"launches", C.Launches}, {"kernels", C.Kernels}};
 }
 
 /// Runs one journaled step, or reuses its payload when it already finished.
@@ -234,6 +261,22 @@ struct BuildStep {
   }
 };
 
+/// Adds "timing" and "replay_fallback" to payload \p P when they are known.
+void addTiming(json &P, const std::optional<std::string> &Timing, const std::optional<std::string> &Fallback) {
+  if (Timing)
+    P["timing"] = *Timing;
+  if (Fallback)
+    P["replay_fallback"] = *Fallback;
+}
+
+/// Reads what addTiming wrote (a string member, else none).
+void readTiming(const json &P, std::optional<std::string> &Timing, std::optional<std::string> &Fallback) {
+  if (P.contains("timing") && P["timing"].is_string())
+    Timing = P["timing"].get<std::string>();
+  if (P.contains("replay_fallback") && P["replay_fallback"].is_string())
+    Fallback = P["replay_fallback"].get<std::string>();
+}
+
 /// What verify found comparing a candidate with the incumbent (the verify step's payload): skipped
 /// (no GPU), or the comparison's verdict with its evidence rows (CompareOutcome::Evidence) and detail.
 /// Measure and decide read this value; they do not copy JSON members.
@@ -243,12 +286,17 @@ struct Comparison {
   std::string Outcome, Explanation;
   json Evidence = json::array();
   json Detail;
+  /// How the step was timed ("replay" or "workload"; none in journals before replay timing) and
+  /// why it ran the workload when it was to replay.
+  std::optional<std::string> Timing, ReplayFallback;
   static std::string problem(const json &P) { return verifyShape(P); }
   json toJSON() const {
     if (Skipped)
       return {{"skipped", *Skipped}};
-    return {{"accepted", Accepted}, {"outcome", Outcome}, {"explanation", Explanation},
-            {"evidence", Evidence}, {"detail", Detail}};
+    json P = {{"accepted", Accepted}, {"outcome", Outcome}, {"explanation", Explanation},
+              {"evidence", Evidence}, {"detail", Detail}};
+    addTiming(P, Timing, ReplayFallback);
+    return P;
   }
   static Comparison fromJSON(const json &P) {
     Comparison C;
@@ -261,17 +309,25 @@ struct Comparison {
     C.Explanation = P["explanation"].get<std::string>();
     C.Evidence = P["evidence"];
     C.Detail = P["detail"];
+    readTiming(P, C.Timing, C.ReplayFallback);
     return C;
   }
   /// The measure step's payload: the evidence measured, or why nothing was.
   json measureJSON() const { return Skipped ? json{{"skipped", *Skipped}} : json{{"evidence", Evidence}}; }
 };
 
+/// The comparison \p C, timed by \p Timing ("replay" or "workload"), with why it ran the workload
+/// when it was to replay.
+Comparison comparisonOf(const CompareOutcome &C, const std::string &Timing, std::optional<std::string> Fallback) {
+  return {std::nullopt, C.Accepted, C.Outcome, C.Explanation, C.Evidence, C.Detail, Timing, std::move(Fallback)};
+}
+
 /// The decide step's payload: the verdict on a Comparison.
 struct Decision {
   bool Accepted = false;
   std::string Outcome, Explanation;
   std::optional<json> Evidence; ///< the comparison's rows; none when nothing was measured
+  std::optional<std::string> Timing, ReplayFallback; ///< as Comparison's
   static std::string problem(const json &P) {
     return shapeProblem(P, {{"accepted", Kind::Bool}, {"outcome", Kind::String}, {"explanation", Kind::String},
                             {"evidence", Kind::Array, true}});
@@ -280,6 +336,7 @@ struct Decision {
     json D = {{"accepted", Accepted}, {"outcome", Outcome}, {"explanation", Explanation}};
     if (Evidence)
       D["evidence"] = *Evidence;
+    addTiming(D, Timing, ReplayFallback);
     return D;
   }
   static Decision fromJSON(const json &P) {
@@ -287,13 +344,14 @@ struct Decision {
                std::nullopt};
     if (P.contains("evidence"))
       D.Evidence = P["evidence"];
+    readTiming(P, D.Timing, D.ReplayFallback);
     return D;
   }
   /// The decision on \p C: its own verdict, or "unmeasured" when it was skipped.
   static Decision of(const Comparison &C) {
     if (C.Skipped)
       return {false, "unmeasured", "not accepted: verification and measurement skipped (no GPU)", std::nullopt};
-    return {C.Accepted, C.Outcome, C.Explanation, C.Evidence};
+    return {C.Accepted, C.Outcome, C.Explanation, C.Evidence, C.Timing, C.ReplayFallback};
   }
 };
 } // namespace
@@ -377,6 +435,8 @@ public:
     Res.GpuSkipped = !Gpu;
     if (!Gpu)
       say("verification and measurement skipped: no GPU (" + NoGpuWhy + ")", ProgressKind::VerificationSkipped);
+    if (Error E = captureStep())
+      return E;
     if (Error E = rounds())
       return E;
     if (Error E = canary())
@@ -412,6 +472,12 @@ private:
   int64_t Tokens = 0;
   std::optional<double> IncumbentPct; // min % of roofline over shapes, when measured
   std::string Stop;
+  // Replay timing (docs/optimize.md, "Replay timing").
+  bool WantReplay = false;  // search.timing auto or replay, and a GPU
+  std::string CaptureDir;   // the capture search steps replay ("" when none)
+  std::string NoReplay;     // why no search step can replay ("" when they can)
+  std::string IncumbentLaunch; // why the incumbent cannot be replayed ("" when it can)
+  json BestSearch;             // {"timing", "evidence"} of the accepted candidate's search step
 
   void say(const std::string &Line, ProgressKind K = ProgressKind::Step) {
     if (Progress)
@@ -562,6 +628,64 @@ private:
     return Error::success();
   }
 
+  /// Round 0, step measure "capture" (search.timing auto or replay, with a GPU): the capture of the
+  /// baseline that search steps replay, made on a run's first invocation and reused when its key
+  /// matches; in auto mode a capture that fails is journaled as the reason steps run the workload.
+  Error captureStep() {
+    WantReplay = Gpu && O.Timing != measure::SearchTiming::Workload;
+    if (!WantReplay)
+      return Error::success();
+    Expected<json> Cap = SR->step(0, StepState::Measure, "capture", captureShape, [&]() -> Expected<json> {
+      say("capture: the baseline's launches of the target kernels, for replay");
+      Expected<CaptureOutcome> C = S.capture(BaseDir, O.OutDir + "/capture");
+      if (C)
+        return capturePayload(*C);
+      if (O.Timing == measure::SearchTiming::Replay)
+        return C.takeError();
+      return json{{"replay", false}, {"reason", "the capture failed: " + llvm::toString(C.takeError())}};
+    });
+    if (!Cap)
+      return Cap.takeError();
+    if (!(*Cap)["replay"].get<bool>()) {
+      NoReplay = (*Cap)["reason"].get<std::string>();
+      say("search steps run the workload: " + NoReplay);
+      return Error::success();
+    }
+    CaptureDir = (*Cap)["dir"].get<std::string>();
+    return Error::success();
+  }
+
+  /// Why search step \p Proposal cannot replay; "" when it can.
+  std::string replayBlocker(const json &Proposal) const {
+    if (!NoReplay.empty())
+      return NoReplay;
+    if (!IncumbentLaunch.empty())
+      return IncumbentLaunch;
+    return launchConfigChange(Proposal, Inventory);
+  }
+
+  /// A search step's comparison of \p CandDir against the incumbent: replayed when it can be, else
+  /// workload runs (with the reason when it was to replay). The verify step's payload.
+  Expected<Comparison> searchCompare(const std::string &Key, const std::string &CandDir, const json &Proposal) {
+    std::string Why;
+    if (WantReplay) {
+      Why = replayBlocker(Proposal);
+      if (Why.empty()) {
+        Expected<ReplayCompareOutcome> R =
+            S.replayCompare(Incumbent, CandDir, CaptureDir, CandRoot + "/" + Key + ".replay");
+        if (!R)
+          return R.takeError();
+        if (R->Compare)
+          return comparisonOf(*R->Compare, "replay", std::nullopt);
+        Why = R->Fallback;
+      }
+    }
+    Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".compare", false);
+    if (!C)
+      return C.takeError();
+    return comparisonOf(*C, "workload", Why.empty() ? std::nullopt : std::optional<std::string>(Why));
+  }
+
   /// Why the loop stops before round \p N, or "" to go on (docs/optimize.md, "Stop rules").
   std::string stopBefore(unsigned N) const {
     if (N > O.MaxCandidates)
@@ -650,7 +774,7 @@ private:
       lostRound(Hist, "build_failed", json(), Prefix + " does not build");
       return true;
     }
-    Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir);
+    Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir, Proposal);
     if (!Dc)
       return Dc.takeError();
     takeDecision(N, *Dc, CandDir, std::move(Hist));
@@ -779,17 +903,15 @@ private:
 
   /// Verify + measure (one interleaved comparison against the incumbent), then decide: the decide step's
   /// payload.
-  Expected<Decision> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+  Expected<Decision> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir,
+                                      const json &Proposal) {
     Expected<Comparison> Vf = typedStep<Comparison>(N, StepState::Verify, Key, [&]() -> Expected<Comparison> {
-      Comparison Out;
       if (!Gpu) {
+        Comparison Out;
         Out.Skipped = "verification and measurement skipped: no GPU";
         return Out;
       }
-      Expected<CompareOutcome> C = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".compare", false);
-      if (!C)
-        return C.takeError();
-      return Comparison{std::nullopt, C->Accepted, C->Outcome, C->Explanation, C->Evidence, C->Detail};
+      return searchCompare(Key, CandDir, Proposal);
     });
     if (!Vf)
       return Vf.takeError();
@@ -804,6 +926,7 @@ private:
   Expected<Decision> decideStep(const Comparison &Vf, int64_t PropId) {
     Decision D = Decision::of(Vf);
     json Detail = Vf.Skipped ? json{{"skipped", true}} : json{{"compare", Vf.Detail}, {"evidence", Vf.Evidence}};
+    addTiming(Detail, Vf.Timing, Vf.ReplayFallback);
     if (Expected<int64_t> V = J.recordVerdict(PropId, D.Outcome, Detail, D.Explanation); !V)
       return V.takeError();
     return D;
@@ -820,6 +943,9 @@ private:
       Hist["accepted"] = true;
       Incumbent = CandDir;
       Best = N;
+      BestSearch = {{"timing", Dc.Timing.value_or("workload")}, {"evidence", Evidence}};
+      if (WantReplay && NoReplay.empty())
+        noteIncumbentLaunch(N, Hist["proposal"]);
       SinceWin = 0;
       std::optional<double> MinPct;
       for (const json &E : Evidence)
@@ -830,8 +956,18 @@ private:
       ++SinceWin;
     }
     say("round " + std::to_string(N) + ": " + candKey(N) + " " + Hist["outcome"].get<std::string>() +
-        "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
+        (Dc.Timing.value_or("") == "replay" ? " (replay)" : "") + "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
     History.push_back(std::move(Hist));
+  }
+
+  /// After candidate \p N with \p Proposal became the incumbent: later steps replay only while the
+  /// incumbent launches what the capture holds.
+  void noteIncumbentLaunch(unsigned N, const json &Proposal) {
+    std::string Why = launchConfigChange(Proposal, Inventory);
+    if (O.AbsoluteProposals) // the proposal is the incumbent's whole change from the baseline
+      IncumbentLaunch = Why.empty() ? "" : "the incumbent " + candKey(N) + ": " + Why;
+    else if (!Why.empty() && IncumbentLaunch.empty())
+      IncumbentLaunch = "the incumbent " + candKey(N) + ": " + Why;
   }
 
   /// The drift canary: the baseline against itself, before the final check it guards (only when a
@@ -885,6 +1021,10 @@ private:
     F["final_outcome"] = C->Outcome;
     F["final_explanation"] = C->Explanation;
     F["evidence"] = C->Evidence;
+    // The final check runs the workload; the accepted candidate's search step may have replayed. Both
+    // figures, for the agreement of replay and workload timing (issue 14, item 5).
+    F["final_timing"] = "workload";
+    F["search"] = BestSearch;
     // What `kloop compare --recheck` needs to repeat this check (docs/optimize.md, "Re-check").
     F["final_check"] = {{"config", O.ConfigPath},  {"config_hash", O.ConfigHash},   {"baseline_dir", BaseDir},
                         {"candidate_dir", Incumbent}, {"settings", C->Settings}};

@@ -1,5 +1,7 @@
 //===- Stages.cpp - extract and apply in process, build, compare ----------===//
 #include "kloop/Optimize/Stages.h"
+#include "Evidence.h"
+#include "ReplayStage.h"
 #include "kloop/Decide/DecisionJSON.h"
 #include "kloop/Edit/ApplyFile.h"
 #include "kloop/Inventory/Extract.h"
@@ -34,7 +36,8 @@ static Error err(const llvm::Twine &Msg) {
 namespace {
 class ProcessStages : public Stages {
 public:
-  ProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions O) : C(C), O(std::move(O)) {}
+  ProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions Opts)
+      : C(C), O(std::move(Opts)), Replay(C, {O.ReplayWorker, O.ReplayWorkerProblem, O.CuptiLib, O.Rounds}) {}
 
   Expected<inv::Inventory> extract() override {
     std::unique_ptr<ExtractCache> Cache;
@@ -267,16 +270,7 @@ public:
         llvm::consumeError(Dev.takeError());
       }
       for (const auto &SV : R->Verdict->Shapes) {
-        json E = {{"kernel", SV.Kernel}, {"shape", SV.Shape}, {"pct_roofline", nullptr}};
-        E["base_median_ns"] = SV.Baseline ? json(SV.Baseline->Median) : json(nullptr);
-        E["cand_median_ns"] = SV.Candidate ? json(SV.Candidate->Median) : json(nullptr);
-        E["base_p99_ns"] = SV.Baseline ? json(SV.Baseline->P99) : json(nullptr);
-        E["cand_p99_ns"] = SV.Candidate ? json(SV.Candidate->P99) : json(nullptr);
-        E["ci_low"] = SV.Speedup ? json(SV.Speedup->Lower) : json(nullptr);
-        E["ci_high"] = SV.Speedup ? json(SV.Speedup->Upper) : json(nullptr);
-        E["speedup"] = SV.Speedup ? json(SV.Speedup->Estimate) : json(nullptr);
-        E["base_n"] = SV.Baseline ? json(SV.Baseline->N) : json(nullptr);
-        E["cand_n"] = SV.Candidate ? json(SV.Candidate->N) : json(nullptr);
+        json E = evidenceRow(SV);
         const measure::ShapeSpec *Sh = C.findShape(SV.Shape);
         // Roofline floor of one launch: max(bytes / copy bandwidth, flops / FMA peak) in ns
         // (GB/s = bytes/ns, GFLOP/s = flop/ns); % of roofline = floor / measured median.
@@ -293,6 +287,23 @@ public:
       }
     }
     return Out;
+  }
+
+  Expected<CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir) override {
+    // The baseline's build from the build step; a resumed run that reused that step builds it again.
+    std::string BuildDir = (CaptureDir + ".build").str();
+    if (auto It = Built.find(BaseDir.str()); It != Built.end())
+      BuildDir = It->second;
+    else if (Expected<BuildOutcome> B = build(BaseDir, BuildDir); !B)
+      return B.takeError();
+    else if (!B->Succeeded)
+      return err("the baseline does not build for its capture:\n" + B->Log);
+    return Replay.capture(BaseDir, BuildDir, CaptureDir);
+  }
+
+  Expected<ReplayCompareOutcome> replayCompare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
+                                               StringRef WorkDir) override {
+    return Replay.compare(BaseDir, CandDir, CaptureDir, WorkDir);
   }
 
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override {
@@ -348,6 +359,7 @@ private:
   ProcessStagesOptions O;
   /// Source directory -> the build directory build() built it in (and stamped), for compare() to reuse.
   std::map<std::string, std::string> Built;
+  ReplayStage Replay;
 
   static std::string tail(const std::string &S, size_t N = 2000) {
     return S.size() <= N ? S : "..." + S.substr(S.size() - N);

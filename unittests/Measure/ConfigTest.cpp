@@ -195,7 +195,26 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"{name: n16M,", "{name: n16M, held_out: true,", "every shape is held_out"},
         BadCase{"targets: [saxpy]", "targets: saxpy", "targets"},
         BadCase{"l2: rotate", "l2: [rotate", "w/.kloop.yaml:21:1: error: Expected , between entries!"},
-        BadCase{"  cwd: \".\"", "  cwd: \".\"\n  cwd: \"..\"", "duplicated mapping key 'cwd'"}));
+        BadCase{"  cwd: \".\"", "  cwd: \".\"\n  cwd: \"..\"", "duplicated mapping key 'cwd'"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {timing: fast}", "search.timing: 'fast' is not one of auto|replay|workload"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {timng: replay}", "unknown key 'timng'"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \"nvcc -o {cubin} {seed}.cu\"}",
+                "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"}));
+
+TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
+  auto Default = parseConfig(Full, "w/.kloop.yaml");
+  ASSERT_TRUE(bool(Default)) << toString(Default.takeError());
+  EXPECT_EQ(Default->Search.Timing, SearchTiming::Auto);
+  EXPECT_EQ(Default->Search.CubinCommand, "");
+  auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n"
+                                               "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
+                         "w/.kloop.yaml");
+  ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
+  EXPECT_EQ(Set->Search.Timing, SearchTiming::Replay);
+  EXPECT_EQ(Set->Search.CubinCommand, "nvcc -cubin -o {cubin} {source_dir}/saxpy.cu");
+  EXPECT_EQ(searchTimingName(SearchTiming::Workload), "workload");
+}
 
 TEST(ConfigTest, DrainTimeoutDefaultsTo30AndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");

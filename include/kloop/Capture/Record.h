@@ -28,6 +28,8 @@ struct RecordOptions {
   std::vector<std::string> Command;
   /// Working directory of the program (absolute).
   std::string Cwd;
+  /// Extra environment variables of the program (a workload's run.env).
+  std::map<std::string, std::string> Env;
   /// The capture directory to create. Must not exist; its parent must be a
   /// writable directory.
   std::string OutDir;

@@ -96,6 +96,14 @@ struct ReplayResult {
 /// valid kloop-replay/1 result (the message quotes its stderr).
 llvm::Expected<ReplayResult> runReplayWorker(const ReplayOptions &O);
 
+/// The replay worker kloop runs: $KLOOP_REPLAY_WORKER when set (the test
+/// seam that substitutes a stand-in worker), else kloop-replay beside the
+/// executable found from \p Argv0 and \p MainAddr
+/// (llvm::sys::fs::getMainExecutable). Errors: $KLOOP_REPLAY_WORKER is not
+/// executable; the worker beside kloop does not exist (it is built only where
+/// cuda.h and libcuda are found).
+llvm::Expected<std::string> findReplayWorker(const char *Argv0, void *MainAddr);
+
 } // namespace capture
 } // namespace kloop
 

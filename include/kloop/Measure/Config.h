@@ -129,6 +129,28 @@ struct CommandSpec {
   unsigned DrainTimeoutS = 30;
 };
 
+/// `search.timing`: how `kloop optimize` times its search steps (docs/kloop-yaml.md, docs/optimize.md).
+enum class SearchTiming {
+  /// Replay when the workload can be captured; workload runs otherwise. The default.
+  Auto,
+  /// Replay; a workload that cannot be captured stops the run with the capture's error.
+  Replay,
+  /// Every search step runs the workload program (`kloop compare`), no capture.
+  Workload,
+};
+
+/// "auto", "replay" or "workload".
+llvm::StringRef searchTimingName(SearchTiming T);
+
+/// `search:`: how `kloop optimize` evaluates search candidates.
+struct SearchSpec {
+  SearchTiming Timing = SearchTiming::Auto;
+  /// Shell command that compiles the source directory's kernels into one cubin for the replay worker;
+  /// placeholders {source_dir} and {cubin} (the file to write). "" = the default: `nvcc -cubin
+  /// -arch=native -o {cubin} {source_dir}/SRC` when `sources` lists exactly one `.cu` file.
+  std::string CubinCommand;
+};
+
 /// The whole workload description.
 struct WorkloadConfig {
   /// Absolute path of the file it was read from ("<memory>" for strings).
@@ -157,6 +179,8 @@ struct WorkloadConfig {
   KernelTrace Tracing = KernelTrace::Serial;
   std::vector<ShapeSpec> Shapes;
   std::vector<OutputSpec> Outputs;
+  /// `search`: timing of kloop optimize's search steps.
+  SearchSpec Search;
 
   /// The shape named \p Name, or nullptr.
   const ShapeSpec *findShape(llvm::StringRef Name) const;

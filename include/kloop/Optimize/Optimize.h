@@ -4,7 +4,10 @@
 /// The state machine of `kloop optimize` (issue 5; docs/optimize.md):
 ///
 ///   round 0:  Extract (inventory) -> Build "baseline" (+ ptxas report)
-///   round N:  Propose -> Apply -> Build -> Verify -> Measure -> Decide  (key "cand-N")
+///             -> Measure "capture" (search.timing auto or replay, with a GPU)
+///   round N:  Propose -> Apply -> Build -> Verify -> Measure -> Decide  (key "cand-N");
+///             Verify replays the capture when it can represent the candidate,
+///             else runs the workload (docs/optimize.md, "Replay timing")
 ///   end:      Measure "canary" in round 0 (the baseline against itself, when a
 ///             final check follows), then Done "final" (stop reason, diff of
 ///             baseline vs best, evidence)
@@ -29,6 +32,7 @@
 #include "kloop/Edit/Apply.h"
 #include "kloop/Inventory/Model.h"
 #include "kloop/Journal/Journal.h"
+#include "kloop/Measure/Config.h"
 #include "kloop/Propose/Proposer.h"
 #include "llvm/Support/Error.h"
 #include <nlohmann/json.hpp>
@@ -103,6 +107,38 @@ struct CompareOutcome {
   nlohmann::json Settings;
 };
 
+/// What capturing the baseline for replay made (Stages::capture;
+/// docs/optimize.md, "Replay timing").
+struct CaptureOutcome {
+  /// The capture directory (kloop-capture/1, docs/capture.md), absolute.
+  std::string Dir;
+  /// What the capture is keyed by: the first 16 hex digits of the SHA-256 of
+  /// the captured command line (run.command expanded for the first search
+  /// shape, seed 0), its working directory and environment, and the bytes of
+  /// the baseline's sources and protected files.
+  std::string Key;
+  /// A capture with this key was already in Dir (an earlier run's), and is
+  /// used as it is.
+  bool Reused = false;
+  /// Why a capture found in Dir was replaced ("" when none was there or it was
+  /// reused), e.g. "the baseline's sources or the workload command changed".
+  std::string Stale;
+  /// Launches captured, and the distinct kernels among them (demangled).
+  unsigned Launches = 0;
+  std::vector<std::string> Kernels;
+};
+
+/// A search step timed by replay (Stages::replayCompare): Compare when replay
+/// judged the candidate (its verdict by decide's rule, or "crashed" when it
+/// faulted or hung under replay); otherwise Fallback says why replay cannot
+/// judge it (the cubins do not build, the worker failed for a reason that is
+/// not the candidate's, the baseline does not reproduce the capture), and the
+/// step is timed by workload runs instead.
+struct ReplayCompareOutcome {
+  std::optional<CompareOutcome> Compare;
+  std::string Fallback;
+};
+
 /// The outside world, as the state machine sees it. Every path is absolute.
 class Stages {
 public:
@@ -133,6 +169,19 @@ public:
   /// the search seeds a search step uses, timing first (docs/optimize.md,
   /// "Drift canary"). Work files go below \p WorkDir. Errors: those of compare.
   virtual llvm::Expected<CompareOutcome> canary(llvm::StringRef BaseDir, llvm::StringRef WorkDir) = 0;
+  /// Captures the target kernels' launches of one run of the baseline
+  /// \p BaseDir's workload into \p CaptureDir, or reuses the capture there
+  /// when its key matches (CaptureOutcome). Errors: the capture cannot be
+  /// made (the program fails under capture, nothing was captured, every
+  /// launch was refused; kloop/Capture/Record.h). The default says that these
+  /// stages cannot capture.
+  virtual llvm::Expected<CaptureOutcome> capture(llvm::StringRef BaseDir, llvm::StringRef CaptureDir);
+  /// Times and checks \p CandDir against \p BaseDir on the capture
+  /// \p CaptureDir with the replay worker (docs/capture.md); work files go
+  /// below \p WorkDir. Errors: only those that concern every candidate
+  /// alike (a work directory that cannot be made). The default falls back.
+  virtual llvm::Expected<ReplayCompareOutcome> replayCompare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
+                                                             llvm::StringRef CaptureDir, llvm::StringRef WorkDir);
   /// Unified diff of the editable sources between two source directories
   /// ("" when identical), with a/ b/ paths relative to the source directory.
   virtual llvm::Expected<std::string> diff(llvm::StringRef BaseDir, llvm::StringRef CandDir) = 0;
@@ -160,6 +209,10 @@ struct OptimizeOptions {
   /// Stop when every search shape of the incumbent is within this many
   /// percent of its roofline ceiling (needs measured % of roofline).
   std::optional<double> SpeedOfLightPct;
+  /// How search steps are timed (`search.timing`): replay on a capture of
+  /// the baseline, or workload runs (docs/optimize.md, "Replay timing").
+  /// The final check always runs the workload.
+  measure::SearchTiming Timing = measure::SearchTiming::Workload;
   /// Extra context for proposers (e.g. the kernel source); merged into each context.
   nlohmann::json ExtraContext = nlohmann::json::object();
 };

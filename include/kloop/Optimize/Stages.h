@@ -7,7 +7,10 @@
 /// applyProposalFile, kloop/Edit/ApplyFile.h; a crashed parse is caught by
 /// llvm::CrashRecoveryContext and fails only its candidate), the workload's
 /// build.command (whose log gives the ptxas report, kloop/Support/Ptxas.h)
-/// and kloopMeasure's compareWorkloads. No stage runs kloop's own binary.
+/// and kloopMeasure's compareWorkloads; for search steps timed by replay, the
+/// capture of the baseline (kloop/Capture/Record.h) and the replay worker
+/// (kloop/Capture/Replay.h) on cubins built with search.cubin_command. No
+/// stage runs kloop's own binary.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_OPTIMIZE_STAGES_H
@@ -52,6 +55,10 @@ struct ProcessStagesOptions {
   bool TimingFirst = true;
   /// Where baseline builds are kept between compares ("" = rebuild each time).
   std::string BaselineBuildCache;
+  /// The replay worker for search steps timed by replay (capture::findReplayWorker), or "" with
+  /// ReplayWorkerProblem saying why there is none (each replayed step then falls back to workload
+  /// runs with that reason).
+  std::string ReplayWorker, ReplayWorkerProblem;
 };
 
 /// The real stages for workload \p C.

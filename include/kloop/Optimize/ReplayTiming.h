@@ -1,0 +1,80 @@
+//===- kloop/Optimize/ReplayTiming.h - Search steps timed by replay -------===//
+///
+/// \file
+/// What `kloop optimize` needs to time a search step by replay instead of
+/// workload runs (issue 14, item 3; docs/optimize.md, "Replay timing"):
+/// whether replay can represent a candidate at all, the tolerance the replay
+/// worker checks outputs with, and the verdict on the worker's result by
+/// decide's rule (docs/decide.md). Pure functions; the stage that runs the
+/// capture and the worker is in kloop/Optimize/Stages.h.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_OPTIMIZE_REPLAYTIMING_H
+#define KLOOP_OPTIMIZE_REPLAYTIMING_H
+
+#include "kloop/Capture/Replay.h"
+#include "kloop/Inventory/Model.h"
+#include "kloop/Measure/Config.h"
+#include "kloop/Optimize/Optimize.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace kloop {
+namespace optimize {
+
+/// Why replay cannot time the candidate that \p Proposal (a proposal in the
+/// edit language, docs/edits.md) makes from code inventoried as \p Inv; ""
+/// when it can. Replay launches every kernel with its captured launch
+/// configuration and finds it by its captured mangled name, and it runs no
+/// host code, so a candidate whose launch configuration is computed by host
+/// code that the edit changes cannot be represented: set_launch_config,
+/// add_kernel_variant (launches retargeted to a kernel the capture never saw),
+/// add_const (the kernel's mangled name changes), a set_constant of a
+/// constant that a launch site uses (its inventory `uses[]` name a launch site
+/// as owner, or the contexts block_size, grid_size or shared_memory_size; a
+/// constant the inventory does not list has no tunable use, so none in a
+/// launch configuration), and any kind not known to leave launches as they
+/// were. Example: "set_constant macro:BLOCK: the launch configuration
+/// of launch site launch:main#1 (block_size) is computed by host code from
+/// it, and replay replays the captured one".
+std::string launchConfigChange(const nlohmann::json &Proposal, const inv::Inventory &Inv);
+
+/// What is wrong with \p C's run.command for `search.timing: workload`: ""
+/// when it uses both {seed} and {iters} or when search steps may replay
+/// (search.timing auto or replay, where the program only runs as it is, for
+/// the capture and the final check); else the message, naming the file and
+/// the missing placeholders.
+std::string runCommandTimingProblem(const measure::WorkloadConfig &C);
+
+/// The replay worker's `--tolerance` for \p C's outputs (docs/capture.md):
+/// "exact" without outputs or when every output is exact, else "abs:X" or
+/// "rel:X" with ",f32" or ",f64" from the outputs' dtype. Errors (replay
+/// cannot check these outputs the way the workload compare does; the caller
+/// falls back to workload runs): a `ulp` tolerance, outputs with different
+/// non-exact tolerances or dtypes, a non-exact tolerance on a dtype other
+/// than f32/f64.
+llvm::Expected<std::string> replayTolerance(const measure::WorkloadConfig &C);
+
+/// The verdict on a replay worker's result \p R of the incumbent (baseline
+/// side) against a candidate, on the capture of shape \p Shape:
+/// - the worker's own errors (exit 2: a kernel missing from a cubin, another
+///   parameter layout, a bad capture) and a baseline that does not reproduce
+///   the capture (exit 3) are Fallback reasons;
+/// - a candidate that faulted, failed to launch or hung is Compare with
+///   outcome "crashed" and the worker's message;
+/// - a candidate whose outputs differ from the captured reference is
+///   "failed_verification" with the first mismatch;
+/// - otherwise decide's rule (decide::decideAll, default thresholds, no
+///   held-out seed required, as in a search step) on the interleaved CUDA
+///   event times of each captured launch: "accepted" or "rejected". The
+///   evidence rows have CompareOutcome::Evidence's form, kernel = the
+///   demangled name up to '(' and shape = \p Shape (with "#I", I the launch's
+///   index, when the capture holds several launches of one kernel).
+/// A duration of 0 ns (below the event timer's resolution) is a Fallback.
+llvm::Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, llvm::StringRef Shape);
+
+} // namespace optimize
+} // namespace kloop
+
+#endif

@@ -1,0 +1,38 @@
+//===- Evidence.h - Evidence rows of a comparison -------------------------===//
+///
+/// \file
+/// Internal to kloopOptimize: one row of CompareOutcome::Evidence
+/// (kloop/Optimize/Optimize.h), the same for workload compares and replay.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_LIB_OPTIMIZE_EVIDENCE_H
+#define KLOOP_LIB_OPTIMIZE_EVIDENCE_H
+
+#include "kloop/Decide/Decision.h"
+#include <nlohmann/json.hpp>
+
+namespace kloop {
+namespace optimize {
+
+/// {"kernel", "shape", "pct_roofline": null, "base_median_ns", "cand_median_ns", "base_p99_ns",
+/// "cand_p99_ns", "ci_low", "ci_high", "speedup", "base_n", "cand_n"} of \p SV (null where decide had
+/// too few samples).
+inline nlohmann::json evidenceRow(const decide::ShapeVerdict &SV) {
+  using json = nlohmann::json;
+  json E = {{"kernel", SV.Kernel}, {"shape", SV.Shape}, {"pct_roofline", nullptr}};
+  E["base_median_ns"] = SV.Baseline ? json(SV.Baseline->Median) : json(nullptr);
+  E["cand_median_ns"] = SV.Candidate ? json(SV.Candidate->Median) : json(nullptr);
+  E["base_p99_ns"] = SV.Baseline ? json(SV.Baseline->P99) : json(nullptr);
+  E["cand_p99_ns"] = SV.Candidate ? json(SV.Candidate->P99) : json(nullptr);
+  E["ci_low"] = SV.Speedup ? json(SV.Speedup->Lower) : json(nullptr);
+  E["ci_high"] = SV.Speedup ? json(SV.Speedup->Upper) : json(nullptr);
+  E["speedup"] = SV.Speedup ? json(SV.Speedup->Estimate) : json(nullptr);
+  E["base_n"] = SV.Baseline ? json(SV.Baseline->N) : json(nullptr);
+  E["cand_n"] = SV.Candidate ? json(SV.Candidate->N) : json(nullptr);
+  return E;
+}
+
+} // namespace optimize
+} // namespace kloop
+
+#endif

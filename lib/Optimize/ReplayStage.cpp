@@ -1,0 +1,240 @@
+//===- ReplayStage.cpp - Capture and replay stages of kloop optimize ------===//
+#include "ReplayStage.h"
+#include "kloop/Capture/Capture.h"
+#include "kloop/Capture/Record.h"
+#include "kloop/Capture/Replay.h"
+#include "kloop/Optimize/ReplayTiming.h"
+#include "kloop/Propose/CommandProposer.h"
+#include "kloop/Support/AtomicFile.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+
+#include <set>
+
+using llvm::Error;
+using llvm::Expected;
+using llvm::StringRef;
+
+namespace kloop {
+namespace optimize {
+
+static Error err(const llvm::Twine &Msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
+}
+
+namespace {
+/// The file in a capture directory that holds its key (CaptureOutcome::Key).
+constexpr const char *KeyFileName = "kloop-key.txt";
+
+/// The shape the capture is made with: the first search shape.
+const measure::ShapeSpec *captureShape(const measure::WorkloadConfig &C) {
+  for (const measure::ShapeSpec &S : C.Shapes)
+    if (!S.HeldOut)
+      return &S;
+  return nullptr;
+}
+
+/// The program run of the capture: run.command of the first search shape with seed 0, its working
+/// directory and environment, as kloop compare runs it.
+struct CapturedRun {
+  std::string Command, Cwd;
+};
+
+Expected<CapturedRun> capturedRun(const measure::WorkloadConfig &C, StringRef SourceDir, StringRef BuildDir) {
+  const measure::ShapeSpec *Sh = captureShape(C);
+  if (!Sh)
+    return err(C.Path + ": replay needs a search shape to capture (every shape is held out)");
+  measure::PlaceholderValues V;
+  V.BuildDir = BuildDir.str();
+  V.SourceDir = SourceDir.str();
+  V.Seed = 0;
+  V.Iters = C.Iters;
+  V.Args = Sh->Args;
+  Expected<std::string> Cmd = measure::expandCommand(C.Run.Command, V, "run.command");
+  if (!Cmd)
+    return Cmd.takeError();
+  Expected<std::string> Cwd = measure::expandPath(C.Run.Cwd, V, "run.cwd");
+  if (!Cwd)
+    return Cwd.takeError();
+  llvm::SmallString<256> Dir(*Cwd);
+  if (!llvm::sys::path::is_absolute(Dir))
+    llvm::sys::path::make_absolute(SourceDir, Dir);
+  llvm::sys::path::remove_dots(Dir, true);
+  return CapturedRun{*Cmd, std::string(Dir)};
+}
+
+/// CaptureOutcome::Key of \p Run in the baseline \p SourceDir: the command, its directory and
+/// environment, and every source and protected file's name and bytes.
+Expected<std::string> captureKey(const measure::WorkloadConfig &C, const CapturedRun &Run, StringRef SourceDir) {
+  llvm::SHA256 H;
+  auto Add = [&](StringRef S) {
+    H.update(S);
+    H.update(StringRef("\0", 1));
+  };
+  Add(Run.Command);
+  Add(Run.Cwd);
+  for (const auto &[K, V] : C.Run.Env)
+    Add(K + "=" + V);
+  for (const std::vector<std::string> *List : {&C.Sources, &C.Protected})
+    for (const std::string &F : *List) {
+      auto B = llvm::MemoryBuffer::getFile(SourceDir + "/" + F, /*IsText=*/false);
+      if (!B)
+        return err("cannot read " + SourceDir + "/" + F + " to key the capture: " + B.getError().message());
+      Add(F);
+      Add((*B)->getBuffer());
+    }
+  std::array<uint8_t, 32> D = H.final();
+  return llvm::toHex(D, /*LowerCase=*/true).substr(0, 16);
+}
+
+/// Fills \p Out's figures from the manifest \p M.
+void describe(const capture::Manifest &M, CaptureOutcome &Out) {
+  Out.Launches = static_cast<unsigned>(M.Launches.size());
+  std::set<std::string> Names;
+  for (const capture::Launch &L : M.Launches)
+    Names.insert(L.Name.empty() ? L.Kernel : L.Name);
+  Out.Kernels.assign(Names.begin(), Names.end());
+}
+
+/// Why the capture in \p Dir cannot be reused under \p Key; "" when it can (then \p Out is filled).
+std::string staleness(StringRef Dir, StringRef Key, CaptureOutcome &Out) {
+  auto Old = llvm::MemoryBuffer::getFile(Dir + "/" + KeyFileName);
+  if (!Old)
+    return "it has no key (a capture kloop optimize did not finish)";
+  StringRef OldKey = (*Old)->getBuffer().trim();
+  if (OldKey != Key)
+    return ("its key " + OldKey + " is not " + Key + ": the workload command or the baseline's sources changed").str();
+  Expected<capture::Manifest> M = capture::readCapture(Dir, capture::BlobCheck::Exist);
+  if (!M)
+    return "it does not read: " + llvm::toString(M.takeError());
+  describe(*M, Out);
+  return "";
+}
+
+/// The cubin command when search.cubin_command is not set: nvcc -cubin of the one CUDA source.
+Expected<std::string> defaultCubinCommand(const measure::WorkloadConfig &C) {
+  std::vector<std::string> Cu;
+  for (const std::string &S : C.Sources)
+    if (StringRef(S).ends_with(".cu"))
+      Cu.push_back(S);
+  if (Cu.size() != 1)
+    return err("search.cubin_command is not set and `sources` lists " + llvm::Twine(Cu.size()) +
+               " .cu files (the default compiles exactly one); set search.cubin_command");
+  return "nvcc -cubin -arch=native -o {cubin} {source_dir}/" + measure::shellQuote(Cu.front());
+}
+
+std::string tail(const std::string &S, size_t N = 2000) {
+  return S.size() <= N ? S : "..." + S.substr(S.size() - N);
+}
+} // namespace
+
+Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef BuildDir, StringRef CaptureDir) {
+  Expected<CapturedRun> Run = capturedRun(C, BaseDir, BuildDir);
+  if (!Run)
+    return Run.takeError();
+  Expected<std::string> Key = captureKey(C, *Run, BaseDir);
+  if (!Key)
+    return Key.takeError();
+  CaptureOutcome Out;
+  Out.Dir = CaptureDir.str();
+  Out.Key = *Key;
+  if (llvm::sys::fs::exists(CaptureDir)) {
+    Out.Stale = staleness(CaptureDir, *Key, Out);
+    if (Out.Stale.empty()) {
+      Out.Reused = true;
+      return Out;
+    }
+    if (std::error_code EC = llvm::sys::fs::remove_directories(CaptureDir))
+      return err("cannot remove the stale capture " + CaptureDir + ": " + EC.message());
+  }
+  if (O.CuptiLib.empty())
+    return err("libkloop-cupti.so, which records the capture, was not found (set KLOOP_CUPTI_LIB)");
+  capture::RecordOptions RO;
+  RO.Command = {"/bin/sh", "-c", Run->Command};
+  RO.Cwd = Run->Cwd;
+  RO.Env = C.Run.Env;
+  RO.OutDir = CaptureDir.str();
+  RO.Kernels = C.Targets;
+  RO.CuptiLib = O.CuptiLib;
+  RO.TimeoutS = C.Run.TimeoutS;
+  Expected<capture::RecordResult> R = capture::recordCapture(RO);
+  if (!R)
+    return R.takeError();
+  if (Error E = writeFileAtomically((CaptureDir + "/" + KeyFileName).str(), *Key + "\n"))
+    return E;
+  describe(R->M, Out);
+  return Out;
+}
+
+Expected<std::string> ReplayStage::cubin(StringRef SourceDir, StringRef WorkDir, StringRef Side) {
+  if (auto It = Cubins.find(SourceDir.str()); It != Cubins.end() && llvm::sys::fs::exists(It->second))
+    return It->second;
+  std::string Template = C.Search.CubinCommand;
+  if (Template.empty()) {
+    Expected<std::string> D = defaultCubinCommand(C);
+    if (!D)
+      return D.takeError();
+    Template = *D;
+  }
+  std::string Out = (WorkDir + "/" + Side + ".cubin").str();
+  measure::PlaceholderValues V;
+  V.SourceDir = SourceDir.str();
+  V.Args["cubin"] = Out;
+  Expected<std::string> Cmd = measure::expandCommand(Template, V, "search.cubin_command");
+  if (!Cmd)
+    return Cmd.takeError();
+  CommandConfig CC;
+  CC.Argv = {"/bin/sh", "-c", *Cmd};
+  CC.WorkingDir = SourceDir.str();
+  CC.Timeout = std::chrono::milliseconds(int64_t(C.Build.TimeoutS) * 1000);
+  Expected<CommandResult> R = runCommand(CC, "");
+  if (!R)
+    return R.takeError();
+  if (R->ExitCode != 0 || R->TimedOut || !llvm::sys::fs::is_regular_file(Out))
+    return err("search.cubin_command failed for the " + Side + " (exit " + llvm::Twine(R->ExitCode) +
+               (R->TimedOut ? ", timed out" : "") + (R->ExitCode == 0 ? ", no cubin written" : "") +
+               "): " + tail(R->Stderr));
+  Cubins[SourceDir.str()] = Out;
+  return Out;
+}
+
+Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
+                                                    StringRef WorkDir) {
+  auto Fallback = [](std::string Why) {
+    ReplayCompareOutcome F;
+    F.Fallback = std::move(Why);
+    return F;
+  };
+  if (O.Worker.empty())
+    return Fallback(O.WorkerProblem);
+  if (std::error_code EC = llvm::sys::fs::create_directories(WorkDir))
+    return err("cannot create " + WorkDir + ": " + EC.message());
+  Expected<std::string> Tol = replayTolerance(C);
+  if (!Tol)
+    return Fallback(llvm::toString(Tol.takeError()));
+  Expected<std::string> Base = cubin(BaseDir, WorkDir, "incumbent");
+  if (!Base)
+    return Fallback(llvm::toString(Base.takeError()));
+  Expected<std::string> Cand = cubin(CandDir, WorkDir, "candidate");
+  if (!Cand)
+    return Fallback(llvm::toString(Cand.takeError()));
+  capture::ReplayOptions RO;
+  RO.Worker = O.Worker;
+  RO.Capture = CaptureDir.str();
+  RO.Cubin = *Base;
+  RO.CandidateCubin = *Cand;
+  RO.Iters = std::max(1u, O.Rounds) * C.Iters;
+  RO.Tolerance = *Tol;
+  RO.WorkDir = WorkDir.str();
+  Expected<capture::ReplayResult> R = capture::runReplayWorker(RO);
+  if (!R)
+    return Fallback("the replay worker failed: " + llvm::toString(R.takeError()));
+  return judgeReplay(*R, captureShape(C) ? captureShape(C)->Name : "");
+}
+
+} // namespace optimize
+} // namespace kloop

@@ -1,0 +1,60 @@
+//===- ReplayStage.h - Capture and replay stages of kloop optimize --------===//
+///
+/// \file
+/// Internal to kloopOptimize: what the process stages (kloop/Optimize/Stages.h) do for
+/// Stages::capture and Stages::replayCompare (docs/optimize.md, "Replay timing"). The capture is
+/// recordCapture (kloop/Capture/Record.h) of the baseline's run.command for the first search shape,
+/// keyed by that command and the baseline's sources; a search step builds one cubin per source
+/// directory with search.cubin_command and runs the replay worker (kloop/Capture/Replay.h), whose
+/// result judgeReplay (kloop/Optimize/ReplayTiming.h) decides.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_LIB_OPTIMIZE_REPLAYSTAGE_H
+#define KLOOP_LIB_OPTIMIZE_REPLAYSTAGE_H
+
+#include "kloop/Measure/Config.h"
+#include "kloop/Optimize/Optimize.h"
+
+#include <map>
+#include <string>
+
+namespace kloop {
+namespace optimize {
+
+/// Settings of the replay stage.
+struct ReplayStageOptions {
+  /// The replay worker (capture::findReplayWorker), or "" with WorkerProblem saying why there is none.
+  std::string Worker, WorkerProblem;
+  /// libkloop-cupti.so, which records the capture.
+  std::string CuptiLib;
+  /// Timing rounds of a search step: the worker times Rounds x iters launches per side.
+  unsigned Rounds = 3;
+};
+
+/// Capture and replay for one workload.
+class ReplayStage {
+public:
+  ReplayStage(const measure::WorkloadConfig &C, ReplayStageOptions O) : C(C), O(std::move(O)) {}
+
+  /// Stages::capture, with the baseline built in \p BuildDir.
+  llvm::Expected<CaptureOutcome> capture(llvm::StringRef BaseDir, llvm::StringRef BuildDir,
+                                         llvm::StringRef CaptureDir);
+  /// Stages::replayCompare.
+  llvm::Expected<ReplayCompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
+                                               llvm::StringRef CaptureDir, llvm::StringRef WorkDir);
+
+private:
+  /// The cubin of \p SourceDir's kernels (built once per directory into \p WorkDir); an error's
+  /// message is the fallback reason.
+  llvm::Expected<std::string> cubin(llvm::StringRef SourceDir, llvm::StringRef WorkDir, llvm::StringRef Side);
+
+  const measure::WorkloadConfig &C;
+  ReplayStageOptions O;
+  /// Source directory -> its cubin.
+  std::map<std::string, std::string> Cubins;
+};
+
+} // namespace optimize
+} // namespace kloop
+
+#endif

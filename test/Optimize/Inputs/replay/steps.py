@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+# Prints what test/Optimize/replay-timing.test checks in a journal (steps.py JOURNAL): the replay capture
+# step, each search step's timing, and the final step's two figures, one line each.
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select round, state, step_key, payload from steps where status = 'finished' order by id")
+for rnd, state, key, payload in rows:
+    p = json.loads(payload) if payload else {}
+    if state == "measure" and key == "capture":
+        if p["replay"]:
+            print("capture: replay reused=%s stale=%s launches=%d kernels=%s" %
+                  (p["reused"], p["stale"], p["launches"], ",".join(p["kernels"])))
+        else:
+            print("capture: workload reason=%s" % p["reason"])
+    elif state == "verify":
+        print("verify %s: timing=%s outcome=%s fallback=%s" %
+              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback")))
+    elif state == "decide":
+        print("decide %s: timing=%s outcome=%s explanation=%s" %
+              (key, p.get("timing"), p.get("outcome"), p.get("explanation")))
+    elif state == "done":
+        s = p.get("search") or {}
+        ev = lambda rows: ",".join("%s/%s" % (e["kernel"], e["shape"]) for e in rows or [])
+        print("final: best=%s search_timing=%s search_evidence=%s final_timing=%s final_outcome=%s final_evidence=%s" %
+              (p.get("best"), s.get("timing"), ev(s.get("evidence")), p.get("final_timing"),
+               p.get("final_outcome"), ev(p.get("evidence"))))

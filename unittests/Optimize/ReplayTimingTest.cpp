@@ -1,0 +1,183 @@
+//===- ReplayTimingTest.cpp - Search steps timed by replay ----------------===//
+#include "kloop/Optimize/ReplayTiming.h"
+#include "gtest/gtest.h"
+
+using namespace kloop;
+using namespace kloop::optimize;
+using json = nlohmann::json;
+
+namespace {
+
+/// An inventory with BLOCK used by a launch site's block size and SCALE used nowhere tunable.
+inv::Inventory inventory() {
+  inv::Inventory I;
+  inv::LaunchSite L;
+  L.ID = "launch:launch#1";
+  I.LaunchSites.push_back(L);
+  inv::Constant Block, Scale;
+  Block.ID = "macro:BLOCK";
+  Block.Uses.push_back({"macro:BLOCK", "block_size", "launch:launch#1", std::nullopt, std::nullopt, std::nullopt});
+  Scale.ID = "macro:SCALE";
+  I.Constants = {Block, Scale};
+  return I;
+}
+
+json proposal(const std::string &Kind, const std::string &ID) {
+  return json{{"version", 1}, {"edits", json::array({json{{"kind", Kind}, {"id", ID}}})}};
+}
+
+TEST(ReplayTiming, DeviceOnlyEditsReplay) {
+  for (const char *K : {"set_unroll", "set_launch_bounds", "add_restrict", "replace_body", "replace_loop",
+                        "replace_stmt", "insert_device_function"})
+    EXPECT_EQ(launchConfigChange(proposal(K, "saxpy"), inventory()), "") << K;
+  EXPECT_EQ(launchConfigChange(proposal("set_constant", "macro:SCALE"), inventory()), "");
+  // A constant the inventory does not list has no tunable use, so none in a launch configuration.
+  EXPECT_EQ(launchConfigChange(proposal("set_constant", "macro:UNLISTED"), inventory()), "");
+}
+
+TEST(ReplayTiming, HostLaunchChangesFallBack) {
+  EXPECT_EQ(launchConfigChange(proposal("set_constant", "macro:BLOCK"), inventory()),
+            "set_constant macro:BLOCK: the launch configuration of launch:launch#1 (block_size) is computed by host "
+            "code from it, and replay launches the captured one");
+  EXPECT_EQ(launchConfigChange(proposal("set_launch_config", "launch:launch#1"), inventory()),
+            "set_launch_config launch:launch#1: the candidate changes a launch configuration in host code");
+  EXPECT_NE(launchConfigChange(proposal("add_kernel_variant", "saxpy"), inventory()), "");
+  EXPECT_NE(launchConfigChange(proposal("add_const", "saxpy/param:x"), inventory()), "");
+  EXPECT_EQ(launchConfigChange(proposal("frobnicate", "saxpy"), inventory()),
+            "edit kind 'frobnicate' is not known to leave the launches as they were captured");
+  EXPECT_NE(launchConfigChange(json::object(), inventory()), "");
+  // One host edit among device edits is enough.
+  json P = proposal("set_unroll", "saxpy/loop#1");
+  P["edits"].push_back(json{{"kind", "set_constant"}, {"id", "macro:BLOCK"}});
+  EXPECT_NE(launchConfigChange(P, inventory()), "");
+}
+
+measure::WorkloadConfig config(const std::string &Run, measure::SearchTiming T) {
+  measure::WorkloadConfig C;
+  C.Path = "/w/.kloop.yaml";
+  C.Run.Command = Run;
+  C.Search.Timing = T;
+  return C;
+}
+
+TEST(ReplayTiming, SeedAndItersOptionalOnlyWhenReplaying) {
+  using measure::SearchTiming;
+  EXPECT_EQ(runCommandTimingProblem(config("./app", SearchTiming::Auto)), "");
+  EXPECT_EQ(runCommandTimingProblem(config("./app", SearchTiming::Replay)), "");
+  EXPECT_EQ(runCommandTimingProblem(config("./app --seed {seed} --iters {iters}", SearchTiming::Workload)), "");
+  EXPECT_EQ(runCommandTimingProblem(config("./app --seed {seed}", SearchTiming::Workload)),
+            "/w/.kloop.yaml: run.command uses no {iters}, which search.timing: workload needs (each search step "
+            "runs the program per seed and times {iters} launches); use search.timing: replay or auto, where the "
+            "program runs as it is");
+  EXPECT_NE(runCommandTimingProblem(config("./app", SearchTiming::Workload)).find("uses no {seed} and no {iters}"),
+            std::string::npos);
+}
+
+TEST(ReplayTiming, Tolerance) {
+  measure::WorkloadConfig C;
+  EXPECT_EQ(*replayTolerance(C), "exact");
+  measure::OutputSpec O;
+  O.Kernel = "saxpy";
+  O.DType = "f32";
+  O.Tol = {verify::ToleranceKind::Rel, 1e-5};
+  C.Outputs.push_back(O);
+  EXPECT_EQ(*replayTolerance(C), "rel:1e-05,f32");
+  C.Outputs.push_back(O);
+  C.Outputs.back().Tol.Value = 1e-3;
+  EXPECT_FALSE(bool(llvm::expectedToOptional(replayTolerance(C))));
+  C.Outputs.pop_back();
+  C.Outputs.back().Tol = {verify::ToleranceKind::Ulp, 2};
+  llvm::Expected<std::string> U = replayTolerance(C);
+  ASSERT_FALSE(bool(U));
+  EXPECT_NE(llvm::toString(U.takeError()).find("ulp"), std::string::npos);
+}
+
+/// A worker result of one launch: base and cand durations, ns.
+capture::ReplayResult result(uint64_t Base, uint64_t Cand, unsigned N = 20) {
+  capture::ReplayResult R;
+  R.Device = "Fake GPU";
+  capture::ReplayLaunch L;
+  L.Kernel = "_Z5saxpyifPKfPf";
+  L.Name = "saxpy(int, float, float const*, float*)";
+  L.Candidate.emplace();
+  for (unsigned I = 0; I < N; ++I) {
+    L.Baseline.TimesNs.push_back(Base + I);
+    L.Candidate->TimesNs.push_back(Cand + I);
+  }
+  L.Baseline.Match = L.Candidate->Match = true;
+  R.Launches.push_back(L);
+  R.BaselineMatch = true;
+  R.CandidateMatch = true;
+  R.Json = "{}";
+  return R;
+}
+
+TEST(ReplayTiming, JudgeByDecideRule) {
+  llvm::Expected<ReplayCompareOutcome> Fast = judgeReplay(result(2000, 1000), "n1K");
+  ASSERT_TRUE(bool(Fast));
+  ASSERT_TRUE(Fast->Compare);
+  EXPECT_EQ(Fast->Compare->Outcome, "accepted");
+  ASSERT_EQ(Fast->Compare->Evidence.size(), 1u);
+  EXPECT_EQ(Fast->Compare->Evidence[0]["kernel"], "saxpy");
+  EXPECT_EQ(Fast->Compare->Evidence[0]["shape"], "n1K");
+  EXPECT_EQ(Fast->Compare->Evidence[0]["base_n"], 20);
+  EXPECT_EQ(Fast->Compare->Detail["timing"], "replay");
+  llvm::Expected<ReplayCompareOutcome> Slow = judgeReplay(result(1000, 2000), "n1K");
+  ASSERT_TRUE(bool(Slow) && Slow->Compare);
+  EXPECT_EQ(Slow->Compare->Outcome, "rejected");
+  // Too few samples for decide: not accepted.
+  llvm::Expected<ReplayCompareOutcome> Few = judgeReplay(result(2000, 1000, 3), "n1K");
+  ASSERT_TRUE(bool(Few) && Few->Compare);
+  EXPECT_FALSE(Few->Compare->Accepted);
+}
+
+TEST(ReplayTiming, JudgeCrashMismatchAndFallbacks) {
+  capture::ReplayResult Crash = result(2000, 1000);
+  Crash.ExitCode = 1;
+  Crash.Failed = "candidate";
+  Crash.CandidateMatch = false;
+  Crash.Error = "candidate: the kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS";
+  llvm::Expected<ReplayCompareOutcome> C = judgeReplay(Crash, "n1K");
+  ASSERT_TRUE(bool(C) && C->Compare);
+  EXPECT_EQ(C->Compare->Outcome, "crashed");
+  EXPECT_EQ(C->Compare->Explanation,
+            "refused: the candidate crashed under replay: candidate: the kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS");
+  Crash.TimedOut = true;
+  EXPECT_NE(judgeReplay(Crash, "n1K")->Compare->Explanation.find("hung under replay"), std::string::npos);
+
+  capture::ReplayResult Wrong = result(2000, 1000);
+  Wrong.ExitCode = 1;
+  Wrong.CandidateMatch = false;
+  Wrong.Launches[0].Candidate->Match = false;
+  Wrong.Launches[0].Candidate->Mismatch = "iteration 0: output allocation 1 byte 4";
+  llvm::Expected<ReplayCompareOutcome> W = judgeReplay(Wrong, "n1K");
+  ASSERT_TRUE(bool(W) && W->Compare);
+  EXPECT_EQ(W->Compare->Outcome, "failed_verification");
+  EXPECT_NE(W->Compare->Explanation.find("launch 0 (saxpy): iteration 0"), std::string::npos);
+
+  capture::ReplayResult Usage = result(2000, 1000);
+  Usage.ExitCode = 2;
+  Usage.CandidateMatch.reset();
+  Usage.Error = "cand.cubin: no kernel _Z5saxpyifPKfPf";
+  llvm::Expected<ReplayCompareOutcome> U = judgeReplay(Usage, "n1K");
+  ASSERT_TRUE(bool(U));
+  EXPECT_FALSE(U->Compare);
+  EXPECT_EQ(U->Fallback, "the replay worker: cand.cubin: no kernel _Z5saxpyifPKfPf");
+
+  capture::ReplayResult Base = result(2000, 1000);
+  Base.ExitCode = 3;
+  Base.BaselineMatch = false;
+  Base.Failed = "";
+  Base.Error = "the capture is not replayable as it is";
+  llvm::Expected<ReplayCompareOutcome> B = judgeReplay(Base, "n1K");
+  ASSERT_TRUE(bool(B));
+  EXPECT_EQ(B->Fallback, "the incumbent does not reproduce the capture under replay: the capture is not replayable "
+                         "as it is");
+
+  capture::ReplayResult Zero = result(0, 1000);
+  llvm::Expected<ReplayCompareOutcome> Z = judgeReplay(Zero, "n1K");
+  ASSERT_TRUE(bool(Z));
+  EXPECT_NE(Z->Fallback.find("0 ns"), std::string::npos);
+}
+
+} // namespace
