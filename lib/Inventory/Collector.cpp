@@ -1,6 +1,8 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
+#include "AtomicTargets.h"
 #include "HardwareFacts.h"
 #include "SharedArrayUses.h"
+#include "TreeReductions.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Inventory/KernelNames.h"
@@ -942,6 +944,8 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   BodyWalker Walker(*this, KID, K);
   Walker.walk(FD->getBody(), 0, "");
   K.Data["calls"] = json(std::vector<std::string>(Walker.Callees.begin(), Walker.Callees.end()));
+  K.Data["tree_reductions"] = treeReductions(FD, KID, Ctx);
+  K.Data["atomic_targets"] = atomicTargets(FD, KID, Ctx);
   Out.Entities.push_back(std::move(K));
 }
 
@@ -975,6 +979,8 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.Data["launch_bounds"] = nullptr;
   K.Data["params"] = json::array();
   K.Data["calls"] = json::array();
+  K.Data["tree_reductions"] = json::array();
+  K.Data["atomic_targets"] = json::array();
   Out.Entities.push_back(std::move(K));
 }
 

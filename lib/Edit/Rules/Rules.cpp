@@ -13,8 +13,21 @@ const std::vector<Rule> &builtinRules() {
        matchUnrollConstantLoops},
       {"pad-shared-tiles", "pad 2-D __shared__ tiles read by columns to C + 1 columns against bank conflicts",
        matchPadSharedTiles, explainPadSharedTiles, /*Structural=*/true},
+      {"warp-shuffle-reductions",
+       "end shared-memory tree reductions with warp 0's __shfl_down_sync steps (same pairs, bit-identical)",
+       matchWarpShuffleReductions, explainWarpShuffleReductions, /*Structural=*/true},
+      {"privatize-atomics",
+       "privatize a kernel's global atomics into a per-block shared copy merged with one atomic per element",
+       matchPrivatizeAtomics, explainPrivatizeAtomics, /*Structural=*/true},
   };
   return R;
+}
+
+long long staticSharedBytes(const inv::Kernel &Kernel) {
+  long long Sum = 0;
+  for (const inv::SharedArray &A : Kernel.SharedArrays)
+    Sum += A.Bytes.value_or(0);
+  return Sum;
 }
 
 std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory) {
