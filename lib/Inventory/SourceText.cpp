@@ -54,7 +54,7 @@ static bool isThreadIdxVar(const Expr *E, ASTContext &Ctx) {
     E = O->getSourceExpr() ? O->getSourceExpr()->IgnoreParenImpCasts() : E;
   const auto *D = dyn_cast<DeclRefExpr>(E);
   const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-  return V && V->getName() == "threadIdx" && Ctx.getSourceManager().isInSystemHeader(V->getLocation());
+  return V && V->getNameAsString() == "threadIdx" && Ctx.getSourceManager().isInSystemHeader(V->getLocation());
 }
 
 bool isThreadIdxX(const Expr *E, ASTContext &Ctx) {
@@ -62,9 +62,9 @@ bool isThreadIdxX(const Expr *E, ASTContext &Ctx) {
   if (const auto *PO = dyn_cast<PseudoObjectExpr>(E))
     E = PO->getSyntacticForm()->IgnoreParens();
   if (const auto *P = dyn_cast<MSPropertyRefExpr>(E))
-    return P->getPropertyDecl()->getName() == "x" && isThreadIdxVar(P->getBaseExpr(), Ctx);
+    return P->getPropertyDecl()->getNameAsString() == "x" && isThreadIdxVar(P->getBaseExpr(), Ctx);
   if (const auto *M = dyn_cast<MemberExpr>(E))
-    return M->getMemberDecl()->getName() == "x" && isThreadIdxVar(M->getBase(), Ctx);
+    return M->getMemberDecl()->getNameAsString() == "x" && isThreadIdxVar(M->getBase(), Ctx);
   return false;
 }
 

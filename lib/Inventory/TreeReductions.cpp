@@ -38,7 +38,7 @@ struct Tree {
 static bool isSyncthreads(const Stmt *S) {
   const auto *CE = dyn_cast_or_null<CallExpr>(S);
   const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
-  return F && F->getName() == "__syncthreads" && CE->getNumArgs() == 0;
+  return F && F->getNameAsString() == "__syncthreads" && CE->getNumArgs() == 0;
 }
 
 static const VarDecl *varOf(const Expr *E) {
@@ -136,7 +136,7 @@ static std::optional<std::string> updateProblem(const Expr *U, Tree &T, ASTConte
              B->getOpcode() == BO_Assign && C && C->getNumArgs() == 2 && C->getDirectCallee()) {
     static const char *const Calls[] = {"fmaxf", "fminf", "fmax", "fmin", "max", "min"};
     for (const char *Name : Calls)
-      if (C->getDirectCallee()->getName() == Name)
+      if (C->getDirectCallee()->getNameAsString() == Name)
         Op = Name;
     L = C->getArg(0), R = C->getArg(1);
   }

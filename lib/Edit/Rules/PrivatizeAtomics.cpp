@@ -54,7 +54,8 @@ static std::optional<std::string> atomicsRefusal(const inv::AtomicTarget &A) {
     if (!S.Bound)
       return "the index `" + S.Index + "`" + At + " has no bound the analysis proves (it recognises an unsigned char "
              "or short value, `x & M`, `x % M` in unsigned arithmetic, `x >> k` of a bounded x, a constant)";
-    if (!S.BaseOffset)
+    if (!S.BaseOffset || *S.BaseOffset + A.Name.size() > A.BodyText->size() ||
+        A.BodyText->compare(*S.BaseOffset, A.Name.size(), A.Name) != 0)
       return S.Function + At + " is written through a macro: its target cannot be rewritten";
   }
   return std::nullopt;

@@ -28,6 +28,11 @@ namespace kloop {
 /// Suffix of the device function the rule inserts beside the one that holds the tree.
 static const char *const WarpTailSuffix = "_warp_tail";
 
+/// True when \p Text holds \p What at byte \p At (offsets come from the inventory, which may be stale).
+static bool spells(const std::string &Text, size_t At, const std::string &What) {
+  return At <= Text.size() && Text.compare(At, What.size(), What) == 0;
+}
+
 /// Types __shfl_down_sync moves (CUDA C Programming Guide, "Warp Shuffle Functions").
 static bool shuffleType(const std::string &T) {
   static const char *const Types[] = {"int",       "unsigned int",       "long",  "unsigned long",
@@ -84,6 +89,8 @@ static std::optional<std::string> treeRefusal(const inv::TreeReduction &T) {
   if (T.ThreadIndexUnproved)
     return "the thread index is not proved to be threadIdx.x: " + *T.ThreadIndexUnproved +
            " (the shuffle's lanes are threadIdx.x % 32)";
+  if (T.CondOffset + T.CondLength > T.LoopText.size())
+    return std::string("the loop's condition is not where the inventory says (a stale inventory?)");
   if (T.Pragma)
     return std::string("an unroll pragma stands in front of the loop; the rewrite puts a guarded block there");
   if (std::optional<int64_t> S = T.Start ? T.Start->Value : std::nullopt; S && (*S < 32 || (*S & (*S - 1))))
@@ -98,7 +105,7 @@ static std::map<unsigned, std::string> renamedCalls(const inv::TreeReduction &T,
   std::map<unsigned, std::pair<std::string, std::set<unsigned>>> ByStmt;
   const std::string &Name = *T.FunctionName;
   for (const inv::TreeCall &C : T.Calls) {
-    if (!C.Stmt || !C.Text || !C.NameOffset || C.Text->compare(*C.NameOffset, Name.size(), Name) != 0) {
+    if (!C.Stmt || !C.Text || !C.NameOffset || !spells(*C.Text, *C.NameOffset, Name)) {
       Why = "the call at line " + std::to_string(C.Line) + " is written through a macro: it cannot be renamed";
       return {};
     }
@@ -141,7 +148,8 @@ static std::optional<std::string> deviceEdits(const inv::Inventory &Inv, const i
   if (!F || !F->Edit.Editable)
     return "the function " + T.Function + " is not editable: " +
            (F ? F->Edit.NotEditableReason.value_or("") : std::string("not in the inventory"));
-  if (!T.FunctionText || !T.NameOffset || !T.LoopOffset)
+  if (!T.FunctionText || !T.NameOffset || !T.LoopOffset || !spells(*T.FunctionText, *T.LoopOffset, T.LoopText) ||
+      !spells(*T.FunctionText, *T.NameOffset, *T.FunctionName))
     return "the function " + T.Function + " is written through a macro: its text cannot be copied";
   if (deviceFunction(Inv, "device:" + *T.FunctionName + WarpTailSuffix) && !Inserted.count(T.Function))
     return "a device function " + *T.FunctionName + WarpTailSuffix + " exists already";
