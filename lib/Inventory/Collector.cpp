@@ -1,7 +1,9 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
+#include "AtomicTargets.h"
 #include "HardwareFacts.h"
 #include "SharedArrayUses.h"
 #include "ElementwiseLoops.h"
+#include "TreeReductions.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Inventory/KernelNames.h"
@@ -1040,6 +1042,8 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   BodyWalker Walker(*this, KID, K);
   Walker.walk(FD->getBody(), 0, "");
   K.Data["calls"] = json(std::vector<std::string>(Walker.Callees.begin(), Walker.Callees.end()));
+  K.Data["tree_reductions"] = treeReductions(FD, KID, Ctx);
+  K.Data["atomic_targets"] = atomicTargets(FD, KID, Ctx);
   Out.Entities.push_back(std::move(K));
 }
 
@@ -1073,6 +1077,8 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.Data["launch_bounds"] = nullptr;
   K.Data["params"] = json::array();
   K.Data["calls"] = json::array();
+  K.Data["tree_reductions"] = json::array();
+  K.Data["atomic_targets"] = json::array();
   Out.Entities.push_back(std::move(K));
 }
 

@@ -1,10 +1,12 @@
 //===- ElementwiseLoops.cpp - Grid-stride loops over independent elements -===//
 #include "ElementwiseLoops.h"
-#include "ASTText.h"
+#include "SourceText.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/Basic/SourceManager.h"
+#include "clang/Lex/Lexer.h"
 
 #include <algorithm>
 #include <cctype>
@@ -67,13 +69,13 @@ static const VarDecl *referencedVar(const Expr *E) {
 static std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
   const FunctionDecl *F = E->getDirectCallee();
   if (!F)
-    return "an indirect call" + lineOf(E, Ctx);
+    return "an indirect call" + atLine(E->getBeginLoc(), Ctx);
   std::string Name = F->getNameAsString();
   if (!Ctx.getSourceManager().isInSystemHeader(F->getLocation()))
-    return "a call of '" + Name + "'" + lineOf(E, Ctx) + ", whose memory accesses the rule does not analyse";
+    return "a call of '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ", whose memory accesses the rule does not analyse";
   for (const char *Bad : {"sync", "shfl", "atomic", "ballot", "activemask", "__any", "__all", "match", "printf"})
     if (Name.find(Bad) != std::string::npos)
-      return "a call of '" + Name + "'" + lineOf(E, Ctx) + ": threads would meet it in another order";
+      return "a call of '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ": threads would meet it in another order";
   return std::nullopt;
 }
 
@@ -97,16 +99,16 @@ public:
   }
   bool VisitDeclRefExpr(DeclRefExpr *E) { return !refuse(declRefRefusal(E)); }
   bool VisitCallExpr(CallExpr *E) { return !refuse(callRefusal(E)); }
-  bool VisitBreakStmt(BreakStmt *S) { return !refuse("a break" + lineOf(S, Ctx)); }
-  bool VisitContinueStmt(ContinueStmt *S) { return !refuse("a continue" + lineOf(S, Ctx)); }
-  bool VisitReturnStmt(ReturnStmt *S) { return !refuse("a return" + lineOf(S, Ctx)); }
-  bool VisitGotoStmt(GotoStmt *S) { return !refuse("a goto" + lineOf(S, Ctx)); }
-  bool VisitAsmStmt(AsmStmt *S) { return !refuse("inline asm" + lineOf(S, Ctx)); }
+  bool VisitBreakStmt(BreakStmt *S) { return !refuse("a break" + atLine(S->getBeginLoc(), Ctx)); }
+  bool VisitContinueStmt(ContinueStmt *S) { return !refuse("a continue" + atLine(S->getBeginLoc(), Ctx)); }
+  bool VisitReturnStmt(ReturnStmt *S) { return !refuse("a return" + atLine(S->getBeginLoc(), Ctx)); }
+  bool VisitGotoStmt(GotoStmt *S) { return !refuse("a goto" + atLine(S->getBeginLoc(), Ctx)); }
+  bool VisitAsmStmt(AsmStmt *S) { return !refuse("inline asm" + atLine(S->getBeginLoc(), Ctx)); }
   bool VisitMemberExpr(MemberExpr *E) {
-    return !E->isArrow() || !refuse("a member access through a pointer (->)" + lineOf(E, Ctx));
+    return !E->isArrow() || !refuse("a member access through a pointer (->)" + atLine(E->getBeginLoc(), Ctx));
   }
   bool VisitUnaryOperator(UnaryOperator *U) {
-    return U->getOpcode() != UO_Deref || !refuse("a pointer dereference (*)" + lineOf(U, Ctx));
+    return U->getOpcode() != UO_Deref || !refuse("a pointer dereference (*)" + atLine(U->getBeginLoc(), Ctx));
   }
 
   std::optional<std::string> Refusal;
@@ -122,26 +124,26 @@ private:
   std::optional<std::string> declRefRefusal(const DeclRefExpr *E) {
     std::string Name = E->getDecl()->getNameAsString();
     if (Name == "threadIdx" || Name == "blockIdx" || Name == "blockDim" || Name == "gridDim" || Name == "warpSize")
-      return "a read of " + Name + lineOf(E, Ctx) + ": its iterations would depend on which thread runs them";
+      return "a read of " + Name + atLine(E->getBeginLoc(), Ctx) + ": its iterations would depend on which thread runs them";
     const auto *V = dyn_cast<VarDecl>(E->getDecl());
     if (!V || Inner.count(V))
       return std::nullopt;
     if (V == Var)
       return isPlainRead(E, Ctx) ? std::nullopt
                                  : std::optional<std::string>("a write or address of the loop variable '" + Name +
-                                                              "'" + lineOf(E, Ctx));
+                                                              "'" + atLine(E->getBeginLoc(), Ctx));
     if (isa<ParmVarDecl>(V) && V->getType()->isPointerType())
       return access(E, V);
     if (V->hasAttr<CUDASharedAttr>())
-      return "a use of __shared__ '" + Name + "'" + lineOf(E, Ctx) + ", which the rule does not analyse";
+      return "a use of __shared__ '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ", which the rule does not analyse";
     if (!V->hasLocalStorage() && !V->getType().isConstQualified() && !V->hasAttr<CUDAConstantAttr>())
-      return "a use of '" + Name + "', a variable outside the kernel" + lineOf(E, Ctx) +
+      return "a use of '" + Name + "', a variable outside the kernel" + atLine(E->getBeginLoc(), Ctx) +
              ", which the rule does not analyse";
     if (!isPlainRead(E, Ctx))
-      return "a write, address or reference of '" + Name + "', declared outside the loop" + lineOf(E, Ctx) +
+      return "a write, address or reference of '" + Name + "', declared outside the loop" + atLine(E->getBeginLoc(), Ctx) +
              ": its iterations would not be independent";
     if (V->getType()->isPointerType())
-      return "an access through '" + Name + "', which is not a kernel parameter" + lineOf(E, Ctx);
+      return "an access through '" + Name + "', which is not a kernel parameter" + atLine(E->getBeginLoc(), Ctx);
     return std::nullopt;
   }
 
@@ -152,9 +154,9 @@ private:
     std::string Name = P->getNameAsString();
     if (!AS || AS->getBase()->IgnoreParenImpCasts() != E)
       return "a use of pointer '" + Name + "' other than " + Name + "[" + Var->getNameAsString() + "]" +
-             lineOf(E, Ctx);
+             atLine(E->getBeginLoc(), Ctx);
     if (referencedVar(AS->getIdx()) != Var || !isa<DeclRefExpr>(AS->getIdx()->IgnoreParenImpCasts()))
-      return sourceText(AS->getSourceRange(), Ctx) + lineOf(AS, Ctx) + ": not indexed by the loop variable '" +
+      return sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx) + ": not indexed by the loop variable '" +
              Var->getNameAsString() + "' itself (a non-unit stride, or an offset another thread may own)";
     return element(AS, P);
   }
@@ -163,10 +165,10 @@ private:
   std::optional<std::string> element(const ArraySubscriptExpr *AS, const VarDecl *P) {
     QualType T = P->getType()->getPointeeType();
     if (T->isIncompleteType() || T->isDependentType())
-      return "an access to '" + P->getNameAsString() + "' whose element type is not complete" + lineOf(AS, Ctx);
+      return "an access to '" + P->getNameAsString() + "' whose element type is not complete" + atLine(AS->getBeginLoc(), Ctx);
     const SourceManager &SM = Ctx.getSourceManager();
     if (AS->getBeginLoc().isMacroID() || AS->getEndLoc().isMacroID())
-      return sourceText(AS->getSourceRange(), Ctx) + lineOf(AS, Ctx) + " from a macro expansion";
+      return sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx) + " from a macro expansion";
     json A = {{"param", P->getNameAsString()},
               {"element_type", T.getUnqualifiedType().getAsString(Ctx.getPrintingPolicy())},
               {"element_bytes", Ctx.getTypeSizeInChars(T).getQuantity()},
@@ -189,7 +191,7 @@ private:
     } else if (const auto *U = dyn_cast_or_null<UnaryOperator>(Use); U && U->isIncrementDecrementOp()) {
       A["written"] = A["read"] = true;
     } else {
-      return "an element's address or reference taken, " + sourceText(AS->getSourceRange(), Ctx) + lineOf(AS, Ctx);
+      return "an element's address or reference taken, " + sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx);
     }
     Accesses.push_back(A);
     return std::nullopt;
@@ -243,7 +245,7 @@ static std::optional<std::string> boundRefusal(const Header &H, const Stmt *Kern
   R.TraverseStmt(const_cast<Stmt *>(KernelBody));
   for (const DeclRefExpr *E : R.Refs)
     if (!isPlainRead(E, Ctx))
-      return "its bound '" + H.Bound->getNameAsString() + "' is written or its address taken" + lineOf(E, Ctx);
+      return "its bound '" + H.Bound->getNameAsString() + "' is written or its address taken" + atLine(E->getBeginLoc(), Ctx);
   return std::nullopt;
 }
 
@@ -270,7 +272,7 @@ static json otherEffects(const CompoundStmt *KernelBody, const Stmt *Loop, ASTCo
         Work.push_back(C);
     }
     if (!Plain)
-      return "statement " + std::to_string(Index) + lineOf(S, Ctx);
+      return "statement " + std::to_string(Index) + atLine(S->getBeginLoc(), Ctx);
   }
   return nullptr;
 }

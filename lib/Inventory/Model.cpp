@@ -158,6 +158,67 @@ static void readFields(JSONObject &O, LaunchBounds &B) {
   O.object("min_blocks", B.MinBlocks);
 }
 
+//--- facts of the rules warp-shuffle-reductions and privatize-atomics ---//
+
+static void readFields(JSONObject &O, TreeCall &C) {
+  O.read("line", C.Line);
+  O.read("stmt", C.Stmt);
+  O.read("text", C.Text);
+  O.read("name_offset", C.NameOffset);
+}
+
+static void readFields(JSONObject &O, TreeReduction &T) {
+  O.read("function", T.Function);
+  O.read("line", T.Line);
+  O.read("form", T.Form);
+  O.read("op", T.Op);
+  O.read("element_type", T.ElementType);
+  O.read("array", T.Array);
+  O.read("thread_index", T.ThreadIndex);
+  O.read("stride_var", T.StrideVar);
+  O.read("thread_index_proof", T.ThreadIndexProof);
+  O.read("thread_index_unproved", T.ThreadIndexUnproved);
+  O.object("start", T.Start);
+  O.read("pragma", T.Pragma);
+  O.read("loop_text", T.LoopText);
+  O.read("cond_offset", T.CondOffset);
+  O.read("cond_length", T.CondLength);
+  O.read("stmt", T.Stmt);
+  O.read("function_name", T.FunctionName);
+  O.read("function_text", T.FunctionText);
+  O.read("name_offset", T.NameOffset);
+  O.read("loop_offset", T.LoopOffset);
+  O.objects("calls", T.Calls);
+}
+
+static void readFields(JSONObject &O, AtomicSite &A) {
+  O.read("line", A.Line);
+  O.read("function", A.Function);
+  O.read("index", A.Index);
+  O.read("bound", A.Bound);
+  O.read("result_used", A.ResultUsed);
+  O.read("base_offset", A.BaseOffset);
+}
+
+static void readFields(JSONObject &O, AtomicTarget &A) {
+  O.read("param", A.Param);
+  O.read("name", A.Name);
+  O.read("element_type", A.ElementType);
+  O.read("element_bytes", A.ElementBytes);
+  O.read("other_use", A.OtherUse);
+  O.read("returns", A.Returns);
+  O.read("body_text", A.BodyText);
+  O.objects("atomics", A.Atomics);
+}
+
+/// The rules' facts of a kernel; absent in inventories written before they existed (journals).
+static void readRuleFacts(JSONObject &O, Kernel &K) {
+  if (O.has("tree_reductions"))
+    O.objects("tree_reductions", K.TreeReductions);
+  if (O.has("atomic_targets"))
+    O.objects("atomic_targets", K.AtomicTargets);
+}
+
 static void readFields(JSONObject &O, Kernel &K) {
   O.read("id", K.ID);
   O.object("location", K.Loc);
@@ -181,6 +242,7 @@ static void readFields(JSONObject &O, Kernel &K) {
   O.objects("local_constants", K.LocalConstants);
   O.read("calls", K.Calls);
   O.read("launch_sites", K.LaunchSites);
+  readRuleFacts(O, K);
 }
 
 static void readFields(JSONObject &O, DeviceFunction &F) {
@@ -445,6 +507,47 @@ static json write(const LaunchBounds &B) {
           {"max_threads", write(B.MaxThreads)},
           {"min_blocks", B.MinBlocks ? write(*B.MinBlocks) : json(nullptr)}};
 }
+//--- facts of the rules warp-shuffle-reductions and privatize-atomics ---//
+
+static json write(const TreeCall &C) {
+  return {{"line", C.Line}, {"stmt", orNull(C.Stmt)}, {"text", orNull(C.Text)}, {"name_offset", orNull(C.NameOffset)}};
+}
+static json write(const TreeReduction &T) {
+  json J{{"function", T.Function}, {"line", T.Line}, {"form", orNull(T.Form)}, {"op", orNull(T.Op)}};
+  J["element_type"] = orNull(T.ElementType);
+  J["array"] = orNull(T.Array);
+  J["thread_index"] = orNull(T.ThreadIndex);
+  J["stride_var"] = orNull(T.StrideVar);
+  J["thread_index_proof"] = orNull(T.ThreadIndexProof);
+  J["thread_index_unproved"] = orNull(T.ThreadIndexUnproved);
+  J["start"] = T.Start ? write(*T.Start) : json(nullptr);
+  J["pragma"] = T.Pragma;
+  J["loop_text"] = T.LoopText;
+  J["cond_offset"] = T.CondOffset;
+  J["cond_length"] = T.CondLength;
+  J["stmt"] = orNull(T.Stmt);
+  J["function_name"] = orNull(T.FunctionName);
+  J["function_text"] = orNull(T.FunctionText);
+  J["name_offset"] = orNull(T.NameOffset);
+  J["loop_offset"] = orNull(T.LoopOffset);
+  J["calls"] = writeAll(T.Calls);
+  return J;
+}
+static json write(const AtomicSite &A) {
+  return {{"line", A.Line},          {"function", A.Function},       {"index", A.Index},
+          {"bound", orNull(A.Bound)}, {"result_used", A.ResultUsed}, {"base_offset", orNull(A.BaseOffset)}};
+}
+static json write(const AtomicTarget &A) {
+  return {{"param", A.Param},
+          {"name", A.Name},
+          {"element_type", A.ElementType},
+          {"element_bytes", orNull(A.ElementBytes)},
+          {"other_use", orNull(A.OtherUse)},
+          {"returns", orNull(A.Returns)},
+          {"body_text", orNull(A.BodyText)},
+          {"atomics", writeAll(A.Atomics)}};
+}
+
 static json write(const Kernel &K) {
   json J{{"id", K.ID}, {"location", write(K.Loc)}};
   writeEditability(J, K.Edit);
@@ -467,6 +570,8 @@ static json write(const Kernel &K) {
   J["local_constants"] = writeAll(K.LocalConstants);
   J["calls"] = K.Calls;
   J["launch_sites"] = K.LaunchSites;
+  J["tree_reductions"] = writeAll(K.TreeReductions);
+  J["atomic_targets"] = writeAll(K.AtomicTargets);
   return J;
 }
 static json write(const DeviceFunction &F) {

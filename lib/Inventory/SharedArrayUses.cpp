@@ -1,10 +1,9 @@
 //===- SharedArrayUses.cpp - How a kernel uses a __shared__ array ---------===//
 #include "SharedArrayUses.h"
-#include "ASTText.h"
+#include "SourceText.h"
 
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
-#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
@@ -26,17 +25,17 @@ static std::string escapeReason(const Stmt *Parent, ASTContext &Ctx) {
   if (!Parent)
     return "used outside an expression";
   if (isa<ExplicitCastExpr>(Parent))
-    return "cast to a pointer" + lineOf(Parent, Ctx);
+    return "cast to a pointer" + atLine(Parent->getBeginLoc(), Ctx);
   if (const auto *CE = dyn_cast<CallExpr>(Parent)) {
     const FunctionDecl *F = CE->getDirectCallee();
     return "passed to '" + (F ? F->getNameAsString() : std::string("a function")) + "' as a flat pointer" +
-           lineOf(Parent, Ctx);
+           atLine(Parent->getBeginLoc(), Ctx);
   }
   if (isa<UnaryExprOrTypeTraitExpr>(Parent))
-    return "its size is taken (sizeof)" + lineOf(Parent, Ctx);
+    return "its size is taken (sizeof)" + atLine(Parent->getBeginLoc(), Ctx);
   if (const auto *U = dyn_cast<UnaryOperator>(Parent); U && U->getOpcode() == UO_AddrOf)
-    return "its address is taken" + lineOf(Parent, Ctx);
-  return "used as a pointer" + lineOf(Parent, Ctx);
+    return "its address is taken" + atLine(Parent->getBeginLoc(), Ctx);
+  return "used as a pointer" + atLine(Parent->getBeginLoc(), Ctx);
 }
 
 json sharedArrayUses(const VarDecl *V, const FunctionDecl *Kernel, ASTContext &Ctx) {
@@ -50,17 +49,15 @@ json sharedArrayUses(const VarDecl *V, const FunctionDecl *Kernel, ASTContext &C
     const auto *DS = dyn_cast<DeclStmt>(S);
     if (DS && DS->isSingleDecl() && DS->getSingleDecl() == V) {
       Out["stmt"] = Index;
-      CharSourceRange R = Lexer::makeFileCharRange(CharSourceRange::getTokenRange(DS->getSourceRange()),
-                                                   Ctx.getSourceManager(), Ctx.getLangOpts());
-      Out["decl_text"] = Lexer::getSourceText(R, Ctx.getSourceManager(), Ctx.getLangOpts()).str();
+      Out["decl_text"] = sourceText(DS->getSourceRange(), Ctx);
     }
   }
   unsigned Dims = 0;
   for (QualType T = V->getType(); const ArrayType *A = Ctx.getAsArrayType(T); T = A->getElementType())
     ++Dims;
-  RefFinder F(V);
-  F.TraverseStmt(const_cast<CompoundStmt *>(Body));
-  for (const DeclRefExpr *Ref : F.Refs) {
+  for (const DeclRefExpr *Ref : findAll<DeclRefExpr>(Body)) {
+    if (Ref->getDecl() != V)
+      continue;
     // Climb the subscripts whose base is this reference: tile[i][j] is two.
     std::vector<const Expr *> Indexes;
     const Stmt *Child = nullptr;
@@ -77,19 +74,19 @@ json sharedArrayUses(const VarDecl *V, const FunctionDecl *Kernel, ASTContext &C
                             cast<UnaryOperator>(P)->getOpcode() == UO_AddrOf;
     if ((Indexes.size() < Dims || AddressOfElement) && Out["escapes"].is_null()) {
       Out["escapes"] = Indexes.size() < Dims && !Indexes.empty()
-                           ? "used with fewer subscripts than dimensions" + lineOf(Top, Ctx)
+                           ? "used with fewer subscripts than dimensions" + atLine(Top->getBeginLoc(), Ctx)
                            : escapeReason(P, Ctx);
       if (AddressOfElement)
-        Out["escapes"] = "an element's address is taken" + lineOf(P, Ctx);
+        Out["escapes"] = "an element's address is taken" + atLine(P->getBeginLoc(), Ctx);
     }
     if (Indexes.size() != Dims || Dims < 2 || !Out["column_access"].is_null())
       continue;
-    auto UsesTidX = [&](const Expr *E) { return text(E, Ctx).find("threadIdx.x") != std::string::npos; };
+    auto UsesTidX = [&](const Expr *E) { return sourceText(E->getSourceRange(), Ctx).find("threadIdx.x") != std::string::npos; };
     bool Inner = false;
     for (size_t I = 0; I + 1 < Indexes.size(); ++I) // innermost subscript first: the last is the last dimension's
       Inner |= UsesTidX(Indexes[I]);
     if (Inner && !UsesTidX(Indexes.back()))
-      Out["column_access"] = text(cast<Expr>(Top), Ctx) + lineOf(Top, Ctx);
+      Out["column_access"] = sourceText(Top->getSourceRange(), Ctx) + atLine(Top->getBeginLoc(), Ctx);
   }
   return Out;
 }

@@ -51,6 +51,17 @@ __device__ float atomicAdd(float *address, float val);
 __device__ int atomicAdd(int *address, int val);
 __device__ void __syncthreads();
 __device__ float __shfl_down_sync(unsigned mask, float var, unsigned delta, int width = 32);
+__device__ int __shfl_down_sync(unsigned mask, int var, unsigned delta, int width = 32);
+__device__ unsigned __shfl_down_sync(unsigned mask, unsigned var, unsigned delta, int width = 32);
+__device__ double __shfl_down_sync(unsigned mask, double var, unsigned delta, int width = 32);
+__device__ unsigned atomicAdd(unsigned *address, unsigned val);
+__device__ unsigned long long atomicAdd(unsigned long long *address, unsigned long long val);
+__device__ int atomicMax(int *address, int val);
+__device__ unsigned atomicMax(unsigned *address, unsigned val);
+__device__ int atomicMin(int *address, int val);
+__device__ unsigned atomicMin(unsigned *address, unsigned val);
+__device__ int atomicExch(int *address, int val);
+__device__ float fmaxf(float a, float b);
 
 struct __cuda_builtin_threadIdx_t { __device__ unsigned get_x(); };
 extern const __device__ uint3 threadIdx;

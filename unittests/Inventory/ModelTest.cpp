@@ -46,6 +46,29 @@ json sampleDoc() {
                  {"column_access", "tile[threadIdx.x][threadIdx.y] at line 13"}};
   json Local = {{"id", "k/const:n"}, {"kind", "local_constant"}, {"location", location(2)}, {"editable", true},
                 {"name", "n"}, {"type", "const int"}, {"init", "N * 2"}, {"constexpr", true}, {"value", nullptr}};
+  // Facts of the rules warp-shuffle-reductions and privatize-atomics: a tree in a device function with
+  // its calls, a loop that is not the tree, one atomic target.
+  json Tree = {{"function", "device:tree"}, {"line", 9}, {"form", nullptr}, {"op", "fmaxf"},
+               {"element_type", "float"}, {"array", "a"}, {"thread_index", "tid"}, {"stride_var", "s"},
+               {"thread_index_proof", "threadIdx.x"}, {"thread_index_unproved", nullptr},
+               {"start", {{"expr", "B / 2"}, {"value", nullptr}}}, {"pragma", false},
+               {"loop_text", "for (int s = B / 2; s > 0; s >>= 1) {}"}, {"cond_offset", 20}, {"cond_length", 5},
+               {"stmt", nullptr}, {"function_name", "tree"}, {"function_text", "__device__ void tree() {}"},
+               {"name_offset", 16}, {"loop_offset", 24},
+               {"calls", {{{"line", 30}, {"stmt", 5}, {"text", "tree<B>(a, tid);"}, {"name_offset", 0}},
+                          {{"line", 31}, {"stmt", nullptr}, {"text", nullptr}, {"name_offset", nullptr}}}}};
+  json NotTree = {{"function", "k"}, {"line", 12}, {"form", "the stride does not halve each step"}, {"op", nullptr},
+                  {"element_type", nullptr}, {"array", nullptr}, {"thread_index", nullptr}, {"stride_var", nullptr},
+                  {"thread_index_proof", nullptr}, {"thread_index_unproved", nullptr},
+                  {"start", nullptr}, {"pragma", true}, {"loop_text", ""}, {"cond_offset", 0}, {"cond_length", 0},
+                  {"stmt", 4}, {"function_name", nullptr}, {"function_text", nullptr}, {"name_offset", nullptr},
+                  {"loop_offset", nullptr}, {"calls", json::array()}};
+  json Target = {{"param", "k/param:out"}, {"name", "out"}, {"element_type", "unsigned int"}, {"element_bytes", 4},
+                 {"other_use", nullptr}, {"returns", "`return` at line 4"}, {"body_text", "{ atomicAdd(&out[c], 1u); }"},
+                 {"atomics", {{{"line", 7}, {"function", "atomicAdd"}, {"index", "c"}, {"bound", 256},
+                               {"result_used", false}, {"base_offset", 13}},
+                              {{"line", 8}, {"function", "atomicMax"}, {"index", "i"}, {"bound", nullptr},
+                               {"result_used", true}, {"base_offset", nullptr}}}}};
   json Kernel = {
       {"id", "k"}, {"location", location(1)}, {"editable", true}, {"status", "ok"}, {"errors", json::array()},
       {"name", "k"}, {"qualified_name", "k"}, {"signature", "(float *)"}, {"static", false},
@@ -60,7 +83,8 @@ json sampleDoc() {
                   {{"id", "k/param:n"}, {"name", "n"}, {"type", "int"}, {"pointer", false}, {"const_pointee", false},
                    {"restrict", false}, {"written", nullptr}, {"write_evidence", nullptr}}}},
       {"loops", {Loop1, Loop2}}, {"shared_arrays", {Shared}}, {"local_constants", {Local}},
-      {"calls", {"device:helper"}}, {"launch_sites", {"k.cu:run/launch#1"}}};
+      {"calls", {"device:helper"}}, {"launch_sites", {"k.cu:run/launch#1"}},
+      {"tree_reductions", {Tree, NotTree}}, {"atomic_targets", {Target}}};
   json Library = Kernel;
   Library["id"] = "cub::Kernel";
   Library["library"] = true;
@@ -155,6 +179,30 @@ TEST(InventoryModel, ReadsTypedFields) {
   EXPECT_EQ(I->TranslationUnits[1].Entry, 3u);
   EXPECT_FALSE(I->TranslationUnits[2].DeviceSide.has_value());
   EXPECT_EQ(I->kernel("nope"), nullptr);
+  ASSERT_EQ(K->TreeReductions.size(), 2u);
+  EXPECT_EQ(K->TreeReductions[0].Op, "fmaxf");
+  EXPECT_EQ(K->TreeReductions[0].Calls[0].Stmt, 5u);
+  EXPECT_FALSE(K->TreeReductions[0].Calls[1].Text.has_value());
+  EXPECT_EQ(K->TreeReductions[1].Form, "the stride does not halve each step");
+  EXPECT_TRUE(K->TreeReductions[1].Pragma);
+  EXPECT_FALSE(K->TreeReductions[1].Start.has_value());
+  ASSERT_EQ(K->AtomicTargets.size(), 1u);
+  EXPECT_EQ(K->AtomicTargets[0].Atomics[0].Bound, 256);
+  EXPECT_FALSE(K->AtomicTargets[0].Atomics[1].Bound.has_value());
+  EXPECT_TRUE(K->AtomicTargets[0].Atomics[1].ResultUsed);
+  EXPECT_EQ(K->AtomicTargets[0].ElementBytes, 4);
+}
+
+TEST(InventoryModel, ReadsKernelsWrittenBeforeTheRuleFacts) {
+  json D = sampleDoc();
+  for (json &K : D["kernels"]) {
+    K.erase("tree_reductions");
+    K.erase("atomic_targets");
+  }
+  llvm::Expected<inv::Inventory> I = inv::inventoryFromJSON(D, "old", /*Strict=*/true);
+  ASSERT_TRUE(static_cast<bool>(I)) << llvm::toString(I.takeError());
+  EXPECT_TRUE(I->Kernels[0].TreeReductions.empty());
+  EXPECT_TRUE(I->Kernels[0].AtomicTargets.empty());
 }
 
 std::string readError(const json &D, bool Strict = false) {

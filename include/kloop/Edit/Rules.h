@@ -79,6 +79,37 @@ std::vector<Edit> matchPadSharedTiles(const inv::Inventory &Inventory);
 /// Guide, "Shared Memory": more needs dynamic shared memory and an opt-in).
 constexpr long long StaticSharedLimit = 48 * 1024;
 
+/// The static shared memory \p Kernel declares, bytes: the sum of its
+/// `__shared__` arrays' sizes (those with a known size; dynamic arrays count 0).
+long long staticSharedBytes(const inv::Kernel &Kernel);
+
+/// `warp-shuffle-reductions` (docs/rules/warp-shuffle-reductions.md): a
+/// shared-memory tree `for (s = START; s > 0; s >>= 1) { if (tid < s) a[tid]
+/// op= a[tid + s]; __syncthreads(); }` (inventory `tree_reductions`, tid proved
+/// threadIdx.x) keeps its steps above 32 and ends with warp 0's
+/// `__shfl_down_sync` steps on the same pairs in the same order, leaving
+/// a[0..31] as the tree did (bit-identical), guarded at run time by START a
+/// power of two >= 32 and blockDim.x % 32 == 0. A loop in the kernel body is
+/// rewritten with `replace_stmt`; a loop in a device function f through a
+/// copy `f_warp_tail` (`insert_device_function`) and `replace_stmt` of the
+/// kernel's statements that call f.
+std::vector<RuleSite> explainWarpShuffleReductions(const inv::Inventory &Inventory);
+/// The edits of explainWarpShuffleReductions.
+std::vector<Edit> matchWarpShuffleReductions(const inv::Inventory &Inventory);
+
+/// `privatize-atomics` (docs/rules/privatize-atomics.md): a kernel whose body
+/// updates one pointer parameter p only with integer atomicAdd, atomicMin or
+/// atomicMax at indexes with a compile-time bound N (inventory
+/// `atomic_targets`) gets, through `replace_body`, a `__shared__` copy of N
+/// elements set to the operation's identity, the atomics on that copy, and
+/// after a `__syncthreads()` one atomic per element that changed. Refused when
+/// anything else uses p, a returned value is used, the body has a `return`,
+/// p may alias another pointer parameter, or the copy would pass
+/// StaticSharedLimit.
+std::vector<RuleSite> explainPrivatizeAtomics(const inv::Inventory &Inventory);
+/// The edits of explainPrivatizeAtomics.
+std::vector<Edit> matchPrivatizeAtomics(const inv::Inventory &Inventory);
+
 /// All built-in rules, by name.
 const std::vector<Rule> &builtinRules();
 

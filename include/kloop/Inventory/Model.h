@@ -198,6 +198,72 @@ struct LaunchBounds {
   std::optional<ExprValue> MinBlocks;
 };
 
+//===--- Facts of the rules warp-shuffle-reductions and privatize-atomics ---===//
+// (docs/rules/warp-shuffle-reductions.md, docs/rules/privatize-atomics.md; computed at extract time by
+// lib/Inventory/TreeReductions.cpp and lib/Inventory/AtomicTargets.cpp.) Offsets are bytes from the start
+// of the text they index; texts are the source as written (macros unexpanded).
+
+/// "calls[]" of a tree reduction in a device function: one call of that function by the kernel.
+struct TreeCall {
+  unsigned Line = 0;
+  /// The 1-based index of the kernel body's direct statement that holds the call ("stmt"), that
+  /// statement's text with its `;` ("text"), and where the callee's name begins in it
+  /// ("name_offset"); null when a macro hides them.
+  std::optional<unsigned> Stmt;
+  std::optional<std::string> Text;
+  std::optional<unsigned> NameOffset;
+};
+
+/// "tree_reductions[]" of a kernel: a `for` loop with a `__syncthreads()` in its body, in the kernel or
+/// in a device function it calls, and whether it is the halving tree
+/// `for (int s = START; s > 0; s >>= 1) { if (tid < s) a[tid] op= a[tid + s]; __syncthreads(); }`.
+struct TreeReduction {
+  std::string Function; ///< the kernel's ID, or `device:<name>` of the function holding the loop
+  unsigned Line = 0;    ///< the loop's line
+  /// Null when the loop is the tree; else which part differs ("the stride does not halve ...").
+  std::optional<std::string> Form;
+  /// With Form null: the operator ("+", "*", "&", "|", "^", or the function "fmaxf", "fminf", "fmax",
+  /// "fmin", "max", "min"), a[tid]'s type, the array's and the thread index's text, the stride variable.
+  std::optional<std::string> Op, ElementType, Array, ThreadIndex, StrideVar;
+  /// Why the thread index is threadIdx.x ("thread_index_proof"), or why that is not proved
+  /// ("thread_index_unproved"); both null when Form is set.
+  std::optional<std::string> ThreadIndexProof, ThreadIndexUnproved;
+  std::optional<ExprValue> Start; ///< the stride's initial value
+  bool Pragma = false;            ///< an unroll pragma stands in front of the loop
+  std::string LoopText;           ///< the loop as written ("" when Form is set)
+  unsigned CondOffset = 0, CondLength = 0; ///< the condition's place in LoopText
+  std::optional<unsigned> Stmt;   ///< a loop in the kernel: its index among the body's direct statements
+  /// A loop in a device function: its name, whole text (template header included), where the name and
+  /// the loop begin in that text, and the kernel's calls of it.
+  std::optional<std::string> FunctionName, FunctionText;
+  std::optional<unsigned> NameOffset, LoopOffset;
+  std::vector<TreeCall> Calls;
+};
+
+/// "atomics[]" of an atomic target: one `atomicF(&p[i], ...)` or `atomicF(p + i, ...)`.
+struct AtomicSite {
+  unsigned Line = 0;
+  std::string Function; ///< "atomicAdd", "atomicMin_block", ...
+  std::string Index;    ///< i as written
+  /// N with 0 <= i < N, proved from i's form (an unsigned char or short value, `x & M`, unsigned
+  /// `x % M`, `x >> k` of a bounded x, a constant); null when none is proved.
+  std::optional<int64_t> Bound;
+  bool ResultUsed = false; ///< the atomic's returned old value is used
+  std::optional<unsigned> BaseOffset; ///< where `p` of this atomic begins in AtomicTarget::BodyText
+};
+
+/// "atomic_targets[]" of a kernel: a pointer parameter the kernel's body updates with atomics.
+struct AtomicTarget {
+  std::string Param, Name;   ///< the parameter's ID and name
+  std::string ElementType;   ///< the pointee type, unqualified
+  std::optional<int64_t> ElementBytes; ///< its size; null when dependent
+  /// The first use of the parameter that is not an atomic's target ("`bins[0]` at line 9"), null when none.
+  std::optional<std::string> OtherUse;
+  std::optional<std::string> Returns;  ///< the kernel body's first `return` ("`return` at line 4"), or null
+  std::optional<std::string> BodyText; ///< the kernel body `{ ... }` as written; null when a macro hides it
+  std::vector<AtomicSite> Atomics;
+};
+
 /// "kernels[]".
 struct Kernel {
   std::string ID;
@@ -219,6 +285,9 @@ struct Kernel {
   std::vector<LocalConstant> LocalConstants;
   std::vector<std::string> Calls;       ///< device functions called directly (`device:<name>`)
   std::vector<std::string> LaunchSites; ///< launch-site IDs
+  // Facts of the rules warp-shuffle-reductions and privatize-atomics (the block above).
+  std::vector<TreeReduction> TreeReductions; ///< "tree_reductions"
+  std::vector<AtomicTarget> AtomicTargets;   ///< "atomic_targets"
 };
 
 /// "device_functions[]".

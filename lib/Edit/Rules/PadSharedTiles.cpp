@@ -24,13 +24,6 @@ struct Tile {
 };
 } // namespace
 
-static long long staticSharedBytes(const inv::Kernel &Kernel) {
-  long long Sum = 0;
-  for (const inv::SharedArray &A : Kernel.SharedArrays)
-    Sum += A.Bytes.value_or(0);
-  return Sum;
-}
-
 /// The declaration with its last dimension `[C]` written `[C + 1]`, or nullopt when `[C]` is not in it.
 static std::optional<std::string> paddedDeclaration(const std::string &Decl, const std::string &LastDim) {
   std::string Old = "[" + LastDim + "]";

@@ -34,8 +34,21 @@ const std::vector<Rule> &builtinRules() {
       {"coarsen-grid-stride-8",
        "8 elements per thread and step of an elementwise grid-stride loop, an eighth of the grid", matchCoarsen<8>,
        explainCoarsen<8>, /*Structural=*/true},
+      {"warp-shuffle-reductions",
+       "end shared-memory tree reductions with warp 0's __shfl_down_sync steps (same pairs, bit-identical)",
+       matchWarpShuffleReductions, explainWarpShuffleReductions, /*Structural=*/true},
+      {"privatize-atomics",
+       "privatize a kernel's global atomics into a per-block shared copy merged with one atomic per element",
+       matchPrivatizeAtomics, explainPrivatizeAtomics, /*Structural=*/true},
   };
   return R;
+}
+
+long long staticSharedBytes(const inv::Kernel &Kernel) {
+  long long Sum = 0;
+  for (const inv::SharedArray &A : Kernel.SharedArrays)
+    Sum += A.Bytes.value_or(0);
+  return Sum;
 }
 
 std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory) {

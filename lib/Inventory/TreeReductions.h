@@ -1,0 +1,34 @@
+//===- TreeReductions.h - Shared-memory tree reductions of a kernel -*- C++ -*-===//
+//
+// Private to kloopInventory. The facts rule warp-shuffle-reductions needs
+// (docs/rules/warp-shuffle-reductions.md; docs/inventory.md,
+// "tree_reductions"): every `for` loop with a `__syncthreads()` in its body,
+// in a kernel or in a device function the kernel calls, and whether it is the
+// halving tree `for (int s = START; s > 0; s >>= 1) { if (tid < s) a[tid] op=
+// a[tid + s]; __syncthreads(); }` with tid = threadIdx.x; with the text a
+// rewrite needs.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_LIB_INVENTORY_TREEREDUCTIONS_H
+#define KLOOP_LIB_INVENTORY_TREEREDUCTIONS_H
+
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/Decl.h"
+#include "nlohmann/json.hpp"
+
+#include <string>
+
+namespace kloop {
+
+/// The tree-reduction candidates of kernel \p Kernel (ID \p KernelID), as the
+/// inventory's "tree_reductions" array: one object per `for` loop with a
+/// `__syncthreads()` in its body, in the kernel's body or in the body of a
+/// device function the kernel calls directly (its template pattern), with
+/// "form" null when the loop is the recognised tree and else why not
+/// (docs/inventory.md lists every member).
+nlohmann::json treeReductions(const clang::FunctionDecl *Kernel, const std::string &KernelID,
+                              clang::ASTContext &Ctx);
+
+} // namespace kloop
+
+#endif
