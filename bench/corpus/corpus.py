@@ -324,6 +324,14 @@ def time_based_module_id(symbol):
     return re.search(r"_[0-9a-f]{8}_[0-9]+$", ident) is not None and ident.count("_") >= 6
 
 
+def key_demangler(opts):
+    """LLVM's demangler, which kloop's match keys come from (c++filt and cu++filt print a function
+    template argument without its parameter types): llvm-cxxfilt beside --clang, else on PATH."""
+    clang = shutil.which(opts.clang) or opts.clang
+    beside = os.path.join(os.path.dirname(os.path.realpath(clang)), "llvm-cxxfilt")
+    return beside if os.access(beside, os.X_OK) else "llvm-cxxfilt"
+
+
 def match_key(demangled):
     """kloop's match key of a demangled nvcc name: without `_INTERNAL_...::` qualifiers."""
     return re.sub(r"_INTERNAL_\w+::", "", demangled)
@@ -397,7 +405,8 @@ def kernel_match(nv, inv, opts):
     kl = set(inv["mangled"])
     unknown = set(inv.get("unknown_keys", []))
     timed = [s for s in nv_syms if s not in kl and time_based_module_id(s)]
-    by_key = [s for s in timed if match_key(names.get(s, s)) in unknown]
+    keys = demangle(key_demangler(opts), timed) if timed else {}
+    by_key = [s for s in timed if match_key(keys.get(s, s)) in unknown]
     return {
         "nvcc_symbols": len(nv_syms), "nvcc_symbol_names": nv_syms, "nvcc_cccl_symbols": len(cccl),
         "matched": sum(1 for s in nv_syms if s in kl),

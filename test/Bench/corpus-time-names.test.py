@@ -15,10 +15,15 @@ print("key:", corpus.match_key("void k<&_INTERNAL_ff356fc6_4_f_cu_3636d4a8_14588
 
 class Opts:
     demangler = None
+    clang = "/usr/lib/llvm-22/bin/clang++"  # run.sh's default: llvm-cxxfilt sits beside it
 
 
 sym = "_Z1kIXadL_ZN40_INTERNAL_ff356fc6_4_f_cu_3636d4a8_145881fERfEEEvPf"
-corpus.demangle = lambda demangler, names: {sym: "void k<&_INTERNAL_ff356fc6_4_f_cu_3636d4a8_14588::f(float&)>(float*)"}
+# cu++filt's and c++filt's spelling of the symbol (no parameter types in the template argument): the
+# match key must come from LLVM's demangler instead, as kloop's does.
+real = corpus.demangle
+corpus.demangle = lambda d, names: ({sym: "void k<&_INTERNAL_ff356fc6_4_f_cu_3636d4a8_14588::f>(float*)"}
+                                    if d == Opts.demangler else real(d, names))
 m = corpus.kernel_match([{"kernels": [sym], "file": "f.cu", "rc": 0, "first_error": ""}],
                         {"mangled": ["_Z1kIXadL_ZL1fRfEEEvPf"], "unknown_keys": ["void k<&f(float&)>(float*)"]}, Opts)
 print(f"matched by key: {m['matched_by_key_time_based']} of {m['nvcc_time_based']} time-based, unmatched {len(m['unmatched_nvcc'])}")
