@@ -59,7 +59,7 @@ GENERIC = {
     "end", "entry", "errors", "expr", "extern", "file", "function", "grid", "host", "id",
     "init", "kernel", "kind", "line", "max_threads", "min_blocks", "name", "owner", "reason",
     "root", "schema", "shared_memory", "state", "static", "status", "stream", "type", "value",
-    "version",
+    "version", "index", "refusal", "text",
 }
 
 READER = re.compile(r'\bO\.(?:read|object|objects|has|member)\("([a-z_]+)"')
