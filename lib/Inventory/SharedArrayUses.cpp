@@ -18,8 +18,6 @@ using nlohmann::json;
 namespace kloop {
 
 
-static std::string text(const Expr *E, ASTContext &Ctx) { return sourceText(E->getSourceRange(), Ctx); }
-
 /// Why the use \p Ref (not fully subscripted, or an element whose address is taken) sees memory.
 static std::string escapeReason(const Stmt *Parent, ASTContext &Ctx) {
   if (!Parent)
