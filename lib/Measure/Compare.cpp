@@ -1,5 +1,6 @@
 //===- Compare.cpp - Baseline against candidate, end to end ---------------===//
 #include "kloop/Measure/Compare.h"
+#include "kloop/Support/Error.h"
 #include "kloop/Support/AtomicFile.h"
 #include "llvm/Support/SHA256.h"
 
@@ -23,7 +24,6 @@ using nlohmann::json;
 namespace kloop {
 namespace measure {
 
-static Error err(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg.str()); }
 
 /// The configured outputs in kloopVerify's terms.
 static Expected<std::vector<verify::OutputSpec>> verifyOutputs(const WorkloadConfig &C) {
@@ -34,7 +34,7 @@ static Expected<std::vector<verify::OutputSpec>> verifyOutputs(const WorkloadCon
     V.Arg = O.Arg;
     Expected<verify::DType> T = verify::parseDType(O.DType);
     if (!T)
-      return err(C.Path + ": outputs: " + toString(T.takeError()));
+      return makeError(C.Path + ": outputs: " + toString(T.takeError()));
     V.Type = *T;
     V.Tol = O.Tol;
     R.push_back(V);
@@ -177,13 +177,13 @@ private:
 
   Error checkRequest() {
     if (C.Outputs.empty())
-      return err(C.Path + ": outputs: none declared; compare must verify the candidate's outputs (add the output "
+      return makeError(C.Path + ": outputs: none declared; compare must verify the candidate's outputs (add the output "
                           "argument of each target kernel)");
     if (O.CuptiLib.empty() || O.WorkDir.empty() || O.BaselineDir.empty() || O.CandidateDir.empty())
-      return err("compare: baseline, candidate, work directory and libkloop-cupti.so are required");
+      return makeError("compare: baseline, candidate, work directory and libkloop-cupti.so are required");
     for (const std::string *D : {&O.BaselineDir, &O.CandidateDir})
       if (!sys::fs::is_directory(*D))
-        return err("compare: source directory '" + *D + "' does not exist");
+        return makeError("compare: source directory '" + *D + "' does not exist");
     Expected<std::vector<verify::OutputSpec>> V = verifyOutputs(C);
     if (!V)
       return V.takeError();
@@ -204,9 +204,9 @@ private:
     for (const std::string &N : O.Shapes) {
       const ShapeSpec *S = C.findShape(N);
       if (!S)
-        return err(C.Path + ": no shape named '" + N + "'");
+        return makeError(C.Path + ": no shape named '" + N + "'");
       if (S->HeldOut && !O.IncludeHeldOut)
-        return err(C.Path + ": shape '" + N + "' is held out: a search step may not use it (only a final "
+        return makeError(C.Path + ": shape '" + N + "' is held out: a search step may not use it (only a final "
                                                "acceptance, without --search-only)");
       Shapes.push_back(S);
     }
@@ -221,12 +221,12 @@ private:
     Seeds = C.seedList(O.IncludeHeldOut);
     if (O.MaxSeeds) {
       if (O.IncludeHeldOut)
-        return err("compare: screening (a seed limit) cannot be used for a final acceptance with held-out inputs");
+        return makeError("compare: screening (a seed limit) cannot be used for a final acceptance with held-out inputs");
       if (Seeds.size() > O.MaxSeeds)
         Seeds.resize(O.MaxSeeds);
     }
     if (O.TimingFirst && O.IncludeHeldOut)
-      return err("compare: timing first (verification only after the timing does not reject the candidate) "
+      return makeError("compare: timing first (verification only after the timing does not reject the candidate) "
                  "screens a search step; a final acceptance with held-out inputs verifies every run in the usual "
                  "order");
     return Error::success();
@@ -274,7 +274,7 @@ private:
       sys::path::append(Cd, P);
       Expected<verify::FileDigest> DB = verify::digestFile(B);
       if (!DB)
-        return err("baseline protected file: " + toString(DB.takeError()));
+        return makeError("baseline protected file: " + toString(DB.takeError()));
       Expected<verify::FileDigest> DC = verify::digestFile(Cd);
       if (!DC) {
         Res.ProtectedChanges.push_back("protected file " + P + " is missing or unreadable in the candidate: " +
@@ -299,7 +299,7 @@ private:
     if (!O.BaselineBuildCache.empty()) {
       Expected<std::string> Digest = sourceDigest(C, O.BaselineDir);
       if (!Digest)
-        return err("baseline: " + toString(Digest.takeError()));
+        return makeError("baseline: " + toString(Digest.takeError()));
       Base.BuildDir = O.BaselineBuildCache + "/" + Digest->substr(0, 16);
       BaseStamp = buildStampPath(Base.BuildDir);
     }
@@ -322,7 +322,7 @@ private:
       B.Label = std::string("build-") + S->Tag;
       if (Error E = buildWorkload(C, B)) {
         if (S == &Base)
-          return err("baseline: " + toString(std::move(E)));
+          return makeError("baseline: " + toString(std::move(E)));
         Res.CandidateFailure = "candidate " + toString(std::move(E));
         Res.BuildSeconds = secondsSince(TBuild);
         return refuseCandidate();
@@ -397,7 +397,7 @@ private:
     std::string Msg = "run " + Label + " " + RR->describe() + " (command: " + R->Command +
                       "; logs: " + RR->StderrPath + ")" + (RR->StderrTail.empty() ? "" : ": " + RR->StderrTail);
     if (&S == &Base)
-      return err("baseline " + Msg + (Drained.empty() ? "" : "\n" + Drained));
+      return makeError("baseline " + Msg + (Drained.empty() ? "" : "\n" + Drained));
     Res.CandidateFailure = "candidate " + Msg;
     return std::optional<RunResult>();
   }
@@ -457,7 +457,7 @@ private:
     bool HeldOutSeed = Seed >= C.Seeds;
     Expected<verify::CompareReport> Rep = verify::compareProfiles(BA, CA, Outs, C.Targets);
     if (!Rep)
-      return err("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + toString(Rep.takeError()));
+      return makeError("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + toString(Rep.takeError()));
     decide::SeedCheck SC;
     SC.Seed = Seed;
     SC.HeldOut = HeldOutSeed;
@@ -478,7 +478,7 @@ private:
       return false;
     auto DB = verify::checkDeterminism(BA, *(*Det)->Base.Prof, Outs);
     if (!DB)
-      return err("shape " + Shapes[ShI]->Name + " baseline determinism: " + toString(DB.takeError()));
+      return makeError("shape " + Shapes[ShI]->Name + " baseline determinism: " + toString(DB.takeError()));
     auto DC = verify::checkDeterminism(CA, *(*Det)->Cand.Prof, Outs);
     std::vector<verify::OutputDeterminism> DCv;
     if (DC)
@@ -515,7 +515,7 @@ private:
   /// Every timed shape must have launched a target kernel.
   Error checkTimed(size_t ShI) const {
     if (PerShape[ShI].BaseS.empty() && PerShape[ShI].CandS.empty())
-      return err("shape " + Shapes[ShI]->Name + ": no launch of a target kernel (" + join(C.Targets, ", ") +
+      return makeError("shape " + Shapes[ShI]->Name + ": no launch of a target kernel (" + join(C.Targets, ", ") +
                  ") in the timing runs");
     return Error::success();
   }

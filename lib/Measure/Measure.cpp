@@ -1,5 +1,6 @@
 //===- Measure.cpp - Build, run and summarise a workload ------------------===//
 #include "kloop/Measure/Measure.h"
+#include "kloop/Support/Error.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
 
@@ -25,7 +26,6 @@ char NoGpuError::ID;
 
 void NoGpuError::log(raw_ostream &OS) const { OS << "no usable GPU: " << Reason; }
 
-static Error err(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg.str()); }
 
 static std::string wallText(double S) {
   char B[32];
@@ -71,7 +71,7 @@ Expected<std::string> probeGpu() {
 
 Error buildWorkload(const WorkloadConfig &C, const BuildRequest &B) {
   if (std::error_code EC = sys::fs::create_directories(B.BuildDir))
-    return err("cannot create build directory '" + B.BuildDir + "': " + EC.message());
+    return makeError("cannot create build directory '" + B.BuildDir + "': " + EC.message());
   PlaceholderValues V;
   V.BuildDir = B.BuildDir;
   V.SourceDir = B.SourceDir;
@@ -106,7 +106,7 @@ Error buildWorkload(const WorkloadConfig &C, const BuildRequest &B) {
     for (StringRef L : Lines)
       Msg += "\n    | " + L.str();
   }
-  return err(Msg);
+  return makeError(Msg);
 }
 
 //===----------------------------------------------------------------------===//
@@ -122,20 +122,20 @@ Expected<Ceilings> parseCeilingsOutput(StringRef Text) {
   size_t P = All.rfind('\n');
   StringRef Line = P == StringRef::npos ? All : All.substr(P + 1).trim();
   if (!Line.starts_with("{"))
-    return err("ceilings: no JSON line in the output: '" + All.take_back(200) + "'");
+    return makeError("ceilings: no JSON line in the output: '" + All.take_back(200) + "'");
   json J = json::parse(Line.str(), nullptr, false);
   if (J.is_discarded() || !J.is_object() || J.value("schema", "") != "kloop-ceilings/1")
-    return err("ceilings: output is not kloop-ceilings/1 JSON: '" + Line.take_front(200) + "'");
+    return makeError("ceilings: output is not kloop-ceilings/1 JSON: '" + Line.take_front(200) + "'");
   Ceilings C;
   auto Num = [&](const char *K, double &Out) -> Error {
     auto It = J.find(K);
     if (It == J.end() || !It->is_number() || !(It->get<double>() > 0))
-      return err(Twine("ceilings: \"") + K + "\" is missing or not a positive number");
+      return makeError(Twine("ceilings: \"") + K + "\" is missing or not a positive number");
     Out = It->get<double>();
     return Error::success();
   };
   if (!J.contains("device") || !J["device"].is_string())
-    return err("ceilings: \"device\" is missing");
+    return makeError("ceilings: \"device\" is missing");
   C.Device = J["device"].get<std::string>();
   if (Error E = Num("copy_gbps", C.CopyGBps))
     return E;
@@ -164,10 +164,10 @@ static Expected<json> readCache(StringRef CacheFile) {
     return json::object();
   auto Buf = MemoryBuffer::getFile(CacheFile, true);
   if (!Buf)
-    return err("cannot read ceilings cache '" + CacheFile + "': " + Buf.getError().message());
+    return makeError("cannot read ceilings cache '" + CacheFile + "': " + Buf.getError().message());
   json J = json::parse((*Buf)->getBuffer().begin(), (*Buf)->getBuffer().end(), nullptr, false);
   if (J.is_discarded() || !J.is_object())
-    return err("ceilings cache '" + CacheFile + "' is not a JSON object; delete it to re-measure");
+    return makeError("ceilings cache '" + CacheFile + "' is not a JSON object; delete it to re-measure");
   return J;
 }
 
@@ -183,7 +183,7 @@ Expected<std::optional<Ceilings>> lookupCeilings(StringRef CacheFile, StringRef 
   E["device"] = Device.str();
   Expected<Ceilings> C = parseCeilingsOutput(dumpJSON(E));
   if (!C)
-    return err("ceilings cache '" + CacheFile + "', entry '" + Device + "': " + toString(C.takeError()));
+    return makeError("ceilings cache '" + CacheFile + "', entry '" + Device + "': " + toString(C.takeError()));
   return std::optional<Ceilings>(*C);
 }
 
@@ -196,7 +196,7 @@ Error storeCeilings(StringRef CacheFile, const Ceilings &C) {
   sys::path::remove_filename(Dir);
   if (!Dir.empty())
     if (std::error_code EC = sys::fs::create_directories(Dir))
-      return err("cannot create '" + Dir + "': " + EC.message());
+      return makeError("cannot create '" + Dir + "': " + EC.message());
   return writeFileAtomically(CacheFile, J->dump(2) + "\n");
 }
 
@@ -204,7 +204,7 @@ Expected<std::string> findNvcc() {
   if (std::optional<std::string> E = sys::Process::GetEnv("KLOOP_NVCC")) {
     if (sys::fs::can_execute(*E))
       return *E;
-    return err("KLOOP_NVCC='" + *E + "' is not executable");
+    return makeError("KLOOP_NVCC='" + *E + "' is not executable");
   }
   if (std::optional<std::string> H = sys::Process::GetEnv("CUDA_HOME")) {
     SmallString<256> P(*H);
@@ -216,7 +216,7 @@ Expected<std::string> findNvcc() {
     return *P;
   if (sys::fs::can_execute("/usr/local/cuda/bin/nvcc"))
     return std::string("/usr/local/cuda/bin/nvcc");
-  return err("nvcc not found ($KLOOP_NVCC, $CUDA_HOME/bin, PATH, /usr/local/cuda/bin)");
+  return makeError("nvcc not found ($KLOOP_NVCC, $CUDA_HOME/bin, PATH, /usr/local/cuda/bin)");
 }
 
 Expected<Ceilings> ensureCeilings(StringRef Device, StringRef CacheFile, StringRef WorkDir) {
@@ -232,7 +232,7 @@ Expected<Ceilings> ensureCeilings(StringRef Device, StringRef CacheFile, StringR
   sys::path::append(Src, "ceilings.cu");
   sys::path::append(Exe, "ceilings");
   if (std::error_code EC = sys::fs::create_directories(WorkDir))
-    return err("cannot create '" + WorkDir + "': " + EC.message());
+    return makeError("cannot create '" + WorkDir + "': " + EC.message());
   if (Error E = writeFileAtomically(Src, CeilingsSource))
     return E;
   RunRequest B;
@@ -245,7 +245,7 @@ Expected<Ceilings> ensureCeilings(StringRef Device, StringRef CacheFile, StringR
   if (!BR)
     return BR.takeError();
   if (!BR->ok())
-    return err("building the ceilings program failed (" + BR->describe() + "): " + BR->StderrTail);
+    return makeError("building the ceilings program failed (" + BR->describe() + "): " + BR->StderrTail);
   RunRequest R;
   R.Command = shellQuote(Exe);
   R.Cwd = WorkDir.str();
@@ -258,16 +258,16 @@ Expected<Ceilings> ensureCeilings(StringRef Device, StringRef CacheFile, StringR
   if (!RR->ok()) {
     if (saysNoCudaDevice(RR->StderrTail))
       return make_error<NoGpuError>("the ceilings program found no CUDA device: " + RR->StderrTail);
-    return err("running the ceilings program failed (" + RR->describe() + "): " + RR->StderrTail);
+    return makeError("running the ceilings program failed (" + RR->describe() + "): " + RR->StderrTail);
   }
   auto Out = MemoryBuffer::getFile(RR->StdoutPath, true);
   if (!Out)
-    return err("cannot read '" + RR->StdoutPath + "'");
+    return makeError("cannot read '" + RR->StdoutPath + "'");
   Expected<Ceilings> C = parseCeilingsOutput((*Out)->getBuffer());
   if (!C)
     return C.takeError();
   if (C->Device != Device)
-    return err("the ceilings program measured '" + C->Device + "' but the workload ran on '" + Device +
+    return makeError("the ceilings program measured '" + C->Device + "' but the workload ran on '" + Device +
                "' (set CUDA_VISIBLE_DEVICES so both see the same GPU)");
   if (Error E = storeCeilings(CacheFile, *C))
     return E;
@@ -434,7 +434,7 @@ static Expected<std::vector<const ShapeSpec *>> selectShapes(const WorkloadConfi
       std::string Known;
       for (const ShapeSpec &K : C.Shapes)
         Known += (Known.empty() ? "" : ", ") + K.Name;
-      return err(C.Path + ": no shape named '" + N + "' (shapes: " + Known + ")");
+      return makeError(C.Path + ": no shape named '" + N + "' (shapes: " + Known + ")");
     }
     Shapes.push_back(S);
   }
@@ -466,7 +466,7 @@ static Error addShapeStats(const ShapeSpec &S, const TargetSamples &Pool, const 
     }
     Expected<decide::Summary> Sum = decide::summarize(F.KeptNs);
     if (!Sum)
-      return err("kernel " + Name + " shape " + S.Name + ": " + toString(Sum.takeError()));
+      return makeError("kernel " + Name + " shape " + S.Name + ": " + toString(Sum.takeError()));
     K.Stats = *Sum;
     K.MedianRelCI = medianRelCIWidth(F.KeptNs);
     attachRates(K, S, Ceil);
@@ -482,9 +482,9 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       Progress(T.str());
   };
   if (O.BuildDir.empty() || O.WorkDir.empty())
-    return err("measure: build and work directories are required");
+    return makeError("measure: build and work directories are required");
   if (O.CuptiLib.empty())
-    return err("measure: the path of libkloop-cupti.so is required");
+    return makeError("measure: the path of libkloop-cupti.so is required");
   Expected<std::vector<const ShapeSpec *>> Shapes = selectShapes(C, O.Shapes);
   if (!Shapes)
     return Shapes.takeError();
@@ -560,7 +560,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
           Msg += "\n  stderr:\n    | " + join(split(Res->StderrTail, '\n'), "\n    | ");
         if (std::string Drained = drainNote(R.Label, *Res); !Drained.empty())
           Msg += "\n  gpu: " + Drained;
-        return err(Msg);
+        return makeError(Msg);
       }
       const verify::Profile &P = *Res->Prof;
       Noted.check(P, Rep.Notes);
@@ -587,7 +587,7 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
     }
     Rep.RunsPerShape.push_back({S->Name, Done});
     if (Pool.empty())
-      return err("shape '" + S->Name + "': no launch of a target kernel (" + join(C.Targets, ", ") +
+      return makeError("shape '" + S->Name + "': no launch of a target kernel (" + join(C.Targets, ", ") +
                  ") after warm-up in " + Twine(Done) +
                  " runs; check `targets` against the demangled kernel names in " + O.WorkDir + "/run-*.json");
     if (Error E = addShapeStats(*S, Pool, O.Ceil, Rep))

@@ -1,5 +1,6 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Support/Error.h"
 #include "kloop/Optimize/ReplayTiming.h"
 #include "RunSteps.h"
 #include "kloop/Support/JSON.h"
@@ -38,9 +39,6 @@ Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, Strin
   return O;
 }
 
-static Error err(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 /// KLOOP_TEST_CRASH_AT=<state>:<round>: die as a killed process would.
 static void maybeCrash(StepState St, int64_t Round) {
@@ -164,7 +162,7 @@ public:
       return Done.takeError();
     if (*Done) {
       if (std::string W = Shape((*Done)->Payload); !W.empty())
-        return err(J.path() + ": --resume: finished step " + std::to_string((*Done)->Id) + " (" +
+        return makeError(J.path() + ": --resume: finished step " + std::to_string((*Done)->Id) + " (" +
                    stepStateName(St) + (Key.empty() ? "" : " ") + Key + ", round " + std::to_string(Round) +
                    ") holds a payload of the wrong shape: " + W +
                    "; start a new journal, or remove that step's row to redo it");
@@ -192,7 +190,7 @@ public:
       std::string Msg = llvm::toString(std::move(E));
       if (Error F = J.failStep(*Id, Msg))
         return F;
-      return err(stepStateName(St) + " " + Key + ": " + Msg);
+      return makeError(stepStateName(St) + " " + Key + ": " + Msg);
     }
     return Payload;
   }
@@ -425,7 +423,7 @@ public:
       return RunRec.takeError();
     SR.emplace(J, Res.Run);
     if (std::error_code EC = llvm::sys::fs::create_directories(CandRoot))
-      return err("cannot create " + CandRoot + ": " + EC.message());
+      return makeError("cannot create " + CandRoot + ": " + EC.message());
     if (Error E = extract())
       return E;
     if (Error E = buildBaseline())
@@ -499,7 +497,7 @@ private:
     if (!Runs)
       return Runs.takeError();
     if (Runs->empty())
-      return err(J.path() + ": --resume: the journal has no run to resume");
+      return makeError(J.path() + ": --resume: the journal has no run to resume");
     Res.Run = Runs->back().Id;
     if (Runs->back().FinishedNs) {
       if (Error E = regenerateFinished())
@@ -507,7 +505,7 @@ private:
       return true;
     }
     if (!O.ConfigHash.empty() && Runs->back().ConfigHash != O.ConfigHash)
-      return err(J.path() + ": --resume: the workload description changed since run " + std::to_string(Res.Run) +
+      return makeError(J.path() + ": --resume: the workload description changed since run " + std::to_string(Res.Run) +
                  " began (config hash " + Runs->back().ConfigHash + ", now " + O.ConfigHash +
                  "); resume with the same .kloop.yaml, or start a new journal");
     // --time-budget counts the time the run has worked: the steps finished by earlier invocations (a run
@@ -530,7 +528,7 @@ private:
     if (!Fin)
       return Fin.takeError();
     if (!*Fin || !(*Fin)->Payload.is_object())
-      return err(J.path() + ": --resume: run " + std::to_string(Res.Run) +
+      return makeError(J.path() + ": --resume: run " + std::to_string(Res.Run) +
                  " is finished but has no final step; its journal is inconsistent");
     const json &F = (*Fin)->Payload;
     say("run " + std::to_string(Res.Run) +
@@ -617,7 +615,7 @@ private:
       if (Error E = recordBuild(*B, 0, std::nullopt))
         return E;
       if (!B->Succeeded)
-        return err("the baseline does not build:\n" + B->Log);
+        return makeError("the baseline does not build:\n" + B->Log);
       return json{{"source_dir", *D}, {"ptxas", B->Ptxas}};
     });
     if (!BaseBuild)

@@ -1,6 +1,7 @@
 //===- ReplayStage.cpp - Capture and replay stages of kloop optimize ------===//
 #include "ReplayStage.h"
 #include "kloop/Capture/Capture.h"
+#include "kloop/Support/Error.h"
 #include "kloop/Capture/Record.h"
 #include "kloop/Capture/Replay.h"
 #include "kloop/Optimize/ReplayTiming.h"
@@ -22,9 +23,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-static Error err(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 namespace {
 /// The file in a capture directory that holds its key (CaptureOutcome::Key).
@@ -47,7 +45,7 @@ struct CapturedRun {
 Expected<CapturedRun> capturedRun(const measure::WorkloadConfig &C, StringRef SourceDir, StringRef BuildDir) {
   const measure::ShapeSpec *Sh = captureShape(C);
   if (!Sh)
-    return err(C.Path + ": replay needs a search shape to capture (every shape is held out)");
+    return makeError(C.Path + ": replay needs a search shape to capture (every shape is held out)");
   measure::PlaceholderValues V;
   V.BuildDir = BuildDir.str();
   V.SourceDir = SourceDir.str();
@@ -83,7 +81,7 @@ Expected<std::string> captureKey(const measure::WorkloadConfig &C, const Capture
     for (const std::string &F : *List) {
       auto B = llvm::MemoryBuffer::getFile(SourceDir + "/" + F, /*IsText=*/false);
       if (!B)
-        return err("cannot read " + SourceDir + "/" + F + " to key the capture: " + B.getError().message());
+        return makeError("cannot read " + SourceDir + "/" + F + " to key the capture: " + B.getError().message());
       Add(F);
       Add((*B)->getBuffer());
     }
@@ -122,7 +120,7 @@ Expected<std::string> defaultCubinCommand(const measure::WorkloadConfig &C) {
     if (StringRef(S).ends_with(".cu"))
       Cu.push_back(S);
   if (Cu.size() != 1)
-    return err("search.cubin_command is not set and `sources` lists " + llvm::Twine(Cu.size()) +
+    return makeError("search.cubin_command is not set and `sources` lists " + llvm::Twine(Cu.size()) +
                " .cu files (the default compiles exactly one); set search.cubin_command");
   return "nvcc -cubin -arch=native -o {cubin} {source_dir}/" + measure::shellQuote(Cu.front());
 }
@@ -149,10 +147,10 @@ Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef Build
       return Out;
     }
     if (std::error_code EC = llvm::sys::fs::remove_directories(CaptureDir))
-      return err("cannot remove the stale capture " + CaptureDir + ": " + EC.message());
+      return makeError("cannot remove the stale capture " + CaptureDir + ": " + EC.message());
   }
   if (O.CuptiLib.empty())
-    return err("libkloop-cupti.so, which records the capture, was not found (set KLOOP_CUPTI_LIB)");
+    return makeError("libkloop-cupti.so, which records the capture, was not found (set KLOOP_CUPTI_LIB)");
   capture::RecordOptions RO;
   RO.Command = {"/bin/sh", "-c", Run->Command};
   RO.Cwd = Run->Cwd;
@@ -195,7 +193,7 @@ Expected<std::string> ReplayStage::cubin(StringRef SourceDir, StringRef WorkDir,
   if (!R)
     return R.takeError();
   if (R->ExitCode != 0 || R->TimedOut || !llvm::sys::fs::is_regular_file(Out))
-    return err("search.cubin_command failed for the " + Side + " (exit " + llvm::Twine(R->ExitCode) +
+    return makeError("search.cubin_command failed for the " + Side + " (exit " + llvm::Twine(R->ExitCode) +
                (R->TimedOut ? ", timed out" : "") + (R->ExitCode == 0 ? ", no cubin written" : "") +
                "): " + tail(R->Stderr));
   Cubins[SourceDir.str()] = Out;
@@ -212,7 +210,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
   if (O.Worker.empty())
     return Fallback(O.WorkerProblem);
   if (std::error_code EC = llvm::sys::fs::create_directories(WorkDir))
-    return err("cannot create " + WorkDir + ": " + EC.message());
+    return makeError("cannot create " + WorkDir + ": " + EC.message());
   Expected<std::string> Tol = replayTolerance(C);
   if (!Tol)
     return Fallback(llvm::toString(Tol.takeError()));

@@ -1,5 +1,6 @@
 //===- ReplayTiming.cpp - Search steps timed by replay --------------------===//
 #include "kloop/Optimize/ReplayTiming.h"
+#include "kloop/Support/Error.h"
 #include "Evidence.h"
 #include "kloop/Decide/Decision.h"
 #include "kloop/Decide/DecisionJSON.h"
@@ -18,9 +19,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-static llvm::Error err(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 /// Why a set_constant of \p ID changes a launch configuration in host code; "" when it does not.
 static std::string constantBlocker(StringRef ID, const inv::Inventory &Inv) {
@@ -98,13 +96,13 @@ Expected<std::string> replayTolerance(const measure::WorkloadConfig &C) {
     if (O.Tol.Kind == verify::ToleranceKind::Exact)
       continue;
     if (O.Tol.Kind == verify::ToleranceKind::Ulp)
-      return err("outputs: the ulp tolerance of " + O.Kernel + " arg " + llvm::Twine(O.Arg) +
+      return makeError("outputs: the ulp tolerance of " + O.Kernel + " arg " + llvm::Twine(O.Arg) +
                  " is not one the replay worker checks (exact, abs, rel)");
     if (O.DType != "f32" && O.DType != "f64")
-      return err("outputs: replay checks abs/rel tolerances on f32 and f64 only, not " + O.DType);
+      return makeError("outputs: replay checks abs/rel tolerances on f32 and f64 only, not " + O.DType);
     std::string This = (verify::toleranceKindName(O.Tol.Kind) + ":" + shortestDouble(O.Tol.Value) + "," + O.DType).str();
     if (Out != "exact" && Out != This)
-      return err("outputs: replay checks every written allocation with one tolerance, and the outputs have "
+      return makeError("outputs: replay checks every written allocation with one tolerance, and the outputs have "
                  "two (" + Out + ", " + This + ")");
     Out = This;
   }
@@ -150,14 +148,14 @@ static Expected<std::vector<decide::ShapeEvidence>> replayEvidence(const capture
   std::vector<decide::ShapeEvidence> Out;
   for (const capture::ReplayLaunch &L : R.Launches) {
     if (!L.Candidate)
-      return err("the replay worker reported no candidate times for launch " + llvm::Twine(L.Index));
+      return makeError("the replay worker reported no candidate times for launch " + llvm::Twine(L.Index));
     decide::ShapeEvidence E;
     E.Kernel = shortName(L);
     E.Shape = Shape.str() + (PerKernel[E.Kernel] > 1 ? "#" + std::to_string(L.Index) : "");
     for (auto [Side, Times] : {std::pair{&E.Baseline, &L.Baseline.TimesNs}, {&E.Candidate, &L.Candidate->TimesNs}})
       for (uint64_t Ns : *Times) {
         if (Ns == 0)
-          return err("a replayed launch of " + E.Kernel + " took 0 ns (below the CUDA event timer's resolution)");
+          return makeError("a replayed launch of " + E.Kernel + " took 0 ns (below the CUDA event timer's resolution)");
         decide::Sample S;
         S.DurationNs = double(Ns);
         Side->push_back(S);

@@ -1,5 +1,6 @@
 //===- Results.cpp - accepted.patch and report.md from the journal --------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Support/Error.h"
 #include "RunSteps.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/Ptxas.h"
@@ -21,9 +22,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-static Error err(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 Expected<int64_t> resolveRun(Journal &J, int64_t Run) {
   if (Run)
@@ -32,7 +30,7 @@ Expected<int64_t> resolveRun(Journal &J, int64_t Run) {
   if (!Runs)
     return Runs.takeError();
   if (Runs->empty())
-    return err(J.path() + ": the journal has no run");
+    return makeError(J.path() + ": the journal has no run");
   return Runs->back().Id;
 }
 
@@ -363,7 +361,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
 
 Expected<std::vector<std::string>> writeResults(Journal &J, int64_t Run, StringRef OutDir) {
   if (std::error_code EC = llvm::sys::fs::create_directories(OutDir))
-    return err("cannot create " + OutDir + ": " + EC.message());
+    return makeError("cannot create " + OutDir + ": " + EC.message());
   std::vector<std::string> Written;
   auto write = [&](const std::string &Path, const std::string &Text) -> Error {
     if (Error E = writeFileAtomically(Path, Text))

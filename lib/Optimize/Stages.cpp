@@ -1,5 +1,6 @@
 //===- Stages.cpp - extract and apply in process, build, compare ----------===//
 #include "kloop/Optimize/Stages.h"
+#include "kloop/Support/Error.h"
 #include "Evidence.h"
 #include "ReplayStage.h"
 #include "kloop/Decide/DecisionJSON.h"
@@ -29,9 +30,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-static Error err(const llvm::Twine &Msg) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), Msg);
-}
 
 namespace {
 class ProcessStages : public Stages {
@@ -77,9 +75,9 @@ public:
       llvm::sys::path::append(Dest, L);
     if (llvm::sys::fs::exists(Dir))
       if (std::error_code EC = llvm::sys::fs::remove_directories(Dir))
-        return err("cannot clear " + Dir + ": " + EC.message());
+        return makeError("cannot clear " + Dir + ": " + EC.message());
     if (std::error_code EC = llvm::sys::fs::create_directories(Dest))
-      return err("cannot create " + Dest + ": " + EC.message());
+      return makeError("cannot create " + Dest + ": " + EC.message());
     // Regular files at the top of the source directory, then every named file.
     std::error_code EC;
     for (llvm::sys::fs::directory_iterator I(From, EC), E; I != E && !EC; I.increment(EC)) {
@@ -88,10 +86,10 @@ public:
       llvm::SmallString<256> T(Dest);
       llvm::sys::path::append(T, llvm::sys::path::filename(I->path()));
       if (std::error_code CE = llvm::sys::fs::copy_file(I->path(), T))
-        return err("cannot copy " + I->path() + ": " + CE.message());
+        return makeError("cannot copy " + I->path() + ": " + CE.message());
     }
     if (EC)
-      return err("cannot list " + From + ": " + EC.message());
+      return makeError("cannot list " + From + ": " + EC.message());
     for (const std::string &R : Rel) {
       llvm::SmallString<256> S(From), T(Dest);
       llvm::sys::path::append(S, R);
@@ -99,7 +97,7 @@ public:
       llvm::sys::path::remove_dots(T, true);
       llvm::sys::fs::create_directories(llvm::sys::path::parent_path(T));
       if (std::error_code CE = llvm::sys::fs::copy_file(S, T))
-        return err("cannot copy " + S + " (named in " + C.Path + "): " + CE.message());
+        return makeError("cannot copy " + S + " (named in " + C.Path + "): " + CE.message());
     }
     return std::string(Dest);
   }
@@ -145,7 +143,7 @@ public:
     // step): start it afresh rather than build over its remains (issue 12, item 7).
     if (llvm::sys::fs::exists(BuildDir) && !llvm::sys::fs::exists(measure::buildStampPath(BuildDir)))
       if (std::error_code EC = llvm::sys::fs::remove_directories(BuildDir))
-        return err("cannot clear the half-built " + BuildDir.str() + ": " + EC.message());
+        return makeError("cannot clear the half-built " + BuildDir.str() + ": " + EC.message());
     llvm::sys::fs::remove(measure::buildStampPath(BuildDir));
     // ptxas's resource report comes from this build itself: nvcc adds NVCC_APPEND_FLAGS to every
     // compile, and -Xptxas -v changes no code (kloop/Support/Ptxas.h).
@@ -198,7 +196,7 @@ public:
     measure::CompareOptions CO = compareOptions(BaseDir, BaseDir, WorkDir, /*Final=*/false);
     auto Search = llvm::find_if(C.Shapes, [](const measure::ShapeSpec &S) { return !S.HeldOut; });
     if (Search == C.Shapes.end())
-      return err(C.Path + ": the drift canary needs a search shape (every shape is held out)");
+      return makeError(C.Path + ": the drift canary needs a search shape (every shape is held out)");
     CO.Shapes = {Search->Name};
     CO.TimingFirst = true;
     return runCompare(CO);
@@ -297,7 +295,7 @@ public:
     else if (Expected<BuildOutcome> B = build(BaseDir, BuildDir); !B)
       return B.takeError();
     else if (!B->Succeeded)
-      return err("the baseline does not build for its capture:\n" + B->Log);
+      return makeError("the baseline does not build for its capture:\n" + B->Log);
     return Replay.capture(BaseDir, BuildDir, CaptureDir);
   }
 
@@ -312,7 +310,7 @@ public:
       auto Base = llvm::MemoryBuffer::getFile(BaseDir + "/" + S, /*IsText=*/false);
       auto Cand = llvm::MemoryBuffer::getFile(CandDir + "/" + S, /*IsText=*/false);
       if (!Base || !Cand)
-        return err("diff of " + S + ": cannot read " + (Base ? CandDir : BaseDir) + "/" + S + ": " +
+        return makeError("diff of " + S + ": cannot read " + (Base ? CandDir : BaseDir) + "/" + S + ": " +
                    (Base ? Cand.getError() : Base.getError()).message());
       Out += unifiedDiff(S, (*Base)->getBuffer(), (*Cand)->getBuffer());
     }
@@ -346,11 +344,11 @@ private:
       return R.takeError();
     std::string Name = "the apply command " + O.ApplyCommand.front();
     if (R->ExitCode != 0 || R->TimedOut)
-      return err(Name + " failed (exit " + std::to_string(R->ExitCode) + (R->TimedOut ? ", timed out" : "") +
+      return makeError(Name + " failed (exit " + std::to_string(R->ExitCode) + (R->TimedOut ? ", timed out" : "") +
                  "): " + tail(R->Stderr));
     StrictJson J = parseStrictJson(R->Stdout);
     if (J.SyntaxError || !J.Duplicates.empty())
-      return err(Name + " printed no apply outcome on stdout: " +
+      return makeError(Name + " printed no apply outcome on stdout: " +
                  (J.SyntaxError ? *J.SyntaxError : J.Duplicates.front().message()));
     return applyOutcomeFromJSON(J.Value, Name);
   }
