@@ -24,7 +24,6 @@ using nlohmann::json;
 namespace kloop {
 namespace measure {
 
-
 /// The configured outputs in kloopVerify's terms.
 static Expected<std::vector<verify::OutputSpec>> verifyOutputs(const WorkloadConfig &C) {
   std::vector<verify::OutputSpec> R;
@@ -83,7 +82,6 @@ static Expected<std::string> sourceDigest(const WorkloadConfig &C, StringRef Dir
     }
   return toHex(H.final(), /*LowerCase=*/true);
 }
-
 
 std::string buildStampPath(StringRef BuildDir) {
   SmallString<256> P(BuildDir);

@@ -26,7 +26,6 @@ char NoGpuError::ID;
 
 void NoGpuError::log(raw_ostream &OS) const { OS << "no usable GPU: " << Reason; }
 
-
 static std::string wallText(double S) {
   char B[32];
   snprintf(B, sizeof(B), "%.2f s", S);

@@ -39,7 +39,6 @@ Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, Strin
   return O;
 }
 
-
 /// KLOOP_TEST_CRASH_AT=<state>:<round>: die as a killed process would.
 static void maybeCrash(StepState St, int64_t Round) {
   const char *E = std::getenv("KLOOP_TEST_CRASH_AT");

@@ -23,7 +23,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-
 namespace {
 /// The file in a capture directory that holds its key (CaptureOutcome::Key).
 constexpr const char *KeyFileName = "kloop-key.txt";

@@ -19,7 +19,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-
 /// Why a set_constant of \p ID changes a launch configuration in host code; "" when it does not.
 static std::string constantBlocker(StringRef ID, const inv::Inventory &Inv) {
   // The inventory lists the constants that have a tunable use, and a launch configuration is one; a

@@ -22,7 +22,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-
 Expected<int64_t> resolveRun(Journal &J, int64_t Run) {
   if (Run)
     return Run;

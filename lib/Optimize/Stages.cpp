@@ -30,7 +30,6 @@ using llvm::StringRef;
 namespace kloop {
 namespace optimize {
 
-
 namespace {
 class ProcessStages : public Stages {
 public:
