@@ -100,6 +100,11 @@ cl::opt<bool> NoCanary("no-canary",
                        cl::desc("Do not measure the baseline against itself before the final check (the drift "
                                 "canary that marks the verdicts unreliable when the A/A drifts)"),
                        cl::sub(OptSub));
+cl::opt<std::string> ProgressOpt("progress",
+                                cl::desc("Progress lines: auto (default: on standard output when it is a terminal), "
+                                         "always (on standard output when it is a terminal, else on standard "
+                                         "error, so that a log gets them), never"),
+                                cl::init("auto"), cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -156,6 +161,8 @@ Error checkOptions() {
   if (RoundsOpt < 1)
     return usage("--timing-rounds must be at least 1 (each search step and the final check time the candidate "
                  "against the incumbent in that many ABAB rounds)");
+  if (ProgressOpt != "auto" && ProgressOpt != "always" && ProgressOpt != "never")
+    return usage("--progress must be auto, always or never, not '" + ProgressOpt + "'");
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
     return usage("--speed-of-light must be a percentage in [0, 100] (0: off), not " +
                  formatv("{0}", SpeedOfLight.getValue()).str());
@@ -343,6 +350,16 @@ void printResult(const optimize::OptimizeResult &R, const std::vector<std::strin
     outs() << "kloop optimize: wrote " << F << "\n";
 }
 
+/// Where --progress sends the progress lines: standard output when it is a terminal (auto, always),
+/// standard error when it is not (always), nowhere (never, or auto without a terminal).
+raw_ostream *progressStream() {
+  if (ProgressOpt == "never")
+    return nullptr;
+  if (sys::Process::StandardOutIsDisplayed())
+    return &outs();
+  return ProgressOpt == "always" ? &errs() : nullptr;
+}
+
 int runOptimize(const CommandContext &Ctx) {
   if (Error E = checkOptions())
     return fail(std::move(E));
@@ -367,7 +384,7 @@ int runOptimize(const CommandContext &Ctx) {
   if (!J)
     return fail(J.takeError());
   std::unique_ptr<optimize::Stages> S = optimize::makeProcessStages(*C, stagesOptions(Ctx, *OutDir));
-  bool TTY = sys::Process::StandardOutIsDisplayed();
+  raw_ostream *ProgressOut = progressStream();
   bool SaidNoGpu = false;
   optimize::ProgressFn Progress = [&](const optimize::ProgressEvent &E) {
     if (E.Kind == optimize::ProgressKind::VerificationSkipped) {
@@ -376,8 +393,8 @@ int runOptimize(const CommandContext &Ctx) {
       SaidNoGpu = true;
       return;
     }
-    if (TTY)
-      outs() << "[kloop] " << terminalSafe(E.Text) << "\n";
+    if (ProgressOut)
+      *ProgressOut << "[kloop] " << terminalSafe(E.Text) << "\n";
   };
   Expected<optimize::OptimizeResult> R =
       optimize::runOptimize(**J, *S, *P->P, optimizeOptions(*C, *OutDir, P->Absolute), Progress);
