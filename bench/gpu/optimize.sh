@@ -15,7 +15,7 @@ for ex in $examples; do
   echo "== optimize $ex (max $cands candidates, $budget s)"
   start=$(date +%s)
   cmd=("$kloop" optimize --config "examples/$ex/.kloop.yaml" --journal "$out/$ex.db" -o "$out/$ex"
-       --max-candidates "$cands" --time-budget "$budget" --timing-rounds 2 -- -std=c++17)
+       --max-candidates "$cands" --time-budget "$budget" --timing-rounds 2 --progress always -- -std=c++17)
   echo "${cmd[*]}" > "$out/cmd-$ex.txt"
   "${cmd[@]}" > "$out/$ex.log" 2>&1
   rc=$?
