@@ -16,14 +16,6 @@ namespace cupti {
 
 namespace {
 
-/// A CUPTI parameter struct, zeroed, with its structSize set.
-template <typename T> T params(size_t Size) {
-  T P;
-  std::memset(&P, 0, sizeof(P));
-  P.structSize = Size;
-  return P;
-}
-
 /// Calls \p Fn(&P); on failure appends the call's name and result to \p Err. True on success.
 template <typename Fn, typename T> bool call(const char *Name, Fn F, T &P, std::string &Err) {
   CUptiResult R = F(&P);
@@ -60,7 +52,7 @@ DeviceLimits queryDeviceLimits(CUdevice Dev) {
 
 bool RangeProfiler::setup(CUcontext C, std::string &Err) {
   Ctx = C;
-  auto Init = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
+  auto Init = cuptiParams<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   if (!call("cuptiProfilerInitialize", cuptiProfilerInitialize, Init, Err))
     return false;
 
@@ -69,7 +61,7 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
     Err = "cuCtxGetDevice failed (CUresult " + std::to_string(static_cast<int>(R)) + ")";
     return false;
   }
-  auto Support = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  auto Support = cuptiParams<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   Support.cuDevice = Dev;
   Support.api = CUPTI_PROFILER_RANGE_PROFILING;
   if (call("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported, Support, Err) &&
@@ -88,20 +80,20 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
   }
   Err.clear(); // a failing support query is not fatal: the calls below say more
 
-  auto Name = params<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
+  auto Name = cuptiParams<CUpti_Device_GetChipName_Params>(CUpti_Device_GetChipName_Params_STRUCT_SIZE);
   Name.deviceIndex = static_cast<size_t>(Dev);
   if (!call("cuptiDeviceGetChipName", cuptiDeviceGetChipName, Name, Err))
     return false;
   Chip = Name.pChipName ? Name.pChipName : "";
 
-  auto Enable = params<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
+  auto Enable = cuptiParams<CUpti_RangeProfiler_Enable_Params>(CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE);
   Enable.ctx = Ctx;
   if (!call("cuptiRangeProfilerEnable", cuptiRangeProfilerEnable, Enable, Err))
     return false;
   Object = Enable.pRangeProfilerObject;
 
   auto Avail =
-      params<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
+      cuptiParams<CUpti_Profiler_GetCounterAvailability_Params>(CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE);
   Avail.ctx = Ctx;
   if (!call("cuptiProfilerGetCounterAvailability (size)", cuptiProfilerGetCounterAvailability, Avail, Err))
     return false;
@@ -110,7 +102,7 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
   if (!call("cuptiProfilerGetCounterAvailability", cuptiProfilerGetCounterAvailability, Avail, Err))
     return false;
 
-  auto HostInit = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+  auto HostInit = cuptiParams<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
   HostInit.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
   HostInit.pChipName = Chip.c_str();
   HostInit.pCounterAvailabilityImage = Availability.data();
@@ -120,7 +112,7 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
 
   // Keep only the metrics this chip has; the others are reported, not fatal.
   for (size_t I = 0; I < KernelMetricCount; ++I) {
-    auto Props = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+    auto Props = cuptiParams<CUpti_Profiler_Host_GetMetricProperties_Params>(
         CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
     Props.pHostObject = Host;
     Props.pMetricName = KernelMetricNames[I];
@@ -135,33 +127,33 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
     Err = "no metric of the list exists on chip " + Chip;
     return false;
   }
-  auto Add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto Add = cuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   Add.pHostObject = Host;
   Add.ppMetricNames = Collected.data();
   Add.numMetrics = Collected.size();
   if (!call("cuptiProfilerHostConfigAddMetrics", cuptiProfilerHostConfigAddMetrics, Add, Err))
     return false;
   auto ImageSize =
-      params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+      cuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   ImageSize.pHostObject = Host;
   if (!call("cuptiProfilerHostGetConfigImageSize", cuptiProfilerHostGetConfigImageSize, ImageSize, Err))
     return false;
   Config.assign(ImageSize.configImageSize, 0);
-  auto Image = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto Image = cuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   Image.pHostObject = Host;
   Image.configImageSize = Config.size();
   Image.pConfigImage = Config.data();
   if (!call("cuptiProfilerHostGetConfigImage", cuptiProfilerHostGetConfigImage, Image, Err))
     return false;
   auto NumPasses =
-      params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+      cuptiParams<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   NumPasses.configImageSize = Config.size();
   NumPasses.pConfigImage = Config.data();
   if (call("cuptiProfilerHostGetNumOfPasses", cuptiProfilerHostGetNumOfPasses, NumPasses, Err))
     Passes = NumPasses.numOfPasses;
   Err.clear(); // the pass count is informational
 
-  auto DataSize = params<CUpti_RangeProfiler_GetCounterDataSize_Params>(
+  auto DataSize = cuptiParams<CUpti_RangeProfiler_GetCounterDataSize_Params>(
       CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE);
   DataSize.pRangeProfilerObject = Object;
   DataSize.pMetricNames = Collected.data();
@@ -171,7 +163,7 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
   if (!call("cuptiRangeProfilerGetCounterDataSize", cuptiRangeProfilerGetCounterDataSize, DataSize, Err))
     return false;
   CounterData.assign(DataSize.counterDataSize, 0);
-  auto DataInit = params<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
+  auto DataInit = cuptiParams<CUpti_RangeProfiler_CounterDataImage_Initialize_Params>(
       CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE);
   DataInit.pRangeProfilerObject = Object;
   DataInit.counterDataSize = CounterData.size();
@@ -180,7 +172,7 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
             Err))
     return false;
 
-  auto Set = params<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
+  auto Set = cuptiParams<CUpti_RangeProfiler_SetConfig_Params>(CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE);
   Set.pRangeProfilerObject = Object;
   Set.configSize = Config.size();
   Set.pConfig = Config.data();
@@ -215,7 +207,7 @@ bool RangeProfiler::begin(CUcontext C, std::string &Err) {
           " ranges, KLOOP_CUPTI_METRICS_MAX_RANGES): not profiled";
     return false;
   }
-  auto Start = params<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
+  auto Start = cuptiParams<CUpti_RangeProfiler_Start_Params>(CUpti_RangeProfiler_Start_Params_STRUCT_SIZE);
   Start.pRangeProfilerObject = Object;
   if (!call("cuptiRangeProfilerStart", cuptiRangeProfilerStart, Start, Err))
     return false;
@@ -230,19 +222,19 @@ bool RangeProfiler::end(std::vector<double> &Values, std::string &Err) {
     return false;
   }
   Started = false;
-  auto Stop = params<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
+  auto Stop = cuptiParams<CUpti_RangeProfiler_Stop_Params>(CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE);
   Stop.pRangeProfilerObject = Object;
   if (!call("cuptiRangeProfilerStop", cuptiRangeProfilerStop, Stop, Err))
     return false;
   // With CUPTI_KernelReplay every pass ran inside the launch; isAllPassSubmitted is not checked (a
   // missing pass shows as a range that does not decode, below).
-  auto Decode = params<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
+  auto Decode = cuptiParams<CUpti_RangeProfiler_DecodeData_Params>(CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE);
   Decode.pRangeProfilerObject = Object;
   if (!call("cuptiRangeProfilerDecodeData", cuptiRangeProfilerDecodeData, Decode, Err))
     return false;
   Dropped += Decode.numOfRangeDropped;
   auto Info =
-      params<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
+      cuptiParams<CUpti_RangeProfiler_GetCounterDataInfo_Params>(CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE);
   Info.pCounterDataImage = CounterData.data();
   Info.counterDataImageSize = CounterData.size();
   if (!call("cuptiRangeProfilerGetCounterDataInfo", cuptiRangeProfilerGetCounterDataInfo, Info, Err))
@@ -256,7 +248,7 @@ bool RangeProfiler::end(std::vector<double> &Values, std::string &Err) {
   size_t Range = Info.numTotalRanges - 1; // a launch is one range (CUPTI_AutoRange)
   Decoded = Info.numTotalRanges;
   std::vector<double> Got(Collected.size(), std::numeric_limits<double>::quiet_NaN());
-  auto Eval = params<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
+  auto Eval = cuptiParams<CUpti_Profiler_Host_EvaluateToGpuValues_Params>(
       CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE);
   Eval.pHostObject = Host;
   Eval.pCounterDataImage = CounterData.data();

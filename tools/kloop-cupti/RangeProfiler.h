@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,15 @@ private:
 
 /// "cuptiXxx: CUPTI_ERROR_... (message)" for a failed call.
 std::string cuptiFailure(const char *Call, int Result);
+
+/// A CUPTI parameter struct of type \p T, zeroed, with its structSize set to \p Size (the header's
+/// T_STRUCT_SIZE).
+template <typename T> T cuptiParams(size_t Size) {
+  T P;
+  std::memset(&P, 0, sizeof(P));
+  P.structSize = Size;
+  return P;
+}
 
 } // namespace cupti
 } // namespace kloop

@@ -16,17 +16,10 @@ using namespace kloop::cupti;
 
 namespace {
 
-template <typename T> T params(size_t Size) {
-  T P;
-  std::memset(&P, 0, sizeof(P));
-  P.structSize = Size;
-  return P;
-}
-
 class HostObject : public ::testing::Test {
 protected:
   void SetUp() override {
-    auto Init = params<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
+    auto Init = cuptiParams<CUpti_Profiler_Host_Initialize_Params>(CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE);
     Init.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
     Init.pChipName = "GH100";
     CUptiResult R = cuptiProfilerHostInitialize(&Init);
@@ -34,7 +27,7 @@ protected:
     Host = Init.pHostObject;
   }
   void TearDown() override {
-    auto Deinit = params<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
+    auto Deinit = cuptiParams<CUpti_Profiler_Host_Deinitialize_Params>(CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE);
     Deinit.pHostObject = Host;
     cuptiProfilerHostDeinitialize(&Deinit);
   }
@@ -44,7 +37,7 @@ protected:
 TEST_F(HostObject, EveryMetricExistsOnGH100) {
   ASSERT_GT(KernelMetricCount, 20u);
   for (size_t I = 0; I < KernelMetricCount; ++I) {
-    auto P = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+    auto P = cuptiParams<CUpti_Profiler_Host_GetMetricProperties_Params>(
         CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
     P.pHostObject = Host;
     P.pMetricName = KernelMetricNames[I];
@@ -54,7 +47,7 @@ TEST_F(HostObject, EveryMetricExistsOnGH100) {
 }
 
 TEST_F(HostObject, AMisspelledMetricIsRefused) {
-  auto P = params<CUpti_Profiler_Host_GetMetricProperties_Params>(
+  auto P = cuptiParams<CUpti_Profiler_Host_GetMetricProperties_Params>(
       CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE);
   P.pHostObject = Host;
   P.pMetricName = "dram__bytes_reed.sum";
@@ -63,21 +56,21 @@ TEST_F(HostObject, AMisspelledMetricIsRefused) {
 
 TEST_F(HostObject, TheListBuildsOneConfigImageOfAFewPasses) {
   std::vector<const char *> Names(KernelMetricNames, KernelMetricNames + KernelMetricCount);
-  auto Add = params<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
+  auto Add = cuptiParams<CUpti_Profiler_Host_ConfigAddMetrics_Params>(CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE);
   Add.pHostObject = Host;
   Add.ppMetricNames = Names.data();
   Add.numMetrics = Names.size();
   ASSERT_EQ(cuptiProfilerHostConfigAddMetrics(&Add), CUPTI_SUCCESS);
-  auto Size = params<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
+  auto Size = cuptiParams<CUpti_Profiler_Host_GetConfigImageSize_Params>(CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE);
   Size.pHostObject = Host;
   ASSERT_EQ(cuptiProfilerHostGetConfigImageSize(&Size), CUPTI_SUCCESS);
   std::vector<uint8_t> Image(Size.configImageSize);
-  auto Get = params<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
+  auto Get = cuptiParams<CUpti_Profiler_Host_GetConfigImage_Params>(CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE);
   Get.pHostObject = Host;
   Get.configImageSize = Image.size();
   Get.pConfigImage = Image.data();
   ASSERT_EQ(cuptiProfilerHostGetConfigImage(&Get), CUPTI_SUCCESS);
-  auto Passes = params<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
+  auto Passes = cuptiParams<CUpti_Profiler_Host_GetNumOfPasses_Params>(CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE);
   Passes.configImageSize = Image.size();
   Passes.pConfigImage = Image.data();
   ASSERT_EQ(cuptiProfilerHostGetNumOfPasses(&Passes), CUPTI_SUCCESS);
