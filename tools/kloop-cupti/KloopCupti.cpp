@@ -1489,7 +1489,8 @@ void CUPTIAPI onCallback(void *, CUpti_CallbackDomain Domain, CUpti_CallbackId C
         }
       } else if (Cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         // Records of a context still in CUPTI's buffers are delivered before the context goes away.
-        cuptiActivityFlushAll(0);
+        if (!G->Cfg.Metrics)
+          cuptiActivityFlushAll(0);
       }
     }
   } catch (...) {
@@ -1797,9 +1798,11 @@ void onExit() {
   try {
     if (G->Subscriber)
       cuptiUnsubscribe(G->Subscriber);
-    CUptiResult R = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (R != CUPTI_SUCCESS)
-      addError("cuptiActivityFlushAll failed: " + cuptiErrorText(R));
+    if (!G->Cfg.Metrics) { // a metrics run records no activity
+      CUptiResult R = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      if (R != CUPTI_SUCCESS)
+        addError("cuptiActivityFlushAll failed: " + cuptiErrorText(R));
+    }
     {
       std::unique_lock<std::mutex> Lock(G->DeviceMu);
       bool Join = G->EnvThreadStarted && G->EnvThread.joinable();

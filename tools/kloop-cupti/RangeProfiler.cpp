@@ -64,6 +64,8 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
   auto Support = cuptiParams<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   Support.cuDevice = Dev;
   Support.api = CUPTI_PROFILER_RANGE_PROFILING;
+  // Not fatal by itself: the support query can answer "unknown" for a flag; the calls below decide, and
+  // their error carries what the query said.
   if (call("cuptiProfilerDeviceSupported", cuptiProfilerDeviceSupported, Support, Err) &&
       Support.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
     auto Level = [](CUpti_Profiler_Support_Level L) {
@@ -72,11 +74,10 @@ bool RangeProfiler::setup(CUcontext C, std::string &Err) {
              : L == CUPTI_PROFILER_CONFIGURATION_UNSUPPORTED ? "unsupported"
                                                               : "unknown";
     };
-    Err = std::string("cuptiProfilerDeviceSupported: the device does not support range profiling (architecture ") +
-          Level(Support.architecture) + ", sli " + Level(Support.sli) + ", vGPU " + Level(Support.vGpu) +
-          ", confidential compute " + Level(Support.confidentialCompute) + ", cmp " + Level(Support.cmp) + ", wsl " +
-          Level(Support.wsl) + ")";
-    return false;
+    SupportNote = std::string("; cuptiProfilerDeviceSupported says range profiling is not supported (architecture ") +
+                  Level(Support.architecture) + ", sli " + Level(Support.sli) + ", vGPU " + Level(Support.vGpu) +
+                  ", confidential compute " + Level(Support.confidentialCompute) + ", cmp " + Level(Support.cmp) +
+                  ", wsl " + Level(Support.wsl) + ")";
   }
   Err.clear(); // a failing support query is not fatal: the calls below say more
 
@@ -195,7 +196,8 @@ bool RangeProfiler::begin(CUcontext C, std::string &Err) {
   }
   if (!Ctx) {
     if (!setup(C, Err)) {
-      SetupError = Err.empty() ? std::string("range profiler setup failed") : Err;
+      SetupError = (Err.empty() ? std::string("range profiler setup failed") : Err) + SupportNote;
+      Err = SetupError;
       return false;
     }
   } else if (C != Ctx) {

@@ -84,6 +84,8 @@ private:
   CUpti_RangeProfiler_Object *Object = nullptr;
   CUpti_Profiler_Host_Object *Host = nullptr;
   std::string Chip, SetupError;
+  /// What cuptiProfilerDeviceSupported said when it did not say "supported" ("" otherwise).
+  std::string SupportNote;
   std::vector<uint8_t> Availability, Config, CounterData;
   std::vector<const char *> Collected; // the metrics of KernelMetricNames the chip has
   std::vector<size_t> CollectedIndex;  // their index in KernelMetricNames
