@@ -1,8 +1,9 @@
 //===- ProfileCommand.cpp - `kloop profile` ---------------------------------===//
 //
-// kloop profile [-p BUILD_DIR] [-o FILE] [--bytes K=N] [--flops K=N] -- <command> [args...]
+// kloop profile [-p BUILD_DIR] [-o FILE] [--bytes K=N] [--flops K=N] [--metrics] -- <command> [args...]
 // Runs the command once under libkloop-cupti.so and lists its kernels by total GPU time
-// (docs/profile.md; issue 16, item 2).
+// (docs/profile.md; issue 16, item 2); with --metrics, runs it once more for hardware counters
+// (KLOOP_CUPTI_METRICS=1; issue 15, item 2).
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Driver/Command.h"
@@ -10,6 +11,7 @@
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Measure/Config.h"
+#include "kloop/Measure/KernelProfile.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Measure/ProgramProfile.h"
 #include "kloop/Measure/Runner.h"
@@ -53,6 +55,11 @@ cl::opt<std::string> WorkDirOpt("work-dir",
                                 cl::desc("Keep the command's stdout, stderr and the raw profile here (default: a "
                                          "temporary directory, removed after a successful run)"),
                                 cl::value_desc("dir"), cl::sub(ProfileSub));
+cl::opt<bool> MetricsOpt("metrics",
+                          cl::desc("Run the command a second time with CUPTI's range profiler and show each kernel's "
+                                   "hardware counters: DRAM bytes, L2 hit rate, occupancy and its limiter, bank "
+                                   "conflicts, sectors per request, top warp stalls (a separate run: never timed)"),
+                          cl::sub(ProfileSub));
 cl::opt<unsigned> JobsOpt("j", cl::desc("Translation units parsed in parallel for -p (0: one per hardware thread)"),
                           cl::init(0), cl::Prefix, cl::sub(ProfileSub));
 
@@ -154,6 +161,42 @@ std::string commandLine(const std::vector<std::string> &Argv) {
   for (const std::string &A : Argv)
     Quoted.push_back(shellQuote(A));
   return join(Quoted, " ");
+}
+
+/// The metrics run of --metrics: \p Req once more with KLOOP_CUPTI_METRICS=1. Its counters go into \p P
+/// with what it cost against the timing run \p Timing; when there are none, a note of \p P says why
+/// (the timing run's table stands either way).
+void addCounters(RunRequest Req, const RunResult &Timing, ProgramProfile &P) {
+  Req.Label = "profile-metrics";
+  Req.Inject->Extra["KLOOP_CUPTI_METRICS"] = "1";
+  errs() << "kloop profile: metrics run (hardware counters through CUPTI's range profiler)\n";
+  Expected<RunResult> R = runIsolated(Req);
+  if (!R) {
+    P.Notes.push_back("hardware counters: the metrics run could not run: " + toString(R.takeError()));
+    return;
+  }
+  if (R->ProfilePath.empty() || !sys::fs::exists(R->ProfilePath)) {
+    P.Notes.push_back("hardware counters: the metrics run " + R->describe() +
+                      " and libkloop-cupti.so wrote no profile; logs: " + R->StderrPath);
+    return;
+  }
+  Expected<MetricsRun> M = readMetricsRun(R->ProfilePath);
+  if (!M) {
+    P.Notes.push_back("hardware counters: " + toString(M.takeError()));
+    return;
+  }
+  std::vector<std::string> Problems;
+  std::vector<KernelProfile> Profiles = kernelProfiles(*M, "", Problems);
+  CountersRun C;
+  C.TimingWallS = Timing.WallSeconds;
+  C.MetricsWallS = R->WallSeconds;
+  C.Chip = M->Chip;
+  C.Passes = M->Passes;
+  C.Profiled = Profiles.size();
+  attachKernelProfiles(P, std::move(Profiles), C);
+  P.Notes.insert(P.Notes.end(), Problems.begin(), Problems.end());
+  if (!R->ok())
+    P.Notes.push_back("hardware counters: the metrics run " + R->describe() + "; logs: " + R->StderrPath);
 }
 
 /// Prints the table (and writes -o); returns false when -o cannot be written.
@@ -269,6 +312,8 @@ int runProfile(const CommandContext &Ctx) {
   attachCeilings(Prof->Device.Name, std::string(WorkDir), In);
   ProgramProfile P = summarizeProgram(*Prof, In);
   P.Notes.insert(P.Notes.end(), Problems.begin(), Problems.end());
+  if (MetricsOpt && Res->ok())
+    addCounters(Req, *Res, P);
   if (!report(P, Argv, *Res))
     return 1;
 

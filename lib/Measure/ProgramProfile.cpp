@@ -185,6 +185,18 @@ ProgramProfile summarizeProgram(const verify::Profile &P, const ProgramProfileIn
   return Out;
 }
 
+void attachKernelProfiles(ProgramProfile &P, std::vector<KernelProfile> Profiles, const CountersRun &Run) {
+  P.Counters = Run;
+  for (KernelProfile &KP : Profiles) {
+    auto It = llvm::find_if(P.Kernels, [&](const KernelTotal &K) { return K.Kernel == KP.Kernel; });
+    if (It == P.Kernels.end()) {
+      P.Notes.push_back("hardware counters of " + KP.Name + ", which the timing run did not launch");
+      continue;
+    }
+    It->Counters.push_back(std::move(KP));
+  }
+}
+
 static json optJSON(const std::optional<double> &V) { return V ? json(*V) : json(nullptr); }
 static json optJSON(const std::optional<uint64_t> &V) { return V ? json(*V) : json(nullptr); }
 static json optJSON(const std::string &S) { return S.empty() ? json(nullptr) : json(S); }
@@ -203,6 +215,9 @@ static json toJSON(const KernelTotal &K) {
   json Configs = json::array();
   for (const LaunchConfigTotal &C : K.Configs)
     Configs.push_back(toJSON(C));
+  json Counters = json::array();
+  for (const KernelProfile &P : K.Counters)
+    Counters.push_back(toJSON(P));
   return {{"kernel", K.Kernel},
           {"name", K.Name},
           {"total_ns", K.TotalNs},
@@ -218,7 +233,8 @@ static json toJSON(const KernelTotal &K) {
           {"gbps", optJSON(K.GBps)},
           {"gflops", optJSON(K.GFlops)},
           {"roofline_pct", optJSON(K.RooflinePct)},
-          {"roofline_note", optJSON(K.RooflineNote)}};
+          {"roofline_note", optJSON(K.RooflineNote)},
+          {"counters", Counters}};
 }
 
 json toJSON(const ProgramProfile &P) {
@@ -228,9 +244,14 @@ json toJSON(const ProgramProfile &P) {
   json Ceil = nullptr;
   if (P.Ceil)
     Ceil = {{"device", P.Ceil->Device}, {"copy_gbps", P.Ceil->CopyGBps}, {"fma_gflops", P.Ceil->FmaGFlops}};
+  json Counters = nullptr;
+  if (P.Counters)
+    Counters = {{"timing_wall_s", P.Counters->TimingWallS}, {"metrics_wall_s", P.Counters->MetricsWallS},
+                {"chip", P.Counters->Chip},                 {"passes", P.Counters->Passes},
+                {"profiled", P.Counters->Profiled}};
   return {{"schema", ProgramProfileSchema}, {"device", optJSON(P.Device)}, {"total_ns", P.TotalNs},
           {"launches", P.Launches},         {"ceilings", Ceil},             {"kernels", Kernels},
-          {"notes", P.Notes}};
+          {"notes", P.Notes},               {"counters_run", Counters}};
 }
 
 // ---- The table ----------------------------------------------------------------------------------
@@ -314,6 +335,9 @@ std::string formatProgramTable(const ProgramProfile &P, size_t NameWidth) {
       continue;
     for (const LaunchConfigTotal &C : P.Kernels[RI - 1].Configs)
       OS << "    " << configLine(C) << "\n";
+    for (const KernelProfile &KP : P.Kernels[RI - 1].Counters)
+      OS << "    counters, grid " << fmtDim(KP.Launch.Grid) << " block " << fmtDim(KP.Launch.Block) << ": "
+         << summarizeKernelProfile(KP) << "\n";
   }
   // Each reason for an n/a once, with the kernels it applies to counted.
   std::map<std::string, unsigned> Reasons;
@@ -322,6 +346,12 @@ std::string formatProgramTable(const ProgramProfile &P, size_t NameWidth) {
       ++Reasons[K.RooflineNote];
   for (const auto &[Why, N] : Reasons)
     OS << "roofline n/a for " << N << " kernel(s): " << Why << "\n";
+  if (P.Counters)
+    OS << format("hardware counters: %llu launch(es) profiled on %s, %llu replay pass(es) each; the metrics run took "
+                 "%.2f s of wall time, the timing run %.2f s",
+                 (unsigned long long)P.Counters->Profiled, P.Counters->Chip.empty() ? "?" : P.Counters->Chip.c_str(),
+                 (unsigned long long)P.Counters->Passes, P.Counters->MetricsWallS, P.Counters->TimingWallS)
+       << "\n";
   return Out;
 }
 

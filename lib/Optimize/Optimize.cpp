@@ -8,6 +8,7 @@
 #include "kloop/Support/Ptxas.h"
 #include "kloop/Propose/BuiltinProposer.h"
 #include "kloop/Decide/Decision.h"
+#include "kloop/Measure/KernelProfile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -31,6 +32,10 @@ Stages::~Stages() = default;
 
 Expected<CaptureOutcome> Stages::capture(StringRef, StringRef) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "these stages cannot capture a workload");
+}
+
+Expected<CountersOutcome> Stages::counters(StringRef, StringRef) {
+  return makeError("these stages cannot profile hardware counters");
 }
 
 Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef) {
@@ -138,6 +143,22 @@ std::string captureShape(const json &P) {
   if (P["replay"].get<bool>())
     return shapeProblem(P, {{"dir", Kind::String}, {"key", Kind::String}, {"reused", Kind::Bool}});
   return shapeProblem(P, {{"reason", Kind::String}});
+}
+
+/// The journal payload of a counters step (Stages::counters): the profiles (measure::KernelProfile's JSON),
+/// the problems, and the cost of the metrics runs against plain runs of the same shapes.
+json countersPayload(const CountersOutcome &C, double StepWallS) {
+  json Profiles = json::array();
+  for (const measure::KernelProfile &P : C.Profiles)
+    Profiles.push_back(measure::toJSON(P));
+  return json{{"profiles", Profiles},
+              {"problems", C.Problems},
+              {"chip", C.Chip},
+              {"passes", C.Passes},
+              {"cost", {{"metrics_wall_s", C.MetricsWallS},
+                        {"plain_wall_s", C.PlainWallS},
+                        {"ratio", C.PlainWallS > 0 ? json(C.MetricsWallS / C.PlainWallS) : json(nullptr)},
+                        {"step_wall_s", StepWallS}}}};
 }
 
 /// The journal payload of a capture that search steps replay.
@@ -434,6 +455,8 @@ public:
       say("verification and measurement skipped: no GPU (" + NoGpuWhy + ")", ProgressKind::VerificationSkipped);
     if (Error E = captureStep())
       return E;
+    if (Error E = countersStep(0, "baseline", BaseDir))
+      return E;
     if (Error E = rounds())
       return E;
     if (Error E = canary())
@@ -475,6 +498,7 @@ private:
   std::string NoReplay;     // why no search step can replay ("" when they can)
   std::string IncumbentLaunch; // why the incumbent cannot be replayed ("" when it can)
   json BestSearch;             // {"timing", "evidence"} of the accepted candidate's search step
+  json Counters;               // the incumbent's counters step payload (countersPayload); null without one
 
   void say(const std::string &Line, ProgressKind K = ProgressKind::Step) {
     if (Progress)
@@ -775,7 +799,43 @@ private:
     if (!Dc)
       return Dc.takeError();
     takeDecision(N, *Dc, CandDir, std::move(Hist));
+    if (Dc->Accepted)
+      if (Error E = countersStep(N, Key, CandDir))
+        return E;
     return true;
+  }
+
+  /// Step measure "counters-<Who>" of round \p Round (with a GPU): the hardware counters of the target
+  /// kernels of \p Dir, the baseline or a new incumbent, for the proposers' context and the report. A
+  /// profiler that cannot count is journaled with its reason; the run goes on either way.
+  Error countersStep(int64_t Round, const std::string &Who, const std::string &Dir) {
+    if (!Gpu)
+      return Error::success();
+    Expected<json> P = SR->step(Round, StepState::Measure, "counters-" + Who,
+                                fields({{"profiles", Kind::Array}, {"problems", Kind::Array}, {"cost", Kind::Any}}),
+                                [&]() -> Expected<json> {
+      say("counters: hardware counters of " + Who + "'s target kernels (one metrics run per search shape)");
+      int64_t T0 = journalNowNs();
+      Expected<CountersOutcome> C = S.counters(Dir, O.OutDir + "/counters/" + Who);
+      CountersOutcome Failed;
+      if (!C)
+        Failed.Problems.push_back("the counters could not be taken: " + llvm::toString(C.takeError()));
+      return countersPayload(C ? *C : Failed, double(journalNowNs() - T0) / 1e9);
+    });
+    if (!P)
+      return P.takeError();
+    for (const json &Profile : (*P)["profiles"]) {
+      Expected<measure::KernelProfile> KP =
+          measure::kernelProfileFromJSON(Profile, (J.path() + ": counters-" + Who + " step").str());
+      if (!KP)
+        return KP.takeError();
+      say("counters: " + Who + ": " + KP->Name + (KP->Shape.empty() ? "" : " [" + KP->Shape + "]") + ": " +
+          measure::summarizeKernelProfile(*KP));
+    }
+    for (const json &Problem : (*P)["problems"])
+      say("counters: " + Who + ": " + (Problem.is_string() ? Problem.get<std::string>() : dumpJSON(Problem)));
+    Counters = *P;
+    return Error::success();
   }
 
   /// The propose step: the proposer's reply journaled, or why there is none.
@@ -786,6 +846,7 @@ private:
       Ctx["history"] = History;
       Ctx["ptxas_baseline"] = BasePtxas;
       Ctx["profile"] = Profile;
+      Ctx["counters"] = Counters;
       Ctx["round"] = N;
       Expected<ProposalReply> R = P.propose(Ctx);
       NewProposal NP;

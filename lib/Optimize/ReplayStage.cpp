@@ -34,23 +34,16 @@ const measure::ShapeSpec *captureShape(const measure::WorkloadConfig &C) {
       return &S;
   return nullptr;
 }
+} // namespace
 
-/// The program run of the capture: run.command of the first search shape with seed 0, its working
-/// directory and environment, as kloop compare runs it.
-struct CapturedRun {
-  std::string Command, Cwd;
-};
-
-Expected<CapturedRun> capturedRun(const measure::WorkloadConfig &C, StringRef SourceDir, StringRef BuildDir) {
-  const measure::ShapeSpec *Sh = captureShape(C);
-  if (!Sh)
-    return makeError(C.Path + ": replay needs a search shape to capture (every shape is held out)");
+Expected<ShapeRun> shapeRun(const measure::WorkloadConfig &C, const measure::ShapeSpec &Sh, StringRef SourceDir,
+                            StringRef BuildDir) {
   measure::PlaceholderValues V;
   V.BuildDir = BuildDir.str();
   V.SourceDir = SourceDir.str();
   V.Seed = 0;
   V.Iters = C.Iters;
-  V.Args = Sh->Args;
+  V.Args = Sh.Args;
   Expected<std::string> Cmd = measure::expandCommand(C.Run.Command, V, "run.command");
   if (!Cmd)
     return Cmd.takeError();
@@ -61,12 +54,21 @@ Expected<CapturedRun> capturedRun(const measure::WorkloadConfig &C, StringRef So
   if (!llvm::sys::path::is_absolute(Dir))
     llvm::sys::path::make_absolute(SourceDir, Dir);
   llvm::sys::path::remove_dots(Dir, true);
-  return CapturedRun{*Cmd, std::string(Dir)};
+  return ShapeRun{*Cmd, std::string(Dir)};
+}
+
+namespace {
+/// The program run of the capture: run.command of the first search shape with seed 0.
+Expected<ShapeRun> capturedRun(const measure::WorkloadConfig &C, StringRef SourceDir, StringRef BuildDir) {
+  const measure::ShapeSpec *Sh = captureShape(C);
+  if (!Sh)
+    return makeError(C.Path + ": replay needs a search shape to capture (every shape is held out)");
+  return shapeRun(C, *Sh, SourceDir, BuildDir);
 }
 
 /// CaptureOutcome::Key of \p Run in the baseline \p SourceDir: the command, its directory and
 /// environment, and every source and protected file's name and bytes.
-Expected<std::string> captureKey(const measure::WorkloadConfig &C, const CapturedRun &Run, StringRef SourceDir) {
+Expected<std::string> captureKey(const measure::WorkloadConfig &C, const ShapeRun &Run, StringRef SourceDir) {
   llvm::SHA256 H;
   auto Add = [&](StringRef S) {
     H.update(S);
@@ -130,7 +132,7 @@ std::string tail(const std::string &S, size_t N = 2000) {
 } // namespace
 
 Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef BuildDir, StringRef CaptureDir) {
-  Expected<CapturedRun> Run = capturedRun(C, BaseDir, BuildDir);
+  Expected<ShapeRun> Run = capturedRun(C, BaseDir, BuildDir);
   if (!Run)
     return Run.takeError();
   Expected<std::string> Key = captureKey(C, *Run, BaseDir);

@@ -22,6 +22,17 @@ namespace kloop {
 namespace optimize {
 
 /// Settings of the replay stage.
+/// A run of the workload program: run.command expanded for one shape (seed 0) and its working
+/// directory, as kloop compare runs it.
+struct ShapeRun {
+  std::string Command, Cwd;
+};
+
+/// The run of shape \p Sh of workload \p C for the sources in \p SourceDir built in \p BuildDir.
+/// Errors: a placeholder of run.command or run.cwd that cannot be expanded.
+llvm::Expected<ShapeRun> shapeRun(const measure::WorkloadConfig &C, const measure::ShapeSpec &Sh,
+                                  llvm::StringRef SourceDir, llvm::StringRef BuildDir);
+
 struct ReplayStageOptions {
   /// The replay worker (capture::findReplayWorker), or "" with WorkerProblem saying why there is none.
   std::string Worker, WorkerProblem;

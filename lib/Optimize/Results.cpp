@@ -153,6 +153,44 @@ static std::string firstRefusal(const ProposalSummary &P) {
   return "edit #" + std::to_string(*R.EditOrdinal + 1) + Label + ": " + R.Reason;
 }
 
+/// The hardware counters of the baseline and of each new incumbent (the counters steps), one section
+/// each with what the metrics runs cost; "" when no counters step ran.
+static std::string countersSection(const std::vector<StepRecord> &Steps) {
+  std::string Out;
+  for (const StepRecord &St : Steps) {
+    StringRef Who = St.Key;
+    if (St.State != StepState::Measure || !Who.consume_front("counters-") || !St.Payload.is_object() ||
+        !St.Payload.value("profiles", json()).is_array())
+      continue;
+    const json &P = St.Payload;
+    const json Cost = P.value("cost", json::object());
+    Out += "### " + Who.str() + "\n\n";
+    Out += llvm::formatv("cost: metrics runs {0} s against {1} s for plain runs of the same shapes (ratio {2}); "
+                         "{3} replay pass(es) per profiled launch on {4}\n\n",
+                         num(Cost.value("metrics_wall_s", json()), "{0:f2}"),
+                         num(Cost.value("plain_wall_s", json()), "{0:f2}"), num(Cost.value("ratio", json()), "{0:f1}"),
+                         num(P.value("passes", json())), P.value("chip", std::string("?")))
+               .str();
+    for (const json &J : P["profiles"]) {
+      Expected<measure::KernelProfile> KP = measure::kernelProfileFromJSON(J, "counters-" + Who.str() + " step");
+      if (!KP) {
+        Out += "- (unreadable: " + llvm::toString(KP.takeError()) + ")\n";
+        continue;
+      }
+      Out += "- `" + KP->Name + "`" + (KP->Shape.empty() ? "" : " [" + KP->Shape + "]") + ": " +
+             measure::summarizeKernelProfile(*KP) + "\n";
+    }
+    for (const json &Problem : P.value("problems", json::array()))
+      Out += "- missing: " + (Problem.is_string() ? Problem.get<std::string>() : dumpJSON(Problem)) + "\n";
+    Out += "\n";
+  }
+  if (Out.empty())
+    return "";
+  return "## Hardware counters\n\nOne metrics run per search shape through CUPTI's range profiler (kernel replay), "
+         "separate from every timing run.\n\n" +
+         Out;
+}
+
 Expected<std::string> renderReport(Journal &J, int64_t Run) {
   Expected<int64_t> R = resolveRun(J, Run);
   if (!R)
@@ -337,6 +375,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   } else {
     llvm::consumeError(Builds.takeError());
   }
+  OS << countersSection(*Steps);
   OS << "## Candidates\n\n| round | proposer | edits | outcome | explanation |\n|---:|---|---|---|---|\n";
   for (const ProposalSummary &P : *Ps) {
     std::string Edits;

@@ -8,6 +8,8 @@
 #include "kloop/Inventory/Extract.h"
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Measure/Compare.h"
+#include "kloop/Measure/KernelProfile.h"
+#include "kloop/Measure/Runner.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Propose/CommandProposer.h"
 #include "kloop/Support/Diff.h"
@@ -286,16 +288,93 @@ public:
     return Out;
   }
 
-  Expected<CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir) override {
-    // The baseline's build from the build step; a resumed run that reused that step builds it again.
-    std::string BuildDir = (CaptureDir + ".build").str();
-    if (auto It = Built.find(BaseDir.str()); It != Built.end())
-      BuildDir = It->second;
-    else if (Expected<BuildOutcome> B = build(BaseDir, BuildDir); !B)
+  /// The build of \p SourceDir from its build step, or (a resumed run that reused that step) a new one in
+  /// \p Fallback. Errors name \p What the build is for.
+  Expected<std::string> buildFor(StringRef SourceDir, StringRef Fallback, StringRef What) {
+    if (auto It = Built.find(SourceDir.str()); It != Built.end())
+      return It->second;
+    Expected<BuildOutcome> B = build(SourceDir, Fallback);
+    if (!B)
       return B.takeError();
-    else if (!B->Succeeded)
-      return makeError("the baseline does not build for its capture:\n" + B->Log);
-    return Replay.capture(BaseDir, BuildDir, CaptureDir);
+    if (!B->Succeeded)
+      return makeError(SourceDir + " does not build for " + What + ":\n" + B->Log);
+    return Fallback.str();
+  }
+
+  Expected<CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir) override {
+    Expected<std::string> BuildDir = buildFor(BaseDir, (CaptureDir + ".build").str(), "its capture");
+    if (!BuildDir)
+      return BuildDir.takeError();
+    return Replay.capture(BaseDir, *BuildDir, CaptureDir);
+  }
+
+  Expected<CountersOutcome> counters(StringRef SourceDir, StringRef WorkDir) override {
+    Expected<std::string> BuildDir = buildFor(SourceDir, (WorkDir + ".build").str(), "its hardware counters");
+    if (!BuildDir)
+      return BuildDir.takeError();
+    CountersOutcome Out;
+    if (O.CuptiLib.empty()) {
+      Out.Problems.push_back("libkloop-cupti.so, which takes the counters, was not found (set KLOOP_CUPTI_LIB)");
+      return Out;
+    }
+    if (std::error_code EC = llvm::sys::fs::create_directories(WorkDir))
+      return makeError("cannot create " + WorkDir + ": " + EC.message());
+    for (const measure::ShapeSpec &Sh : C.Shapes) {
+      if (Sh.HeldOut)
+        continue;
+      if (Expected<ShapeRun> Run = shapeRun(C, Sh, SourceDir, *BuildDir))
+        countShape(Sh.Name, *Run, WorkDir, Out);
+      else
+        Out.Problems.push_back("shape " + Sh.Name + ": " + llvm::toString(Run.takeError()));
+    }
+    return Out;
+  }
+
+  /// One plain injected run of shape \p Shape (what a metrics run costs is measured against it), then
+  /// one metrics run (KLOOP_CUPTI_METRICS=1, the targets only); its profiles go into \p Out.
+  void countShape(const std::string &Shape, const ShapeRun &Run, StringRef WorkDir, CountersOutcome &Out) {
+    measure::RunRequest Req;
+    Req.Command = Run.Command;
+    Req.Cwd = Run.Cwd;
+    Req.Env = C.Run.Env;
+    Req.TimeoutS = C.Run.TimeoutS;
+    Req.DrainTimeoutS = C.Run.DrainTimeoutS;
+    Req.OutDir = WorkDir.str();
+    std::string Label;
+    for (char Ch : Shape)
+      Label += (llvm::isAlnum(Ch) || Ch == '-' || Ch == '_' || Ch == '.') ? Ch : '_';
+    measure::InjectionSettings Inj;
+    Inj.LibraryPath = O.CuptiLib;
+    measure::applyKernelTrace(Inj, C.Tracing);
+    Req.Inject = Inj;
+    Req.Label = "plain-" + Label;
+    if (Expected<measure::RunResult> Plain = measure::runIsolated(Req))
+      Out.PlainWallS += Plain->WallSeconds;
+    else
+      Out.Problems.push_back("shape " + Shape + ": the plain run failed: " + llvm::toString(Plain.takeError()));
+    Inj.Targets = C.Targets;
+    Inj.Extra["KLOOP_CUPTI_METRICS"] = "1";
+    Req.Inject = Inj;
+    Req.Label = "counters-" + Label;
+    Expected<measure::RunResult> R = measure::runIsolated(Req);
+    if (!R) {
+      Out.Problems.push_back("shape " + Shape + ": the metrics run failed: " + llvm::toString(R.takeError()));
+      return;
+    }
+    Out.MetricsWallS += R->WallSeconds;
+    if (!R->ok())
+      Out.Problems.push_back("shape " + Shape + ": the metrics run " + R->describe() + "; logs: " + R->StderrPath);
+    if (R->ProfilePath.empty() || !llvm::sys::fs::exists(R->ProfilePath))
+      return;
+    Expected<measure::MetricsRun> M = measure::readMetricsRun(R->ProfilePath);
+    if (!M) {
+      Out.Problems.push_back("shape " + Shape + ": " + llvm::toString(M.takeError()));
+      return;
+    }
+    Out.Chip = M->Chip;
+    Out.Passes = M->Passes;
+    for (measure::KernelProfile &P : measure::kernelProfiles(*M, Shape, Out.Problems))
+      Out.Profiles.push_back(std::move(P));
   }
 
   Expected<ReplayCompareOutcome> replayCompare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,

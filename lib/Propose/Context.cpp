@@ -1,5 +1,6 @@
 //===- Context.cpp - optimize's context -> the LLM template's placeholders ===//
 #include "kloop/Propose/Context.h"
+#include "kloop/Measure/KernelProfile.h"
 #include "kloop/Support/JSON.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -56,11 +57,41 @@ std::string annotateSources(const std::vector<SourceText> &Files, const inv::Inv
   return Out;
 }
 
-std::string renderProfile(const json &Context) {
+/// The timing evidence of the latest measured candidate, or why there is none.
+static std::string renderTiming(const json &Context) {
   if (!Context.contains("profile") || !Context["profile"].is_array() || Context["profile"].empty())
     return "not measured yet: no candidate of this run has been measured (no GPU, or the first round)";
   return dumpJSON(Context["profile"], 2);
 }
+
+std::string renderCounters(const json &Context) {
+  const json *C = Context.contains("counters") ? &Context["counters"] : nullptr;
+  if (!C || !C->is_object() || !C->contains("profiles") || !(*C)["profiles"].is_array())
+    return "Hardware counters: none taken (no GPU in this run)";
+  std::string Out = "Hardware counters of the current best version (a metrics run per shape through CUPTI's range "
+                    "profiler; not a timing):";
+  for (const json &J : (*C)["profiles"]) {
+    llvm::Expected<measure::KernelProfile> P = measure::kernelProfileFromJSON(J, "context: counters");
+    if (!P) {
+      Out += "\n- (unreadable: " + llvm::toString(P.takeError()) + ")";
+      continue;
+    }
+    auto Dim = [](const std::array<uint64_t, 3> &D) {
+      return std::to_string(D[0]) + "x" + std::to_string(D[1]) + "x" + std::to_string(D[2]);
+    };
+    Out += "\n- " + P->Name + (P->Shape.empty() ? "" : " [shape " + P->Shape + "]") + ", grid " +
+           Dim(P->Launch.Grid) + " block " + Dim(P->Launch.Block) + ", " + std::to_string(P->Launch.Registers) +
+           " registers: " + measure::summarizeKernelProfile(*P);
+  }
+  if (C->contains("problems") && (*C)["problems"].is_array())
+    for (const json &Problem : (*C)["problems"])
+      Out += "\n- missing: " + (Problem.is_string() ? Problem.get<std::string>() : dumpJSON(Problem));
+  if ((*C)["profiles"].empty() && (!C->contains("problems") || (*C)["problems"].empty()))
+    Out += "\n- (no target kernel was profiled)";
+  return Out;
+}
+
+std::string renderProfile(const json &Context) { return renderTiming(Context) + "\n\n" + renderCounters(Context); }
 
 llvm::Expected<json> llmPlaceholders(const json &Context, const std::vector<SourceText> &Files) {
   inv::Inventory Inv;

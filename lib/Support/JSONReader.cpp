@@ -77,6 +77,11 @@ template <> struct Kind<unsigned> {
   static constexpr const char *What = "expected a non-negative 32-bit integer";
 };
 
+template <> struct Kind<double> {
+  static bool is(const json &V) { return V.is_number(); }
+  static constexpr const char *What = "expected a number";
+};
+
 template <typename T>
 void readRequired(JSONObject &O, JSONReadErrors &E, StringRef Key, T &Out) {
   if (const json *M = O.member(Key, /*Required=*/true)) {
@@ -108,6 +113,8 @@ void JSONObject::read(StringRef Key, std::optional<std::string> &Out) { readOpti
 void JSONObject::read(StringRef Key, std::optional<bool> &Out) { readOptional(*this, Errors, Key, Out); }
 void JSONObject::read(StringRef Key, std::optional<int64_t> &Out) { readOptional(*this, Errors, Key, Out); }
 void JSONObject::read(StringRef Key, std::optional<unsigned> &Out) { readOptional(*this, Errors, Key, Out); }
+void JSONObject::read(StringRef Key, double &Out) { readRequired(*this, Errors, Key, Out); }
+void JSONObject::read(StringRef Key, std::optional<double> &Out) { readOptional(*this, Errors, Key, Out); }
 
 void JSONObject::read(StringRef Key, std::vector<std::string> &Out) {
   Out.clear();

@@ -19,6 +19,7 @@
 #include "CaptureSupport.h"
 #include "LaunchCapture.h"
 #include "NvmlSampler.h"
+#include "RangeProfiler.h"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -27,6 +28,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <map>
+#include <tuple>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -82,6 +86,31 @@ struct Config {
   /// serial tracing adds 1.4-2.5 us per launch but keeps the ratios of kernel durations across launch
   /// configurations within 0.9% of the untraced ones. Serial tracing serializes concurrent kernels.
   bool SerialKernelTrace = true;
+  /// KLOOP_CUPTI_METRICS=1: hardware counters per launch through CUPTI's range profiler (RangeProfiler.h)
+  /// instead of kernel timing: a metrics run is never a timing run (no kernel activity, no captures).
+  bool Metrics = false;
+  /// KLOOP_CUPTI_METRICS_LAUNCHES: launches profiled per kernel and launch configuration (the first ones).
+  uint64_t MetricsLaunches = 1;
+  /// KLOOP_CUPTI_METRICS_MAX_RANGES: launches profiled in the whole process (ranges of the counter data image).
+  uint64_t MetricsMaxRanges = 64;
+};
+
+/// One launch profiled with KLOOP_CUPTI_METRICS (the "metrics.ranges" of the JSON).
+struct MetricRange {
+  uint64_t Seq = 0;
+  uint32_t Correlation = 0;
+  std::string Mangled, Demangled;
+  uint32_t Grid[3] = {0, 0, 0};
+  uint32_t Block[3] = {0, 0, 0};
+  uint64_t DynamicSmem = 0;
+  /// From cuFuncGetAttribute on the launched function; -1 when unknown.
+  int64_t Registers = -1, StaticSmem = -1;
+  /// cuOccupancyMaxActiveBlocksPerMultiprocessor for this block size and dynamic shared memory; -1 unknown.
+  int64_t DriverBlocksPerSm = -1;
+  /// Host wall time of the profiled launch call (all its replay passes), ns.
+  uint64_t WallNs = 0;
+  std::vector<double> Values; // KernelMetricNames order; NaN: not collected
+  std::string Error;          // why Values is empty
 };
 
 struct KernelRecord {
@@ -206,6 +235,16 @@ struct State {
   long Pid = 0;
   /// Set with KLOOP_CUPTI_CAPTURE_DIR: launches recorded for replay (kloop capture, LaunchCapture.h).
   std::unique_ptr<LaunchCapturer> Capturer;
+  // Hardware counters (Config::Metrics), guarded by MetricsMu.
+  std::mutex MetricsMu;
+  std::unique_ptr<RangeProfiler> Profiler;
+  std::vector<MetricRange> Ranges;
+  /// Launches profiled per (kernel, grid, block, dynamic shared memory).
+  std::map<std::tuple<std::string, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint64_t>, uint64_t>
+      MetricLaunches;
+  uint64_t MetricsSkipped = 0;
+  bool LimitsKnown = false;
+  DeviceLimits Limits;
 };
 
 /// Never destroyed: CUPTI may call back from its own threads while static destructors run.
@@ -218,6 +257,9 @@ thread_local std::vector<std::unique_ptr<PendingLaunch>> TlPending;
 /// the runtime launch's), and whether a driver launch was reported inside the current runtime launch.
 thread_local uint64_t TlLastSeq = 0;
 thread_local bool TlDriverLaunchSeen = false;
+/// The launch being profiled on this thread (Config::Metrics), between its ENTER and EXIT callbacks.
+thread_local std::unique_ptr<MetricRange> TlMetric;
+thread_local uint64_t TlMetricStartNs = 0;
 
 uint64_t nowNs() {
   return static_cast<uint64_t>(
@@ -292,6 +334,19 @@ Config readConfig(std::vector<std::string> &Errors) {
     C.SerialKernelTrace = false;
   else if (!Trace.empty() && Trace != "serial")
     Errors.push_back("KLOOP_CUPTI_KERNEL_TRACE='" + Trace + "': expected serial or concurrent; using serial");
+  std::string Metrics = envString("KLOOP_CUPTI_METRICS");
+  C.Metrics = Metrics == "1" || Metrics == "true" || Metrics == "yes";
+  for (auto [Name, Slot] : {std::pair<const char *, uint64_t *>{"KLOOP_CUPTI_METRICS_LAUNCHES", &C.MetricsLaunches},
+                            {"KLOOP_CUPTI_METRICS_MAX_RANGES", &C.MetricsMaxRanges}}) {
+    std::string V = envString(Name);
+    if (V.empty())
+      continue;
+    std::optional<uint64_t> N = parseUnsigned(V);
+    if (N && *N > 0)
+      *Slot = *N;
+    else
+      Errors.push_back(std::string(Name) + "='" + V + "': expected a positive number; using " + std::to_string(*Slot));
+  }
   std::string Period = envString("KLOOP_CUPTI_SAMPLE_US");
   if (!Period.empty()) {
     if (auto V = parseUnsigned(Period))
@@ -728,7 +783,7 @@ void onLaunchEnter(const CUpti_CallbackData *Data, const LaunchView &L, bool Cou
     }
     K = &kernelInfo(Name);
     uint64_t Ordinal = K->Launches++;
-    if (K->IsTarget) {
+    if (K->IsTarget && !G->Cfg.Metrics) { // a metrics run is neither a timing nor a capture run
       auto Owned = std::make_unique<PendingLaunch>();
       P = Owned.get();
       P->Correlation = Data->correlationId;
@@ -1206,6 +1261,171 @@ void noteRuntimeLaunchForCapture(CUpti_CallbackId, const CUpti_CallbackData *D, 
     G->Capturer->refuseUnseen(TlLastSeq, Name);
 }
 
+
+// ---- Hardware counters (KLOOP_CUPTI_METRICS; RangeProfiler.h) -----------------------------------------
+
+/// The launched function in the current context, for its attributes: a CUkernel through
+/// cuKernelGetFunction, a CUfunction as it is, or a CUkernel passed as a CUfunction (what the CUDA 13
+/// runtime passes to cuLaunchKernel, docs/cupti.md). nullptr when none answers.
+CUfunction launchedFunction(const LaunchView &L) {
+  CUfunction F = nullptr;
+  if (L.Kernel && cuKernelGetFunction(&F, L.Kernel) == CUDA_SUCCESS)
+    return F;
+  if (!L.Func)
+    return nullptr;
+  int Regs = 0;
+  if (cuFuncGetAttribute(&Regs, CU_FUNC_ATTRIBUTE_NUM_REGS, L.Func) == CUDA_SUCCESS)
+    return L.Func;
+  if (cuKernelGetFunction(&F, reinterpret_cast<CUkernel>(L.Func)) == CUDA_SUCCESS)
+    return F;
+  return nullptr;
+}
+
+/// Registers per thread, static shared memory and the driver's occupancy answer for \p M's launch
+/// configuration, when \p L names the function and they are not known yet.
+void fillFunctionAttributes(MetricRange &M, const LaunchView &L) {
+  if (M.Registers >= 0)
+    return;
+  CUfunction F = launchedFunction(L);
+  if (!F)
+    return;
+  int Regs = -1, Smem = -1, Blocks = -1;
+  if (cuFuncGetAttribute(&Regs, CU_FUNC_ATTRIBUTE_NUM_REGS, F) == CUDA_SUCCESS)
+    M.Registers = Regs;
+  if (cuFuncGetAttribute(&Smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, F) == CUDA_SUCCESS)
+    M.StaticSmem = Smem;
+  int Threads = static_cast<int>(M.Block[0] * M.Block[1] * M.Block[2]);
+  if (Threads > 0 &&
+      cuOccupancyMaxActiveBlocksPerMultiprocessor(&Blocks, F, Threads, static_cast<size_t>(M.DynamicSmem)) ==
+          CUDA_SUCCESS)
+    M.DriverBlocksPerSm = Blocks;
+}
+
+/// Grid, block and dynamic shared memory of a launch call, from its callback parameters.
+void launchDims(bool Runtime, CUpti_CallbackId Cbid, const void *Params, MetricRange &M) {
+  auto Copy = [&M](const dim3 &G, const dim3 &B, size_t Smem) {
+    M.Grid[0] = G.x, M.Grid[1] = G.y, M.Grid[2] = G.z;
+    M.Block[0] = B.x, M.Block[1] = B.y, M.Block[2] = B.z;
+    M.DynamicSmem = Smem;
+  };
+  if (!Runtime) {
+    DriverLaunch DL;
+    decodeDriverConfig(Cbid, Params, DL);
+    std::copy(DL.Grid, DL.Grid + 3, M.Grid);
+    std::copy(DL.Block, DL.Block + 3, M.Block);
+    M.DynamicSmem = DL.DynamicSmem;
+    return;
+  }
+  switch (Cbid) {
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060:
+  case CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060: {
+    const cudaLaunchConfig_t *C = static_cast<const cudaLaunchKernelExC_v11060_params *>(Params)->config;
+    if (C)
+      Copy(C->gridDim, C->blockDim, C->dynamicSmemBytes);
+    return;
+  }
+#if CUPTI_API_VERSION >= 130000
+  case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000:
+  case CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000: {
+    auto *P = static_cast<const CudaLaunchKernelV13Params *>(Params);
+    Copy(P->gridDim, P->blockDim, P->sharedMem);
+    return;
+  }
+#endif
+  default: { // cudaLaunchKernel and cudaLaunchCooperativeKernel (one layout, decodeRuntimeLaunch)
+    auto *P = static_cast<const cudaLaunchKernel_v7000_params *>(Params);
+    Copy(P->gridDim, P->blockDim, P->sharedMem);
+    return;
+  }
+  }
+}
+
+/// Whether the launch of \p M is one to profile: a target (every kernel without KLOOP_CUPTI_TARGETS),
+/// within KLOOP_CUPTI_METRICS_LAUNCHES of its kernel and launch configuration. Counts it. Caller holds
+/// G->MetricsMu.
+bool wantMetrics(const MetricRange &M) {
+  if (!G->Cfg.Targets.empty() && !matchesTarget(G->Cfg.Targets, M.Demangled))
+    return false;
+  uint64_t &N = G->MetricLaunches[{M.Mangled, M.Grid[0], M.Grid[1], M.Grid[2], M.Block[0], M.Block[1], M.Block[2],
+                                   M.DynamicSmem}];
+  if (N >= G->Cfg.MetricsLaunches)
+    return false;
+  ++N;
+  return true;
+}
+
+/// The ENTER callback of an outermost launch call: starts a range when the launch is to be profiled.
+/// The start is the last thing before the launch; the range ends in metricsExit.
+void metricsEnter(bool Runtime, CUpti_CallbackId Cbid, const CUpti_CallbackData *D, const LaunchView &L) {
+  TlMetric.reset();
+  auto M = std::make_unique<MetricRange>();
+  const char *Name = L.Name;
+  if (!Name && !(L.Kernel && cuKernelGetName(&Name, L.Kernel) == CUDA_SUCCESS) &&
+      !(L.Func && cuFuncGetName(&Name, L.Func) == CUDA_SUCCESS))
+    Name = nullptr;
+  M->Mangled = Name ? Name : "<unknown kernel>";
+  M->Demangled = demangle(M->Mangled);
+  M->Seq = TlLastSeq;
+  M->Correlation = D->correlationId;
+  launchDims(Runtime, Cbid, D->functionParams, *M);
+  std::lock_guard<std::mutex> Lock(G->MetricsMu);
+  if (!wantMetrics(*M))
+    return;
+  if (G->Profiler && G->Profiler->busy()) {
+    ++G->MetricsSkipped; // another thread's launch is being profiled: one range at a time
+    return;
+  }
+  fillFunctionAttributes(*M, L);
+  CUcontext Ctx = nullptr;
+  if (cuCtxGetCurrent(&Ctx) != CUDA_SUCCESS || !Ctx) {
+    M->Error = "no current CUDA context at the launch call";
+    G->Ranges.push_back(std::move(*M));
+    return;
+  }
+  if (!G->LimitsKnown) {
+    CUdevice Dev = 0;
+    if (cuCtxGetDevice(&Dev) == CUDA_SUCCESS) {
+      G->Limits = queryDeviceLimits(Dev);
+      G->LimitsKnown = true;
+    }
+  }
+  if (!G->Profiler)
+    G->Profiler = std::make_unique<RangeProfiler>(G->Cfg.MetricsMaxRanges);
+  std::string Err;
+  if (!G->Profiler->begin(Ctx, Err)) {
+    if (!G->Profiler->broken()) { // a setup failure is reported once, as "metrics.error"
+      M->Error = Err;
+      G->Ranges.push_back(std::move(*M));
+    }
+    return;
+  }
+  TlMetricStartNs = nowNs();
+  TlMetric = std::move(M);
+}
+
+/// A driver launch inside a profiled runtime launch: it names the function when the runtime call did not.
+void metricsFromDriver(const LaunchView &L) {
+  if (TlMetric)
+    fillFunctionAttributes(*TlMetric, L);
+}
+
+/// The EXIT callback of an outermost launch call: ends the range begun in metricsEnter and keeps its values.
+void metricsExit(const CUpti_CallbackData *D, bool Succeeded) {
+  if (!TlMetric || TlMetric->Correlation != D->correlationId)
+    return;
+  std::unique_ptr<MetricRange> M = std::move(TlMetric);
+  M->WallNs = nowNs() - TlMetricStartNs;
+  std::lock_guard<std::mutex> Lock(G->MetricsMu);
+  std::string Err;
+  if (!G->Profiler->end(M->Values, Err)) {
+    M->Error = Err;
+    M->Values.clear();
+  } else if (!Succeeded) {
+    M->Error = "the launch call failed";
+  }
+  G->Ranges.push_back(std::move(*M));
+}
+
 void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const CUpti_CallbackData *D) {
   bool Enter = D->callbackSite == CUPTI_API_ENTER;
   bool Runtime = Domain == CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -1228,6 +1448,8 @@ void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const
     else if (TlRuntimeLaunchDepth > 0)
       --TlRuntimeLaunchDepth;
   } else if (TlRuntimeLaunchDepth > 0) {
+    if (Enter && Kind == LaunchKind::Kernel && G->Cfg.Metrics)
+      metricsFromDriver(L);
     if (Enter && Kind == LaunchKind::Kernel)
       resolveFromDriverLaunch(L);
     if (Kind == LaunchKind::Kernel)
@@ -1236,8 +1458,12 @@ void handleApiCallback(CUpti_CallbackDomain Domain, CUpti_CallbackId Cbid, const
   }
   if (Enter) {
     onLaunchEnter(D, L, Kind == LaunchKind::CountOnly);
+    if (Kind == LaunchKind::Kernel && G->Cfg.Metrics)
+      metricsEnter(Runtime, Cbid, D, L); // last: the range holds the launch and nothing before it
   } else if (Kind == LaunchKind::Kernel) {
     bool Ok = D->functionReturnValue && *static_cast<const int *>(D->functionReturnValue) == 0;
+    if (G->Cfg.Metrics)
+      metricsExit(D, Ok);
     onLaunchExit(D, Ok);
   }
   if (Kind == LaunchKind::Kernel)
@@ -1263,7 +1489,8 @@ void CUPTIAPI onCallback(void *, CUpti_CallbackDomain Domain, CUpti_CallbackId C
         }
       } else if (Cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
         // Records of a context still in CUPTI's buffers are delivered before the context goes away.
-        cuptiActivityFlushAll(0);
+        if (!G->Cfg.Metrics)
+          cuptiActivityFlushAll(0);
       }
     }
   } catch (...) {
@@ -1346,6 +1573,60 @@ nlohmann::ordered_json messages(const std::vector<std::pair<std::string, uint64_
   for (const auto &Entry : List)
     A.push_back(Entry.second > 1 ? Entry.first + " (" + std::to_string(Entry.second) + " times)" : Entry.first);
   return A;
+}
+
+/// The "metrics" member (KLOOP_CUPTI_METRICS; docs/cupti.md).
+nlohmann::ordered_json metricsJSON() {
+  using nlohmann::ordered_json;
+  std::lock_guard<std::mutex> Lock(G->MetricsMu);
+  ordered_json M;
+  M["mode"] = "range_profiler/kernel_replay/auto_range";
+  M["chip"] = G->Profiler && !G->Profiler->chip().empty() ? ordered_json(G->Profiler->chip()) : ordered_json(nullptr);
+  M["passes"] = G->Profiler ? G->Profiler->passes() : 0;
+  M["error"] = G->Profiler && G->Profiler->broken() ? ordered_json(G->Profiler->setupError())
+               : G->Profiler                          ? ordered_json(nullptr)
+                                                      : ordered_json("no launch was profiled");
+  ordered_json Names = ordered_json::array();
+  for (size_t I = 0; I < KernelMetricCount; ++I)
+    Names.push_back(KernelMetricNames[I]);
+  M["metric_names"] = Names;
+  M["unsupported"] = G->Profiler ? G->Profiler->unsupported() : std::vector<std::string>();
+  M["dropped_ranges"] = G->Profiler ? G->Profiler->droppedRanges() : 0;
+  M["skipped_busy"] = G->MetricsSkipped;
+  M["launches_per_config"] = G->Cfg.MetricsLaunches;
+  const DeviceLimits &L = G->Limits;
+  M["device_limits"] = G->LimitsKnown ? ordered_json{{"sm_count", L.SmCount},
+                                                     {"warp_size", L.WarpSize},
+                                                     {"max_threads_per_sm", L.MaxThreadsPerSm},
+                                                     {"max_blocks_per_sm", L.MaxBlocksPerSm},
+                                                     {"regs_per_sm", L.RegsPerSm},
+                                                     {"regs_per_block", L.RegsPerBlock},
+                                                     {"smem_per_sm", L.SmemPerSm},
+                                                     {"smem_per_block_optin", L.SmemPerBlockOptin},
+                                                     {"reserved_smem_per_block", L.ReservedSmemPerBlock},
+                                                     {"cc_major", L.CcMajor},
+                                                     {"cc_minor", L.CcMinor}}
+                                      : ordered_json(nullptr);
+  ordered_json Ranges = ordered_json::array();
+  for (const MetricRange &R : G->Ranges) {
+    ordered_json Values = ordered_json::object();
+    for (size_t I = 0; I < R.Values.size() && I < KernelMetricCount; ++I)
+      Values[KernelMetricNames[I]] = std::isnan(R.Values[I]) ? ordered_json(nullptr) : ordered_json(R.Values[I]);
+    Ranges.push_back({{"seq", R.Seq},
+                      {"kernel", R.Mangled},
+                      {"name", R.Demangled},
+                      {"grid", {R.Grid[0], R.Grid[1], R.Grid[2]}},
+                      {"block", {R.Block[0], R.Block[1], R.Block[2]}},
+                      {"dynamic_smem", R.DynamicSmem},
+                      {"registers", R.Registers},
+                      {"static_smem", R.StaticSmem},
+                      {"driver_blocks_per_sm", R.DriverBlocksPerSm},
+                      {"wall_ns", R.WallNs},
+                      {"values", Values},
+                      {"error", R.Error.empty() ? ordered_json(nullptr) : ordered_json(R.Error)}});
+  }
+  M["ranges"] = Ranges;
+  return M;
 }
 
 void writeOutput() {
@@ -1487,6 +1768,8 @@ void writeOutput() {
   J["memory"] = {{"live_allocations", G->Allocs.size()},
                  {"live_bytes", G->Allocs.bytes()},
                  {"peak_bytes", G->Allocs.peakBytes()}};
+  if (Cfg.Metrics)
+    J["metrics"] = metricsJSON();
   std::vector<std::pair<std::string, uint64_t>> Errors = G->Errors;
   for (const std::string &E : G->Sampler.errors())
     addMessage(Errors, E);
@@ -1515,9 +1798,11 @@ void onExit() {
   try {
     if (G->Subscriber)
       cuptiUnsubscribe(G->Subscriber);
-    CUptiResult R = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (R != CUPTI_SUCCESS)
-      addError("cuptiActivityFlushAll failed: " + cuptiErrorText(R));
+    if (!G->Cfg.Metrics) { // a metrics run records no activity
+      CUptiResult R = cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      if (R != CUPTI_SUCCESS)
+        addError("cuptiActivityFlushAll failed: " + cuptiErrorText(R));
+    }
     {
       std::unique_lock<std::mutex> Lock(G->DeviceMu);
       bool Join = G->EnvThreadStarted && G->EnvThread.joinable();
@@ -1626,13 +1911,16 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
       enableCallback(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, Errors);
       enableCallback(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, Errors);
     }
-    R = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
-    if (R != CUPTI_SUCCESS)
-      Errors.push_back("cuptiActivityRegisterCallbacks failed: " + cuptiErrorText(R));
-    else if ((R = cuptiActivityEnable(G->Cfg.SerialKernelTrace ? CUPTI_ACTIVITY_KIND_KERNEL
-                                                               : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
-      Errors.push_back(std::string("cuptiActivityEnable(") + (G->Cfg.SerialKernelTrace ? "KERNEL" : "CONCURRENT_KERNEL") +
-                       ") failed: " + cuptiErrorText(R));
+    // A metrics run times nothing (docs/cupti.md): no kernel activity next to CUPTI's kernel replay.
+    if (!G->Cfg.Metrics) {
+      R = cuptiActivityRegisterCallbacks(bufferRequested, bufferCompleted);
+      const char *Kind = G->Cfg.SerialKernelTrace ? "KERNEL" : "CONCURRENT_KERNEL";
+      if (R != CUPTI_SUCCESS)
+        Errors.push_back("cuptiActivityRegisterCallbacks failed: " + cuptiErrorText(R));
+      else if ((R = cuptiActivityEnable(G->Cfg.SerialKernelTrace ? CUPTI_ACTIVITY_KIND_KERNEL
+                                                                 : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
+        Errors.push_back(std::string("cuptiActivityEnable(") + Kind + ") failed: " + cuptiErrorText(R));
+    }
     {
       std::lock_guard<std::mutex> Lock(G->Mu);
       for (const std::string &E : Errors)

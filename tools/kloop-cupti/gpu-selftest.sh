@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # GPU self-test of libkloop-cupti.so: builds the test programs of test/Cupti/Inputs with nvcc, runs them with
 # and without CUDA_INJECTION64_PATH, and checks the JSON (launches, NVML samples, capture hashes against
-# host-computed FNV-1a, poisoning, dumps, unchanged program output, injection overhead on a 50 us kernel).
+# host-computed FNV-1a, poisoning, dumps, unchanged program output, injection overhead on a 50 us kernel,
+# hardware counters with KLOOP_CUPTI_METRICS=1 on test/Profile/Inputs/bank_conflicts.cu).
 # Needs only bash, nvcc, python3 and a GPU: no LLVM, no lit. Exits 1 on any failure.
 #
 # usage: tools/kloop-cupti/gpu-selftest.sh [path/to/libkloop-cupti.so]   (default: build/lib/libkloop-cupti.so)
@@ -134,9 +135,54 @@ overhead_check serial "$work/overhead.json" "${ser_t[*]}" && pass "injection ove
 overhead_check concurrent "$work/overhead-concurrent.json" "${conc_t[*]}" \
   && pass "injection overhead within bound (concurrent tracing)" || fail "injection overhead (concurrent tracing)"
 
+# 8. Hardware counters (KLOOP_CUPTI_METRICS=1, CUPTI's range profiler with kernel replay): every launch
+# of test/Profile/Inputs/bank_conflicts.cu has values, the program's output is unchanged, the 32x32 tile
+# has load bank conflicts and the padded one (nearly) none. It prints "metrics.error" and each range's
+# error (the CUPTI call that failed, with its CUptiResult name) and values, pass or fail.
+if "$cuda/bin/nvcc" -O2 -arch="$arch" -o "$work/banks" "$root/test/Profile/Inputs/bank_conflicts.cu"; then
+  timeout 120 "$work/banks" > "$work/banks-plain.txt" || fail "bank_conflicts without injection"
+  inject "$work/metrics.json" KLOOP_CUPTI_METRICS=1 -- "$work/banks" > "$work/banks-metrics.txt" \
+    || fail "bank_conflicts under KLOOP_CUPTI_METRICS=1 exited non-zero"
+  cmp -s "$work/banks-plain.txt" "$work/banks-metrics.txt" && pass "program output unchanged under the range profiler" \
+    || fail "program output changed under the range profiler"
+  python3 - "$work/metrics.json" <<'EOF' && pass "hardware counters per launch" || fail "hardware counters per launch"
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d.get("metrics")
+if m is None:
+    print("metrics: no \"metrics\" member; errors:", d.get("errors"))
+    sys.exit(1)
+print("metrics: chip %s, %s pass(es), error %s, unsupported %s, dropped %s; errors %s" % (
+    m["chip"], m["passes"], m["error"], m["unsupported"], m["dropped_ranges"], d.get("errors")))
+print("metrics: device limits", json.dumps(m["device_limits"]))
+by = {}
+for r in m["ranges"]:
+    name = r["name"].split("(")[0]
+    by[name] = r
+    v = r["values"]
+    print("metrics: %s: error %s; registers %s, static smem %s, driver blocks/SM %s, wall %.3f ms; dram read %s, "
+          "write %s, bank conflicts ld %s st %s, achieved occupancy %s" % (
+              name, r["error"], r["registers"], r["static_smem"], r["driver_blocks_per_sm"], r["wall_ns"] / 1e6,
+              v.get("dram__bytes_read.sum"), v.get("dram__bytes_write.sum"),
+              v.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"),
+              v.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"),
+              v.get("sm__warps_active.avg.pct_of_peak_sustained_active")))
+ok = m["error"] is None and d["launches"] == [] and set(by) == {"transpose_conflicts", "transpose_padded", "big_smem"}
+ok = ok and all(r["error"] is None and r["values"].get("dram__bytes_read.sum") is not None for r in by.values())
+if ok:
+    bad = by["transpose_conflicts"]["values"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] or 0
+    good = by["transpose_padded"]["values"]["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum"] or 0
+    ok = bad > 0 and good <= 0.01 * bad
+sys.exit(0 if ok else 1)
+EOF
+else
+  fail "nvcc bank_conflicts.cu"
+fi
+
 if [ -n "${OUT:-}" ]; then
   cp "$work/dumps/run.json" "$OUT/captures.json" 2>/dev/null
-  cp "$work/nan.json" "$work/timing.json" "$work/overhead.json" "$work/overhead-concurrent.json" "$OUT/" 2>/dev/null
+  cp "$work/nan.json" "$work/timing.json" "$work/overhead.json" "$work/overhead-concurrent.json" "$work/metrics.json" \
+    "$OUT/" 2>/dev/null
 fi
 if [ "$failures" -ne 0 ]; then
   echo "gpu-selftest: $failures failure(s)"

@@ -1,6 +1,7 @@
 //===- OptimizeTest.cpp - the state machine with fake stages --------------===//
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Propose/BuiltinProposer.h"
+#include "kloop/Propose/Context.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "gtest/gtest.h"
@@ -131,6 +132,130 @@ TEST_F(OptimizeTest, AcceptsTheWinAndWritesThePatch) {
   ASSERT_TRUE(!!Rep);
   EXPECT_NE(Rep->find("| accepted | 1 |"), std::string::npos) << *Rep;
   EXPECT_NE(Rep->find("s 1.250x"), std::string::npos) << *Rep;
+}
+
+/// FakeStages whose counters() gives every source directory one profile, named after its block size, and
+/// one problem; Fail makes it fail instead.
+struct CountingStages : FakeStages {
+  bool Fail = false;
+  std::vector<std::string> Counted;
+  Expected<CountersOutcome> counters(StringRef Dir, StringRef) override {
+    Counted.push_back(Dir.str());
+    if (Fail)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+    measure::KernelProfile P;
+    P.Kernel = "_Z1k";
+    P.Name = "k(block " + std::to_string(Block[Dir.str()]) + ")";
+    P.Shape = "s";
+    P.Launch.Block = {uint64_t(Block[Dir.str()]), 1, 1};
+    P.Launch.Grid = {64, 1, 1};
+    P.DramReadBytes = 4096;
+    P.AchievedOccupancyPct = 50;
+    CountersOutcome C;
+    C.Profiles = {P};
+    C.Problems = {"no counters for j() (launch 3) (shape s): cuptiRangeProfilerStop: CUPTI_ERROR_UNKNOWN"};
+    C.MetricsWallS = 3;
+    C.PlainWallS = 1;
+    C.Chip = "GH100";
+    C.Passes = 6;
+    return C;
+  }
+};
+
+/// The payload of run \p Run's finished measure step \p Key.
+Expected<json> runStepPayload(Journal &J, int64_t Run, StepState, StringRef Key) {
+  Expected<std::vector<StepRecord>> Steps = J.listSteps(Run);
+  if (!Steps)
+    return Steps.takeError();
+  for (const StepRecord &St : *Steps)
+    if (St.State == StepState::Measure && St.Key == Key && St.Status == StepStatus::Finished)
+      return St.Payload;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "no finished step " + Key.str());
+}
+
+/// The builtin proposer, keeping every context it is given.
+struct RecordingProposer : Proposer {
+  builtin::BuiltinProposer Inner;
+  std::vector<json> Contexts;
+  Expected<ProposalReply> propose(const json &Context) override {
+    Contexts.push_back(Context);
+    return Inner.propose(Context);
+  }
+  StringRef kind() const override { return Inner.kind(); }
+};
+
+TEST_F(OptimizeTest, CountersOfTheBaselineAndEachIncumbentAreJournaledShownAndReported) {
+  auto J = journal();
+  CountingStages S;
+  RecordingProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  ASSERT_TRUE(R->Best);
+  ASSERT_EQ(*R->Best, 1u);
+  // The baseline, then candidate 1 once it won; no other candidate.
+  ASSERT_EQ(S.Counted.size(), 2u);
+  EXPECT_TRUE(StringRef(S.Counted[0]).ends_with("/candidates/baseline")) << S.Counted[0];
+  EXPECT_TRUE(StringRef(S.Counted[1]).ends_with("/candidates/cand-1")) << S.Counted[1];
+  Expected<json> Base = runStepPayload(*J, R->Run, StepState::Measure, "counters-baseline");
+  ASSERT_TRUE(!!Base) << toString(Base.takeError());
+  EXPECT_EQ((*Base)["profiles"][0]["name"], "k(block 256)");
+  EXPECT_EQ((*Base)["cost"]["ratio"], 3.0);
+  EXPECT_EQ((*Base)["chip"], "GH100");
+  Expected<json> Cand = runStepPayload(*J, R->Run, StepState::Measure, "counters-cand-1");
+  ASSERT_TRUE(!!Cand) << toString(Cand.takeError());
+  EXPECT_EQ((*Cand)["profiles"][0]["name"], "k(block 512)");
+  // Round 1's proposer saw the baseline's counters, round 2's those of the new incumbent.
+  ASSERT_GE(P.Contexts.size(), 2u);
+  EXPECT_EQ(P.Contexts[0]["counters"]["profiles"][0]["name"], "k(block 256)");
+  EXPECT_EQ(P.Contexts[1]["counters"]["profiles"][0]["name"], "k(block 512)");
+  EXPECT_NE(renderCounters(P.Contexts[1]).find("- k(block 512) [shape s], grid 64x1x1 block 512x1x1, 0 registers: "
+                                                "occupancy 50.0% achieved / ? theoretical"),
+            std::string::npos)
+      << renderCounters(P.Contexts[1]);
+  Expected<std::string> Rep = renderReport(*J, R->Run);
+  ASSERT_TRUE(!!Rep);
+  EXPECT_NE(Rep->find("## Hardware counters"), std::string::npos) << *Rep;
+  EXPECT_NE(Rep->find("### cand-1\n\ncost: metrics runs 3.00 s against 1.00 s for plain runs of the same shapes "
+                      "(ratio 3.0); 6 replay pass(es) per profiled launch on GH100"),
+            std::string::npos)
+      << *Rep;
+  EXPECT_NE(Rep->find("- `k(block 512)` [s]: occupancy 50.0% achieved"), std::string::npos) << *Rep;
+  EXPECT_NE(Rep->find("- missing: no counters for j() (launch 3)"), std::string::npos) << *Rep;
+}
+
+TEST_F(OptimizeTest, CountersThatFailAreJournaledAndTheRunGoesOn) {
+  auto J = journal();
+  CountingStages S;
+  S.Fail = true;
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  ASSERT_TRUE(R->Best);
+  Expected<json> Base = runStepPayload(*J, R->Run, StepState::Measure, "counters-baseline");
+  ASSERT_TRUE(!!Base) << toString(Base.takeError());
+  EXPECT_TRUE((*Base)["profiles"].empty());
+  EXPECT_EQ((*Base)["problems"][0], "the counters could not be taken: cuptiRangeProfilerEnable: "
+                                    "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+}
+
+TEST_F(OptimizeTest, CountersAreNotRetakenOnResumeNorWithoutAGpu) {
+  auto J = journal();
+  CountingStages S;
+  builtin::BuiltinProposer P;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, opts());
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  size_t Taken = S.Counted.size();
+  OptimizeOptions O = opts();
+  O.Resume = true;
+  builtin::BuiltinProposer P2;
+  ASSERT_TRUE(!!runOptimize(*J, S, P2, O));
+  EXPECT_EQ(S.Counted.size(), Taken);
+  auto J2 = cantFail(Journal::open((Dir + "/nogpu.db").str(), Journal::OpenMode::OpenOrCreate));
+  CountingStages NoGpu;
+  NoGpu.Gpu = false;
+  builtin::BuiltinProposer P3;
+  ASSERT_TRUE(!!runOptimize(*J2, NoGpu, P3, opts()));
+  EXPECT_TRUE(NoGpu.Counted.empty());
 }
 
 TEST_F(OptimizeTest, ReportCountsDiscardedSamplesPerCause) {

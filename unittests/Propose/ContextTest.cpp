@@ -1,5 +1,6 @@
 //===- ContextTest.cpp - optimize's context -> the LLM's placeholders -----===//
 #include "kloop/Propose/Context.h"
+#include "kloop/Measure/KernelProfile.h"
 
 #include "gtest/gtest.h"
 
@@ -52,7 +53,38 @@ TEST(ContextTest, ProfileSaysWhenNothingWasMeasured) {
   EXPECT_NE(renderProfile(json{{"profile", json::array()}}).find("not measured yet"), std::string::npos);
   json Row = {{"kernel", "scale"}, {"shape", "n1M"}, {"cand_median_ns", 1200.5}};
   std::string P = renderProfile(json{{"profile", json::array({Row})}});
-  EXPECT_EQ(json::parse(P), json::array({Row}));
+  // The timing evidence, then the hardware counters after a blank line.
+  size_t Cut = P.find("\n\nHardware counters: none taken (no GPU in this run)");
+  ASSERT_NE(Cut, std::string::npos) << P;
+  EXPECT_EQ(json::parse(P.substr(0, Cut)), json::array({Row}));
+}
+
+TEST(ContextTest, CountersAreOneLinePerProfileThenTheProblems) {
+  measure::KernelProfile KP;
+  KP.Kernel = "_Z5scalePf";
+  KP.Name = "scale(float*)";
+  KP.Shape = "n1M";
+  KP.Launch.Grid = {4096, 1, 1};
+  KP.Launch.Block = {256, 1, 1};
+  KP.Launch.Registers = 16;
+  KP.DramReadBytes = 4194304;
+  KP.TopStalls = {{"long_scoreboard", 70.0}};
+  json Ctx = {{"counters",
+               {{"profiles", json::array({measure::toJSON(KP)})},
+                {"problems", json::array({"shape n4M: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"})}}}};
+  std::string C = renderCounters(Ctx);
+  EXPECT_NE(C.find("\n- scale(float*) [shape n1M], grid 4096x1x1 block 256x1x1, 16 registers: occupancy ? achieved / ? "
+                   "theoretical; DRAM 4.19 MB read, ? written;"),
+            std::string::npos)
+      << C;
+  EXPECT_NE(C.find("stalls long_scoreboard 70.0%"), std::string::npos) << C;
+  EXPECT_NE(C.find("\n- missing: shape n4M: cuptiRangeProfilerEnable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"),
+            std::string::npos)
+      << C;
+  EXPECT_NE(renderProfile(Ctx).find(C), std::string::npos);
+  EXPECT_EQ(renderCounters(json{{"counters", nullptr}}), "Hardware counters: none taken (no GPU in this run)");
+  json Empty = {{"counters", {{"profiles", json::array()}, {"problems", json::array()}}}};
+  EXPECT_NE(renderCounters(Empty).find("(no target kernel was profiled)"), std::string::npos);
 }
 
 TEST(ContextTest, PlaceholdersOfTheTemplate) {

@@ -14,6 +14,7 @@
 #define KLOOP_MEASURE_PROGRAMPROFILE_H
 
 #include "kloop/Inventory/KernelNames.h"
+#include "kloop/Measure/KernelProfile.h"
 #include "kloop/Measure/Measure.h"
 #include "kloop/Verify/Profile.h"
 #include "llvm/ADT/StringRef.h"
@@ -89,6 +90,20 @@ struct KernelTotal {
   std::optional<double> RooflinePct;
   /// Why RooflinePct is n/a ("" when it is known).
   std::string RooflineNote;
+  /// Hardware counters of its profiled launches (`kloop profile --metrics`),
+  /// one per launch configuration profiled; empty without a metrics run.
+  std::vector<KernelProfile> Counters;
+};
+
+/// The metrics run of `kloop profile --metrics` and what it cost.
+struct CountersRun {
+  /// Wall time of the timing run and of the metrics run, s.
+  double TimingWallS = 0, MetricsWallS = 0;
+  /// The chip CUPTI named and the replay passes per profiled launch.
+  std::string Chip;
+  uint64_t Passes = 0;
+  /// Launches profiled (with counters).
+  uint64_t Profiled = 0;
 };
 
 /// Where a whole run's GPU time went.
@@ -101,6 +116,8 @@ struct ProgramProfile {
   std::vector<KernelTotal> Kernels;
   /// The ceilings roofline percentages were computed against, if any.
   std::optional<Ceilings> Ceil;
+  /// The metrics run, when one was made and could be read.
+  std::optional<CountersRun> Counters;
   /// Remarks on the run: the profile's own problems (verify::profileProblems),
   /// inventory symbols that could not be read, --bytes/--flops that matched
   /// no kernel.
@@ -151,12 +168,18 @@ struct ProgramProfileInputs {
 /// it matches (bytes and flops may come from different entries).
 ProgramProfile summarizeProgram(const verify::Profile &P, const ProgramProfileInputs &In);
 
+/// Gives each kernel of \p P the profiles of \p Profiles with its mangled
+/// name (KernelTotal::Counters, in their order), and records \p Run. A
+/// profile of a kernel the timing run did not see is noted in P.Notes.
+void attachKernelProfiles(ProgramProfile &P, std::vector<KernelProfile> Profiles, const CountersRun &Run);
+
 /// The JSON form, schema ProgramProfileSchema (fields in docs/profile.md).
 nlohmann::json toJSON(const ProgramProfile &P);
 
 /// The table `kloop profile` prints: one row per kernel (time, share,
-/// launches, % of roofline, ID, name), its launch configurations indented
-/// under it, then the reasons for each n/a once. Columns are aligned; a
+/// launches, % of roofline, ID, name), its launch configurations and its
+/// hardware counters (summarizeKernelProfile) indented under it, then the
+/// reasons for each n/a once. Columns are aligned; a
 /// demangled name is cut to \p NameWidth characters.
 std::string formatProgramTable(const ProgramProfile &P, size_t NameWidth = 100);
 

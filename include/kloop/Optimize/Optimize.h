@@ -33,6 +33,7 @@
 #include "kloop/Inventory/Model.h"
 #include "kloop/Journal/Journal.h"
 #include "kloop/Measure/Config.h"
+#include "kloop/Measure/KernelProfile.h"
 #include "kloop/Propose/Proposer.h"
 #include "llvm/Support/Error.h"
 #include <nlohmann/json.hpp>
@@ -139,6 +140,23 @@ struct ReplayCompareOutcome {
   std::string Fallback;
 };
 
+/// The hardware counters of one source directory's target kernels
+/// (Stages::counters; issue 15, item 2): one metrics run of the workload per
+/// search shape (libkloop-cupti.so with KLOOP_CUPTI_METRICS=1 and the targets;
+/// never a timing run), and one plain injected run of the same shape for its cost.
+struct CountersOutcome {
+  /// One profile per profiled target launch configuration and shape.
+  std::vector<measure::KernelProfile> Profiles;
+  /// Why a shape or a kernel has no counters (a failed CUPTI call named with
+  /// its CUptiResult, a run that failed); empty when none is missing.
+  std::vector<std::string> Problems;
+  /// Summed wall time of the metrics runs and of the plain runs, s.
+  double MetricsWallS = 0, PlainWallS = 0;
+  /// The chip CUPTI named, and the replay passes per profiled launch.
+  std::string Chip;
+  uint64_t Passes = 0;
+};
+
 /// The outside world, as the state machine sees it. Every path is absolute.
 class Stages {
 public:
@@ -185,6 +203,13 @@ public:
   /// Unified diff of the editable sources between two source directories
   /// ("" when identical), with a/ b/ paths relative to the source directory.
   virtual llvm::Expected<std::string> diff(llvm::StringRef BaseDir, llvm::StringRef CandDir) = 0;
+  /// The hardware counters of \p SourceDir's target kernels (CountersOutcome);
+  /// work files go below \p WorkDir. A profiler that cannot count, or a run
+  /// that fails, is a Problem of the outcome, never an error. Errors: only
+  /// those that concern every directory alike (the build directory is
+  /// missing and cannot be built). The default says that these stages cannot
+  /// profile.
+  virtual llvm::Expected<CountersOutcome> counters(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
 };
 
 /// Options of runOptimize.

@@ -4,7 +4,8 @@
 /// Turns the context `kloop optimize` hands every proposer (a JSON object:
 /// "inventory" (docs/inventory.md), "history" (one object per earlier round),
 /// "ptxas_baseline" (the baseline build's ptxas report), "profile" (the
-/// evidence rows of the latest measured candidate), "round") into the
+/// evidence rows of the latest measured candidate), "counters" (the
+/// incumbent's hardware counters, or null), "round") into the
 /// placeholders of the LLM prompt template (prompts/optimize-kernel.v2.md):
 /// kernel_name, kernel_source, ptxas_report, profile, history.
 ///
@@ -36,10 +37,19 @@ using SourceText = std::pair<std::string, std::string>;
 /// location of their own and are not marked.
 std::string annotateSources(const std::vector<SourceText> &Files, const inv::Inventory &Inventory);
 
+/// The hardware counters a model sees: one line per profile of \p Context's
+/// "counters" (the incumbent's counters step, kloop optimize; each profile a
+/// measure::KernelProfile's JSON, rendered by summarizeKernelProfile with its
+/// kernel, shape and launch configuration), then one line per problem (why a
+/// kernel or shape has none); a sentence saying none were taken when the
+/// context has no "counters" object.
+std::string renderCounters(const nlohmann::json &Context);
+
 /// The profile a model sees: \p Context's "profile" (the evidence rows of the
 /// latest measured candidate: baseline and candidate medians and p99 in ns,
 /// % of roofline) as indented JSON, or a sentence saying that nothing has been
-/// measured yet when it is absent or empty.
+/// measured yet when it is absent or empty; then, after a blank line,
+/// renderCounters.
 std::string renderProfile(const nlohmann::json &Context);
 
 /// The LLM template's placeholders for optimize's \p Context and the

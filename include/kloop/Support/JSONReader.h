@@ -73,6 +73,10 @@ public:
   void read(llvm::StringRef Key, std::optional<bool> &Out);
   void read(llvm::StringRef Key, std::optional<int64_t> &Out);
   void read(llvm::StringRef Key, std::optional<unsigned> &Out);
+  /// Any JSON number (integer or not).
+  void read(llvm::StringRef Key, double &Out);
+  /// Any JSON number, or null/absent (std::nullopt).
+  void read(llvm::StringRef Key, std::optional<double> &Out);
   /// An array of integers, each possibly null (std::nullopt).
   void read(llvm::StringRef Key, std::vector<std::optional<int64_t>> &Out);
 
@@ -108,6 +112,12 @@ public:
       O.finish();
     }
   }
+
+  /// Records "<path of Key>: <What>" as this document's error (for a member
+  /// that a read of its own checked).
+  void fail(llvm::StringRef Key, const llvm::Twine &What) { Errors.fail(pathOf(Key), What); }
+  /// True once any read of this document failed.
+  bool failed() const { return Errors.failed(); }
 
   /// Member Key as it is (marked as read); nullptr when absent and !Required.
   const nlohmann::json *member(llvm::StringRef Key, bool Required);

@@ -10,6 +10,7 @@
 #     not, like a libkloop-cupti.so older than those fields), and one of another process group
 #     (pid 4242) from the start of the 5th timed launch to that of the 8th: 3 foreign launches.
 # foreign-all: the same, with the foreign process there in every sample.
+# With KLOOP_CUPTI_METRICS=1 and KLOOP_FAKE_METRICS=FILE, the profile also has a "metrics" member: FILE's text.
 # Other modes fail the way real workloads do.
 mode=$1; iters=${2:-12}; seed=${3:-0}
 case $mode in
@@ -54,5 +55,7 @@ echo "fake: seed $seed iters $iters targets=$KLOOP_CUPTI_TARGETS"
   [ -n "${KLOOP_CUPTI_KERNEL_TRACE:-}" ] && printf ' "kernel_trace": "%s",\n' "$KLOOP_CUPTI_KERNEL_TRACE"
   # profile-errors: what libkloop-cupti.so writes when a CUPTI call failed and records were dropped.
   [ "$mode" = profile-errors ] && printf ' "errors": ["cuptiActivityFlushAll failed: CUPTI_ERROR_UNKNOWN (2 times)"], "dropped_records": 7,\n'
+  # A metrics run (KLOOP_CUPTI_METRICS=1): the "metrics" member is the file KLOOP_FAKE_METRICS names.
+  [ "${KLOOP_CUPTI_METRICS:-}" = 1 ] && [ -n "${KLOOP_FAKE_METRICS:-}" ] && printf ' "metrics": %s,\n' "$(cat "$KLOOP_FAKE_METRICS")"
   printf ' "nvml": true, "captures": [], "overhead": {"wall_ns_in_callbacks": 5000}}\n'
 } > "$KLOOP_CUPTI_OUT"
