@@ -25,9 +25,16 @@ execute_process(
   COMMAND "${NPM}" ci --prefer-offline --ignore-scripts --omit=dev --no-audit --no-fund --fetch-retries=1
   WORKING_DIRECTORY "${WORK}" RESULT_VARIABLE RC OUTPUT_VARIABLE LOG ERROR_VARIABLE LOG)
 if(NOT RC EQUAL 0 OR NOT EXISTS "${LIB}")
-  string(REGEX REPLACE "\n+$" "" LOG "${LOG}")
-  string(REGEX MATCH "[^\n]*$" LAST "${LOG}")
-  give_up("`npm ci` in ${WORK} failed (exit ${RC}: ${LAST}), so the charting library (chart.js) was not installed; build again where the npm registry or npm's cache is reachable")
+  # npm's own reason: its first "...Error: ..." line, else its first error line, else its last line.
+  string(REGEX MATCH "npm (error|ERR!) [A-Za-z]*Error: [^\n]*" WHY "${LOG}")
+  if(NOT WHY)
+    string(REGEX MATCH "npm (error|ERR!) [^\n]*" WHY "${LOG}")
+  endif()
+  if(NOT WHY)
+    string(REGEX REPLACE "\n+$" "" LOG "${LOG}")
+    string(REGEX MATCH "[^\n]*$" WHY "${LOG}")
+  endif()
+  give_up("`npm ci` in ${WORK} failed (exit ${RC}: ${WHY}), so the charting library (chart.js) was not installed; build again where the npm registry or npm's cache is reachable")
   return()
 endif()
 # The page is opened without network: drop the source map reference (the map is not installed).
