@@ -2,7 +2,10 @@
 # Installs the Debian 12 packages kloop needs. Idempotent: installs only what is missing.
 set -euo pipefail
 pkgs=(clang-22 libclang-22-dev llvm-22-dev llvm-22-tools libclang-rt-22-dev nlohmann-json3-dev libcurl4-openssl-dev
-      libsqlite3-dev sqlite3 libgtest-dev libgmock-dev cmake ninja-build python3 git strace pre-commit)
+      libsqlite3-dev sqlite3 libgtest-dev libgmock-dev cmake ninja-build python3 git strace pre-commit chromium)
+# npm: the build's `npm ci` of web/ (Chart.js for kloop report --html). A Node.js that already brings its
+# own npm (another vendor's nodejs package) is kept: Debian's npm would conflict with it.
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,8 @@
 #                mount a 64 KiB tmpfs, fill it and check that kloop's writer keeps the old file
 #   slow   KLOOP_SLOW_TESTS is set (randomized crash loops)
 #   precommit  the pre-commit tool is on PATH (scripts/bootstrap.sh installs it): test/Check/precommit.test
+#   chartjs    the build installed Chart.js for kloop report --html (npm ci, cmake/NpmCi.cmake): test/Report/
+#   chromium   Debian's chromium is on PATH (scripts/bootstrap.sh installs it): test/Report/html.test opens the page
 import os
 import shutil
 import subprocess
@@ -94,5 +96,9 @@ if shutil.which("strace"):
         pass
 if shutil.which("pre-commit") and shutil.which("git"):
     config.available_features.add("precommit")
+if os.path.exists(os.path.join(config.kloop_obj_root, "share", "kloop", "report", "chart.umd.min.js")):
+    config.available_features.add("chartjs")
+if shutil.which("chromium"):
+    config.available_features.add("chromium")
 if os.environ.get("KLOOP_SLOW_TESTS"):
     config.available_features.add("slow")

@@ -567,7 +567,7 @@ private:
       return true;
     if (Error E = recheckProtected())
       return E;
-    countDiscarded(TimingEvidence);
+    recordTiming(TimingEvidence);
     Res.VerificationSkipped = true;
     Res.VerificationSkippedReason =
         (Twine("the timing rejects the candidate on ") + Twine(Screen->Rejections.size()) + " of " +
@@ -610,7 +610,18 @@ private:
     return Evidence;
   }
 
-  void countDiscarded(ArrayRef<decide::ShapeEvidence> Evidence) {
+  /// Counts the discarded samples of \p Evidence and keeps its timed launches in Res.Timing.
+  void recordTiming(ArrayRef<decide::ShapeEvidence> Evidence) {
+    Res.Timing.clear();
+    for (const decide::ShapeEvidence &E : Evidence) {
+      decide::ShapeEvidence T;
+      T.Kernel = E.Kernel;
+      T.Shape = E.Shape;
+      T.HeldOutShape = E.HeldOutShape;
+      T.Baseline = E.Baseline;
+      T.Candidate = E.Candidate;
+      Res.Timing.push_back(std::move(T));
+    }
     Res.ThrottledDiscarded = Res.ForeignDiscarded = 0;
     for (const decide::ShapeEvidence &E : Evidence)
       for (const std::vector<decide::Sample> *Side : {&E.Baseline, &E.Candidate}) {
@@ -639,7 +650,7 @@ private:
     if (Error E = recheckProtected())
       return E;
     std::vector<decide::ShapeEvidence> Evidence = gather();
-    countDiscarded(Evidence);
+    recordTiming(Evidence);
     auto TDecide = std::chrono::steady_clock::now();
     Expected<decide::CombinedVerdict> V = decide::decideAll(Evidence, Thresholds);
     Res.DecideSeconds += secondsSince(TDecide);

@@ -1066,6 +1066,33 @@ private:
     return J.setRunState(Res.Run, "stopped", Res.StopReason, true);
   }
 
+  /// The final check's timed launches as rows of the journal's samples table, round 0: the baseline's
+  /// with no proposal, the accepted candidate's with its proposal (seed -1: a compare pools the seeds).
+  /// Written in the final step's transaction (StepRunner::step), so a crash leaves none.
+  Error journalTiming(const CompareOutcome &C) {
+    Expected<std::vector<ProposalSummary>> Ps = J.listProposals(Res.Run);
+    if (!Ps)
+      return Ps.takeError();
+    std::optional<int64_t> BestId;
+    for (const ProposalSummary &P : *Ps)
+      if (P.Proposal.Round == int64_t(*Best))
+        BestId = P.Proposal.Id;
+    if (!BestId)
+      return makeError(J.path() + ": no proposal of round " + std::to_string(*Best) + ", the accepted candidate's");
+    std::vector<SampleRecord> Rows;
+    auto add = [&](const decide::ShapeEvidence &E, const std::vector<decide::Sample> &Side,
+                   std::optional<int64_t> Proposal) {
+      for (const decide::Sample &X : Side)
+        Rows.push_back({0, Res.Run, 0, Proposal, E.Shape, -1, E.Kernel, int64_t(X.DurationNs + 0.5), X.Throttled,
+                        X.Foreign});
+    };
+    for (const decide::ShapeEvidence &E : C.Timing) {
+      add(E, E.Baseline, std::nullopt);
+      add(E, E.Candidate, BestId);
+    }
+    return Rows.empty() ? Error::success() : J.recordSamples(Rows);
+  }
+
   /// The final step's payload.
   Expected<json> finalCheck() {
     json F = {{"stop_reason", Stop}, {"candidates", Res.Candidates}, {"gpu_skipped", !Gpu},
@@ -1076,6 +1103,9 @@ private:
     Expected<CompareOutcome> C = S.compare(BaseDir, Incumbent, O.OutDir + "/final.compare", true);
     if (!C)
       return C.takeError();
+    if (Error E = journalTiming(*C))
+      return E;
+    F["ceilings"] = C->Ceilings;
     F["final_outcome"] = C->Outcome;
     F["final_explanation"] = C->Explanation;
     F["evidence"] = C->Evidence;

@@ -45,15 +45,15 @@ Expected<json> runStepPayload(Journal &J, int64_t Run, StepState State, StringRe
   return *F ? (*F)->Payload : json(nullptr);
 }
 
-static Expected<json> finalPayload(Journal &J, int64_t Run) {
+Expected<json> finalPayload(Journal &J, int64_t Run) {
   return runStepPayload(J, Run, StepState::Done, "final");
 }
 
-static Expected<json> canaryOf(Journal &J, int64_t Run) {
+Expected<json> canaryOf(Journal &J, int64_t Run) {
   return runStepPayload(J, Run, StepState::Measure, "canary");
 }
 
-static std::string num(const json &V, const char *Fmt = "{0:f0}") {
+std::string num(const json &V, const char *Fmt) {
   return V.is_number() ? llvm::formatv(Fmt, V.get<double>()).str() : "n/a";
 }
 
@@ -189,6 +189,25 @@ static std::string countersSection(const std::vector<StepRecord> &Steps) {
   return "## Hardware counters\n\nOne metrics run per search shape through CUPTI's range profiler (kernel replay), "
          "separate from every timing run.\n\n" +
          Out;
+}
+
+std::string candidateEdits(const ProposalSummary &P) {
+  std::string Edits;
+  for (const EditRecord &E : P.Edits)
+    Edits += (Edits.empty() ? "" : "; ") + E.Kind + " " + E.Target +
+             (E.Spec.contains("value") ? "=" + dumpJSON(E.Spec["value"])
+              : E.Spec.contains("count") ? "=" + dumpJSON(E.Spec["count"])
+              : E.Spec.contains("min_blocks") ? " min_blocks=" + dumpJSON(E.Spec["min_blocks"])
+                                              : "");
+  return Edits;
+}
+
+std::string candidateOutcome(const ProposalSummary &P) {
+  return !P.Refusals.empty() ? "refused" : P.Verdict ? P.Verdict->Outcome : "(unfinished)";
+}
+
+std::string candidateReason(const ProposalSummary &P) {
+  return !P.Refusals.empty() ? firstRefusal(P) : P.Verdict ? P.Verdict->Explanation : "";
 }
 
 Expected<std::string> renderReport(Journal &J, int64_t Run) {
@@ -377,21 +396,9 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
   }
   OS << countersSection(*Steps);
   OS << "## Candidates\n\n| round | proposer | edits | outcome | explanation |\n|---:|---|---|---|---|\n";
-  for (const ProposalSummary &P : *Ps) {
-    std::string Edits;
-    for (const EditRecord &E : P.Edits)
-        Edits += (Edits.empty() ? "" : "; ") + E.Kind + " " + E.Target +
-                 (E.Spec.contains("value") ? "=" + dumpJSON(E.Spec["value"])
-                  : E.Spec.contains("count") ? "=" + dumpJSON(E.Spec["count"])
-                  : E.Spec.contains("min_blocks") ? " min_blocks=" + dumpJSON(E.Spec["min_blocks"])
-                                                  : "");
-    std::string Outcome = !P.Refusals.empty() ? "refused" : P.Verdict ? P.Verdict->Outcome : "(unfinished)";
-    std::string Why = !P.Refusals.empty() ? firstRefusal(P)
-                      : P.Verdict         ? P.Verdict->Explanation
-                                          : "";
-    OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << terminalSafe(Edits) << " | "
-       << Outcome << " | " << tableCell(Why) << " |\n";
-  }
+  for (const ProposalSummary &P : *Ps)
+    OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << terminalSafe(candidateEdits(P))
+       << " | " << candidateOutcome(P) << " | " << tableCell(candidateReason(P)) << " |\n";
   if (F->is_object() && !(*F)["evidence"].empty())
     OS << "\n## Evidence of the accepted change\n\n" << evidenceTable((*F)["evidence"]);
   return S;

@@ -17,6 +17,20 @@ namespace optimize {
 /// else null: "final" (StepState::Done) and "canary" (StepState::Measure).
 llvm::Expected<nlohmann::json> runStepPayload(Journal &J, int64_t Run, StepState State, llvm::StringRef Key);
 
+/// The payload of the run's final step (null until it finished) and of its drift canary (null when none ran).
+llvm::Expected<nlohmann::json> finalPayload(Journal &J, int64_t Run);
+llvm::Expected<nlohmann::json> canaryOf(Journal &J, int64_t Run);
+
+/// \p V formatted with \p Fmt when it is a number, else "n/a".
+std::string num(const nlohmann::json &V, const char *Fmt = "{0:f0}");
+
+/// A candidate as the reports show it: its edits ("kind target=value; ..."), its outcome (the verdict's,
+/// "refused", or "(unfinished)") and the reason (the first refusal as kloop apply words it, or the
+/// verdict's explanation; "" when unfinished).
+std::string candidateEdits(const ProposalSummary &P);
+std::string candidateOutcome(const ProposalSummary &P);
+std::string candidateReason(const ProposalSummary &P);
+
 } // namespace optimize
 } // namespace kloop
 

@@ -245,6 +245,7 @@ public:
     Out.Explanation = R->Explanation;
     Out.Detail = measure::toJSON(*R);
     Out.Settings = settingsJSON(CO);
+    Out.Timing = std::move(R->Timing);
     bool AnyMismatch = false;
     for (const auto &S : R->Seeds)
       AnyMismatch |= !S.Matched;
@@ -268,9 +269,16 @@ public:
       } else {
         llvm::consumeError(Dev.takeError());
       }
+      if (Ceil)
+        Out.Ceilings = {{"device", Ceil->Device}, {"copy_gbps", Ceil->CopyGBps}, {"fma_gflops", Ceil->FmaGFlops}};
       for (const auto &SV : R->Verdict->Shapes) {
         json E = evidenceRow(SV);
         const measure::ShapeSpec *Sh = C.findShape(SV.Shape);
+        // The shape's declared work (.kloop.yaml bytes, flops), for the HTML report's roofline chart.
+        if (Sh && Sh->Bytes)
+          E["bytes"] = *Sh->Bytes;
+        if (Sh && Sh->Flops)
+          E["flops"] = *Sh->Flops;
         // Roofline floor of one launch: max(bytes / copy bandwidth, flops / FMA peak) in ns
         // (GB/s = bytes/ns, GFLOP/s = flop/ns); % of roofline = floor / measured median.
         if (Ceil && Sh && SV.Candidate && SV.Candidate->Median > 0) {

@@ -148,6 +148,12 @@ struct CompareResult {
   double BuildSeconds = 0, VerifySeconds = 0, TimingSeconds = 0, DecideSeconds = 0;
   /// Workload runs started, both sides.
   unsigned Runs = 0;
+  /// The timed launches the verdict was decided on, per kernel and shape in
+  /// evidence order: Kernel, Shape, HeldOutShape and both sides' Samples
+  /// (durations in ns, throttled and foreign ones included; Seeds and
+  /// Determinism left empty). Empty when the candidate failed before timing.
+  /// `kloop optimize` journals the final check's (docs/journal.md).
+  std::vector<decide::ShapeEvidence> Timing;
   /// The compare ran with CompareOptions::TimingFirst.
   bool TimingFirst = false;
   /// True when TimingFirst rejected the candidate on its timing alone and no

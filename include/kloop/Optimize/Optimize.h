@@ -29,6 +29,7 @@
 #ifndef KLOOP_OPTIMIZE_OPTIMIZE_H
 #define KLOOP_OPTIMIZE_OPTIMIZE_H
 
+#include "kloop/Decide/Decision.h"
 #include "kloop/Edit/Apply.h"
 #include "kloop/Inventory/Model.h"
 #include "kloop/Journal/Journal.h"
@@ -95,7 +96,8 @@ struct CompareOutcome {
   /// Per kernel and shape: {"kernel", "shape", "base_median_ns", "cand_median_ns",
   /// "ci_low", "ci_high", "base_p99_ns", "cand_p99_ns", "pct_roofline" (or null),
   /// "speedup" (median(base) / median(cand), the bootstrap's point estimate),
-  /// "base_n", "cand_n" (unthrottled samples per side)}; the numbers are null
+  /// "base_n", "cand_n" (unthrottled samples per side), and "bytes", "flops"
+  /// when the shape declares them in .kloop.yaml}; the numbers are null
   /// when decide had too few samples to compute them.
   nlohmann::json Evidence = nlohmann::json::array();
   /// The full comparison (kloop-compare/1), for the journal.
@@ -106,6 +108,13 @@ struct CompareOutcome {
   /// "max_seeds", "timing_first", "thresholds" (decide's thresholds JSON)};
   /// null when the stage does not say.
   nlohmann::json Settings;
+  /// The timed launches per kernel and shape (measure::CompareResult::Timing);
+  /// empty when the stage does not keep them (replay, test stages).
+  std::vector<decide::ShapeEvidence> Timing;
+  /// The device ceilings "pct_roofline" was computed with: {"device",
+  /// "copy_gbps" (GB/s), "fma_gflops" (GFLOP/s)} (kloop::measure::Ceilings,
+  /// bench/ceilings/ceilings.cu); null when none were known.
+  nlohmann::json Ceilings;
 };
 
 /// What capturing the baseline for replay made (Stages::capture;
