@@ -7,6 +7,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Optimize/HtmlReport.h"
+#include "kloop/Measure/KernelProfile.h"
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Support/Error.h"
 #include "kloop/Support/Path.h"
@@ -240,36 +241,38 @@ void rooflineSection(llvm::raw_ostream &OS, const RunData &D, json &Data) {
                       {"ceilings", Ceil.is_object() ? Ceil : json()}};
 }
 
-/// A JSON value as rows of a table: objects and arrays flattened to dotted keys.
-void flatten(const json &V, const std::string &Key, std::string &Rows) {
-  if (V.is_object() || V.is_array()) {
-    size_t I = 0;
-    for (auto It = V.begin(); It != V.end(); ++It, ++I)
-      flatten(*It, Key.empty() ? (V.is_object() ? It.key() : std::to_string(I))
-                               : Key + "." + (V.is_object() ? It.key() : std::to_string(I)),
-              Rows);
-    return;
-  }
-  Rows += "<tr>" + cell(Key) + cell(V.is_string() ? V.get<std::string>() : V.dump()) + "</tr>\n";
-}
-
-/// Whatever profile the journal holds: a finished step keyed "profile" (any state), or the final payload's
-/// "profile"; its "limiters" when it has them, else the whole payload.
+/// The hardware-counter profiles of the run: each finished `counters-<who>` measure step (the baseline
+/// and every new incumbent, docs/optimize.md), one row per kernel and shape with
+/// summarizeKernelProfile's line (occupancy and its limiter, DRAM bytes, L2 hit rate, bank conflicts,
+/// sectors per request, top stalls), and the problems the step recorded.
 void profileSection(llvm::raw_ostream &OS, const RunData &D) {
   OS << "<h2>Profile limiters</h2>\n";
-  json Profile;
-  for (const StepRecord &S : D.Steps)
-    if (S.Status == StepStatus::Finished && StringRef(S.Key).starts_with("profile") && !S.Payload.is_null())
-      Profile = S.Payload;
-  if (Profile.is_null() && D.Final.is_object())
-    Profile = D.Final.value("profile", json());
-  if (Profile.is_null()) {
-    OS << "<p class=\"note\">The journal holds no hardware-counter profile of this run.</p>\n";
+  std::string Rows;
+  for (const StepRecord &S : D.Steps) {
+    StringRef Who = S.Key;
+    if (S.Status != StepStatus::Finished || S.State != StepState::Measure || !Who.consume_front("counters-") ||
+        !S.Payload.is_object())
+      continue;
+    for (const json &J : S.Payload.value("profiles", json::array())) {
+      Expected<measure::KernelProfile> KP = measure::kernelProfileFromJSON(J, "counters-" + Who.str() + " step");
+      if (!KP) {
+        Rows += "<tr>" + cell(Who.str()) + cell("") + cell("") + cell("unreadable: " + toString(KP.takeError())) +
+                "</tr>\n";
+        continue;
+      }
+      Rows += "<tr>" + cell(Who.str()) + cell(KP->Name) + cell(KP->Shape) +
+              cell(measure::summarizeKernelProfile(*KP)) + "</tr>\n";
+    }
+    for (const json &Problem : S.Payload.value("problems", json::array()))
+      Rows += "<tr>" + cell(Who.str()) + cell("") + cell("") +
+              cell("missing: " + (Problem.is_string() ? Problem.get<std::string>() : Problem.dump())) + "</tr>\n";
+  }
+  if (Rows.empty()) {
+    OS << "<p class=\"note\">The journal holds no hardware-counter profile of this run (no counters step: no "
+          "GPU, or a kloop before the counters).</p>\n";
     return;
   }
-  std::string Rows;
-  flatten(Profile.is_object() && Profile.contains("limiters") ? Profile["limiters"] : Profile, "", Rows);
-  OS << "<table><tr><th>metric</th><th>value</th></tr>\n" << Rows << "</table>\n";
+  OS << "<table><tr><th>of</th><th>kernel</th><th>shape</th><th>counters</th></tr>\n" << Rows << "</table>\n";
 }
 
 /// The smallest per-pair median speed-up of a verdict's evidence, or null.

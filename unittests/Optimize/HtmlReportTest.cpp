@@ -1,11 +1,12 @@
 //===- HtmlReportTest.cpp - kloop report --html's page --------------------===//
 //
 // The page from journals written by hand: text from the journal is escaped wherever it lands (the
-// static HTML and the chart data), a journal without samples or profile says so, and a profile step's
-// payload is shown whatever its shape. test/Report/html.test opens a real page in Chromium.
+// static HTML and the chart data), a journal without samples or profile says so, and the counters steps'
+// profiles are shown, one row per kernel and shape. test/Report/html.test opens a real page in Chromium.
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Optimize/HtmlReport.h"
+#include "kloop/Measure/KernelProfile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -67,7 +68,7 @@ TEST_F(HtmlReportTest, SaysWhatIsMissing) {
   std::string P = page();
   EXPECT_NE(P.find("No samples journaled for this pair"), std::string::npos);
   EXPECT_NE(P.find("No device ceilings were known to the run"), std::string::npos);
-  EXPECT_NE(P.find("The journal holds no hardware-counter profile of this run."), std::string::npos);
+  EXPECT_NE(P.find("The journal holds no hardware-counter profile of this run (no counters step"), std::string::npos);
   EXPECT_NE(P.find("No candidate was proposed."), std::string::npos);
   EXPECT_NE(P.find("\"distributions\":[]"), std::string::npos);
 }
@@ -78,13 +79,29 @@ TEST_F(HtmlReportTest, AnUnfinishedRunSaysSo) {
   EXPECT_NE(P.find("\"roofline\":null"), std::string::npos);
 }
 
-TEST_F(HtmlReportTest, ShowsAProfileStepWhateverItsShape) {
+TEST_F(HtmlReportTest, ShowsTheCountersStepsProfiles) {
   finalStep();
-  step(StepState::Measure, "profile", {{"limiters", {{"dram_throughput_pct", 91.5}, {"bound", "<memory>"}}}});
+  measure::KernelProfile KP;
+  KP.Kernel = "_Z1kPf";
+  KP.Name = Hostile;
+  KP.Shape = "n1K";
+  KP.DramReadBytes = 8192;
+  KP.L2HitPct = 12.5;
+  step(StepState::Measure, "counters-baseline",
+       {{"profiles", json::array({measure::toJSON(KP)})}, {"problems", json::array({"n4K: <no range>"})}});
   std::string P = page();
-  EXPECT_NE(P.find("<tr><td>dram_throughput_pct</td><td>91.5</td></tr>"), std::string::npos);
-  EXPECT_NE(P.find("<tr><td>bound</td><td>&lt;memory&gt;</td></tr>"), std::string::npos);
   EXPECT_EQ(P.find("The journal holds no hardware-counter profile"), std::string::npos);
+  EXPECT_NE(P.find("<td>baseline</td><td>&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;</td><td>n1K</td><td>" +
+                   optimize::htmlEscape(measure::summarizeKernelProfile(KP)) + "</td>"),
+            std::string::npos);
+  EXPECT_NE(P.find("missing: n4K: &lt;no range&gt;"), std::string::npos);
+}
+
+TEST_F(HtmlReportTest, AnUnreadableProfileIsNamedNotDropped) {
+  finalStep();
+  step(StepState::Measure, "counters-cand-2", {{"profiles", json::array({json{{"kernel", 3}}})}});
+  std::string P = page();
+  EXPECT_NE(P.find("<td>cand-2</td><td></td><td></td><td>unreadable: "), std::string::npos);
 }
 
 TEST(LoadChartLibrary, NamesTheFileLookedFor) {
