@@ -7,6 +7,7 @@
 // A refused proposal prints `kloop apply: refused: ...` lines, exit 1, writes nothing.
 //
 //===----------------------------------------------------------------------===//
+#include "RuleOutputs.h"
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
@@ -110,17 +111,19 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   if (!E)
     return E.takeError();
   kloop::inv::Inventory Inv = std::move(E->Inventory);
+  std::optional<std::vector<kloop::OutputTolerance>> Outputs;
   if (!ConfigPath.empty()) { // the workload bounds what the rule may touch
     Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
     if (!C)
       return C.takeError();
+    Outputs = kloop::ruleOutputs(*C);
     kloop::WorkloadScope Scope{C->Targets, C->Dir, C->Sources, C->Protected};
     std::vector<std::string> LeftOut;
     Inv = kloop::scopeInventory(Inv, &Scope, LeftOut);
     for (const std::string &N : LeftOut)
       errs() << "kloop apply: left out: " << kloop::terminalSafe(N) << "\n";
   }
-  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv);
+  Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv, Outputs ? &*Outputs : nullptr);
   if (!P)
     return P.takeError();
   AO.DropRefused = true;

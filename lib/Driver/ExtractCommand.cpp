@@ -4,6 +4,7 @@
 // Prints the inventory (docs/inventory.md) as JSON on stdout or into -o FILE.
 //
 //===----------------------------------------------------------------------===//
+#include "RuleOutputs.h"
 #include "kloop/Driver/Command.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/ExtractCache.h"
@@ -50,11 +51,17 @@ cl::opt<bool> ExplainRules("explain-rules",
                                     "(on stdout, instead of the JSON; -o still writes the JSON)"),
                            cl::sub(ExtractSub));
 
-/// One line per rule and candidate site: "<rule> <site>: fires: ..." or "... does not fire: ...".
-std::string explainRules(const kloop::inv::Inventory &Inventory) {
+cl::opt<std::string> ConfigPath("config",
+                                cl::desc("With --explain-rules: the workload description (.kloop.yaml) whose output "
+                                         "tolerances rules such as fast-math read"),
+                                cl::value_desc("file"), cl::sub(ExtractSub));
+
+/// One line per rule and candidate site: "<rule> <site>: fires: ..." or "... does not fire: ...";
+/// \p Outputs: the workload's outputs (--config), or null.
+std::string explainRules(const kloop::inv::Inventory &Inventory, const std::vector<kloop::OutputTolerance> *Outputs) {
   std::string Out;
   for (const kloop::Rule &R : kloop::builtinRules()) {
-    std::vector<kloop::RuleSite> Sites = kloop::explainRule(R, Inventory);
+    std::vector<kloop::RuleSite> Sites = kloop::explainRule(R, Inventory, Outputs);
     if (Sites.empty())
       Out += std::string(R.Name) + ": no candidate site\n";
     for (const kloop::RuleSite &S : Sites)
@@ -89,11 +96,11 @@ void printUnitErrors(const kloop::inv::Inventory &Inv) {
 
 /// Writes the inventory of \p E to stdout or -o, then the summary of partial and failed units; false
 /// when -o fails.
-bool writeInventory(const kloop::Extraction &E) {
+bool writeInventory(const kloop::Extraction &E, const std::vector<kloop::OutputTolerance> *Outputs) {
   const nlohmann::json Doc = kloop::inv::toJSON(E.Inventory); // the file boundary (docs/inventory.md)
   std::string Text = kloop::dumpJSON(Doc, Compact ? -1 : 2) + "\n";
   if (ExplainRules)
-    outs() << kloop::terminalSafe(explainRules(E.Inventory));
+    outs() << kloop::terminalSafe(explainRules(E.Inventory, Outputs));
   if (Output.empty()) {
     if (!ExplainRules)
       outs() << Text;
@@ -112,6 +119,19 @@ bool writeInventory(const kloop::Extraction &E) {
 }
 
 int runExtract(const kloop::CommandContext &Ctx) {
+  std::optional<std::vector<kloop::OutputTolerance>> Outputs;
+  if (!ConfigPath.empty()) {
+    if (!ExplainRules) {
+      errs() << "kloop extract: error: --config is read by --explain-rules; use them together\n";
+      return 2;
+    }
+    Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
+    if (!C) {
+      errs() << "kloop extract: error: " << toString(C.takeError()) << "\n";
+      return 1;
+    }
+    Outputs = kloop::ruleOutputs(*C);
+  }
   kloop::FrontendOptions Opts;
   Opts.BuildPath = BuildPath;
   Opts.Inputs.assign(Inputs.begin(), Inputs.end());
@@ -143,7 +163,7 @@ int runExtract(const kloop::CommandContext &Ctx) {
            << " translation unit(s) reused, " << (Cache ? Cache->stores() : 0) << " stored"
            << (Cache ? " (" + Cache->dir() + ")" : std::string(" (cache off)")) << "\n";
   printUnitErrors(E->Inventory);
-  return writeInventory(*E) && !E->Lost ? 0 : 1;
+  return writeInventory(*E, Outputs ? &*Outputs : nullptr) && !E->Lost ? 0 : 1;
 }
 
 kloop::CommandRegistration Reg(ExtractSub, runExtract);

@@ -11,6 +11,7 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Capture/Replay.h"
+#include "RuleOutputs.h"
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Edit/Rules.h"
@@ -245,7 +246,10 @@ Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
-    SO.StructuralRules = structuralRuleCandidates; // docs/rules/: tried before the parameters
+    // docs/rules/: tried before the parameters; fast-math reads the workload's output tolerances
+    SO.StructuralRules = [Outputs = ruleOutputs(C)](const inv::Inventory &I) {
+      return structuralRuleCandidates(I, &Outputs);
+    };
     Out.P = std::make_unique<builtin::BuiltinProposer>(SO);
     Out.Absolute = true;
     return Out;

@@ -1,5 +1,7 @@
 //===- Collector.cpp - Walks one parse and lists inventory entities -------===//
 #include "AtomicTargets.h"
+#include "FloatOps.h"
+#include "Index2D.h"
 #include "HardwareFacts.h"
 #include "SharedArrayUses.h"
 #include "ElementwiseLoops.h"
@@ -1044,6 +1046,8 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   K.Data["calls"] = json(std::vector<std::string>(Walker.Callees.begin(), Walker.Callees.end()));
   K.Data["tree_reductions"] = treeReductions(FD, KID, Ctx);
   K.Data["atomic_targets"] = atomicTargets(FD, KID, Ctx);
+  K.Data["float_ops"] = floatOps(FD, Ctx);
+  K.Data["index_2d"] = index2D(FD, Ctx);
   Out.Entities.push_back(std::move(K));
 }
 
@@ -1079,6 +1083,8 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.Data["calls"] = json::array();
   K.Data["tree_reductions"] = json::array();
   K.Data["atomic_targets"] = json::array();
+  K.Data["float_ops"] = nullptr;
+  K.Data["index_2d"] = nullptr;
   Out.Entities.push_back(std::move(K));
 }
 

@@ -32,12 +32,11 @@ static bool textIsOneOf(const Expr *E, std::initializer_list<const char *> Forms
   return false;
 }
 
-/// blockIdx.x * blockDim.x + threadIdx.x, factors and terms in either order.
-static bool isGlobalThreadIndex(const Expr *E, ASTContext &Ctx) {
-  return textIsOneOf(E,
-                     {"blockIdx.x*blockDim.x+threadIdx.x", "blockDim.x*blockIdx.x+threadIdx.x",
-                      "threadIdx.x+blockIdx.x*blockDim.x", "threadIdx.x+blockDim.x*blockIdx.x"},
-                     Ctx);
+bool isGlobalThreadIndex(const Expr *E, ASTContext &Ctx, char Dim) {
+  std::string T = squeezed(sourceText(E->IgnoreParenImpCasts()->getSourceRange(), Ctx));
+  std::string D(1, Dim), B = "blockIdx." + D, N = "blockDim." + D, I = "threadIdx." + D;
+  return T == B + "*" + N + "+" + I || T == N + "*" + B + "+" + I || T == I + "+" + B + "*" + N ||
+         T == I + "+" + N + "*" + B;
 }
 
 /// blockDim.x * gridDim.x, or a const local initialized so.
@@ -51,7 +50,7 @@ static bool isGridSize(const Expr *E, ASTContext &Ctx) {
 }
 
 /// Whether \p E is only read: its value is loaded (an lvalue-to-rvalue conversion).
-static bool isPlainRead(const Expr *E, ASTContext &Ctx) {
+bool isPlainRead(const Expr *E, ASTContext &Ctx) {
   const Stmt *P = parentOf(E, Ctx);
   while (P && isa<ParenExpr>(P))
     P = parentOf(P, Ctx);
@@ -66,7 +65,7 @@ static const VarDecl *referencedVar(const Expr *E) {
 
 /// Why call \p E may touch memory or synchronize threads (a function outside the system headers, a barrier,
 /// shuffle, vote, atomic or printf), or nullopt (math functions, CUDA's builtin-variable accessors).
-static std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
+std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
   const FunctionDecl *F = E->getDirectCallee();
   if (!F)
     return "an indirect call" + atLine(E->getBeginLoc(), Ctx);

@@ -13,6 +13,9 @@
 #include "clang/AST/Stmt.h"
 #include "nlohmann/json.hpp"
 
+#include <optional>
+#include <string>
+
 namespace kloop {
 
 /// The "elementwise" member of loop \p F of kernel \p Kernel (kloop::inv::Elementwise):
@@ -31,6 +34,18 @@ namespace kloop {
 /// `p[i]`, its offsets in "body"), and "other_effects".
 nlohmann::json elementwiseLoop(const clang::ForStmt *F, const clang::FunctionDecl *Kernel,
                                clang::ASTContext &Ctx);
+
+/// True when \p E is written `blockIdx.D * blockDim.D + threadIdx.D` (factors and terms in either order), D
+/// the component \p Dim ('x', 'y' or 'z').
+bool isGlobalThreadIndex(const clang::Expr *E, clang::ASTContext &Ctx, char Dim = 'x');
+
+/// Whether \p E is only read: its value is loaded (an lvalue-to-rvalue conversion).
+bool isPlainRead(const clang::Expr *E, clang::ASTContext &Ctx);
+
+/// Why call \p E may touch memory or synchronize threads (a function outside the system headers, a barrier,
+/// shuffle, vote, atomic or printf), as "a call of 'f' at line N, ...", or nullopt (math functions, CUDA's
+/// builtin-variable accessors).
+std::optional<std::string> callProblem(const clang::CallExpr *E, clang::ASTContext &Ctx);
 
 } // namespace kloop
 

@@ -211,12 +211,42 @@ static void readFields(JSONObject &O, AtomicTarget &A) {
   O.objects("atomics", A.Atomics);
 }
 
+static void readFields(JSONObject &O, FloatOp &F) {
+  O.read("function", F.Function);
+  O.read("line", F.Line);
+  O.read("begin", F.Begin);
+  O.read("end", F.End);
+  O.read("split", F.Split);
+}
+
+static void readFields(JSONObject &O, FloatOps &F) {
+  O.read("body_text", F.BodyText);
+  O.objects("ops", F.Ops);
+}
+
+static void readFields(JSONObject &O, Index2D &I) {
+  O.read("refusal", I.Refusal);
+  O.read("x_var", I.XVar);
+  O.read("y_var", I.YVar);
+  O.read("x_stmt", I.XStmt);
+  O.read("y_stmt", I.YStmt);
+  O.read("x_text", I.XText);
+  O.read("y_text", I.YText);
+  O.read("x_thread", I.XThread);
+  O.read("y_thread", I.YThread);
+  O.read("strided", I.Strided);
+}
+
 /// The rules' facts of a kernel; absent in inventories written before they existed (journals).
 static void readRuleFacts(JSONObject &O, Kernel &K) {
   if (O.has("tree_reductions"))
     O.objects("tree_reductions", K.TreeReductions);
   if (O.has("atomic_targets"))
     O.objects("atomic_targets", K.AtomicTargets);
+  if (O.has("float_ops"))
+    O.object("float_ops", K.FloatMath);
+  if (O.has("index_2d"))
+    O.object("index_2d", K.Index2DFacts);
 }
 
 static void readFields(JSONObject &O, Kernel &K) {
@@ -548,6 +578,19 @@ static json write(const AtomicTarget &A) {
           {"atomics", writeAll(A.Atomics)}};
 }
 
+static json write(const FloatOp &F) {
+  return {{"function", F.Function}, {"line", F.Line}, {"begin", F.Begin}, {"end", F.End}, {"split", F.Split}};
+}
+
+static json write(const FloatOps &F) { return {{"body_text", orNull(F.BodyText)}, {"ops", writeAll(F.Ops)}}; }
+
+static json write(const Index2D &I) {
+  return {{"refusal", orNull(I.Refusal)}, {"x_var", I.XVar},       {"y_var", I.YVar},
+          {"x_stmt", I.XStmt},            {"y_stmt", I.YStmt},     {"x_text", I.XText},
+          {"y_text", I.YText},            {"x_thread", I.XThread}, {"y_thread", I.YThread},
+          {"strided", orNull(I.Strided)}};
+}
+
 static json write(const Kernel &K) {
   json J{{"id", K.ID}, {"location", write(K.Loc)}};
   writeEditability(J, K.Edit);
@@ -572,6 +615,8 @@ static json write(const Kernel &K) {
   J["launch_sites"] = K.LaunchSites;
   J["tree_reductions"] = writeAll(K.TreeReductions);
   J["atomic_targets"] = writeAll(K.AtomicTargets);
+  J["float_ops"] = K.FloatMath ? write(*K.FloatMath) : json(nullptr);
+  J["index_2d"] = K.Index2DFacts ? write(*K.Index2DFacts) : json(nullptr);
   return J;
 }
 static json write(const DeviceFunction &F) {

@@ -56,11 +56,17 @@ static std::vector<std::string> kernelNames(const inv::Kernel &K) {
   return N;
 }
 
-static bool isTarget(const inv::Kernel &K, const std::vector<std::string> &Targets) {
+bool kernelNameMatches(const inv::Kernel &K, llvm::StringRef Pattern) {
   for (const std::string &Name : kernelNames(K))
-    for (const std::string &T : Targets)
-      if (llvm::StringRef(Name).contains(T))
-        return true;
+    if (llvm::StringRef(Name).contains(Pattern))
+      return true;
+  return false;
+}
+
+static bool isTarget(const inv::Kernel &K, const std::vector<std::string> &Targets) {
+  for (const std::string &T : Targets)
+    if (kernelNameMatches(K, T))
+      return true;
   return false;
 }
 

@@ -68,3 +68,13 @@ extern const __device__ uint3 threadIdx;
 extern const __device__ uint3 blockIdx;
 extern const __device__ dim3 blockDim;
 extern const __device__ dim3 gridDim;
+
+// Single-precision math functions and the intrinsics rule fast-math writes (docs/rules/fast-math.md).
+__device__ float expf(float x);
+__device__ float exp10f(float x);
+__device__ float logf(float x);
+__device__ float sinf(float x);
+__device__ float powf(float x, float y);
+__device__ float __expf(float x);
+__device__ float __exp10f(float x);
+__device__ float __fdividef(float x, float y);

@@ -84,8 +84,17 @@ json sampleDoc() {
                    {"restrict", false}, {"written", nullptr}, {"write_evidence", nullptr}}}},
       {"loops", {Loop1, Loop2}}, {"shared_arrays", {Shared}}, {"local_constants", {Local}},
       {"calls", {"device:helper"}}, {"launch_sites", {"k.cu:run/launch#1"}},
-      {"tree_reductions", {Tree, NotTree}}, {"atomic_targets", {Target}}};
+      {"tree_reductions", {Tree, NotTree}}, {"atomic_targets", {Target}},
+      {"float_ops", {{"body_text", "{ y = expf(x) / s; }"},
+                     {"ops", {{{"function", "expf"}, {"line", 3}, {"begin", 6}, {"end", 13}, {"split", 10}},
+                              {{"function", "/"}, {"line", 3}, {"begin", 6}, {"end", 17}, {"split", 14}}}}}},
+      {"index_2d", {{"refusal", nullptr}, {"x_var", "row"}, {"y_var", "col"}, {"x_stmt", 1}, {"y_stmt", 2},
+                    {"x_text", "int row = blockIdx.x * blockDim.x + threadIdx.x;"},
+                    {"y_text", "int col = blockIdx.y * blockDim.y + threadIdx.y;"}, {"x_thread", 47},
+                    {"y_thread", 47}, {"strided", "in[row * n + col] at line 4"}}}};
   json Library = Kernel;
+  Library["float_ops"] = nullptr;
+  Library["index_2d"] = nullptr;
   Library["id"] = "cub::Kernel";
   Library["library"] = true;
   Library["signature"] = nullptr;
@@ -191,6 +200,13 @@ TEST(InventoryModel, ReadsTypedFields) {
   EXPECT_FALSE(K->AtomicTargets[0].Atomics[1].Bound.has_value());
   EXPECT_TRUE(K->AtomicTargets[0].Atomics[1].ResultUsed);
   EXPECT_EQ(K->AtomicTargets[0].ElementBytes, 4);
+  ASSERT_TRUE(K->FloatMath.has_value());
+  ASSERT_EQ(K->FloatMath->Ops.size(), 2u);
+  EXPECT_EQ(K->FloatMath->Ops[1].Function, "/");
+  EXPECT_EQ(K->FloatMath->Ops[1].Split, 14u);
+  ASSERT_TRUE(K->Index2DFacts.has_value());
+  EXPECT_EQ(K->Index2DFacts->XThread, 47u);
+  EXPECT_EQ(K->Index2DFacts->Strided, "in[row * n + col] at line 4");
 }
 
 TEST(InventoryModel, ReadsKernelsWrittenBeforeTheRuleFacts) {
@@ -198,11 +214,14 @@ TEST(InventoryModel, ReadsKernelsWrittenBeforeTheRuleFacts) {
   for (json &K : D["kernels"]) {
     K.erase("tree_reductions");
     K.erase("atomic_targets");
+    K.erase("float_ops");
+    K.erase("index_2d");
   }
   llvm::Expected<inv::Inventory> I = inv::inventoryFromJSON(D, "old", /*Strict=*/true);
   ASSERT_TRUE(static_cast<bool>(I)) << llvm::toString(I.takeError());
   EXPECT_TRUE(I->Kernels[0].TreeReductions.empty());
   EXPECT_TRUE(I->Kernels[0].AtomicTargets.empty());
+  EXPECT_FALSE(I->Kernels[0].FloatMath.has_value());
 }
 
 std::string readError(const json &D, bool Strict = false) {

@@ -35,6 +35,20 @@ struct RuleSite {
   std::string Why;
 };
 
+/// A checked output of the workload as the rules see it (`.kloop.yaml`
+/// `outputs[]`, docs/kloop-yaml.md): which kernel writes it and how far a
+/// candidate's value may be from the baseline's (docs/verify.md).
+struct OutputTolerance {
+  /// `outputs[].kernel`: matched like `targets:` (kernelNameMatches).
+  std::string Kernel;
+  /// `outputs[].arg`: zero-based index of the kernel parameter (all parameters counted).
+  unsigned Arg = 0;
+  /// `tolerance.kind`: "abs", "rel", "ulp" or "exact".
+  std::string Kind = "exact";
+  /// `tolerance.value`: units of the dtype (abs), a fraction (rel), a count (ulp); 0 for exact.
+  double Value = 0;
+};
+
 /// One built-in rule.
 struct Rule {
   /// Name used on the command line, e.g. "unroll-constant-loops".
@@ -51,11 +65,17 @@ struct Rule {
   /// (docs/builtin-search.md); the others are covered by its parameter
   /// dimensions already (unroll, qualifiers).
   bool Structural = false;
+  /// A rule that reads the workload's output tolerances (fast-math) sets this
+  /// instead of Match and Explain; Outputs is null when no workload is given.
+  std::vector<RuleSite> (*ExplainWithOutputs)(const inv::Inventory &Inventory,
+                                              const std::vector<OutputTolerance> *Outputs) = nullptr;
 };
 
-/// Rule \p R's outcome on every candidate site of \p Inventory: R.Explain, or
-/// without one a fired site per edit of R.Match (Site the edit's ID).
-std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory);
+/// Rule \p R's outcome on every candidate site of \p Inventory: R.ExplainWithOutputs
+/// (given \p Outputs, the workload's `outputs:`, or null without a workload), else
+/// R.Explain, or without one a fired site per edit of R.Match (Site the edit's ID).
+std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory,
+                                  const std::vector<OutputTolerance> *Outputs = nullptr);
 
 /// The edits of the sites that fired, in site order.
 std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites);
@@ -63,7 +83,8 @@ std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites);
 /// Every candidate site of every structural rule on \p Inventory, as JSON for
 /// the builtin search: [{"rule", "site", "why", "edits": [edit-language
 /// objects]}]; "edits" is empty where the rule does not fire ("why" says why).
-nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory);
+nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory,
+                                        const std::vector<OutputTolerance> *Outputs = nullptr);
 
 /// `pad-shared-tiles` (docs/rules/pad-shared-tiles.md): a 2-D `__shared__`
 /// tile `T[R][C]`, C a multiple of 32, read by columns (inventory field
@@ -155,10 +176,37 @@ std::vector<Edit> matchVectorizeGlobalAccess(const inv::Inventory &Inventory);
 /// its grid expression is not a name or a literal.
 std::vector<RuleSite> explainCoarsenGridStride(const inv::Inventory &Inventory, unsigned Factor);
 
-/// Runs rule \p Name on \p Inventory and wraps its edits into a proposal with a
-/// rationale naming the rule. Errors: unknown rule (listing the known ones);
-/// the rule matched nothing.
-llvm::Expected<Proposal> proposalFromRule(llvm::StringRef Name, const inv::Inventory &Inventory);
+/// `fast-math` (docs/rules/fast-math.md), a precision change: the float
+/// operations of a kernel body (inventory `float_ops`) that have a faster,
+/// less precise intrinsic (`expf` -> `__expf`, `x / y` -> `__fdividef(x, y)`)
+/// are replaced, through `replace_body`, where the documented maximum error of
+/// the intrinsic plus that of the function it replaces (CUDA C Programming
+/// Guide, "Mathematical Functions" and "Intrinsic Functions") fits the tightest
+/// tolerance of the kernel's outputs in \p Outputs. Refused without
+/// \p Outputs, for a kernel that writes a pointer parameter no output lists,
+/// for `exact` and `abs` tolerances, below the bound, and for the intrinsics
+/// whose bound is absolute or undocumented (__logf, __sinf, __powf, ...).
+std::vector<RuleSite> explainFastMath(const inv::Inventory &Inventory, const std::vector<OutputTolerance> *Outputs);
+
+/// `coalesce-thread-index` (docs/rules/coalesce-thread-index.md): a kernel
+/// whose body declares X = blockIdx.x * blockDim.x + threadIdx.x and
+/// Y = blockIdx.y * blockDim.y + threadIdx.y and reads `p[X * e + Y]`
+/// (inventory `index_2d`) gets threadIdx.x and threadIdx.y swapped in those
+/// two declarations (`replace_stmt`), so that a warp's threads read
+/// consecutive elements. Refused unless every launch site's block is a
+/// constant square (blockDim.x == blockDim.y: each block then covers the same
+/// elements) and the inventory proves that nothing else in the body depends
+/// on the thread's position (`index_2d.refusal`).
+std::vector<RuleSite> explainCoalesceThreadIndex(const inv::Inventory &Inventory);
+/// The edits of explainCoalesceThreadIndex.
+std::vector<Edit> matchCoalesceThreadIndex(const inv::Inventory &Inventory);
+
+/// Runs rule \p Name on \p Inventory (with the workload's \p Outputs, or null)
+/// and wraps its edits into a proposal with a rationale naming the rule.
+/// Errors: unknown rule (listing the known ones); the rule matched nothing
+/// (with the reason of each site where it did not fire).
+llvm::Expected<Proposal> proposalFromRule(llvm::StringRef Name, const inv::Inventory &Inventory,
+                                          const std::vector<OutputTolerance> *Outputs = nullptr);
 
 } // namespace kloop
 

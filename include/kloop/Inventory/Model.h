@@ -264,6 +264,36 @@ struct AtomicTarget {
   std::vector<AtomicSite> Atomics;
 };
 
+/// "float_ops.ops[]": a single-precision operation written in the kernel body that CUDA has a
+/// faster, less precise intrinsic for (lib/Inventory/FloatOps.cpp; docs/rules/fast-math.md).
+struct FloatOp {
+  std::string Function; ///< "expf", "exp10f", "logf", "log2f", "log10f", "sinf", "cosf", "tanf", "powf", or "/"
+  unsigned Line = 0;
+  unsigned Begin = 0, End = 0; ///< [Begin, End): the whole expression in FloatOps::BodyText
+  /// Calls: the end of the callee's name; divisions: the offset of the `/`.
+  unsigned Split = 0;
+};
+
+/// "float_ops" of a kernel: its body as written and the operations of FloatOp in source order.
+struct FloatOps {
+  std::optional<std::string> BodyText; ///< null when a macro hides the body
+  std::vector<FloatOp> Ops;
+};
+
+/// "index_2d" of a kernel (lib/Inventory/Index2D.cpp; docs/rules/coalesce-thread-index.md): its body
+/// declares `X = blockIdx.x * blockDim.x + threadIdx.x` and `Y = blockIdx.y * blockDim.y + threadIdx.y`.
+struct Index2D {
+  /// Why swapping threadIdx.x and threadIdx.y in them is not proved to change only which thread does which
+  /// element, or is of no use (no access strides memory with X); null when neither.
+  std::optional<std::string> Refusal;
+  std::string XVar, YVar;       ///< the variables' names
+  unsigned XStmt = 0, YStmt = 0; ///< their declarations' 1-based indexes among the body's direct statements
+  std::string XText, YText;     ///< those statements, with their `;`
+  unsigned XThread = 0, YThread = 0; ///< offsets in XText, YText of the component letter of threadIdx.x, .y
+  /// The first access `p[X * e + Y]` ("in[row * n + col] at line 12"), or null.
+  std::optional<std::string> Strided;
+};
+
 /// "kernels[]".
 struct Kernel {
   std::string ID;
@@ -288,6 +318,11 @@ struct Kernel {
   // Facts of the rules warp-shuffle-reductions and privatize-atomics (the block above).
   std::vector<TreeReduction> TreeReductions; ///< "tree_reductions"
   std::vector<AtomicTarget> AtomicTargets;   ///< "atomic_targets"
+  /// "float_ops" (rule fast-math); null for library kernels and in inventories written before it existed.
+  std::optional<FloatOps> FloatMath;
+  /// "index_2d" (rule coalesce-thread-index); null when the body has no such pair of indexes, for library
+  /// kernels and in inventories written before it existed.
+  std::optional<Index2D> Index2DFacts;
 };
 
 /// "device_functions[]".

@@ -37,6 +37,10 @@ struct WorkloadScope {
   std::vector<std::string> Sources, Protected;
 };
 
+/// True when \p Pattern (an entry of `targets:` or `outputs[].kernel`) is a substring of \p Kernel's
+/// qualified name or of one of its symbols' match keys (the rule of libkloop-cupti.so).
+bool kernelNameMatches(const inv::Kernel &Kernel, llvm::StringRef Pattern);
+
 /// {"targets": [...], "dir": "...", "sources": [...], "protected": [...]}.
 nlohmann::json toJSON(const WorkloadScope &S);
 /// Reads toJSON's form. Error naming the field when a key is missing or not of

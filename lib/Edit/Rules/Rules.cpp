@@ -40,6 +40,13 @@ const std::vector<Rule> &builtinRules() {
       {"privatize-atomics",
        "privatize a kernel's global atomics into a per-block shared copy merged with one atomic per element",
        matchPrivatizeAtomics, explainPrivatizeAtomics, /*Structural=*/true},
+      {"coalesce-thread-index",
+       "swap threadIdx.x and threadIdx.y in a 2-D index whose x strides memory, so that warps read contiguously",
+       matchCoalesceThreadIndex, explainCoalesceThreadIndex, /*Structural=*/true},
+      {"fast-math",
+       "precision change: fast intrinsics (__expf, __fdividef) where the workload's output tolerances allow their "
+       "documented error",
+       nullptr, nullptr, /*Structural=*/true, explainFastMath},
   };
   return R;
 }
@@ -51,7 +58,10 @@ long long staticSharedBytes(const inv::Kernel &Kernel) {
   return Sum;
 }
 
-std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory) {
+std::vector<RuleSite> explainRule(const Rule &R, const inv::Inventory &Inventory,
+                                  const std::vector<OutputTolerance> *Outputs) {
+  if (R.ExplainWithOutputs)
+    return R.ExplainWithOutputs(Inventory, Outputs);
   if (R.Explain)
     return R.Explain(Inventory);
   std::vector<RuleSite> Out;
@@ -79,12 +89,12 @@ std::vector<Edit> editsOf(const std::vector<RuleSite> &Sites) {
   return Out;
 }
 
-nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory) {
+nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory, const std::vector<OutputTolerance> *Outputs) {
   nlohmann::json Out = nlohmann::json::array();
   for (const Rule &R : builtinRules()) {
     if (!R.Structural)
       continue;
-    for (const RuleSite &S : explainRule(R, Inventory)) {
+    for (const RuleSite &S : explainRule(R, Inventory, Outputs)) {
       Proposal P;
       P.Edits = S.Edits;
       Out.push_back({{"rule", R.Name}, {"site", S.Site}, {"why", S.Why}, {"edits", proposalToJson(P)["edits"]}});
@@ -93,14 +103,29 @@ nlohmann::json structuralRuleCandidates(const inv::Inventory &Inventory) {
   return Out;
 }
 
-Expected<Proposal> proposalFromRule(StringRef Name, const inv::Inventory &Inventory) {
+/// "\n  <site>: <why>" for each site of \p Sites (all refusals when nothing fired).
+static std::string refusals(const std::vector<RuleSite> &Sites) {
+  std::string Out;
+  for (const RuleSite &S : Sites)
+    Out += "\n  " + S.Site + ": " + S.Why;
+  return Out;
+}
+
+Expected<Proposal> proposalFromRule(StringRef Name, const inv::Inventory &Inventory,
+                                    const std::vector<OutputTolerance> *Outputs) {
   for (const Rule &R : builtinRules()) {
     if (Name != R.Name)
       continue;
     Proposal P;
-    P.Edits = R.Match(Inventory);
+    std::vector<RuleSite> Sites;
+    if (R.ExplainWithOutputs) {
+      Sites = R.ExplainWithOutputs(Inventory, Outputs);
+      P.Edits = editsOf(Sites);
+    } else {
+      P.Edits = R.Match(Inventory);
+    }
     if (P.Edits.empty())
-      return createStringError(inconvertibleErrorCode(), "rule '" + Name + "' matched nothing");
+      return createStringError(inconvertibleErrorCode(), "rule '" + Name + "' matched nothing" + refusals(Sites));
     P.Rationale = std::string("built-in rule ") + R.Name + ": " + R.Summary;
     P.Provenance = {{"proposer", "rule"}, {"rule", R.Name}};
     return P;
