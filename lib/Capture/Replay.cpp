@@ -42,6 +42,8 @@ std::string workerCommand(const ReplayOptions &O) {
     C += " --launch " + std::to_string(L);
   if (O.Poison)
     C += " --poison";
+  if (!O.Gate)
+    C += " --no-gate";
   return C;
 }
 
@@ -194,6 +196,8 @@ std::vector<std::string> serveArgv(const ReplayOptions &O) {
     A.insert(A.end(), {"--launch", std::to_string(L)});
   if (O.Poison)
     A.push_back("--poison");
+  if (!O.Gate)
+    A.push_back("--no-gate");
   return A;
 }
 

@@ -60,6 +60,8 @@ struct Options {
   unsigned TimeoutMs = 10000;
   int Device = 0;
   bool Serve = false;
+  /// Enqueue the timed launches behind a stream wait (--no-gate turns it off, to measure what it changes).
+  bool Gate = true;
 };
 
 /// Nanoseconds since \p Since, for the time split of a request.
@@ -78,6 +80,7 @@ struct TimeSplit {
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
     "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--no-gate]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
 bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
@@ -134,6 +137,8 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
       O.Poison = true;
     } else if (A == "--serve") {
       O.Serve = true;
+    } else if (A == "--no-gate") {
+      O.Gate = false;
     } else if (!A.empty() && A[0] == '-') {
       Error = "unknown option " + A;
       return false;
@@ -428,7 +433,7 @@ void Replayer::prepareDevice() {
   // also holds the host's launch latency (the kernel reaches the GPU microseconds later). A host-mapped
   // word the stream waits on holds the events and the kernel back until all three are enqueued.
   void *Host = nullptr;
-  if (cuMemHostAlloc(&Host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS &&
+  if (O.Gate && cuMemHostAlloc(&Host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS &&
       cuMemHostGetDevicePointer(&GateDev, Host, 0) == CUDA_SUCCESS) {
     GateHost = static_cast<volatile uint32_t *>(Host);
     *GateHost = 0;

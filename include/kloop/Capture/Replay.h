@@ -43,6 +43,10 @@ struct ReplayOptions {
   /// Poison the outputs the baseline writes without reading (classified by
   /// the worker) before each launch.
   bool Poison = false;
+  /// Hold each timed launch and its CUDA events behind a stream wait until
+  /// all are enqueued, so that the event interval holds no host launch
+  /// latency (docs/capture.md); false passes --no-gate.
+  bool Gate = true;
   /// Bound on one kernel's run inside the worker, ms; > 0.
   unsigned LaunchTimeoutMs = 10000;
   /// Bound on the whole worker, s; > 0. Past it the worker's group is killed.

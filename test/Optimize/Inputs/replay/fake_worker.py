@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # Stands in for the replay worker kloop-replay (docs/capture.md) in the test/Optimize/replay-*.test files:
 #   fake_worker.py CAPTURE --serve ...                       (kloop optimize: one worker per search)
-#   fake_worker.py CAPTURE --cubin B --candidate-cubin C --iters N ...             (single shot)
+#   fake_worker.py CAPTURE --cubin B [--candidate-cubin C] --iters N ...           (single shot)
 # The "cubins" are the source directories' variant files (search.cubin_command copies them): base
-# launches take 2000 + i ns, fast 1000 + i ns, slow 3000 + i ns. $KLOOP_TEST_WORKER_MODE: ok (default),
+# launches take 2000 + i ns, fast 1000 + i ns, slow 3000 + i ns; with --no-gate 500 ns more (the host's
+# launch latency that the gate keeps out of the CUDA event interval). $KLOOP_TEST_WORKER_MODE: ok (default),
 # crash (every candidate faults: the reply says so and the worker exits 1), error (the candidate cubin
 # lacks the kernel: exit 2, the worker goes on), and, for the first request of the whole test only
 # (a marker file beside the log), crash-once, die-once (exits without a reply) and hang-once (never
@@ -31,17 +32,22 @@ def first_time():
 
 
 def result(base_cubin, cand_cubin, iters):
-    base, cand = open(base_cubin).read().strip(), open(cand_cubin).read().strip()
+    base = open(base_cubin).read().strip()
+    cand = open(cand_cubin).read().strip() if cand_cubin else None
     note("%s %s %s iters=%d" % (base, cand, mode, iters))
     start = {"base": 2000, "fast": 1000, "slow": 3000}
-    ns = lambda v: [start[v] + i for i in range(iters)]
+    gate = "--no-gate" not in args
+    ns = lambda v: [start[v] + (0 if gate else 500) + i for i in range(iters)]
     side = lambda v, ok: {"times_ns": ns(v), "median_ns": ns(v)[iters // 2], "match": ok, "mismatch": None}
     out = {"schema": "kloop-replay/1", "capture": args[0], "device": "Fake GPU", "iters": iters, "relocated": False,
            "launches": [{"index": 0, "seq": 0, "kernel": "_Z5saxpyifPKfPf",
                          "name": "saxpy(int, float, float const*, float*)",
                          "poisoned": [], "baseline": side(base, True), "candidate": side(cand, True)}],
            "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None,
-           "gated": True}
+           "gated": gate}
+    if cand is None:
+        del out["launches"][0]["candidate"]
+        out["candidate_match"] = None
     code = 0
     if mode == "crash" or (mode == "crash-once" and first_time()):
         out["launches"][0]["candidate"] = {"times_ns": [], "median_ns": 0, "match": False, "mismatch": None}
@@ -72,6 +78,7 @@ if "--serve" in args:
         if out["failed"]:
             sys.exit(code)
     sys.exit(0)
-out, code = result(opt("--cubin"), opt("--candidate-cubin"), int(opt("--iters")))
+out, code = result(opt("--cubin"), opt("--candidate-cubin") if "--candidate-cubin" in args else None,
+                   int(opt("--iters")))
 print(json.dumps(out, indent=1))
 sys.exit(code)
