@@ -213,8 +213,9 @@ public:
   std::string loadBlobs(std::vector<Prepared> &Ps);
   void init();
   void mapAllocations(const std::vector<Prepared> &Ps);
-  /// The stream, events, timing gate and L2 flush buffer every request uses; once per process.
-  void prepareDevice();
+  /// The stream, events, timing gate, L2 flush buffer, pinned check buffer and device copies of
+  /// \p Ps' inputs that every request uses; once per process.
+  void prepareDevice(const std::vector<Prepared> &Ps);
   /// Finds every launch's kernel in \p Cubin (side 0) and \p CandidateCubin (side 1, "" for none);
   /// a cubin is loaded once per process and path.
   void loadKernels(std::vector<Prepared> &Ps, const std::string &Cubin, const std::string &CandidateCubin);
@@ -259,8 +260,15 @@ private:
   volatile uint32_t *GateHost = nullptr;
   CUdeviceptr GateDev = 0;
   uint32_t GateValue = 0;
-  /// Host buffer the checks copy device memory into.
-  std::vector<uint8_t> Got;
+  /// Host buffer the checks copy device memory into: page-locked (GotPinned, GotPinnedBytes) when it
+  /// could be allocated, else GotPageable.
+  uint8_t *GotPinned = nullptr;
+  size_t GotPinnedBytes = 0;
+  std::vector<uint8_t> GotPageable;
+  uint8_t *gotBuffer(size_t Bytes);
+  /// Input blob -> its copy in device memory, restored from with a device-to-device copy; empty when
+  /// the copies would not fit in half the free device memory (then inputs are copied from the host).
+  std::map<const std::vector<uint8_t> *, CUdeviceptr> DeviceInputs;
 };
 
 Replayer::~Replayer() = default; // the process exits right after; the driver tears the context down
@@ -419,7 +427,14 @@ void Replayer::unloadModulesExcept(const std::string &Keep) {
     }
 }
 
-void Replayer::prepareDevice() {
+uint8_t *Replayer::gotBuffer(size_t Bytes) {
+  if (Bytes <= GotPinnedBytes)
+    return GotPinned;
+  GotPageable.resize(Bytes);
+  return GotPageable.data();
+}
+
+void Replayer::prepareDevice(const std::vector<Prepared> &Ps) {
   check(cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(cuEventCreate(&Start, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventCreate(&Stop, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -444,6 +459,38 @@ void Replayer::prepareDevice() {
   for (auto &[Name, Blob] : BlobCache)
     if (!Blob->empty())
       (void)cuMemHostRegister(Blob->data(), Blob->size(), CU_MEMHOSTREGISTER_PORTABLE);
+  size_t Largest = 0, InputBytes = 0;
+  std::map<const std::vector<uint8_t> *, size_t> Inputs;
+  for (const Prepared &P : Ps)
+    for (size_t I = 0; I < P.Before.size(); ++I) {
+      Largest = std::max(Largest, P.Before[I]->size());
+      if (Inputs.emplace(P.Before[I].get(), P.Before[I]->size()).second)
+        InputBytes += P.Before[I]->size();
+    }
+  for (const replay::MappedRange &S : Slack)
+    Largest = std::max<size_t>(Largest, S.Size);
+  void *Pinned = nullptr;
+  if (Largest && cuMemAllocHost(&Pinned, Largest) == CUDA_SUCCESS) {
+    GotPinned = static_cast<uint8_t *>(Pinned);
+    GotPinnedBytes = Largest;
+  }
+  // Device copies of the inputs turn each restore into device-to-device copies (HBM bandwidth instead
+  // of the host link), when they fit in half of the free memory.
+  size_t Free = 0, Total = 0;
+  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || InputBytes > Free / 2)
+    return;
+  for (auto [Blob, Bytes] : Inputs) {
+    CUdeviceptr D = 0;
+    if (Bytes == 0 || cuMemAlloc(&D, Bytes) != CUDA_SUCCESS || cuMemcpyHtoD(D, Blob->data(), Bytes) != CUDA_SUCCESS) {
+      for (auto &[B, Ptr] : DeviceInputs)
+        (void)cuMemFree(Ptr);
+      DeviceInputs.clear();
+      if (D)
+        (void)cuMemFree(D);
+      return;
+    }
+    DeviceInputs[Blob] = D;
+  }
 }
 
 void Replayer::restore(const Prepared &P, bool Poison) {
@@ -451,6 +498,8 @@ void Replayer::restore(const Prepared &P, bool Poison) {
   for (size_t I = 0; I < P.Bases.size(); ++I) {
     if (Poison && P.Poisoned[I])
       check(cuMemsetD8Async(P.Bases[I], 0xFF, P.Before[I]->size(), Stream), "cuMemsetD8Async (poison)");
+    else if (auto It = DeviceInputs.find(P.Before[I].get()); It != DeviceInputs.end())
+      check(cuMemcpyDtoDAsync(P.Bases[I], It->second, P.Before[I]->size(), Stream), "cuMemcpyDtoDAsync (restore)");
     else
       check(cuMemcpyHtoDAsync(P.Bases[I], P.Before[I]->data(), P.Before[I]->size(), Stream),
             "cuMemcpyHtoDAsync (restore)");
@@ -487,11 +536,11 @@ std::string Replayer::compare(const Prepared &P) {
   } Add{Split.Check, Began};
   for (size_t I = 0; I < P.Bases.size(); ++I) {
     const capture::Allocation &A = P.L->Allocations[I];
-    Got.resize(A.Bytes);
-    check(cuMemcpyDtoH(Got.data(), P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
+    uint8_t *Got = gotBuffer(A.Bytes);
+    check(cuMemcpyDtoH(Got, P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
     // An allocation the launch did not change must stay bit-identical, whatever the tolerance.
     replay::Tolerance T = A.written() ? O.Tol : replay::Tolerance();
-    if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got.data(), A.Bytes, T)) {
+    if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got, A.Bytes, T)) {
       char Where[96];
       std::snprintf(Where, sizeof(Where), " allocation %zu (%llu bytes at captured address 0x%llx) ", I,
                     static_cast<unsigned long long>(A.Bytes), static_cast<unsigned long long>(A.Base));
@@ -500,9 +549,9 @@ std::string Replayer::compare(const Prepared &P) {
   }
   // Bytes mapped only because of the granularity: a write there is a write past an allocation's end.
   for (const replay::MappedRange &S : Slack) {
-    Got.resize(S.Size);
-    check(cuMemcpyDtoH(Got.data(), static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
-    for (size_t I = 0; I < Got.size(); ++I)
+    uint8_t *Got = gotBuffer(S.Size);
+    check(cuMemcpyDtoH(Got, static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
+    for (size_t I = 0; I < S.Size; ++I)
       if (Got[I] != SlackByte) {
         char Where[128];
         std::snprintf(Where, sizeof(Where), "a write outside every captured allocation, at captured address 0x%llx",
@@ -816,7 +865,7 @@ int main(int Argc, char **Argv) {
   try {
     R.init();
     R.mapAllocations(Ps); // before anything else allocates device memory: the captured addresses are free
-    R.prepareDevice();
+    R.prepareDevice(Ps);
     for (Prepared &P : Ps)
       R.relocate(P);
   } catch (const CudaError &E) {
