@@ -42,7 +42,7 @@ def result(base_cubin, cand_cubin, iters):
     out = {"schema": "kloop-replay/1", "capture": args[0], "device": "Fake GPU", "iters": iters, "relocated": False,
            "launches": [{"index": 0, "seq": 0, "kernel": "_Z5saxpyifPKfPf",
                          "name": "saxpy(int, float, float const*, float*)",
-                         "poisoned": [], "baseline": side(base, True), "candidate": side(cand, True)}],
+                         "poisoned": [], "baseline": side(base, True), "candidate": side(cand or base, True)}],
            "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None,
            "gated": gate}
     if cand is None:
