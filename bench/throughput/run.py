@@ -49,7 +49,9 @@ def parse_args(argv):
     p.add_argument("--planted-flags", default="-Xptxas -O0",
                    help="extra compiler flags that make the planted slow cubin (default '-Xptxas -O0')")
     p.add_argument("--paths", default="workload,replay", help="which search paths to run (default both)")
-    p.add_argument("--kloop", default="kloop", help="the kloop binary (default: kloop on PATH)")
+    p.add_argument("--kloop", default=None,
+                   help="the kloop binary (default: kloop on PATH, else .gpu/kb/bin/kloop, where the GPU machine "
+                        "unpacks the staged binaries)")
     p.add_argument("--examples-dir", default="examples", help="where the examples are (default examples)")
     p.add_argument("--proposer", default="builtin", help="kloop optimize --proposer (default builtin)")
     p.add_argument("--compiler-args", default="-std=c++17", help="arguments after -- of kloop optimize")
@@ -67,6 +69,11 @@ def parse_args(argv):
     for e in a.examples:
         if not os.path.isfile(os.path.join(a.examples_dir, e, ".kloop.yaml")):
             p.error("--examples: no %s/%s/.kloop.yaml" % (a.examples_dir, e))
+    if a.kloop is None:
+        a.kloop = shutil.which("kloop") or (".gpu/kb/bin/kloop" if os.path.isfile(".gpu/kb/bin/kloop") else None)
+        if a.kloop is None:
+            p.error("--kloop: no kloop on PATH and no .gpu/kb/bin/kloop")
+    a.kloop = os.path.abspath(a.kloop) if os.sep in a.kloop else a.kloop
     if os.path.exists(a.out):
         p.error("-o %s: exists (the benchmark writes a fresh directory)" % a.out)
     return a

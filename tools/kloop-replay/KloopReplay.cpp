@@ -589,20 +589,26 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
   C.attrs = NumAttrs ? Attrs : nullptr;
   C.numAttrs = NumAttrs;
   auto Began = std::chrono::steady_clock::now();
-  bool Held = Gated && cuStreamWaitValue32(Stream, GateDev, GateValue + 1, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
-  auto Release = [&] {
-    if (Held)
-      *GateHost = ++GateValue; // the stream runs the start event, the kernel and the stop event back to back
-    Held = false;
-  };
+  if (Gated && cuStreamWaitValue32(Stream, GateDev, GateValue + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+    Gated = false; // the driver refuses stream waits: time without the gate from now on (the result says so)
+  // Released on every way out, so that an error cannot leave the stream waiting: the stream then runs the
+  // start event, the kernel and the stop event back to back.
+  struct GateRelease {
+    Replayer &R;
+    bool Held;
+    ~GateRelease() { release(); }
+    void release() {
+      if (Held)
+        *R.GateHost = ++R.GateValue;
+      Held = false;
+    }
+  } Gate{*this, Gated};
   check(cuEventRecord(Start, Stream), "cuEventRecord");
   CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
-  if (R != CUDA_SUCCESS) {
-    Release();
+  if (R != CUDA_SUCCESS)
     throw LaunchFailure{SideName, "the launch failed: " + cuText(R), false};
-  }
   CUresult Recorded = cuEventRecord(Stop, Stream);
-  Release();
+  Gate.release();
   check(Recorded, "cuEventRecord");
   waitFor(Stop, SideName);
   Split.Timed += nsSince(Began);
