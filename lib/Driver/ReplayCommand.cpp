@@ -3,17 +3,22 @@
 /// kloop replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 ///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
 ///              [--launch-timeout-ms T] [--timeout S] [--work-dir DIR] [-o result.json]
+///              [--repeat K] [--no-gate]
 ///
 /// Runs the replay worker kloop-replay (beside kloop, or $KLOOP_REPLAY_WORKER) on a capture made by
 /// `kloop capture` (docs/capture.md) and prints, per captured launch, the median time of the baseline
 /// and the candidate, the speed-up and whether each reproduced the captured outputs. Exit 0 when every
 /// check matched, 1 when the candidate mismatched, faulted or hung, or on an error, 2 on usage errors,
-/// 3 when the baseline itself does not reproduce the capture.
+/// 3 when the baseline itself does not reproduce the capture. With --repeat K, one long-lived worker
+/// judges the candidate against the baseline K times by decide's rule (judgeReplay, as a search step
+/// of kloop optimize does) and the counts of each verdict are printed: an A/A check (the same cubin on
+/// both sides) or a planted-slowdown check; exit 0 unless the replay itself fails.
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Capture/Capture.h"
 #include "kloop/Capture/Replay.h"
 #include "kloop/Driver/Command.h"
+#include "kloop/Optimize/ReplayTiming.h"
 #include "kloop/Support/AtomicFile.h"
 #include "kloop/Support/Path.h"
 
@@ -24,6 +29,7 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <map>
 #include <unistd.h>
 
 using namespace llvm;
@@ -56,6 +62,14 @@ cl::opt<unsigned> TimeoutOpt("timeout", cl::desc("Bound on the whole replay, sec
                              cl::value_desc("s"), cl::init(600), cl::sub(ReplaySub));
 cl::opt<std::string> WorkDirOpt("work-dir", cl::desc("Where the worker's output goes (default: a temporary dir)"),
                                 cl::value_desc("dir"), cl::sub(ReplaySub));
+cl::opt<unsigned> RepeatOpt("repeat",
+                            cl::desc("Judge the candidate K times by decide's rule with one long-lived worker and "
+                                     "print the count of each verdict (A/A or planted-slowdown checks)"),
+                            cl::value_desc("K"), cl::init(0), cl::sub(ReplaySub));
+cl::opt<bool> NoGateOpt("no-gate",
+                        cl::desc("Record the start event on an idle stream (the interval then holds the host's "
+                                 "launch latency); for comparing with the default"),
+                        cl::sub(ReplaySub));
 cl::opt<std::string> OutputOpt("o", cl::desc("Write the worker's kloop-replay/1 JSON here"), cl::value_desc("file"),
                                cl::sub(ReplaySub));
 
@@ -73,6 +87,10 @@ std::string usageProblem() {
     return "--l2 '" + L2Opt + "': expected flush or warm";
   if (LaunchTimeoutOpt == 0 || TimeoutOpt == 0)
     return "--launch-timeout-ms and --timeout must be at least 1";
+  if (RepeatOpt > 0 && CandidateOpt.empty())
+    return "--repeat needs --candidate-cubin (the same file as --cubin for an A/A check)";
+  if (RepeatOpt > 0 && !OutputOpt.empty())
+    return "--repeat prints its verdicts; -o is for a single replay";
   if (!OutputOpt.empty())
     return checkOutputFile(OutputOpt);
   return "";
@@ -106,6 +124,38 @@ void printResult(raw_ostream &OS, const capture::ReplayResult &R) {
   if (R.Relocated)
     OS << "  note: the captured allocations were relocated (the driver did not give their captured addresses); "
           "pointers stored in device memory were not rewritten\n";
+}
+
+/// --repeat: \p O's candidate judged RepeatOpt times by one ReplayServer; the verdicts and their counts.
+int runRepeated(const capture::ReplayOptions &O) {
+  capture::ReplayServer S(O);
+  std::map<std::string, unsigned> Counts;
+  for (unsigned K = 1; K <= RepeatOpt; ++K) {
+    Expected<capture::ReplayResult> R = S.replay(O.Cubin, O.CandidateCubin, O.Iters);
+    if (!R) {
+      errs() << "kloop replay: error: comparison " << K << ": " << toString(R.takeError()) << "\n";
+      return 1;
+    }
+    Expected<optimize::ReplayCompareOutcome> V = optimize::judgeReplay(*R, "captured");
+    if (!V) {
+      errs() << "kloop replay: error: comparison " << K << ": " << toString(V.takeError()) << "\n";
+      return 1;
+    }
+    std::string Outcome = V->Compare ? V->Compare->Outcome : "fallback";
+    ++Counts[Outcome];
+    outs() << "comparison " << K << ": " << Outcome;
+    for (const capture::ReplayLaunch &L : R->Launches)
+      outs() << "; launch " << L.Index << ": baseline " << micros(L.Baseline.MedianNs) << ", candidate "
+             << (L.Candidate ? micros(L.Candidate->MedianNs) : std::string("-"));
+    if (!V->Compare)
+      outs() << "; " << terminalSafe(V->Fallback);
+    outs() << "\n";
+  }
+  outs() << "kloop replay: " << RepeatOpt << " comparison(s) by decide's rule:";
+  for (const char *Name : {"accepted", "rejected", "crashed", "failed_verification", "fallback"})
+    outs() << " " << Name << " " << Counts[Name];
+  outs() << "; worker started " << S.starts() << " time(s)\n";
+  return 0;
 }
 
 int runReplay(const CommandContext &Ctx) {
@@ -142,6 +192,7 @@ int runReplay(const CommandContext &Ctx) {
   O.Poison = PoisonOpt;
   O.LaunchTimeoutMs = LaunchTimeoutOpt;
   O.TimeoutS = TimeoutOpt;
+  O.Gate = !NoGateOpt;
   SmallString<256> Tmp;
   if (WorkDirOpt.empty()) {
     if (std::error_code EC = sys::fs::createUniqueDirectory("kloop-replay", Tmp))
@@ -151,6 +202,12 @@ int runReplay(const CommandContext &Ctx) {
     O.WorkDir = absolutePath(WorkDirOpt, Cwd);
   }
 
+  if (RepeatOpt > 0) {
+    int Code = runRepeated(O);
+    if (!Tmp.empty())
+      sys::fs::remove_directories(Tmp);
+    return Code;
+  }
   Expected<capture::ReplayResult> R = capture::runReplayWorker(O);
   if (!Tmp.empty())
     sys::fs::remove_directories(Tmp);

@@ -14,11 +14,13 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
 
+#include <chrono>
 #include <set>
 
 using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
+using json = nlohmann::json;
 
 namespace kloop {
 namespace optimize {
@@ -126,6 +128,14 @@ Expected<std::string> defaultCubinCommand(const measure::WorkloadConfig &C) {
   return "nvcc -cubin -arch=native -o {cubin} {source_dir}/" + measure::shellQuote(Cu.front());
 }
 
+/// The verify payload's detail.replay_time: where a replayed step's time went (s), docs/optimize.md.
+json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned WorkerStarts, bool Gated) {
+  return {{"cubin_build_s", CubinBuildS}, {"worker_start_s", T.WorkerStartS}, {"capture_load_s", T.CaptureLoadS},
+          {"modules_s", T.ModulesS},      {"restore_s", T.RestoreS},          {"timed_s", T.TimedS},
+          {"check_s", T.CheckS},          {"worker_s", T.WorkerS},            {"round_trip_s", T.RoundTripS},
+          {"worker_starts", WorkerStarts}, {"gated", Gated}};
+}
+
 std::string tail(const std::string &S, size_t N = 2000) {
   return S.size() <= N ? S : "..." + S.substr(S.size() - N);
 }
@@ -212,6 +222,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     return Fallback(O.WorkerProblem);
   if (std::error_code EC = llvm::sys::fs::create_directories(WorkDir))
     return makeError("cannot create " + WorkDir + ": " + EC.message());
+  auto Began = std::chrono::steady_clock::now();
   Expected<std::string> Tol = replayTolerance(C);
   if (!Tol)
     return Fallback(llvm::toString(Tol.takeError()));
@@ -221,18 +232,25 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
   Expected<std::string> Cand = cubin(CandDir, WorkDir, "candidate");
   if (!Cand)
     return Fallback(llvm::toString(Cand.takeError()));
-  capture::ReplayOptions RO;
-  RO.Worker = O.Worker;
-  RO.Capture = CaptureDir.str();
-  RO.Cubin = *Base;
-  RO.CandidateCubin = *Cand;
-  RO.Iters = std::max(1u, O.Rounds) * C.Iters;
-  RO.Tolerance = *Tol;
-  RO.WorkDir = WorkDir.str();
-  Expected<capture::ReplayResult> R = capture::runReplayWorker(RO);
+  double BuildS = std::chrono::duration<double>(std::chrono::steady_clock::now() - Began).count();
+  if (!Server || ServerCapture != CaptureDir) {
+    capture::ReplayOptions RO;
+    RO.Worker = O.Worker;
+    RO.Capture = CaptureDir.str();
+    RO.Tolerance = *Tol;
+    RO.TimeoutS = C.Run.TimeoutS;
+    RO.WorkDir = llvm::sys::path::parent_path(WorkDir).str();
+    Server = std::make_unique<capture::ReplayServer>(RO);
+    ServerCapture = CaptureDir.str();
+  }
+  Expected<capture::ReplayResult> R = Server->replay(*Base, *Cand, std::max(1u, O.Rounds) * C.Iters);
   if (!R)
     return Fallback("the replay worker failed: " + llvm::toString(R.takeError()));
-  return judgeReplay(*R, captureShape(C) ? captureShape(C)->Name : "");
+  Expected<ReplayCompareOutcome> Out = judgeReplay(*R, captureShape(C) ? captureShape(C)->Name : "");
+  if (Out && Out->Compare)
+    Out->Compare->Detail["replay_time"] = replayTimeJSON(R->Times.value_or(capture::ReplayTimes()), BuildS,
+                                                         Server->starts(), R->Gated);
+  return Out;
 }
 
 } // namespace optimize

@@ -5,17 +5,21 @@
 /// Stages::capture and Stages::replayCompare (docs/optimize.md, "Replay timing"). The capture is
 /// recordCapture (kloop/Capture/Record.h) of the baseline's run.command for the first search shape,
 /// keyed by that command and the baseline's sources; a search step builds one cubin per source
-/// directory with search.cubin_command and runs the replay worker (kloop/Capture/Replay.h), whose
-/// result judgeReplay (kloop/Optimize/ReplayTiming.h) decides.
+/// directory with search.cubin_command and sends it to the search's long-lived replay worker
+/// (capture::ReplayServer, kloop/Capture/Replay.h), whose result judgeReplay
+/// (kloop/Optimize/ReplayTiming.h) decides; the step's time split goes into the verdict's
+/// detail.replay_time.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_LIB_OPTIMIZE_REPLAYSTAGE_H
 #define KLOOP_LIB_OPTIMIZE_REPLAYSTAGE_H
 
+#include "kloop/Capture/Replay.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Optimize/Optimize.h"
 
 #include <map>
+#include <memory>
 #include <string>
 
 namespace kloop {
@@ -63,6 +67,10 @@ private:
   ReplayStageOptions O;
   /// Source directory -> its cubin.
   std::map<std::string, std::string> Cubins;
+  /// The long-lived replay worker of the search (one CUDA context, the capture loaded once), started on
+  /// the first replayed step and restarted after a candidate that crashed it; and its capture.
+  std::unique_ptr<capture::ReplayServer> Server;
+  std::string ServerCapture;
 };
 
 } // namespace optimize

@@ -3,14 +3,17 @@
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 //              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
 //              [--timeout-ms T] [--device D]
+// kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
 // Loads a kloop-capture/1 directory, puts its allocations back at their captured addresses (CUDA's
 // virtual memory management API; relocated when the driver cannot give those addresses), loads the
 // kernels from cubins, and for every iteration and captured launch restores the inputs (untimed),
 // launches baseline and candidate alternately with the captured launch configuration, times each with
 // CUDA events, and checks every allocation against the captured reference. Prints one kloop-replay/1
-// JSON object on stdout (docs/capture.md). Links the CUDA driver and nothing of LLVM: it runs on the GPU
-// machine as it is.
+// JSON object on stdout (docs/capture.md). With --serve it stays up for a whole search: it loads the
+// capture and maps its allocations once, prints a ready line, then answers one kloop-replay/1 line per
+// request line read from stdin ({"cubin", "candidate_cubin", "iters"}; docs/capture.md, "Serve mode").
+// Links the CUDA driver and nothing of LLVM: it runs on the GPU machine as it is.
 //
 // Exit: 0 every check matched; 1 the candidate mismatched, faulted or timed out; 2 usage or capture
 // errors; 3 the baseline does not reproduce the capture (the capture is not replayable as it is).
@@ -56,11 +59,29 @@ struct Options {
   bool Poison = false;
   unsigned TimeoutMs = 10000;
   int Device = 0;
+  bool Serve = false;
+  /// Enqueue the timed launches behind a stream wait (--no-gate turns it off, to measure what it changes).
+  bool Gate = true;
+};
+
+/// Nanoseconds since \p Since, for the time split of a request.
+uint64_t nsSince(std::chrono::steady_clock::time_point Since) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - Since).count());
+}
+
+/// Where a request's wall time went (ns): loading cubins, restoring inputs (with the L2 flush and the
+/// slack fill), the timed launches (host wall from the start event to the stop event's completion) and
+/// the checks (copies back and comparisons).
+struct TimeSplit {
+  uint64_t Modules = 0, Restore = 0, Timed = 0, Check = 0;
 };
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison] [--timeout-ms T] [--device D]\n";
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--no-gate]\n"
+    "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
 bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
   char *End = nullptr;
@@ -114,6 +135,10 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
       O.L2Flush = std::string(V) == "flush";
     } else if (A == "--poison") {
       O.Poison = true;
+    } else if (A == "--serve") {
+      O.Serve = true;
+    } else if (A == "--no-gate") {
+      O.Gate = false;
     } else if (!A.empty() && A[0] == '-') {
       Error = "unknown option " + A;
       return false;
@@ -126,7 +151,9 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
   }
   if (O.Capture.empty())
     Error = "no capture directory given";
-  else if (O.Cubin.empty())
+  else if (O.Serve && !O.Cubin.empty())
+    Error = "--serve takes the cubins from each request, not from --cubin";
+  else if (!O.Serve && O.Cubin.empty())
     Error = "--cubin FILE is required (the baseline's kernels)";
   return Error.empty();
 }
@@ -186,15 +213,26 @@ public:
   std::string loadBlobs(std::vector<Prepared> &Ps);
   void init();
   void mapAllocations(const std::vector<Prepared> &Ps);
-  void loadKernels(std::vector<Prepared> &Ps);
+  /// The stream, events, timing gate, L2 flush buffer, pinned check buffer and device copies of
+  /// \p Ps' inputs that every request uses; once per process.
+  void prepareDevice(const std::vector<Prepared> &Ps);
+  /// Finds every launch's kernel in \p Cubin (side 0) and \p CandidateCubin (side 1, "" for none);
+  /// a cubin is loaded once per process and path.
+  void loadKernels(std::vector<Prepared> &Ps, const std::string &Cubin, const std::string &CandidateCubin);
   void relocate(Prepared &P);
+  /// Unloads every module but \p Keep's: a serving worker keeps the incumbent's cubin, not the candidates'.
+  void unloadModulesExcept(const std::string &Keep);
   /// Restores, launches once on side \p Side (0 baseline, 1 candidate), waits; returns the duration in ns
   /// and the first mismatch ("" when every allocation matched).
   uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
   void classifyPoison(Prepared &P);
 
   bool Relocated = false;
+  /// The timed launches are enqueued behind a stream wait that the host releases (see runOnce).
+  bool Gated = false;
   std::string DeviceName;
+  /// The current request's time split; reset by the caller.
+  TimeSplit Split;
 
 private:
   uint64_t translate(uint64_t Addr) const;
@@ -215,8 +253,22 @@ private:
   /// Mapped bytes outside every captured allocation (captured addresses): filled with SlackByte.
   std::vector<replay::MappedRange> Slack;
   std::vector<int64_t> Deltas;
-  CUmodule Modules[2] = {nullptr, nullptr};
+  /// Cubin path -> its module (a path is loaded once: the optimize loop names each cubin file once).
+  std::map<std::string, CUmodule> Modules;
   std::map<std::string, std::shared_ptr<std::vector<uint8_t>>> BlobCache;
+  /// The timing gate: a host-mapped word the stream waits on before each timed launch.
+  volatile uint32_t *GateHost = nullptr;
+  CUdeviceptr GateDev = 0;
+  uint32_t GateValue = 0;
+  /// Host buffer the checks copy device memory into: page-locked (GotPinned, GotPinnedBytes) when it
+  /// could be allocated, else GotPageable.
+  uint8_t *GotPinned = nullptr;
+  size_t GotPinnedBytes = 0;
+  std::vector<uint8_t> GotPageable;
+  uint8_t *gotBuffer(size_t Bytes);
+  /// Input blob -> its copy in device memory, restored from with a device-to-device copy; empty when
+  /// the copies would not fit in half the free device memory (then inputs are copied from the host).
+  std::map<const std::vector<uint8_t> *, CUdeviceptr> DeviceInputs;
 };
 
 Replayer::~Replayer() = default; // the process exits right after; the driver tears the context down
@@ -330,17 +382,27 @@ std::string layoutDifference(CUfunction F, const capture::Launch &L) {
   return "";
 }
 
-void Replayer::loadKernels(std::vector<Prepared> &Ps) {
-  const std::string *Paths[2] = {&O.Cubin, &O.CandidateCubin};
+void Replayer::loadKernels(std::vector<Prepared> &Ps, const std::string &Cubin, const std::string &CandidateCubin) {
+  auto Start = std::chrono::steady_clock::now();
+  const std::string *Paths[2] = {&Cubin, &CandidateCubin};
   for (int S = 0; S < 2; ++S) {
+    for (Prepared &P : Ps)
+      P.Fn[S] = nullptr;
     if (Paths[S]->empty())
       continue;
-    std::string Image, Error;
-    if (!readFile(*Paths[S], Image, Error))
-      throw CudaError(Error);
-    check(cuModuleLoadData(&Modules[S], Image.data()), *Paths[S] + ": cuModuleLoadData");
+    CUmodule &Mod = Modules[*Paths[S]];
+    if (!Mod) {
+      std::string Image, Error;
+      if (!readFile(*Paths[S], Image, Error))
+        throw CudaError(Error);
+      CUresult R = cuModuleLoadData(&Mod, Image.data());
+      if (R != CUDA_SUCCESS) {
+        Mod = nullptr;
+        throw CudaError(*Paths[S] + ": cuModuleLoadData: " + cuText(R));
+      }
+    }
     for (Prepared &P : Ps) {
-      CUresult R = cuModuleGetFunction(&P.Fn[S], Modules[S], P.L->Kernel.c_str());
+      CUresult R = cuModuleGetFunction(&P.Fn[S], Mod, P.L->Kernel.c_str());
       if (R != CUDA_SUCCESS)
         throw CudaError(*Paths[S] + ": kernel " + P.L->Kernel + " (" + P.L->Name + ") not found: " + cuText(R));
       std::string Diff = layoutDifference(P.Fn[S], *P.L);
@@ -352,6 +414,27 @@ void Replayer::loadKernels(std::vector<Prepared> &Ps) {
               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     }
   }
+  Split.Modules += nsSince(Start);
+}
+
+void Replayer::unloadModulesExcept(const std::string &Keep) {
+  for (auto It = Modules.begin(); It != Modules.end();)
+    if (It->first == Keep || !It->second) {
+      ++It;
+    } else {
+      (void)cuModuleUnload(It->second);
+      It = Modules.erase(It);
+    }
+}
+
+uint8_t *Replayer::gotBuffer(size_t Bytes) {
+  if (Bytes <= GotPinnedBytes)
+    return GotPinned;
+  GotPageable.resize(Bytes);
+  return GotPageable.data();
+}
+
+void Replayer::prepareDevice(const std::vector<Prepared> &Ps) {
   check(cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(cuEventCreate(&Start, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventCreate(&Stop, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -361,12 +444,62 @@ void Replayer::loadKernels(std::vector<Prepared> &Ps) {
     ScratchBytes = std::max<size_t>(2 * static_cast<size_t>(L2), size_t(32) << 20);
     check(cuMemAlloc(&Scratch, ScratchBytes), "cuMemAlloc of the L2 flush buffer");
   }
+  // The gate: without it the start event, recorded on an idle stream, fires at once and the interval
+  // also holds the host's launch latency (the kernel reaches the GPU microseconds later). A host-mapped
+  // word the stream waits on holds the events and the kernel back until all three are enqueued.
+  void *Host = nullptr;
+  if (O.Gate && cuMemHostAlloc(&Host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS &&
+      cuMemHostGetDevicePointer(&GateDev, Host, 0) == CUDA_SUCCESS) {
+    GateHost = static_cast<volatile uint32_t *>(Host);
+    *GateHost = 0;
+    Gated = true;
+  }
+  // Pinned host copies restore and check at the copy engines' speed instead of through staging buffers;
+  // a blob that cannot be pinned is still copied, only slower.
+  for (auto &[Name, Blob] : BlobCache)
+    if (!Blob->empty())
+      (void)cuMemHostRegister(Blob->data(), Blob->size(), CU_MEMHOSTREGISTER_PORTABLE);
+  size_t Largest = 0, InputBytes = 0;
+  std::map<const std::vector<uint8_t> *, size_t> Inputs;
+  for (const Prepared &P : Ps)
+    for (size_t I = 0; I < P.Before.size(); ++I) {
+      Largest = std::max(Largest, P.Before[I]->size());
+      if (Inputs.emplace(P.Before[I].get(), P.Before[I]->size()).second)
+        InputBytes += P.Before[I]->size();
+    }
+  for (const replay::MappedRange &S : Slack)
+    Largest = std::max<size_t>(Largest, S.Size);
+  void *Pinned = nullptr;
+  if (Largest && cuMemAllocHost(&Pinned, Largest) == CUDA_SUCCESS) {
+    GotPinned = static_cast<uint8_t *>(Pinned);
+    GotPinnedBytes = Largest;
+  }
+  // Device copies of the inputs turn each restore into device-to-device copies (HBM bandwidth instead
+  // of the host link), when they fit in half of the free memory.
+  size_t Free = 0, Total = 0;
+  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || InputBytes > Free / 2)
+    return;
+  for (auto [Blob, Bytes] : Inputs) {
+    CUdeviceptr D = 0;
+    if (Bytes == 0 || cuMemAlloc(&D, Bytes) != CUDA_SUCCESS || cuMemcpyHtoD(D, Blob->data(), Bytes) != CUDA_SUCCESS) {
+      for (auto &[B, Ptr] : DeviceInputs)
+        (void)cuMemFree(Ptr);
+      DeviceInputs.clear();
+      if (D)
+        (void)cuMemFree(D);
+      return;
+    }
+    DeviceInputs[Blob] = D;
+  }
 }
 
 void Replayer::restore(const Prepared &P, bool Poison) {
+  auto Began = std::chrono::steady_clock::now();
   for (size_t I = 0; I < P.Bases.size(); ++I) {
     if (Poison && P.Poisoned[I])
       check(cuMemsetD8Async(P.Bases[I], 0xFF, P.Before[I]->size(), Stream), "cuMemsetD8Async (poison)");
+    else if (auto It = DeviceInputs.find(P.Before[I].get()); It != DeviceInputs.end())
+      check(cuMemcpyDtoDAsync(P.Bases[I], It->second, P.Before[I]->size(), Stream), "cuMemcpyDtoDAsync (restore)");
     else
       check(cuMemcpyHtoDAsync(P.Bases[I], P.Before[I]->data(), P.Before[I]->size(), Stream),
             "cuMemcpyHtoDAsync (restore)");
@@ -377,6 +510,7 @@ void Replayer::restore(const Prepared &P, bool Poison) {
   if (O.L2Flush)
     check(cuMemsetD32Async(Scratch, ++Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
+  Split.Restore += nsSince(Began);
 }
 
 void Replayer::waitFor(CUevent E, const std::string &Side) {
@@ -394,14 +528,19 @@ void Replayer::waitFor(CUevent E, const std::string &Side) {
 }
 
 std::string Replayer::compare(const Prepared &P) {
-  std::vector<uint8_t> Got;
+  auto Began = std::chrono::steady_clock::now();
+  struct AddTime {
+    uint64_t &To;
+    std::chrono::steady_clock::time_point Began;
+    ~AddTime() { To += nsSince(Began); }
+  } Add{Split.Check, Began};
   for (size_t I = 0; I < P.Bases.size(); ++I) {
     const capture::Allocation &A = P.L->Allocations[I];
-    Got.resize(A.Bytes);
-    check(cuMemcpyDtoH(Got.data(), P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
+    uint8_t *Got = gotBuffer(A.Bytes);
+    check(cuMemcpyDtoH(Got, P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
     // An allocation the launch did not change must stay bit-identical, whatever the tolerance.
     replay::Tolerance T = A.written() ? O.Tol : replay::Tolerance();
-    if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got.data(), A.Bytes, T)) {
+    if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got, A.Bytes, T)) {
       char Where[96];
       std::snprintf(Where, sizeof(Where), " allocation %zu (%llu bytes at captured address 0x%llx) ", I,
                     static_cast<unsigned long long>(A.Bytes), static_cast<unsigned long long>(A.Base));
@@ -410,9 +549,9 @@ std::string Replayer::compare(const Prepared &P) {
   }
   // Bytes mapped only because of the granularity: a write there is a write past an allocation's end.
   for (const replay::MappedRange &S : Slack) {
-    Got.resize(S.Size);
-    check(cuMemcpyDtoH(Got.data(), static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
-    for (size_t I = 0; I < Got.size(); ++I)
+    uint8_t *Got = gotBuffer(S.Size);
+    check(cuMemcpyDtoH(Got, static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
+    for (size_t I = 0; I < S.Size; ++I)
       if (Got[I] != SlackByte) {
         char Where[128];
         std::snprintf(Where, sizeof(Where), "a write outside every captured allocation, at captured address 0x%llx",
@@ -449,12 +588,30 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
   C.hStream = Stream;
   C.attrs = NumAttrs ? Attrs : nullptr;
   C.numAttrs = NumAttrs;
+  auto Began = std::chrono::steady_clock::now();
+  if (Gated && cuStreamWaitValue32(Stream, GateDev, GateValue + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+    Gated = false; // the driver refuses stream waits: time without the gate from now on (the result says so)
+  // Released on every way out, so that an error cannot leave the stream waiting: the stream then runs the
+  // start event, the kernel and the stop event back to back.
+  struct GateRelease {
+    Replayer &R;
+    bool Held;
+    ~GateRelease() { release(); }
+    void release() {
+      if (Held)
+        *R.GateHost = ++R.GateValue;
+      Held = false;
+    }
+  } Gate{*this, Gated};
   check(cuEventRecord(Start, Stream), "cuEventRecord");
   CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
   if (R != CUDA_SUCCESS)
     throw LaunchFailure{SideName, "the launch failed: " + cuText(R), false};
-  check(cuEventRecord(Stop, Stream), "cuEventRecord");
+  CUresult Recorded = cuEventRecord(Stop, Stream);
+  Gate.release();
+  check(Recorded, "cuEventRecord");
   waitFor(Stop, SideName);
+  Split.Timed += nsSince(Began);
   float Ms = 0;
   check(cuEventElapsedTime(&Ms, Start, Stop), "cuEventElapsedTime");
   Mismatch = compare(P);
@@ -525,8 +682,9 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   return J;
 }
 
-int finish(const json &J, int Code) {
-  std::string Text = J.dump(1) + "\n";
+/// Prints \p J on stdout: indented for the single-shot run, one line per reply when serving.
+int finish(const json &J, int Code, bool OneLine = false) {
+  std::string Text = (OneLine ? J.dump() : J.dump(1)) + "\n";
   std::fwrite(Text.data(), 1, Text.size(), stdout);
   std::fflush(stdout);
   return Code;
@@ -548,6 +706,14 @@ int verdict(const std::vector<Prepared> &Ps, bool HaveCandidate) {
 /// then the poison classification, then the timed iterations, baseline and candidate alternating in
 /// order from one iteration to the next.
 void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
+  for (Prepared &P : Ps) {
+    for (int S = 0; S < 2; ++S) {
+      P.TimesNs[S].clear();
+      P.Mismatch[S].clear();
+      P.Checked[S] = false;
+    }
+    P.Poisoned.assign(P.L->Allocations.size(), false);
+  }
   bool HaveCandidate = !O.CandidateCubin.empty();
   for (Prepared &P : Ps) {
     R.runOnce(P, 0, P.Mismatch[0]);
@@ -570,6 +736,102 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
       }
 }
 
+/// The outcome of one replay of \p Ps with the cubins and iterations of \p O: the kloop-replay/1 JSON
+/// and the exit code. \p Lost: the launch failed, faulted or hung and the context cannot be used again.
+json replayRequest(Replayer &R, std::vector<Prepared> &Ps, const Options &O, int &Code, bool &Lost) {
+  auto Began = std::chrono::steady_clock::now();
+  R.Split = TimeSplit();
+  json J;
+  Lost = false;
+  try {
+    R.loadKernels(Ps, O.Cubin, O.CandidateCubin);
+    replayAll(R, Ps, O);
+    Code = verdict(Ps, !O.CandidateCubin.empty());
+    J = resultJSON(O, &R, Ps, "", "", false);
+    if (Code == ExitBaseline)
+      J["error"] = "the baseline does not reproduce the captured reference: the capture is not replayable as it is "
+                   "(globals the program set, pointers stored in device memory that were relocated, or a kernel "
+                   "that is not deterministic; docs/capture.md)";
+  } catch (const CudaError &E) {
+    Code = ExitUsage;
+    J = resultJSON(O, &R, Ps, E.what(), "", false);
+  } catch (const LaunchFailure &F) {
+    Code = F.Side == "baseline" ? ExitBaseline : ExitCandidate;
+    Lost = true;
+    J = resultJSON(O, &R, Ps, F.Side + ": " + F.Message, F.Side, F.TimedOut);
+  }
+  J["gated"] = R.Gated;
+  J["time_ns"] = {{"modules", R.Split.Modules}, {"restore", R.Split.Restore}, {"timed", R.Split.Timed},
+                  {"check", R.Split.Check}, {"total", nsSince(Began)}};
+  return J;
+}
+
+/// A serve request line: {"cubin": FILE, "candidate_cubin": FILE or null, "iters": N >= 1}; false with
+/// \p Error naming what is wrong.
+bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
+  json J = json::parse(Line, nullptr, /*allow_exceptions=*/false);
+  if (J.is_discarded() || !J.is_object()) {
+    Error = "request: not a JSON object";
+    return false;
+  }
+  for (auto It = J.begin(); It != J.end(); ++It)
+    if (It.key() != "cubin" && It.key() != "candidate_cubin" && It.key() != "iters") {
+      Error = "request: unknown member '" + It.key() + "'";
+      return false;
+    }
+  if (!J.contains("cubin") || !J["cubin"].is_string() || J["cubin"].get<std::string>().empty()) {
+    Error = "request: cubin: expected a file name";
+    return false;
+  }
+  if (J.contains("candidate_cubin") && !J["candidate_cubin"].is_null() && !J["candidate_cubin"].is_string()) {
+    Error = "request: candidate_cubin: expected a file name or null";
+    return false;
+  }
+  if (!J.contains("iters") || !J["iters"].is_number_unsigned() || J["iters"].get<uint64_t>() == 0 ||
+      J["iters"].get<uint64_t>() > (1u << 30)) {
+    Error = "request: iters: expected a count >= 1";
+    return false;
+  }
+  Req.Cubin = J["cubin"].get<std::string>();
+  Req.CandidateCubin = J.value("candidate_cubin", json()).is_string() ? J["candidate_cubin"].get<std::string>() : "";
+  Req.Iters = J["iters"].get<unsigned>();
+  return true;
+}
+
+/// --serve: the ready line, then one reply line per request line until stdin ends. A request the worker
+/// cannot parse is answered with its error (exit 2); a launch that failed, faulted or hung ends the
+/// process after its reply, since the context is lost or busy.
+int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t LoadNs) {
+  json Ready = {{"schema", "kloop-replay-serve/1"}, {"ready", true}, {"device", R.DeviceName},
+                {"relocated", R.Relocated}, {"launches", Ps.size()}, {"gated", R.Gated},
+                {"time_ns", {{"load", LoadNs}}}};
+  finish(Ready, 0, true);
+  std::string Line;
+  for (int C; (C = std::getchar()) != EOF;) {
+    if (C != '\n') {
+      Line.push_back(static_cast<char>(C));
+      continue;
+    }
+    Options Req = O;
+    std::string Error;
+    int Code = ExitUsage;
+    bool Lost = false;
+    json J;
+    if (!parseRequest(Line, Req, Error))
+      J = resultJSON(Req, &R, {}, Error, "", false);
+    else
+      J = replayRequest(R, Ps, Req, Code, Lost);
+    if (!Lost)
+      R.unloadModulesExcept(Req.Cubin);
+    J["exit"] = Code;
+    finish(J, Code, true);
+    Line.clear();
+    if (Lost)
+      std::_Exit(Code);
+  }
+  return ExitMatch;
+}
+
 } // namespace
 
 int main(int Argc, char **Argv) {
@@ -582,7 +844,7 @@ int main(int Argc, char **Argv) {
   capture::Manifest M;
   std::vector<Prepared> Ps;
   if (!capture::readManifest(O.Capture, M, Error))
-    return finish(resultJSON(O, nullptr, Ps, Error, "", false), ExitUsage);
+    return finish(resultJSON(O, nullptr, Ps, Error, "", false), ExitUsage, O.Serve);
   if (O.Launches.empty())
     for (size_t I = 0; I < M.Launches.size(); ++I)
       O.Launches.push_back(I);
@@ -591,39 +853,37 @@ int main(int Argc, char **Argv) {
       return finish(resultJSON(O, nullptr, Ps, "--launch " + std::to_string(I) + ": the capture has " +
                                                   std::to_string(M.Launches.size()) + " launches",
                                "", false),
-                    ExitUsage);
+                    ExitUsage, O.Serve);
     Prepared P;
     P.Index = I;
     P.L = &M.Launches[I];
     Ps.push_back(std::move(P));
   }
   if (Ps.empty())
-    return finish(resultJSON(O, nullptr, Ps, O.Capture + ": the capture holds no launch", "", false), ExitUsage);
+    return finish(resultJSON(O, nullptr, Ps, O.Capture + ": the capture holds no launch", "", false), ExitUsage,
+                  O.Serve);
 
+  auto Began = std::chrono::steady_clock::now();
   Replayer R(O, M);
   std::string Loaded = R.loadBlobs(Ps);
   if (!Loaded.empty())
-    return finish(resultJSON(O, nullptr, Ps, Loaded, "", false), ExitUsage);
+    return finish(resultJSON(O, nullptr, Ps, Loaded, "", false), ExitUsage, O.Serve);
   try {
     R.init();
     R.mapAllocations(Ps); // before anything else allocates device memory: the captured addresses are free
-    R.loadKernels(Ps);
+    R.prepareDevice(Ps);
     for (Prepared &P : Ps)
       R.relocate(P);
-    replayAll(R, Ps, O);
   } catch (const CudaError &E) {
-    return finish(resultJSON(O, &R, Ps, E.what(), "", false), ExitUsage);
-  } catch (const LaunchFailure &F) {
-    json J = resultJSON(O, &R, Ps, F.Side + ": " + F.Message, F.Side, F.TimedOut);
-    finish(J, 0);
-    // The context is lost (a fault) or still busy (a hang): leave without tearing it down.
-    std::_Exit(F.Side == "baseline" ? ExitBaseline : ExitCandidate);
+    return finish(resultJSON(O, &R, Ps, E.what(), "", false), ExitUsage, O.Serve);
   }
-  int Code = verdict(Ps, !O.CandidateCubin.empty());
-  json J = resultJSON(O, &R, Ps, "", "", false);
-  if (Code == ExitBaseline)
-    J["error"] = "the baseline does not reproduce the captured reference: the capture is not replayable as it is "
-                 "(globals the program set, pointers stored in device memory that were relocated, or a kernel "
-                 "that is not deterministic; docs/capture.md)";
-  return finish(J, Code);
+  if (O.Serve)
+    return serve(R, Ps, O, nsSince(Began));
+  int Code = ExitMatch;
+  bool Lost = false;
+  json J = replayRequest(R, Ps, O, Code, Lost);
+  finish(J, Code);
+  if (Lost) // the context is lost (a fault) or still busy (a hang): leave without tearing it down
+    std::_Exit(Code);
+  return Code;
 }

@@ -5,16 +5,21 @@
 /// docs/capture.md) on a capture and one or two cubins, in a process group
 /// of its own with a wall-clock limit, and reads its kloop-replay/1 result.
 /// The worker checks and times; this side only starts it, bounds it and
-/// reads what it says.
+/// reads what it says. Two ways to run it: once per replay
+/// (runReplayWorker, `kloop replay`), or one long-lived worker for a whole
+/// search (ReplayServer, `kloop optimize`): one CUDA context, the capture
+/// loaded once, one request and one reply per candidate as JSON lines.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_CAPTURE_REPLAY_H
 #define KLOOP_CAPTURE_REPLAY_H
 
 #include "llvm/Support/Error.h"
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <sys/types.h>
 #include <vector>
 
 namespace kloop {
@@ -38,9 +43,14 @@ struct ReplayOptions {
   /// Poison the outputs the baseline writes without reading (classified by
   /// the worker) before each launch.
   bool Poison = false;
+  /// Hold each timed launch and its CUDA events behind a stream wait until
+  /// all are enqueued, so that the event interval holds no host launch
+  /// latency (docs/capture.md); false passes --no-gate.
+  bool Gate = true;
   /// Bound on one kernel's run inside the worker, ms; > 0.
   unsigned LaunchTimeoutMs = 10000;
   /// Bound on the whole worker, s; > 0. Past it the worker's group is killed.
+  /// For a ReplayServer: the bound on its start and on each request.
   unsigned TimeoutS = 600;
   /// Directory for the worker's stdout/stderr files (created if needed).
   std::string WorkDir;
@@ -67,6 +77,24 @@ struct ReplayLaunch {
   std::optional<ReplaySide> Candidate;
 };
 
+/// Where the wall time of one replay went, s (the worker's figures from its
+/// `time_ns`, the others measured here with a steady clock).
+struct ReplayTimes {
+  /// Starting the worker until it was ready: process start, CUDA context,
+  /// reading and decompressing the capture, mapping its allocations. 0 when
+  /// the request went to a worker that was already up.
+  double WorkerStartS = 0;
+  /// The part of WorkerStartS the worker measured itself (capture load,
+  /// context, mapping).
+  double CaptureLoadS = 0;
+  /// Inside the worker: loading the cubins, restoring inputs (with the L2
+  /// flush), the timed launches (host wall), the checks of every
+  /// allocation, and the whole request.
+  double ModulesS = 0, RestoreS = 0, TimedS = 0, CheckS = 0, WorkerS = 0;
+  /// From writing the request to reading the reply.
+  double RoundTripS = 0;
+};
+
 /// What the worker reported.
 struct ReplayResult {
   /// The worker's exit code: 0 every check matched, 1 the candidate
@@ -88,6 +116,11 @@ struct ReplayResult {
   std::string Error;
   /// The worker's JSON output as it printed it.
   std::string Json;
+  /// The timed launches were enqueued behind a stream wait (no host launch
+  /// latency in the CUDA event interval; docs/capture.md).
+  bool Gated = false;
+  /// Where the time went (ReplayServer only).
+  std::optional<ReplayTimes> Times;
 };
 
 /// Runs the worker. Errors (nothing to report about the candidate): the
@@ -95,6 +128,51 @@ struct ReplayResult {
 /// replay worker did not finish within 600 s"), crashed, or printed no
 /// valid kloop-replay/1 result (the message quotes its stderr).
 llvm::Expected<ReplayResult> runReplayWorker(const ReplayOptions &O);
+
+/// One long-lived replay worker (`kloop-replay --serve`, docs/capture.md,
+/// "Serve mode") for the capture and settings of a ReplayOptions (its Cubin,
+/// CandidateCubin and Iters are per request). The worker is started on the
+/// first request, in a process group of its own, and kept for the next ones;
+/// the destructor closes its stdin and reaps its group.
+///
+/// A candidate that faults or hangs loses the worker's context: the worker
+/// replies (failed "candidate") and exits, or dies without replying, or does
+/// not answer within ReplayOptions::TimeoutS (then its group is killed). Each
+/// way the request's result has Failed == "candidate" (TimedOut for the
+/// last) and the next request starts a new worker.
+class ReplayServer {
+public:
+  /// \p O: Worker, Capture, Tolerance, L2Flush, Poison, LaunchTimeoutMs,
+  /// Launches, TimeoutS; WorkDir receives each worker's stderr
+  /// (`replay-worker-N.stderr`, N counting starts from 1).
+  explicit ReplayServer(ReplayOptions O);
+  ~ReplayServer();
+  ReplayServer(const ReplayServer &) = delete;
+  ReplayServer &operator=(const ReplayServer &) = delete;
+
+  /// Times and checks \p CandidateCubin ("" for none) against \p Cubin with
+  /// \p Iters timed launches per side and captured launch. Errors (nothing is
+  /// known about the candidate): the worker cannot be started, is not ready
+  /// within TimeoutS, refuses the capture (its message), or replies with
+  /// something that is not a kloop-replay/1 result.
+  llvm::Expected<ReplayResult> replay(const std::string &Cubin, const std::string &CandidateCubin,
+                                      unsigned Iters);
+  /// Workers started so far (a restart after a crash counts).
+  unsigned starts() const { return Starts; }
+
+private:
+  llvm::Error start(ReplayTimes &T);
+  void stop();
+  /// The next line from the worker, or std::nullopt at end of output or at \p Deadline (\p TimedOut).
+  std::optional<std::string> readLine(std::chrono::steady_clock::time_point Deadline, bool &TimedOut);
+  std::string stderrTail() const;
+
+  ReplayOptions O;
+  pid_t Pid = -1;
+  int In = -1, Out = -1;
+  std::string Pending;
+  unsigned Starts = 0;
+};
 
 /// The replay worker kloop runs: $KLOOP_REPLAY_WORKER when set (the test
 /// seam that substitutes a stand-in worker), else kloop-replay beside the

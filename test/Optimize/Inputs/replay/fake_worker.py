@@ -1,32 +1,84 @@
 #!/usr/bin/env python3
-# Stands in for the replay worker kloop-replay (docs/capture.md) in test/Optimize/replay-timing.test:
-#   fake_worker.py CAPTURE --cubin B --candidate-cubin C --iters N ...
+# Stands in for the replay worker kloop-replay (docs/capture.md) in the test/Optimize/replay-*.test files:
+#   fake_worker.py CAPTURE --serve ...                       (kloop optimize: one worker per search)
+#   fake_worker.py CAPTURE --cubin B [--candidate-cubin C] --iters N ...           (single shot)
 # The "cubins" are the source directories' variant files (search.cubin_command copies them): base
-# launches take 2000 + i ns, fast 1000 + i ns. $KLOOP_TEST_WORKER_MODE: ok (default), crash (the
-# candidate faults: exit 1), error (the candidate cubin lacks the kernel: exit 2). Each call appends
-# "B C MODE" to $KLOOP_TEST_WORKER_LOG and prints a kloop-replay/1 result.
-import json, os, sys
+# launches take 2000 + i ns, fast 1000 + i ns, slow 3000 + i ns; with --no-gate 500 ns more (the host's
+# launch latency that the gate keeps out of the CUDA event interval). $KLOOP_TEST_WORKER_MODE: ok (default),
+# crash (every candidate faults: the reply says so and the worker exits 1), error (the candidate cubin
+# lacks the kernel: exit 2, the worker goes on), and, for the first request of the whole test only
+# (a marker file beside the log), crash-once, die-once (exits without a reply) and hang-once (never
+# answers). Serving, each start appends "start" and each request "B C MODE iters=N" to
+# $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only.
+import json, os, sys, time
 args = sys.argv[1:]
 opt = lambda name: args[args.index(name) + 1]
-base, cand = open(opt("--cubin")).read().strip(), open(opt("--candidate-cubin")).read().strip()
-iters, mode = int(opt("--iters")), os.environ.get("KLOOP_TEST_WORKER_MODE", "ok")
-with open(os.environ["KLOOP_TEST_WORKER_LOG"], "a") as f:
-    f.write("%s %s %s iters=%d\n" % (base, cand, mode, iters))
+mode = os.environ.get("KLOOP_TEST_WORKER_MODE", "ok")
+log = os.environ["KLOOP_TEST_WORKER_LOG"]
 assert os.path.exists(os.path.join(args[0], "manifest.json")), "no capture at " + args[0]
-ns = lambda v: [(2000 if v == "base" else 1000) + i for i in range(iters)]
-side = lambda v, ok: {"times_ns": ns(v), "median_ns": ns(v)[iters // 2], "match": ok, "mismatch": None}
-out = {"schema": "kloop-replay/1", "capture": args[0], "device": "Fake GPU", "iters": iters, "relocated": False,
-       "launches": [{"index": 0, "seq": 0, "kernel": "_Z5saxpyifPKfPf", "name": "saxpy(int, float, float const*, float*)",
-                     "poisoned": [], "baseline": side(base, True), "candidate": side(cand, True)}],
-       "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None}
-code = 0
-if mode == "crash":
-    out["launches"][0]["candidate"] = {"times_ns": [], "median_ns": 0, "match": False, "mismatch": None}
-    out.update(candidate_match=False, failed="candidate", error="candidate: the kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS")
-    code = 1
-elif mode == "error":
-    out["launches"] = []
-    out.update(candidate_match=None, error="%s: no kernel _Z5saxpyifPKfPf in the cubin" % opt("--candidate-cubin"))
-    code = 2
+
+
+def note(line):
+    with open(log, "a") as f:
+        f.write(line + "\n")
+
+
+def first_time():
+    marker = log + ".once"
+    if os.path.exists(marker):
+        return False
+    open(marker, "w").close()
+    return True
+
+
+def result(base_cubin, cand_cubin, iters):
+    base = open(base_cubin).read().strip()
+    cand = open(cand_cubin).read().strip() if cand_cubin else None
+    note("%s %s %s iters=%d" % (base, cand, mode, iters))
+    start = {"base": 2000, "fast": 1000, "slow": 3000}
+    gate = "--no-gate" not in args
+    ns = lambda v: [start[v] + (0 if gate else 500) + i for i in range(iters)]
+    side = lambda v, ok: {"times_ns": ns(v), "median_ns": ns(v)[iters // 2], "match": ok, "mismatch": None}
+    out = {"schema": "kloop-replay/1", "capture": args[0], "device": "Fake GPU", "iters": iters, "relocated": False,
+           "launches": [{"index": 0, "seq": 0, "kernel": "_Z5saxpyifPKfPf",
+                         "name": "saxpy(int, float, float const*, float*)",
+                         "poisoned": [], "baseline": side(base, True), "candidate": side(cand or base, True)}],
+           "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None,
+           "gated": gate}
+    if cand is None:
+        del out["launches"][0]["candidate"]
+        out["candidate_match"] = None
+    code = 0
+    if mode == "crash" or (mode == "crash-once" and first_time()):
+        out["launches"][0]["candidate"] = {"times_ns": [], "median_ns": 0, "match": False, "mismatch": None}
+        out.update(candidate_match=False, failed="candidate",
+                   error="candidate: the kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS")
+        code = 1
+    elif mode == "error":
+        out["launches"] = []
+        out.update(candidate_match=None, error="%s: no kernel _Z5saxpyifPKfPf in the cubin" % cand_cubin)
+        code = 2
+    elif mode == "die-once" and first_time():
+        os._exit(9)
+    elif mode == "hang-once" and first_time():
+        time.sleep(3600)
+    return out, code
+
+
+if "--serve" in args:
+    note("start")
+    print(json.dumps({"schema": "kloop-replay-serve/1", "ready": True, "device": "Fake GPU", "relocated": False,
+                      "launches": 1, "gated": True, "time_ns": {"load": 5000000}}), flush=True)
+    for line in sys.stdin:
+        req = json.loads(line)
+        out, code = result(req["cubin"], req["candidate_cubin"], req["iters"])
+        out["exit"] = code
+        out["time_ns"] = {"modules": 1000, "restore": 2000, "timed": 3000, "check": 4000, "total": 10000}
+        print(json.dumps(out), flush=True)
+        if out["failed"]:
+            sys.exit(code)
+    sys.exit(0)
+out, code = result(opt("--cubin"), opt("--candidate-cubin") if "--candidate-cubin" in args else None,
+                   int(opt("--iters")))
 print(json.dumps(out, indent=1))
 sys.exit(code)

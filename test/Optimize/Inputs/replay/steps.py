@@ -13,8 +13,11 @@ for rnd, state, key, payload in rows:
         else:
             print("capture: workload reason=%s" % p["reason"])
     elif state == "verify":
-        print("verify %s: timing=%s outcome=%s fallback=%s" %
-              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback")))
+        t = (p.get("detail") or {}).get("replay_time")
+        split = "" if t is None else " worker_starts=%d gated=%s split=%s" % (
+            t["worker_starts"], t["gated"], ",".join(k for k in sorted(t) if k.endswith("_s")))
+        print("verify %s: timing=%s outcome=%s fallback=%s%s" %
+              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split))
     elif state == "decide":
         print("decide %s: timing=%s outcome=%s explanation=%s" %
               (key, p.get("timing"), p.get("outcome"), p.get("explanation")))

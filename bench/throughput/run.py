@@ -1,0 +1,365 @@
+#!/usr/bin/env python3
+"""Search throughput of kloop optimize, workload path against replay path (issue 14, item 6).
+
+Run on the GPU machine from the repository root (bench/throughput/README.md):
+
+    source .gpu/env.sh
+    bench/throughput/run.sh -o /tmp/tp [--examples saxpy,histogram] [--candidates 4] [--workload-candidates 2]
+                            [--comparisons 50] [--iters 10] [--timing-rounds 1] [--planted-flags "-Xptxas -O0"]
+                            [--kloop BIN] [--examples-dir DIR] [--proposer builtin] [--compiler-args "-std=c++17"]
+
+Per example, in one run and side by side:
+  1. kloop optimize with search.timing: workload, then with search.timing: replay (the builtin
+     proposer, --no-canary); from each journal: candidates per minute over the search rounds, the
+     GPU busy fraction (sum of the timed kernels' durations, median x samples per side, over the
+     search's wall time), and the time split per candidate (propose, apply, build, verify+decide; for
+     replayed steps also the replay worker's split from detail.replay_time);
+  2. on the replay run's capture: `kloop replay --repeat C` of the baseline's cubin against itself
+     (A/A: accepted ones are false accepts) and against a planted slowdown (the same source built
+     with --planted-flags): the slower candidate must never be accepted, and with the sides swapped
+     the faster one should be;
+  3. the baseline's median per shape measured by the workload (first workload-timed step) and by
+     replay (gated, and with --no-gate), and the speed-up of one candidate that both runs judged
+     from the same incumbent, measured each way (issue 14, item 5: within 2%).
+Writes OUT/summary.json and, per example, OUT/EX/ (journals, logs, cubins).
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="bench/throughput/run.sh", description=__doc__.split("\n")[0])
+    p.add_argument("-o", dest="out", required=True, help="output directory (created; must not exist)")
+    p.add_argument("--examples", default="saxpy", help="comma-separated examples (default saxpy)")
+    p.add_argument("--candidates", type=int, default=4, help="candidates of the replay run (default 4)")
+    p.add_argument("--workload-candidates", type=int, default=2,
+                   help="candidates of the workload run (default 2; 40-95 s each on the H200)")
+    p.add_argument("--comparisons", type=int, default=50,
+                   help="A/A and planted-slowdown comparisons each (default 50; the issue asks 200)")
+    p.add_argument("--iters", type=int, default=10, help="timed launches per side of a comparison (default 10)")
+    p.add_argument("--timing-rounds", type=int, default=1, help="kloop optimize --timing-rounds (default 1)")
+    p.add_argument("--planted-flags", default="-Xptxas -O0",
+                   help="extra compiler flags that make the planted slow cubin (default '-Xptxas -O0')")
+    p.add_argument("--paths", default="workload,replay", help="which search paths to run (default both)")
+    p.add_argument("--kloop", default=None,
+                   help="the kloop binary (default: kloop on PATH, else .gpu/kb/bin/kloop, where the GPU machine "
+                        "unpacks the staged binaries)")
+    p.add_argument("--examples-dir", default="examples", help="where the examples are (default examples)")
+    p.add_argument("--proposer", default="builtin", help="kloop optimize --proposer (default builtin)")
+    p.add_argument("--compiler-args", default="-std=c++17", help="arguments after -- of kloop optimize")
+    p.add_argument("--extra-optimize-args", default="", help="more kloop optimize arguments (tests)")
+    a = p.parse_args(argv)
+    for name in ("candidates", "workload_candidates", "comparisons", "iters", "timing_rounds"):
+        if getattr(a, name) < 0 or (name != "workload_candidates" and getattr(a, name) == 0):
+            p.error("--%s must be %s" % (name.replace("_", "-"), "at least 1" if name != "workload_candidates"
+                                          else "at least 0"))
+    a.examples = [e for e in a.examples.split(",") if e]
+    a.paths = [x for x in a.paths.split(",") if x]
+    bad = [x for x in a.paths if x not in ("workload", "replay")]
+    if bad or not a.paths:
+        p.error("--paths: expected workload and/or replay, got %r" % a.paths)
+    for e in a.examples:
+        if not os.path.isfile(os.path.join(a.examples_dir, e, ".kloop.yaml")):
+            p.error("--examples: no %s/%s/.kloop.yaml" % (a.examples_dir, e))
+    if a.kloop is None:
+        a.kloop = shutil.which("kloop") or (".gpu/kb/bin/kloop" if os.path.isfile(".gpu/kb/bin/kloop") else None)
+        if a.kloop is None:
+            p.error("--kloop: no kloop on PATH and no .gpu/kb/bin/kloop")
+    a.kloop = os.path.abspath(a.kloop) if os.sep in a.kloop else a.kloop
+    if os.path.exists(a.out):
+        p.error("-o %s: exists (the benchmark writes a fresh directory)" % a.out)
+    return a
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def with_timing(yaml_text, timing):
+    """The .kloop.yaml text with search.timing set to timing."""
+    if re.search(r"^  timing:", yaml_text, re.M):
+        return re.sub(r"^  timing:.*$", "  timing: " + timing, yaml_text, flags=re.M)
+    if re.search(r"^search:\s*$", yaml_text, re.M):
+        return re.sub(r"^search:\s*$", "search:\n  timing: " + timing, yaml_text, flags=re.M)
+    return yaml_text.rstrip("\n") + "\nsearch:\n  timing: " + timing + "\n"
+
+
+def yaml_scalar(text, key):
+    m = re.search(r'^  %s:\s*"?(.*?)"?\s*$' % key, text, re.M)
+    return m.group(1) if m else None
+
+
+def tolerance_of(yaml_text):
+    """kloop replay's --tolerance for the outputs (exact unless one abs/rel tolerance is given)."""
+    for m in re.finditer(r"dtype:\s*(\w+),\s*tolerance:\s*\{kind:\s*(\w+)(?:,\s*value:\s*([^}\s]+))?", yaml_text):
+        dtype, kind, value = m.groups()
+        if kind in ("abs", "rel") and dtype in ("f32", "f64"):
+            return "%s:%s,%s" % (kind, value, dtype)
+    return "exact"
+
+
+def run(cmd, logfile, cwd=None, env=None):
+    t0 = time.time()
+    with open(logfile, "w") as f:
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=cwd, env=env)
+    return r.returncode, time.time() - t0
+
+
+def steps_of(db):
+    con = sqlite3.connect(db)
+    rows = con.execute("select round, state, step_key, started_ns, finished_ns, payload from steps "
+                       "where status = 'finished' order by id").fetchall()
+    con.close()
+    return [(r, st, k, s, f, json.loads(p) if p else {}) for r, st, k, s, f, p in rows]
+
+
+SPLIT = (("propose", ("propose",)), ("apply", ("apply",)), ("build", ("build",)),
+         ("verify", ("verify", "measure", "decide")))
+REPLAY_SPLIT = ("cubin_build_s", "worker_start_s", "capture_load_s", "modules_s", "restore_s", "timed_s",
+                "check_s", "round_trip_s")
+
+
+def analyse(db):
+    """Search-round figures of one kloop optimize journal."""
+    steps = [s for s in steps_of(db) if s[0] >= 1]
+    rounds = sorted({s[0] for s in steps})
+    out = {"candidates": len(rounds), "replayed": 0, "workload_timed": 0, "outcomes": {},
+           "split_s": {k: 0.0 for k, _ in SPLIT}, "replay_split_s": {k: 0.0 for k in REPLAY_SPLIT},
+           "worker_starts": 0, "kernel_s": 0.0, "wall_s": 0.0, "per_round": {}}
+    if not steps:
+        return out
+    out["wall_s"] = (max(s[4] for s in steps) - min(s[3] for s in steps)) * 1e-9
+    for rnd, state, key, start, fin, p in steps:
+        for name, states in SPLIT:
+            if state in states:
+                out["split_s"][name] += (fin - start) * 1e-9
+        if state == "propose":
+            out["per_round"].setdefault(rnd, {})["proposal"] = p.get("proposal")
+        if state == "verify":
+            timing = p.get("timing")
+            out["replayed" if timing == "replay" else "workload_timed"] += 1
+            r = out["per_round"].setdefault(rnd, {})
+            r.update(timing=timing, evidence=p.get("evidence") or [], outcome=p.get("outcome"))
+            for e in p.get("evidence") or []:
+                for side in ("base", "cand"):
+                    if e.get(side + "_median_ns") and e.get(side + "_n"):
+                        out["kernel_s"] += e[side + "_median_ns"] * e[side + "_n"] * 1e-9
+            rt = (p.get("detail") or {}).get("replay_time")
+            if rt:
+                for k in REPLAY_SPLIT:
+                    out["replay_split_s"][k] += rt.get(k, 0.0)
+                out["worker_starts"] = max(out["worker_starts"], rt.get("worker_starts", 0))
+        if state == "decide":
+            out["outcomes"][p.get("outcome")] = out["outcomes"].get(p.get("outcome"), 0) + 1
+            out["per_round"].setdefault(rnd, {})["accepted"] = bool(p.get("accepted"))
+    n = max(1, len(rounds))
+    out["per_candidate_s"] = {k: v / n for k, v in out["split_s"].items()}
+    if out["replayed"]:
+        out["per_replayed_step_s"] = {k: v / out["replayed"] for k, v in out["replay_split_s"].items()}
+    out["candidates_per_minute"] = 60.0 * len(rounds) / out["wall_s"] if out["wall_s"] > 0 else None
+    out["gpu_busy"] = out["kernel_s"] / out["wall_s"] if out["wall_s"] > 0 else None
+    return out
+
+
+def baseline_medians(a):
+    """Shape -> the baseline's median (ns) from the first step that measured it."""
+    out = {}
+    for rnd in sorted(a["per_round"]):
+        for e in a["per_round"][rnd].get("evidence", []):
+            key = "%s/%s" % (e["kernel"], e["shape"])
+            if e.get("base_median_ns") and key not in out:
+                out[key] = e["base_median_ns"]
+    return out
+
+
+def first_common_candidate(w, r):
+    """The first round that both runs judged, from the same incumbent (nothing accepted before it), with
+    the same proposal, timed by replay in the replay run and by the workload in the other."""
+    for rnd in sorted(set(w["per_round"]) & set(r["per_round"])):
+        a, b = w["per_round"][rnd], r["per_round"][rnd]
+        if (a.get("proposal") == b.get("proposal") and a.get("timing") == "workload"
+                and b.get("timing") == "replay" and a.get("evidence") and b.get("evidence")):
+            return rnd, a, b
+        if a.get("accepted") or b.get("accepted"):
+            return None
+    return None
+
+
+def repeat_counts(text):
+    m = re.search(r"comparison\(s\) by decide's rule: accepted (\d+) rejected (\d+) crashed (\d+) "
+                  r"failed_verification (\d+) fallback (\d+)", text)
+    if not m:
+        return None
+    return dict(zip(("accepted", "rejected", "crashed", "failed_verification", "fallback"), map(int, m.groups())))
+
+
+def replay_median_us(text):
+    """Launch index -> baseline median (us) from kloop replay's table."""
+    return {int(m.group(1)): float(m.group(2)) for m in re.finditer(r"^  (\d+)\s+.*?\s([0-9.]+) us", text, re.M)}
+
+
+def fmt(v, spec="%.2f"):
+    return "-" if v is None else spec % v
+
+
+def bench_example(a, ex, top):
+    src_root = os.path.join(top, ex, "src")
+    shutil.copytree(os.path.join(a.examples_dir, ex), os.path.join(src_root, ex))
+    common = os.path.join(a.examples_dir, "common")
+    if os.path.isdir(common):
+        shutil.copytree(common, os.path.join(src_root, "common"))
+    yaml_path = os.path.join(src_root, ex, ".kloop.yaml")
+    yaml_text = open(yaml_path).read()
+    res = {"example": ex, "paths": {}}
+    log("=== %s" % ex)
+    for path in a.paths:
+        n = a.candidates if path == "replay" else a.workload_candidates
+        if n == 0:
+            continue
+        cfg = os.path.join(src_root, ex, ".kloop.%s.yaml" % path)
+        open(cfg, "w").write(with_timing(yaml_text, path))
+        db, outdir = os.path.join(top, ex, path + ".db"), os.path.join(top, ex, path)
+        cmd = [a.kloop, "optimize", "--config", cfg, "--journal", db, "-o", outdir, "--proposer", a.proposer,
+               "--max-candidates", str(n), "--plateau", "0", "--no-canary", "--timing-rounds",
+               str(a.timing_rounds)] + shlex.split(a.extra_optimize_args) + ["--"] + shlex.split(a.compiler_args)
+        code, wall = run(cmd, os.path.join(top, ex, path + ".log"))
+        if not os.path.exists(db):
+            log("%s: kloop optimize (%s) exited %d without a journal; see %s/%s.log" % (ex, path, code, top + "/" + ex,
+                                                                                       path))
+            continue
+        r = analyse(db)
+        r.update(exit=code, run_wall_s=wall)
+        res["paths"][path] = r
+    log("%-9s %10s %8s %9s %8s %8s %8s %9s  %s" % ("path", "candidates", "cand/min", "gpu busy", "propose",
+                                                   "apply", "build", "verify", "(s per candidate; outcomes)"))
+    for path, r in res["paths"].items():
+        pc = r.get("per_candidate_s", {})
+        cands = "%d" % r["candidates"] + (" (%d rep)" % r["replayed"] if path == "replay" else "")
+        log("%-9s %10s %8s %8s%% %8s %8s %8s %9s  %s" % (
+            path, cands, fmt(r.get("candidates_per_minute")), fmt(100 * r["gpu_busy"] if r.get("gpu_busy") is not None
+                                                                   else None, "%.3f"),
+            fmt(pc.get("propose")), fmt(pc.get("apply")), fmt(pc.get("build")), fmt(pc.get("verify")),
+            ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items(), key=lambda kv: str(kv[0])))))
+    rep = res["paths"].get("replay")
+    if rep and rep.get("per_replayed_step_s"):
+        log("replay split (s per replayed step): " + " ".join(
+            "%s %.3f" % (k[:-2], v) for k, v in rep["per_replayed_step_s"].items()) +
+            "; worker started %d time(s)" % rep["worker_starts"])
+    res["checks"] = replay_checks(a, ex, top, src_root, yaml_text, rep)
+    wl = res["paths"].get("workload")
+    agreement(res, wl, rep)
+    return res
+
+
+def build_cubin(a, ex, src_root, yaml_text, out, flags, logfile):
+    tmpl = yaml_scalar(yaml_text, "cubin_command")
+    if not tmpl:
+        cu = re.search(r"^sources:\s*\[([^\],]+\.cu)", yaml_text, re.M)
+        if not cu:
+            return "no search.cubin_command and no single .cu source"
+        tmpl = "nvcc -cubin -arch=native -o {cubin} {source_dir}/" + cu.group(1).strip()
+    cmd = tmpl.replace("{cubin}", shlex.quote(out)).replace("{source_dir}", shlex.quote(os.path.join(src_root, ex)))
+    code, _ = run(["/bin/sh", "-c", cmd + (" " + flags if flags else "")], logfile, cwd=os.path.join(src_root, ex))
+    return None if code == 0 and os.path.isfile(out) else "the cubin build failed (%s)" % logfile
+
+
+def replay_checks(a, ex, top, src_root, yaml_text, rep):
+    cap = os.path.join(top, ex, "replay", "capture")
+    checks = {}
+    if not os.path.isfile(os.path.join(cap, "manifest.json")):
+        log("replay checks: no capture (%s)" % ("the replay run made none" if rep else "no replay run"))
+        return checks
+    base, slow = os.path.join(top, ex, "base.cubin"), os.path.join(top, ex, "planted.cubin")
+    for out, flags in ((base, ""), (slow, a.planted_flags)):
+        why = build_cubin(a, ex, src_root, yaml_text, out, flags, out + ".log")
+        if why:
+            log("replay checks: %s" % why)
+            return checks
+    tol = tolerance_of(yaml_text)
+    common = ["--iters", str(a.iters), "--tolerance", tol]
+
+    def replay(name, extra):
+        logfile = os.path.join(top, ex, name + ".log")
+        code, wall = run([a.kloop, "replay", cap] + common + extra, logfile)
+        return code, wall, open(logfile).read()
+
+    for name, cand_base, cand in (("aa", base, base), ("planted", base, slow), ("planted_reversed", slow, base)):
+        code, wall, text = replay(name, ["--cubin", cand_base, "--candidate-cubin", cand,
+                                         "--repeat", str(a.comparisons)])
+        checks[name] = {"exit": code, "wall_s": wall, "counts": repeat_counts(text)}
+    for name, extra in (("gated", []), ("ungated", ["--no-gate"])):
+        code, wall, text = replay("median_" + name, ["--cubin", base] + extra)
+        checks["median_" + name] = replay_median_us(text)
+    c = lambda n, k: (checks[n]["counts"] or {}).get(k)
+    log("A/A under replay: %s of %d accepted (false accepts; %s s for all)" % (
+        fmt(c("aa", "accepted"), "%d"), a.comparisons, fmt(checks["aa"]["wall_s"], "%.1f")))
+    log("planted slowdown (%s): the slower candidate accepted %s of %d, rejected %s; swapped (a real speed-up) "
+        "accepted %s of %d" % (a.planted_flags, fmt(c("planted", "accepted"), "%d"), a.comparisons,
+                               fmt(c("planted", "rejected"), "%d"), fmt(c("planted_reversed", "accepted"), "%d"),
+                               a.comparisons))
+    return checks
+
+
+def agreement(res, wl, rep):
+    log("baseline median       %-24s %14s %14s %14s %9s" % ("kernel/shape", "workload", "replay", "replay no-gate",
+                                                            "rep/wl"))
+    wmed = baseline_medians(wl) if wl else {}
+    rmed = baseline_medians(rep) if rep else {}
+    gated = res["checks"].get("median_gated", {})
+    ungated = res["checks"].get("median_ungated", {})
+    rows = []
+    for key in sorted(set(wmed) | set(rmed)):
+        w, r = wmed.get(key), rmed.get(key)
+        u = ungated.get(0) * 1e3 if ungated.get(0) is not None and r is not None else None
+        rows.append({"shape": key, "workload_ns": w, "replay_ns": r, "replay_ungated_ns": u})
+        log("                      %-24s %14s %14s %14s %9s" % (
+            key, fmt(w / 1e3 if w else None, "%.3f us"), fmt(r / 1e3 if r else None, "%.3f us"),
+            fmt(u / 1e3 if u else None, "%.3f us"), fmt(r / w if r and w else None, "%.3f")))
+    if gated:
+        log("replay of the baseline alone (launch 0): gated %s us, no gate %s us" % (
+            fmt(gated.get(0), "%.3f"), fmt(ungated.get(0), "%.3f")))
+    res["baseline_medians"] = rows
+    one = first_common_candidate(wl, rep) if wl and rep else None
+    if not one:
+        log("one candidate both ways: none (no round judged from the same incumbent by replay in one run and "
+            "by the workload in the other)")
+        return
+    rnd, a, b = one
+    for e in b["evidence"]:
+        match = [x for x in a["evidence"] if x["kernel"] == e["kernel"] and x["shape"] == e["shape"]]
+        if match and match[0].get("speedup") and e.get("speedup"):
+            d = (e["speedup"] / match[0]["speedup"] - 1) * 100
+            res.setdefault("one_candidate", []).append({"round": rnd, "shape": e["shape"],
+                                                        "replay": e["speedup"], "workload": match[0]["speedup"]})
+            log("one candidate both ways: cand-%d %s/%s: speed-up replay %.4fx, workload %.4fx, difference %+.2f%% "
+                "(%s 2%%)" % (rnd, e["kernel"], e["shape"], e["speedup"], match[0]["speedup"], d,
+                              "within" if abs(d) <= 2 else "NOT within"))
+
+
+def main(argv):
+    a = parse_args(argv)
+    os.makedirs(a.out)
+    t0 = time.time()
+    results = []
+    for ex in a.examples:
+        os.makedirs(os.path.join(a.out, ex))
+        results.append(bench_example(a, ex, os.path.abspath(a.out)))
+    summary = {"schema": "kloop-throughput-bench/1", "wall_s": time.time() - t0, "examples": results,
+               "settings": {k: getattr(a, k) for k in ("candidates", "workload_candidates", "comparisons", "iters",
+                                                        "timing_rounds", "planted_flags", "paths", "proposer")}}
+    with open(os.path.join(a.out, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    log("total %.0f s; %s/summary.json" % (summary["wall_s"], a.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
