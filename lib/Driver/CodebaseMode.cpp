@@ -377,7 +377,8 @@ int runCodebaseMode(const CommandContext &Ctx, const CodebaseArgs &A, const Tune
   std::unique_ptr<clang::tooling::JSONCompilationDatabase> DB = clang::tooling::JSONCompilationDatabase::loadFromFile(
       P.BuildDir + "/compile_commands.json", Why, clang::tooling::JSONCommandLineSyntax::AutoDetect);
   if (!DB)
-    return failed("-p " + A.BuildPath + ": no usable compilation database: " + Why);
+    return failed("-p " + A.BuildPath + ": no usable compilation database " + P.BuildDir +
+                  "/compile_commands.json: " + Why);
   if (sys::fs::exists(P.RunDir) && !sys::fs::is_directory(P.RunDir))
     return failed("-o " + P.RunDir + ": it exists and is not a directory");
   std::string Build = A.Build;
