@@ -142,7 +142,7 @@ Expected<std::string> cmakeBuildCommand(StringRef BuildDir, StringRef Root) {
                           "CMAKE_CXX_COMPILER"})
     if (!V[Var].empty())
       Cmd += " " + escapeBraces(measure::shellQuote(std::string("-D") + Var + "=" + V[Var]));
-  return Cmd + " && cmake --build {build_dir}";
+  return Cmd + " && cmake --build {build_dir} --parallel";
 }
 
 Expected<std::vector<std::string>> projectFiles(StringRef Root, const std::vector<std::string> &Exclude, size_t Limit) {
