@@ -115,7 +115,7 @@ json toJSON(const Selection &S) {
     json Outs = json::array();
     for (const OutputParam &O : C.Outputs)
       Outs.push_back({{"index", O.Index}, {"type", O.Type}});
-    J["chosen"].push_back({{"id", C.Id}, {"qualified_name", C.QualifiedName}, {"name", C.Name}, {"file", C.File},
+    J["chosen"].push_back({{"id", C.Id}, {"target", C.QualifiedName}, {"name", C.Name}, {"file", C.File},
                            {"share_pct", C.SharePct}, {"total_ns", C.TotalNs}, {"outputs", Outs}});
   }
   for (const SkippedKernel &K : S.Skipped)
@@ -128,13 +128,13 @@ Expected<Selection> selectionFromJSON(const json &J, StringRef Source) {
     return makeError(Source + ": expected an object with the arrays \"chosen\" and \"skipped\"");
   Selection S;
   for (const json &C : J["chosen"]) {
-    for (const char *Key : {"id", "qualified_name", "name", "file"})
+    for (const char *Key : {"id", "target", "name", "file"})
       if (!C.is_object() || !C.value(Key, json()).is_string())
         return makeError(Source + ": chosen[]." + Key + " is missing or not a string");
     if (!C.value("share_pct", json()).is_number())
       return makeError(Source + ": chosen[].share_pct is missing or not a number");
     ChosenKernel K;
-    K.Id = C["id"], K.QualifiedName = C["qualified_name"], K.Name = C["name"], K.File = C["file"];
+    K.Id = C["id"], K.QualifiedName = C["target"], K.Name = C["name"], K.File = C["file"];
     K.SharePct = C["share_pct"];
     K.TotalNs = C.value("total_ns", uint64_t(0));
     for (const json &O : C.value("outputs", json::array()))
