@@ -449,7 +449,7 @@ int runOptimize(const CommandContext &Ctx) {
       return fail(std::move(E));
     return runCodebaseMode(Ctx, codebaseArgs(), tuneWorkload);
   }
-  if (ConfigPath.empty() || JournalPath.empty())
+  if (ConfigPath.getNumOccurrences() == 0 || JournalPath.getNumOccurrences() == 0) // --journal "" is checked below
     return fail(usage("--config and --journal are required (or -p BUILD_DIR --run \"...\" for codebase mode)"));
   if (Error E = checkOptions())
     return fail(std::move(E));
