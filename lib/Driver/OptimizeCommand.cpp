@@ -13,6 +13,7 @@
 #include "kloop/Capture/Replay.h"
 #include "RuleOutputs.h"
 #include "kloop/Driver/Command.h"
+#include "CodebaseMode.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Measure/Config.h"
@@ -49,10 +50,41 @@ using namespace kloop;
 namespace {
 
 cl::SubCommand OptSub("optimize", "Search, verify and measure kernel rewrites; keep only sound wins");
-cl::opt<std::string> ConfigPath("config", cl::desc("Workload description (.kloop.yaml)"),
-                                cl::value_desc("file"), cl::Required, cl::sub(OptSub));
-cl::opt<std::string> JournalPath("journal", cl::desc("Journal file (created; with --resume, reopened)"),
-                                 cl::value_desc("file"), cl::Required, cl::sub(OptSub));
+cl::opt<std::string> ConfigPath("config", cl::desc("Workload description (.kloop.yaml); without -p, required"),
+                                cl::value_desc("file"), cl::sub(OptSub));
+cl::opt<std::string> JournalPath("journal",
+                                 cl::desc("Journal file (created; with --resume, reopened); without -p, required"),
+                                 cl::value_desc("file"), cl::sub(OptSub));
+// Codebase mode (docs/codebase.md): -p instead of --config.
+cl::opt<std::string> BuildPathOpt("p",
+                                  cl::desc("Codebase mode: the build directory holding compile_commands.json; tunes "
+                                           "the hottest editable kernels of --run (docs/codebase.md)"),
+                                  cl::value_desc("dir"), cl::sub(OptSub));
+cl::opt<std::string> RunOpt("run", cl::desc("Codebase mode: the program to profile and tune (a shell command)"),
+                            cl::value_desc("command"), cl::sub(OptSub));
+cl::opt<std::string> TestOpt("test",
+                             cl::desc("Codebase mode: the project's own test command; a change it fails is refused"),
+                             cl::value_desc("command"), cl::sub(OptSub));
+cl::opt<std::string> BuildOpt("build",
+                              cl::desc("Codebase mode: how to build a candidate's copy of the project (run in the "
+                                       "copy; {build_dir} names its build directory). Default: cmake, configured "
+                                       "as the CMake cache in -p says"),
+                              cl::value_desc("command"), cl::sub(OptSub));
+cl::opt<double> CoverOpt("cover",
+                         cl::desc("Codebase mode: tune the hottest editable kernels until they cover this share "
+                                  "of GPU time (default 0.8)"),
+                         cl::init(0.8), cl::sub(OptSub));
+cl::opt<unsigned> KernelsOpt("kernels", cl::desc("Codebase mode: tune this many kernels instead of --cover"),
+                             cl::init(0), cl::sub(OptSub));
+cl::opt<bool> FixOpt("fix", cl::desc("Codebase mode: apply the patch series to the source tree, all or nothing"),
+                     cl::sub(OptSub));
+cl::opt<std::string> ExportFixesOpt("export-fixes",
+                                    cl::desc("Codebase mode: write the accepted changes as clang-apply-replacements "
+                                             "YAML to this file"),
+                                    cl::value_desc("file"), cl::sub(OptSub));
+cl::opt<unsigned> TestTimeoutOpt("test-timeout",
+                                 cl::desc("Codebase mode: seconds --test and --run may take (default 1800)"),
+                                 cl::init(1800), cl::sub(OptSub));
 cl::opt<std::string> ProposerOpt("proposer", cl::desc("builtin (default), llm or command"),
                                  cl::init("builtin"), cl::sub(OptSub));
 cl::opt<std::string> CommandOpt("command", cl::desc("Proposer command line (with --proposer command)"),
@@ -152,7 +184,7 @@ int fail(Error E) {
   return Code;
 }
 
-/// The options' values and the journal path, checked before anything is read or written.
+/// The options' values, checked before anything is read or written.
 Error checkOptions() {
   if (!(TimeBudget >= 0) || std::isinf(TimeBudget))
     return usage("--time-budget must be a number of seconds >= 0 (0: no limit), not " +
@@ -167,8 +199,12 @@ Error checkOptions() {
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
     return usage("--speed-of-light must be a percentage in [0, 100] (0: off), not " +
                  formatv("{0}", SpeedOfLight.getValue()).str());
-  // The journal path, before anything is read or created: SQLite's own words for these cases ("unable to
-  // open database file", "cannot switch to WAL mode") do not say what is wrong.
+  return Error::success();
+}
+
+/// The journal path, before anything is read or created: SQLite's own words for these cases ("unable to
+/// open database file", "cannot switch to WAL mode") do not say what is wrong.
+Error checkJournalPath() {
   if (JournalPath.empty())
     return usage("--journal must name a file (the SQLite journal of the run)");
   if (sys::fs::is_directory(JournalPath))
@@ -266,16 +302,16 @@ Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::
 
 /// The journal (created, or with --resume reopened), held against a second kloop, and the output
 /// directory created; a journal created just now is removed again when the directory cannot be.
-Expected<std::unique_ptr<Journal>> openJournal(StringRef OutDir) {
+Expected<std::unique_ptr<Journal>> openJournal(StringRef JournalPath, bool Resume, StringRef OutDir) {
   Expected<std::unique_ptr<Journal>> J =
-      Journal::open(JournalPath, ResumeOpt ? Journal::OpenMode::OpenExisting : Journal::OpenMode::Create);
+      Journal::open(JournalPath, Resume ? Journal::OpenMode::OpenExisting : Journal::OpenMode::Create);
   if (!J)
     return failure(toString(J.takeError()) +
-                   (ResumeOpt ? "" : " (use --resume to continue a run, or choose another --journal)"));
+                   (Resume ? "" : " (use --resume to continue a run, or choose another --journal)"));
   if (std::optional<std::string> Held = holdJournal(JournalPath))
     return failure(*Held);
   if (std::error_code EC = sys::fs::create_directories(OutDir)) {
-    if (!ResumeOpt) { // the journal was created just now and holds nothing yet
+    if (!Resume) { // the journal was created just now and holds nothing yet
       J->reset();
       for (const char *Suffix : {"", "-wal", "-shm", "-journal"})
         sys::fs::remove(JournalPath + Suffix);
@@ -285,7 +321,8 @@ Expected<std::unique_ptr<Journal>> openJournal(StringRef OutDir) {
   return std::move(*J);
 }
 
-optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRef OutDir) {
+optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRef OutDir,
+                                             const std::vector<std::string> &CompilerArgs) {
   optimize::ProcessStagesOptions SO;
   // The test seam's apply command runs in each candidate's directory: a relative path is taken from here.
   std::string ApplyCmd = ApplyCmdOpt;
@@ -296,7 +333,7 @@ optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRe
   }
   if (!ApplyCmd.empty())
     SO.ApplyCommand = {ApplyCmd};
-  SO.CompilerArgs = Ctx.ExtraArgs;
+  SO.CompilerArgs = CompilerArgs;
   SO.Ptxas = !NoPtxas;
   SO.Rounds = RoundsOpt;
   SO.ScreenSeeds = ScreenSeedsOpt;
@@ -313,11 +350,12 @@ optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRe
   return SO;
 }
 
-optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, StringRef OutDir, bool Absolute) {
+optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, StringRef OutDir, bool Absolute,
+                                          bool Resume) {
   optimize::OptimizeOptions O;
   O.OutDir = OutDir.str();
   O.BaselineDir = C.Dir;
-  O.Resume = ResumeOpt;
+  O.Resume = Resume;
   O.AbsoluteProposals = Absolute;
   O.MaxCandidates = MaxCandidates;
   O.MaxRounds = MaxRounds;
@@ -364,50 +402,105 @@ raw_ostream *progressStream() {
   return ProgressOpt == "always" ? &errs() : nullptr;
 }
 
+/// Tunes one workload (the single-workload mode, and each kernel of codebase mode): the proposer, the
+/// journal, the stages (wrapped by T.Wrap), runOptimize, and the results written to T.OutDir.
+Expected<TuneResult> tuneWorkload(const CommandContext &Ctx, const TuneRequest &T) {
+  const measure::WorkloadConfig &C = *T.Config;
+  if (std::string Why = optimize::runCommandTimingProblem(C); !Why.empty())
+    return failure(Why);
+  if (!recoverInterruptedWrites("optimize", {C.Dir}))
+    return failure("cannot recover an interrupted kloop apply --in-place in " + C.Dir);
+  Expected<ChosenProposer> P = makeProposer(Ctx, C);
+  if (!P)
+    return P.takeError();
+  Expected<std::unique_ptr<Journal>> J = openJournal(T.Journal, T.Resume, T.OutDir);
+  if (!J)
+    return J.takeError();
+  std::unique_ptr<optimize::Stages> S = optimize::makeProcessStages(C, stagesOptions(Ctx, T.OutDir, T.CompilerArgs));
+  if (T.Wrap)
+    S = T.Wrap(std::move(S));
+  TuneResult Out;
+  optimize::ProgressFn Progress = [&](const optimize::ProgressEvent &E) {
+    if (E.Kind == optimize::ProgressKind::VerificationSkipped)
+      Out.SaidNoGpu = true;
+    if (T.Progress)
+      T.Progress(E);
+  };
+  optimize::OptimizeOptions O = optimizeOptions(C, T.OutDir, P->Absolute, T.Resume);
+  if (T.TimeBudgetS)
+    O.TimeBudgetS = T.TimeBudgetS;
+  Expected<optimize::OptimizeResult> R = optimize::runOptimize(**J, *S, *P->P, O, Progress);
+  if (!R)
+    return R.takeError();
+  Expected<std::vector<std::string>> W = optimize::writeResults(**J, R->Run, T.OutDir);
+  if (!W)
+    return W.takeError();
+  Expected<std::string> Patch = optimize::renderPatch(**J, R->Run);
+  if (!Patch)
+    return Patch.takeError();
+  Out.Result = std::move(*R);
+  Out.Written = std::move(*W);
+  Out.Patch = std::move(*Patch);
+  return Out;
+}
+
+/// The codebase mode's options, checked by runCodebaseMode.
+CodebaseArgs codebaseArgs() {
+  CodebaseArgs A;
+  A.BuildPath = BuildPathOpt;
+  A.Run = RunOpt;
+  A.Test = TestOpt;
+  A.Build = BuildOpt;
+  A.Cover = CoverOpt;
+  A.Kernels = KernelsOpt;
+  A.Fix = FixOpt;
+  A.ExportFixes = ExportFixesOpt;
+  A.OutDir = OutDirOpt;
+  A.ConfigGiven = !ConfigPath.empty();
+  A.JournalGiven = !JournalPath.empty();
+  A.TestTimeoutS = TestTimeoutOpt;
+  if (TimeBudget > 0)
+    A.TimeBudgetS = TimeBudget;
+  return A;
+}
+
 int runOptimize(const CommandContext &Ctx) {
+  if (!BuildPathOpt.empty()) {
+    if (Error E = checkOptions())
+      return fail(std::move(E));
+    return runCodebaseMode(Ctx, codebaseArgs(), tuneWorkload);
+  }
+  if (ConfigPath.getNumOccurrences() == 0 || JournalPath.getNumOccurrences() == 0) // --journal "" is checked below
+    return fail(usage("--config and --journal are required (or -p BUILD_DIR --run \"...\" for codebase mode)"));
   if (Error E = checkOptions())
+    return fail(std::move(E));
+  if (Error E = checkJournalPath())
     return fail(std::move(E));
   Expected<measure::WorkloadConfig> C = measure::loadConfig(ConfigPath);
   if (!C) { // already "file:line:col: error: ...", as kloop measure and compare print it
     errs() << toString(C.takeError()) << "\n";
     return 1;
   }
-  if (std::string Why = optimize::runCommandTimingProblem(*C); !Why.empty()) {
-    errs() << "kloop optimize: error: " << Why << "\n";
-    return 1;
-  }
-  if (!recoverInterruptedWrites("optimize", {C->Dir}))
-    return 1;
   Expected<std::string> OutDir = outputDir();
   if (!OutDir)
     return fail(OutDir.takeError());
-  Expected<ChosenProposer> P = makeProposer(Ctx, *C);
-  if (!P)
-    return fail(P.takeError());
-  Expected<std::unique_ptr<Journal>> J = openJournal(*OutDir);
-  if (!J)
-    return fail(J.takeError());
-  std::unique_ptr<optimize::Stages> S = optimize::makeProcessStages(*C, stagesOptions(Ctx, *OutDir));
   raw_ostream *ProgressOut = progressStream();
-  bool SaidNoGpu = false;
-  optimize::ProgressFn Progress = [&](const optimize::ProgressEvent &E) {
-    if (E.Kind == optimize::ProgressKind::VerificationSkipped) {
-      // Said plainly, TTY or not.
-      outs() << "kloop optimize: " << terminalSafe(E.Text) << "\n";
-      SaidNoGpu = true;
-      return;
-    }
-    if (ProgressOut)
+  TuneRequest T;
+  T.Config = &*C;
+  T.Journal = JournalPath;
+  T.OutDir = *OutDir;
+  T.Resume = ResumeOpt;
+  T.CompilerArgs = Ctx.ExtraArgs;
+  T.Progress = [&](const optimize::ProgressEvent &E) {
+    if (E.Kind == optimize::ProgressKind::VerificationSkipped)
+      outs() << "kloop optimize: " << terminalSafe(E.Text) << "\n"; // said plainly, TTY or not
+    else if (ProgressOut)
       *ProgressOut << "[kloop] " << terminalSafe(E.Text) << "\n";
   };
-  Expected<optimize::OptimizeResult> R =
-      optimize::runOptimize(**J, *S, *P->P, optimizeOptions(*C, *OutDir, P->Absolute), Progress);
+  Expected<TuneResult> R = tuneWorkload(Ctx, T);
   if (!R)
     return fail(R.takeError());
-  Expected<std::vector<std::string>> W = optimize::writeResults(**J, R->Run, *OutDir);
-  if (!W)
-    return fail(W.takeError());
-  printResult(*R, *W, SaidNoGpu);
+  printResult(R->Result, R->Written, R->SaidNoGpu);
   return 0;
 }
 

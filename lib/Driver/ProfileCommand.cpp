@@ -142,20 +142,6 @@ void attachCeilings(const std::string &Device, const std::string &WorkDir, Progr
     In.NoCeilingsReason = toString(C.takeError());
 }
 
-/// The profile of a run that did not end Ok, when one was written.
-std::optional<verify::Profile> leftoverProfile(const RunResult &R) {
-  if (R.Prof)
-    return R.Prof;
-  if (R.ProfilePath.empty() || !sys::fs::exists(R.ProfilePath))
-    return std::nullopt;
-  Expected<verify::Profile> P = verify::readProfile(R.ProfilePath);
-  if (!P) {
-    consumeError(P.takeError());
-    return std::nullopt;
-  }
-  return *P;
-}
-
 std::string commandLine(const std::vector<std::string> &Argv) {
   std::vector<std::string> Quoted;
   for (const std::string &A : Argv)
@@ -270,27 +256,24 @@ int runProfile(const CommandContext &Ctx) {
   SmallString<256> Cwd;
   sys::fs::current_path(Cwd);
 
-  RunRequest Req;
+  ProgramRunRequest Req;
   Req.Command = commandLine(Argv);
   Req.Cwd = std::string(Cwd);
   Req.TimeoutS = TimeoutOpt;
-  Req.OutDir = std::string(WorkDir);
-  Req.Label = "profile";
-  InjectionSettings Inject;
-  Inject.LibraryPath = *Lib;
-  applyKernelTrace(Inject, KernelTrace::Serial);
-  Req.Inject = Inject;
+  Req.WorkDir = std::string(WorkDir);
+  Req.CuptiLib = *Lib;
   errs() << "kloop profile: running " << terminalSafe(Req.Command) << " on " << *Gpu << "\n";
-  Expected<RunResult> Res = runIsolated(Req);
-  if (!Res)
-    return fail(toString(Res.takeError()));
+  Expected<ProgramRun> Run = runProgramUnderCupti(Req);
+  if (!Run)
+    return fail(toString(Run.takeError()));
+  const RunResult *Res = &Run->Result;
 
   if (!Res->ok() && saysNoCudaDevice(Res->StderrTail)) {
     errs() << "kloop profile: skipped: no usable GPU: the command reports no CUDA device: " << Res->StderrTail
            << "\n";
     return 1;
   }
-  std::optional<verify::Profile> Prof = leftoverProfile(*Res);
+  std::optional<verify::Profile> &Prof = Run->Profile;
   if (!Prof) {
     std::string How = Res->Status == RunStatus::MissingProfile ? "exited 0 but" : Res->describe() + " and";
     errs() << "kloop profile: error: the command " << How

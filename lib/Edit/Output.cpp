@@ -33,20 +33,23 @@ std::string renderDiff(const std::vector<FileChange> &Changes, const Proposal &P
   return S;
 }
 
+ByteReplacement smallestReplacement(StringRef Before, StringRef After) {
+  size_t Pre = 0;
+  while (Pre < Before.size() && Pre < After.size() && Before[Pre] == After[Pre])
+    ++Pre;
+  size_t Suf = 0;
+  while (Suf < Before.size() - Pre && Suf < After.size() - Pre &&
+         Before[Before.size() - 1 - Suf] == After[After.size() - 1 - Suf])
+    ++Suf;
+  return {Pre, Before.size() - Pre - Suf, After.substr(Pre, After.size() - Pre - Suf).str()};
+}
+
 std::string exportFixesYaml(const std::vector<FileChange> &Changes, StringRef MainSourceFile) {
   clang::tooling::TranslationUnitReplacements TUR;
   TUR.MainSourceFile = MainSourceFile.str();
   for (const FileChange &C : Changes) {
-    // One replacement per file: the smallest range that differs.
-    size_t Pre = 0;
-    while (Pre < C.Before.size() && Pre < C.After.size() && C.Before[Pre] == C.After[Pre])
-      ++Pre;
-    size_t Suf = 0;
-    while (Suf < C.Before.size() - Pre && Suf < C.After.size() - Pre &&
-           C.Before[C.Before.size() - 1 - Suf] == C.After[C.After.size() - 1 - Suf])
-      ++Suf;
-    TUR.Replacements.emplace_back(C.File, Pre, C.Before.size() - Pre - Suf,
-                                  C.After.substr(Pre, C.After.size() - Pre - Suf));
+    ByteReplacement R = smallestReplacement(C.Before, C.After); // one replacement per file
+    TUR.Replacements.emplace_back(C.File, R.Offset, R.Length, R.Text);
   }
   std::string S;
   raw_string_ostream OS(S);

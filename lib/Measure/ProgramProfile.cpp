@@ -3,6 +3,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Demangle/Demangle.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 #include <algorithm>
@@ -352,6 +353,40 @@ std::string formatProgramTable(const ProgramProfile &P, size_t NameWidth) {
                  (unsigned long long)P.Counters->Profiled, P.Counters->Chip.empty() ? "?" : P.Counters->Chip.c_str(),
                  (unsigned long long)P.Counters->Passes, P.Counters->MetricsWallS, P.Counters->TimingWallS)
        << "\n";
+  return Out;
+}
+
+/// The records of a run that did not end Ok, when it wrote readable ones.
+static std::optional<verify::Profile> leftoverProfile(const RunResult &R) {
+  if (R.Prof)
+    return R.Prof;
+  if (R.ProfilePath.empty() || !sys::fs::exists(R.ProfilePath))
+    return std::nullopt;
+  Expected<verify::Profile> P = verify::readProfile(R.ProfilePath);
+  if (!P) {
+    consumeError(P.takeError());
+    return std::nullopt;
+  }
+  return *P;
+}
+
+Expected<ProgramRun> runProgramUnderCupti(const ProgramRunRequest &R) {
+  RunRequest Req;
+  Req.Command = R.Command;
+  Req.Cwd = R.Cwd;
+  Req.TimeoutS = R.TimeoutS;
+  Req.OutDir = R.WorkDir;
+  Req.Label = "profile";
+  InjectionSettings Inject;
+  Inject.LibraryPath = R.CuptiLib;
+  applyKernelTrace(Inject, KernelTrace::Serial);
+  Req.Inject = Inject;
+  Expected<RunResult> Res = runIsolated(Req);
+  if (!Res)
+    return Res.takeError();
+  ProgramRun Out;
+  Out.Profile = leftoverProfile(*Res);
+  Out.Result = std::move(*Res);
   return Out;
 }
 

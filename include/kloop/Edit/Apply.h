@@ -93,6 +93,16 @@ llvm::Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<C
 /// `patch -p1` accept it.
 std::string renderDiff(const std::vector<FileChange> &Changes, const Proposal &P, llvm::StringRef Name);
 
+/// One replacement of bytes: Length bytes at Offset become Text.
+struct ByteReplacement {
+  size_t Offset = 0, Length = 0;
+  std::string Text;
+};
+
+/// The smallest range of \p Before that differs from \p After (the common
+/// prefix and suffix left out), and what replaces it there.
+ByteReplacement smallestReplacement(llvm::StringRef Before, llvm::StringRef After);
+
 /// clang-apply-replacements YAML (clang::tooling::TranslationUnitReplacements)
 /// for \p Changes: one replacement per changed file covering the changed lines.
 std::string exportFixesYaml(const std::vector<FileChange> &Changes, llvm::StringRef MainSourceFile);

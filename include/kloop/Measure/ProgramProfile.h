@@ -16,6 +16,7 @@
 #include "kloop/Inventory/KernelNames.h"
 #include "kloop/Measure/KernelProfile.h"
 #include "kloop/Measure/Measure.h"
+#include "kloop/Measure/Runner.h"
 #include "kloop/Verify/Profile.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -182,6 +183,31 @@ nlohmann::json toJSON(const ProgramProfile &P);
 /// reasons for each n/a once. Columns are aligned; a
 /// demangled name is cut to \p NameWidth characters.
 std::string formatProgramTable(const ProgramProfile &P, size_t NameWidth = 100);
+
+/// One run of a program under libkloop-cupti.so, as `kloop profile` and
+/// `kloop optimize -p` make it.
+struct ProgramRunRequest {
+  std::string Command;  ///< shell command line
+  std::string Cwd;      ///< absolute working directory
+  unsigned TimeoutS = 3600;
+  std::string WorkDir;  ///< receives profile.stdout, profile.stderr and profile.json
+  std::string CuptiLib; ///< libkloop-cupti.so (findCuptiLibrary)
+};
+
+/// What the run did, and the kernel records it left.
+struct ProgramRun {
+  RunResult Result;
+  /// The records: those of an Ok run, or those a run that exited non-zero
+  /// still wrote (its exit handlers ran); std::nullopt when none are readable
+  /// (a crash, a timeout, a program that launched no CUDA work).
+  std::optional<verify::Profile> Profile;
+};
+
+/// Runs \p R's command once through the measurement runner (runIsolated: its
+/// own process group, killed at the timeout) with kernels traced serially,
+/// nothing captured or poisoned (docs/profile.md). Errors: the runner cannot
+/// run it at all.
+llvm::Expected<ProgramRun> runProgramUnderCupti(const ProgramRunRequest &R);
 
 } // namespace measure
 } // namespace kloop
