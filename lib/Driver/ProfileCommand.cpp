@@ -152,15 +152,15 @@ std::string commandLine(const std::vector<std::string> &Argv) {
 /// The metrics run of --metrics: \p Req once more with KLOOP_CUPTI_METRICS=1. Its counters go into \p P
 /// with what it cost against the timing run \p Timing; when there are none, a note of \p P says why
 /// (the timing run's table stands either way).
-void addCounters(RunRequest Req, const RunResult &Timing, ProgramProfile &P) {
-  Req.Label = "profile-metrics";
-  Req.Inject->Extra["KLOOP_CUPTI_METRICS"] = "1";
+void addCounters(ProgramRunRequest Req, const RunResult &Timing, ProgramProfile &P) {
+  Req.Metrics = true;
   errs() << "kloop profile: metrics run (hardware counters through CUPTI's range profiler)\n";
-  Expected<RunResult> R = runIsolated(Req);
-  if (!R) {
-    P.Notes.push_back("hardware counters: the metrics run could not run: " + toString(R.takeError()));
+  Expected<ProgramRun> Run = runProgramUnderCupti(Req);
+  if (!Run) {
+    P.Notes.push_back("hardware counters: the metrics run could not run: " + toString(Run.takeError()));
     return;
   }
+  const RunResult *R = &Run->Result;
   if (R->ProfilePath.empty() || !sys::fs::exists(R->ProfilePath)) {
     P.Notes.push_back("hardware counters: the metrics run " + R->describe() +
                       " and libkloop-cupti.so wrote no profile; logs: " + R->StderrPath);

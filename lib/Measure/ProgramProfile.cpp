@@ -376,10 +376,12 @@ Expected<ProgramRun> runProgramUnderCupti(const ProgramRunRequest &R) {
   Req.Cwd = R.Cwd;
   Req.TimeoutS = R.TimeoutS;
   Req.OutDir = R.WorkDir;
-  Req.Label = "profile";
+  Req.Label = R.Metrics ? "profile-metrics" : "profile";
   InjectionSettings Inject;
   Inject.LibraryPath = R.CuptiLib;
   applyKernelTrace(Inject, KernelTrace::Serial);
+  if (R.Metrics)
+    Inject.Extra["KLOOP_CUPTI_METRICS"] = "1";
   Req.Inject = Inject;
   Expected<RunResult> Res = runIsolated(Req);
   if (!Res)

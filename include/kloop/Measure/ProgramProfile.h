@@ -192,6 +192,10 @@ struct ProgramRunRequest {
   unsigned TimeoutS = 3600;
   std::string WorkDir;  ///< receives profile.stdout, profile.stderr and profile.json
   std::string CuptiLib; ///< libkloop-cupti.so (findCuptiLibrary)
+  /// A metrics run (KLOOP_CUPTI_METRICS=1: hardware counters through CUPTI's
+  /// range profiler, docs/cupti.md) instead of a timing run; its files are
+  /// labelled profile-metrics.
+  bool Metrics = false;
 };
 
 /// What the run did, and the kernel records it left.
