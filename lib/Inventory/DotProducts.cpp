@@ -71,6 +71,7 @@ private:
   bool writes();
   bool operands(std::set<const ParmVarDecl *> &Roots);
   bool tile();
+  bool isTileConstant(const Expr *T) const;
   std::optional<std::string> staleRead(const std::set<const ParmVarDecl *> &Roots) const;
   bool renames();
   std::optional<unsigned> axes(const Expr *E, bool Reads, std::set<const ParmVarDecl *> &Roots);
@@ -369,20 +370,27 @@ bool DotProduct::operands(std::set<const ParmVarDecl *> &Roots) {
   return true;
 }
 
+/// Whether \p T is a compile-time constant or a template parameter of the kernel.
+bool DotProduct::isTileConstant(const Expr *T) const {
+  const auto *R = dyn_cast<DeclRefExpr>(T->IgnoreParenImpCasts());
+  return constantOf(T, Ctx) || (R && isa<NonTypeTemplateParmDecl>(R->getDecl()));
+}
+
 /// `blockIdx.x * T` and `blockIdx.y * T` (either order) in the prelude, T one compile-time constant.
 bool DotProduct::tile() {
   for (const Stmt *S : Prelude)
     for (const BinaryOperator *M : findAll<BinaryOperator>(S))
       for (auto [I, T] : {std::pair{M->getLHS(), M->getRHS()}, std::pair{M->getRHS(), M->getLHS()}}) {
-        std::string B = M->getOpcode() == BO_Mul ? builtinIndex(I, Ctx) : "";
+        std::string B = M->getOpcode() == BO_Mul && isTileConstant(T) ? builtinIndex(I, Ctx) : "";
         if (B == "blockIdx.x" && !TileX)
           TileX = T->IgnoreParenImpCasts();
         if (B == "blockIdx.y" && !TileY)
           TileY = T->IgnoreParenImpCasts();
       }
   if (!TileX || !TileY)
-    return refuse("the kernel computes no 'blockIdx.x * T' and 'blockIdx.y * T' before the loop: no compile-time "
-                  "tile size names the block's dimensions (the tiles in shared memory need one)");
+    return refuse("the kernel computes no 'blockIdx.x * T' and 'blockIdx.y * T' before the loop with T a constant "
+                  "or a template parameter: no compile-time tile size names the block's dimensions (the tiles in "
+                  "shared memory need one)");
   auto Squeeze = [&](const Expr *E) {
     std::string S = text(E);
     S.erase(std::remove_if(S.begin(), S.end(), [](unsigned char C) { return std::isspace(C); }), S.end());
@@ -390,9 +398,6 @@ bool DotProduct::tile() {
   };
   if (Squeeze(TileX) != Squeeze(TileY))
     return refuse("the row and column use different tile sizes ('" + text(TileY) + "', '" + text(TileX) + "')");
-  const auto *R = dyn_cast<DeclRefExpr>(TileX);
-  if (!constantOf(TileX, Ctx) && !(R && isa<NonTypeTemplateParmDecl>(R->getDecl())))
-    return refuse("the tile size '" + text(TileX) + "' is neither a constant nor a template parameter");
   return true;
 }
 
