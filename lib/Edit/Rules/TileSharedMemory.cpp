@@ -53,7 +53,7 @@ static std::string tiledBody(const inv::DotProduct &D, unsigned R) {
            Operand + ") : (" + Type + ")0;\n}\n";
   };
   return "{\n__shared__ " + D.RowType + " kloop_tile_row[" + T + "][" + T + "];\n__shared__ " + D.ColType +
-         " kloop_tile_col[" + T + "][" + T + "];\nconst unsigned kloop_bdy = blockDim.y * " + S + ";\n" +
+         " kloop_tile_col[" + T + "][" + T + "];\nconst unsigned kloop_bdy = blockDim.y * " + S + ";\n(void)kloop_bdy;\n" +
          "long long kloop_begin, kloop_end;\n{\nconst unsigned kloop_ty = threadIdx.y;\n" + Prelude +
          "\nkloop_begin = (" + D.Init + ");\nkloop_end = (" + D.Bound + ");\n}\n" + D.AccType + " kloop_acc[" + S +
          "];\n" + ForRows + "kloop_acc[kloop_r] = " + D.Acc + ";\n}\n" +
