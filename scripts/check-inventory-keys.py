@@ -60,6 +60,8 @@ GENERIC = {
     "init", "kernel", "kind", "line", "max_threads", "min_blocks", "name", "owner", "reason",
     "root", "schema", "shared_memory", "state", "static", "status", "stream", "type", "value",
     "version", "index", "refusal", "text",
+    # the edit language's replace_stmt has a "stmt" too (docs/edits.md)
+    "stmt",
 }
 
 READER = re.compile(r'\bO\.(?:read|object|objects|has|member)\("([a-z_]+)"')

@@ -4,6 +4,7 @@
 #include "Index2D.h"
 #include "HardwareFacts.h"
 #include "SharedArrayUses.h"
+#include "DotProducts.h"
 #include "ElementwiseLoops.h"
 #include "TreeReductions.h"
 #include "kloop/Inventory/Inventory.h"
@@ -601,6 +602,7 @@ private:
     E.Data["trip_count"] = Trip;
     const auto *For = dyn_cast<ForStmt>(S);
     E.Data["elementwise"] = For ? elementwiseLoop(For, dyn_cast_or_null<FunctionDecl>(Kernel.D), C.Ctx) : json(nullptr);
+    E.Data["dot_product"] = For ? dotProductLoop(For, dyn_cast_or_null<FunctionDecl>(Kernel.D), C.Ctx) : json(nullptr);
     C.Out.Entities.push_back(std::move(E));
     return C.Out.Entities.back().ID;
   }

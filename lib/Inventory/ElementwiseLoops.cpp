@@ -276,16 +276,6 @@ static json otherEffects(const CompoundStmt *KernelBody, const Stmt *Loop, ASTCo
   return nullptr;
 }
 
-/// The direct statement of \p KernelBody that is \p F (or that \p F's attributes wrap), or nullptr.
-static const Stmt *directStatement(const CompoundStmt *KernelBody, const ForStmt *F) {
-  for (const Stmt *S : KernelBody->body()) {
-    const auto *A = dyn_cast<AttributedStmt>(S);
-    if (S == F || (A && A->getSubStmt() == F))
-      return S;
-  }
-  return nullptr;
-}
-
 /// The member with every field, as the typed model writes it back.
 static json facts(json Refusal) {
   return {{"refusal", std::move(Refusal)}, {"var", ""},  {"var_type", ""}, {"init", ""},

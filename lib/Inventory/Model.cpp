@@ -117,6 +117,28 @@ static void readFields(JSONObject &O, Elementwise &E) {
   O.read("other_effects", E.OtherEffects);
 }
 
+static void readFields(JSONObject &O, DotProduct &D) {
+  O.read("refusal", D.Refusal);
+  O.object("tile", D.Tile);
+  O.read("tile_param", D.TileParam);
+  O.read("var", D.Var);
+  O.read("var_type", D.VarType);
+  O.read("init", D.Init);
+  O.read("bound", D.Bound);
+  O.read("acc", D.Acc);
+  O.read("acc_type", D.AccType);
+  O.read("row_operand", D.RowOperand);
+  O.read("col_operand", D.ColOperand);
+  O.read("row_type", D.RowType);
+  O.read("col_type", D.ColType);
+  O.read("row_bytes", D.RowBytes);
+  O.read("col_bytes", D.ColBytes);
+  O.read("prelude", D.Prelude);
+  O.read("row_terms", D.RowTerms);
+  O.read("col_terms", D.ColTerms);
+  O.read("after", D.After);
+}
+
 static void readFields(JSONObject &O, Loop &L) {
   readRegion(O, L);
   O.read("loop_kind", L.LoopKind);
@@ -126,6 +148,8 @@ static void readFields(JSONObject &O, Loop &L) {
   O.read("condition", L.Condition);
   O.read("trip_count", L.TripCount);
   O.object("elementwise", L.ElementwiseFacts);
+  if (O.has("dot_product")) // absent in inventories written before it existed (journals)
+    O.object("dot_product", L.DotProductFacts);
 }
 
 static void readFields(JSONObject &O, SharedArray &S) {
@@ -489,6 +513,19 @@ static json write(const Elementwise &E) {
   return J;
 }
 
+static json write(const DotProduct &D) {
+  json J = {{"refusal", orNull(D.Refusal)}, {"tile", D.Tile ? write(*D.Tile) : json(nullptr)},
+            {"tile_param", orNull(D.TileParam)}, {"var", D.Var}, {"var_type", D.VarType}, {"init", D.Init},
+            {"bound", D.Bound}, {"acc", D.Acc}, {"acc_type", D.AccType}, {"row_operand", D.RowOperand}, {"col_operand", D.ColOperand},
+            {"row_type", D.RowType}, {"col_type", D.ColType}, {"row_bytes", D.RowBytes},
+            {"col_bytes", D.ColBytes}};
+  J["prelude"] = D.Prelude;
+  J["row_terms"] = D.RowTerms;
+  J["col_terms"] = D.ColTerms;
+  J["after"] = D.After;
+  return J;
+}
+
 static json write(const Loop &L) {
   json J = writeRegion(L);
   J["loop_kind"] = L.LoopKind;
@@ -498,6 +535,7 @@ static json write(const Loop &L) {
   setIf(J, "condition", L.Condition);
   J["trip_count"] = orNull(L.TripCount);
   J["elementwise"] = L.ElementwiseFacts ? write(*L.ElementwiseFacts) : json(nullptr);
+  J["dot_product"] = L.DotProductFacts ? write(*L.DotProductFacts) : json(nullptr);
   return J;
 }
 

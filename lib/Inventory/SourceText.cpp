@@ -47,25 +47,41 @@ std::string statementText(const Stmt *S, ASTContext &Ctx) {
   return After.ltrim().starts_with(";") ? T + ";" : T;
 }
 
-/// The variable \p E names when it is `threadIdx` of a system header.
-static bool isThreadIdxVar(const Expr *E, ASTContext &Ctx) {
+/// The name of the variable \p E names when it is one of CUDA's builtin index variables of a system
+/// header (threadIdx, blockIdx, blockDim, gridDim), else "".
+static std::string builtinVar(const Expr *E, ASTContext &Ctx) {
   E = E->IgnoreParenImpCasts();
   if (const auto *O = dyn_cast<OpaqueValueExpr>(E)) // the base of a property reference
     E = O->getSourceExpr() ? O->getSourceExpr()->IgnoreParenImpCasts() : E;
   const auto *D = dyn_cast<DeclRefExpr>(E);
   const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-  return V && V->getNameAsString() == "threadIdx" && Ctx.getSourceManager().isInSystemHeader(V->getLocation());
+  if (!V || !Ctx.getSourceManager().isInSystemHeader(V->getLocation()))
+    return "";
+  std::string N = V->getNameAsString();
+  return N == "threadIdx" || N == "blockIdx" || N == "blockDim" || N == "gridDim" ? N : "";
 }
 
-bool isThreadIdxX(const Expr *E, ASTContext &Ctx) {
+std::string builtinIndex(const Expr *E, ASTContext &Ctx) {
   E = E->IgnoreParenImpCasts();
   if (const auto *PO = dyn_cast<PseudoObjectExpr>(E))
     E = PO->getSyntacticForm()->IgnoreParens();
+  std::string Var, Member;
   if (const auto *P = dyn_cast<MSPropertyRefExpr>(E))
-    return P->getPropertyDecl()->getNameAsString() == "x" && isThreadIdxVar(P->getBaseExpr(), Ctx);
-  if (const auto *M = dyn_cast<MemberExpr>(E))
-    return M->getMemberDecl()->getNameAsString() == "x" && isThreadIdxVar(M->getBase(), Ctx);
-  return false;
+    Var = builtinVar(P->getBaseExpr(), Ctx), Member = P->getPropertyDecl()->getNameAsString();
+  else if (const auto *M = dyn_cast<MemberExpr>(E))
+    Var = builtinVar(M->getBase(), Ctx), Member = M->getMemberDecl()->getNameAsString();
+  return Var.empty() || Member.empty() ? "" : Var + "." + Member;
+}
+
+bool isThreadIdxX(const Expr *E, ASTContext &Ctx) { return builtinIndex(E, Ctx) == "threadIdx.x"; }
+
+const Stmt *directStatement(const CompoundStmt *Body, const Stmt *S) {
+  for (const Stmt *D : Body->body()) {
+    const auto *A = dyn_cast<AttributedStmt>(D);
+    if (D == S || (A && A->getSubStmt() == S))
+      return D;
+  }
+  return nullptr;
 }
 
 } // namespace kloop

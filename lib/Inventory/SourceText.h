@@ -13,6 +13,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/RecursiveASTVisitor.h"
+#include "clang/AST/Stmt.h"
 #include "clang/Basic/SourceLocation.h"
 
 #include <optional>
@@ -45,6 +46,16 @@ std::string statementText(const clang::Stmt *S, clang::ASTContext &Ctx);
 /// the CUDA headers (a system header's `threadIdx`, through its property or
 /// a plain member).
 bool isThreadIdxX(const clang::Expr *E, clang::ASTContext &Ctx);
+
+/// "threadIdx.x", "blockIdx.y", "blockDim.z", "gridDim.x", ... when \p E, past
+/// parentheses and implicit casts, reads a component of one of CUDA's builtin
+/// index variables (a system header's, through its property or a plain
+/// member); else "".
+std::string builtinIndex(const clang::Expr *E, clang::ASTContext &Ctx);
+
+/// The direct statement of \p Body that is \p S or that \p S's attributes
+/// (`#pragma unroll`) wrap, or nullptr.
+const clang::Stmt *directStatement(const clang::CompoundStmt *Body, const clang::Stmt *S);
 
 /// Every node of type \p Node below \p S (\p S included), in source order; template
 /// instantiations are not visited (the analyses read the code as written).

@@ -80,8 +80,25 @@ static void addRuleDims(const json &Candidates, TunableSpace &S) {
     D.Values = {0, 1};
     D.RuleEdits = C["edits"];
     D.RuleWhy = Why;
+    for (const json &E : D.RuleEdits)
+      if (E.is_object() && E.contains("id") && E["id"].is_string()) // a replace_stmt rewrites one statement
+        D.RuleScope.push_back(E["id"].get<std::string>() +
+                              (E.contains("stmt") ? "/stmt:" + E["stmt"].dump() : std::string()));
     S.Dims.push_back(D);
   }
+}
+
+/// Whether inventory ID \p Outer is \p Inner or contains it (`k` contains `k/loop#1`).
+static bool containsID(const std::string &Outer, const std::string &Inner) {
+  return Inner.compare(0, Outer.size(), Outer) == 0 && (Inner.size() == Outer.size() || Inner[Outer.size()] == '/');
+}
+
+bool rewritesOverlap(const Dimension &A, const Dimension &B) {
+  for (const std::string &X : A.RuleScope)
+    for (const std::string &Y : B.RuleScope)
+      if (containsID(X, Y) || containsID(Y, X))
+        return true;
+  return false;
 }
 
 namespace {
@@ -403,12 +420,13 @@ public:
               break;
             Assignment A = Best;
             A[D->key()] = V;
+            std::string Replaced = alternatives(*D, V, A);
             Assignment N = normal(A);
             if (N.empty())
               break; // back at the baseline: nothing to try
             auto It = Tried.find(N);
             if (It == Tried.end())
-              return Candidate{N, D->key(), V, describe(*D, V, Best)};
+              return Candidate{N, D->key(), V, describe(*D, V, Best) + Replaced};
             if (!It->second.Won)
               break;
             Best = N;
@@ -434,6 +452,20 @@ private:
   std::map<Assignment, Attempt> Tried;
 
   Assignment normal(const Assignment &A) const { return normalAssignment(S, A); }
+
+  /// Rule \p D turned on in \p A turns off every other rule on in \p A that rewrites the same code
+  /// (rewritesOverlap): the candidate tries \p D in place of them. Returns " (in place of R, ...)" or "".
+  std::string alternatives(const Dimension &D, int64_t V, Assignment &A) const {
+    std::string Out;
+    if (D.Kind != DimKind::Rule || V != 1)
+      return Out;
+    for (const Dimension &E : S.Dims)
+      if (&E != &D && E.Kind == DimKind::Rule && valueIn(E, A) == 1 && rewritesOverlap(D, E)) {
+        A[E.key()] = 0;
+        Out += (Out.empty() ? " (in place of " : ", ") + E.Target;
+      }
+    return Out.empty() ? Out : Out + ")";
+  }
 
   std::vector<const Dimension *> order() const {
     std::vector<const Dimension *> Out;

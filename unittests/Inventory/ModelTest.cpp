@@ -33,11 +33,20 @@ json sampleDoc() {
                   {"init", "blockIdx.x * blockDim.x + threadIdx.x"}, {"bound", "n"}, {"stride", "stride"},
                   {"body", "{ p[i] = 2 * p[i]; }"}, {"other_effects", "statement 3 at line 9"},
                   {"accesses", {{{"param", "p"}, {"element_type", "float"}, {"element_bytes", 4}, {"begin", 2},
-                                 {"end", 6}, {"read", false}, {"written", true}, {"unconditional", true}}}}}}};
+                                 {"end", 6}, {"read", false}, {"written", true}, {"unconditional", true}}}}}},
+                {"dot_product",
+                 {{"refusal", nullptr}, {"tile", {{"expr", "T"}, {"value", nullptr}}}, {"tile_param", 0},
+                  {"var", "k"}, {"var_type", "int"}, {"init", "0"}, {"bound", "K"}, {"acc", "acc"},
+                  {"acc_type", "float"}, {"row_operand", "a[k]"}, {"col_operand", "b[k * N + col]"},
+                  {"row_type", "float"}, {"col_type", "float"}, {"row_bytes", 4}, {"col_bytes", 4},
+                  {"prelude", {"const int row = blockIdx.y * T + kloop_ty;", "float acc = 0.f;"}},
+                  {"row_terms", {"row >= M"}}, {"col_terms", {"col >= N"}},
+                  {"after", {"c[row * N + col] = acc;"}}}}};
   json Loop2 = {{"id", "k/loop#2"}, {"kind", "loop"}, {"location", location(6)}, {"editable", false},
                 {"not_editable_reason", "comes from macro 'FOR'"}, {"loop_kind", "range_for"}, {"depth", 1},
                 {"parent", "k/loop#1"}, {"trip_count", nullptr},
-                {"unroll", {{"spelling", "unroll"}, {"count", nullptr}, {"state", "full"}}}, {"elementwise", nullptr}};
+                {"unroll", {{"spelling", "unroll"}, {"count", nullptr}, {"state", "full"}}}, {"elementwise", nullptr},
+                {"dot_product", nullptr}};
   json Shared = {{"id", "k/shared:tile"}, {"kind", "shared_array"}, {"location", location(3)}, {"editable", true},
                  {"name", "tile"}, {"type", "float[N][32]"}, {"element_type", "float"},
                  {"dims", {{{"expr", "N"}, {"value", nullptr}}, {{"expr", "32"}, {"value", 32}}}},

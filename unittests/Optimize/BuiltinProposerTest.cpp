@@ -164,6 +164,49 @@ TEST(BuiltinSpace, StructuralRulesAreDimensionsTriedFirst) {
   EXPECT_EQ(E[0]["kind"], "replace_stmt");
 }
 
+// Two rules that rewrite one loop (coarsen-grid-stride-2 and -8), or a kernel's body and a loop in it
+// (tile-shared-memory), are alternatives: once one has won, the other is tried in its place, never on
+// top of it (the search used to propose coarsen-2 and coarsen-8 together, which kloop apply refuses).
+// A rule on another statement of the kernel (pad-shared-tiles, replace_stmt) still combines.
+TEST(BuiltinSearch, RulesOnOneLoopOrKernelAreAlternatives) {
+  RuleCandidatesFn Rules = [](const inv::Inventory &) {
+    return json::parse(R"([
+      {"rule": "coarsen-grid-stride-2", "site": "k/loop#1", "why": "2 per step",
+       "edits": [{"kind": "replace_loop", "id": "k/loop#1", "code": "for (;;) {}"},
+                 {"kind": "set_launch_config", "id": "a.cu:launch/launch#1", "grid": "g2"}]},
+      {"rule": "coarsen-grid-stride-8", "site": "k/loop#1", "why": "8 per step",
+       "edits": [{"kind": "replace_loop", "id": "k/loop#1", "code": "for (;;) {}"},
+                 {"kind": "set_launch_config", "id": "a.cu:launch/launch#1", "grid": "g8"}]},
+      {"rule": "tile-shared-memory", "site": "k/loop#1", "why": "tiles",
+       "edits": [{"kind": "replace_body", "id": "k", "code": "{}"}]},
+      {"rule": "pad-shared-tiles", "site": "k/shared:t", "why": "columns",
+       "edits": [{"kind": "replace_stmt", "id": "k", "stmt": 1, "code": "__shared__ float t[32][33];"}]}])");
+  };
+  TunableSpace S = cantFail(enumerate(inventory(), nullptr, Rules));
+  const Dimension *C2 = find(S, "rule:coarsen-grid-stride-2@k/loop#1");
+  const Dimension *C8 = find(S, "rule:coarsen-grid-stride-8@k/loop#1");
+  const Dimension *Tile = find(S, "rule:tile-shared-memory@k/loop#1");
+  const Dimension *Pad = find(S, "rule:pad-shared-tiles@k/shared:t");
+  ASSERT_TRUE(C2 && C8 && Tile && Pad);
+  EXPECT_TRUE(rewritesOverlap(*C2, *C8));
+  EXPECT_TRUE(rewritesOverlap(*Tile, *C2));
+  EXPECT_FALSE(rewritesOverlap(*Pad, *C2));
+  EXPECT_TRUE(rewritesOverlap(*Pad, *Tile));
+  // Every rule wins when tried: no candidate may turn on two overlapping rules.
+  std::vector<Attempt> H;
+  unsigned Both = 0, Replacing = 0, N = 0;
+  while (std::optional<Candidate> C = nextCandidate(S, H, {}, {})) {
+    auto On = [&](const Dimension *D) { return C->A.count(D->key()) && C->A.at(D->key()) == 1; };
+    Both += (On(C2) && On(C8)) || (On(Tile) && (On(C2) || On(C8) || On(Pad)));
+    Replacing += C->Why.find(" (in place of ") != std::string::npos;
+    H.push_back({C->A, true, false});
+    ASSERT_LT(++N, 100u);
+  }
+  EXPECT_EQ(Both, 0u);
+  EXPECT_GT(Replacing, 0u);
+  EXPECT_GT(N, 4u);
+}
+
 // A block-size macro that is one factor of a 2-D block (dim3(BX, 8), 256
 // threads as evaluated): values that would put more than 1024 threads in the
 // block are left out of the space, with a note (they used to be proposed,

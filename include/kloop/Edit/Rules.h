@@ -176,6 +176,25 @@ std::vector<Edit> matchVectorizeGlobalAccess(const inv::Inventory &Inventory);
 /// its grid expression is not a name or a literal.
 std::vector<RuleSite> explainCoarsenGridStride(const inv::Inventory &Inventory, unsigned Factor);
 
+/// Why set_launch_config cannot replace the grid (\p Grid) or the block of
+/// launch site \p L: the site is not editable, launches through
+/// cudaLaunchKernelEx, or the expression is not a name or a literal (the
+/// rewritten one names it three times, `dim3(g).x`, `.y`, `.z`); else nullopt.
+std::optional<std::string> launchDimRefusal(const inv::LaunchSite &L, bool Grid);
+
+/// `tile-shared-memory` (\p Strip 1) and `tile-shared-memory-rb4` (\p Strip 4)
+/// (docs/rules/tile-shared-memory.md): a dot-product loop (inventory
+/// `dot_product`: the naive matmul pattern) gets, through `replace_body` of its
+/// kernel, T x T tiles of both operands in `__shared__` memory, loaded once per
+/// block and k step (zero past the bound), with every thread reaching both
+/// `__syncthreads()` and the early return turned into guarded loads and a
+/// guarded store. With \p Strip > 1 each thread computes \p Strip outputs T /
+/// Strip rows apart (register blocking) and every launch site gets a block of
+/// T / Strip rows through `set_launch_config`. Refused unless every launch site
+/// of the kernel has a constant block (T, T, 1), T the tile constant's value
+/// there, T % Strip == 0, and the tiles fit in StaticSharedLimit.
+std::vector<RuleSite> explainTileSharedMemory(const inv::Inventory &Inventory, unsigned Strip);
+
 /// `fast-math` (docs/rules/fast-math.md), a precision change: the float
 /// operations of a kernel body (inventory `float_ops`) that have a faster,
 /// less precise intrinsic (`expf` -> `__expf`, `x / y` -> `__fdividef(x, y)`)

@@ -156,6 +156,37 @@ struct Elementwise {
   std::optional<std::string> OtherEffects;
 };
 
+/// "dot_product" of a `for` loop: whether it is the naive matmul pattern the
+/// rules tile-shared-memory and tile-shared-memory-rb4 rewrite
+/// (lib/Inventory/DotProducts.cpp, docs/rules/tile-shared-memory.md): the
+/// kernel body is declarations and early returns `if (C) return;`, then this
+/// loop `for (int k = A; k < B; ++k) acc += X * Y;`, then statements that store
+/// acc. Texts are as written, but with every `threadIdx.y` renamed `kloop_ty`
+/// and every `blockDim.y` renamed `kloop_bdy` (the rewrite declares both).
+struct DotProduct {
+  /// Why the loop is not one (the first failed condition, with its line); null when it is.
+  std::optional<std::string> Refusal;
+  /// The tile size T of `blockIdx.x * T` and `blockIdx.y * T` ("tile"; null when refused), and
+  /// the index of the kernel's template parameter it names ("tile_param"), if it names one.
+  std::optional<ExprValue> Tile;
+  std::optional<unsigned> TileParam;
+  /// The loop variable, its type, its initial value and bound (one value per block).
+  std::string Var, VarType, Init, Bound;
+  /// The accumulator's name and type.
+  std::string Acc, AccType;
+  /// The factor read by row (threadIdx.y and k only) and the one read by column (threadIdx.x and k
+  /// only), their types (unqualified) and sizes in bytes.
+  std::string RowOperand, ColOperand, RowType, ColType;
+  unsigned RowBytes = 0, ColBytes = 0;
+  /// The declarations before the loop (with their `;`), in order (the early returns left out).
+  std::vector<std::string> Prelude;
+  /// The early returns' conditions split at `||`: the terms that do not read threadIdx.x ("row_terms")
+  /// and those that do not read threadIdx.y ("col_terms"); a term that reads neither is in both.
+  std::vector<std::string> RowTerms, ColTerms;
+  /// The statements after the loop (with their `;`).
+  std::vector<std::string> After;
+};
+
 /// "loops[]" of a kernel.
 struct Loop : RegionBase {
   std::string LoopKind;  ///< "for", "while", "do", "range_for"
@@ -168,6 +199,8 @@ struct Loop : RegionBase {
   std::optional<int64_t> TripCount;
   /// "elementwise": for `for` loops (ElementwiseLoops.cpp); null for the others.
   std::optional<Elementwise> ElementwiseFacts;
+  /// "dot_product": for `for` loops (DotProducts.cpp); null for the others.
+  std::optional<DotProduct> DotProductFacts;
 };
 
 /// "shared_arrays[]" of a kernel.

@@ -70,9 +70,20 @@ struct Dimension {
   /// and why the rule fires there.
   nlohmann::json RuleEdits = nlohmann::json::array();
   std::string RuleWhy;
+  /// Rule: the inventory IDs its edits rewrite (each edit's "id": a loop, a
+  /// kernel's body, a launch site; a replace_stmt's `<id>/stmt:<n>`), for rewritesOverlap.
+  std::vector<std::string> RuleScope;
   /// Stable key "<kind>:<target>", used in assignments.
   std::string key() const;
 };
+
+/// Whether Rule dimensions \p A and \p B rewrite the same code: an ID of one
+/// scope equals one of the other or contains it (`k` contains `k/loop#1`;
+/// IDs nest with `/`). Two such rewrites are alternatives (coarsen-grid-stride-2
+/// and -8 of one loop, tile-shared-memory and its -rb4 variant of one kernel):
+/// the walk never turns both on, since kloop apply refuses two edits of one
+/// loop and a second `replace_body` or `set_launch_config` would discard the first.
+bool rewritesOverlap(const Dimension &A, const Dimension &B);
 
 /// The space found in one inventory.
 struct TunableSpace {

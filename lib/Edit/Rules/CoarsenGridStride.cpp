@@ -14,8 +14,6 @@
 //===----------------------------------------------------------------------===//
 #include "kloop/Edit/Rules.h"
 
-#include "llvm/Support/Regex.h"
-
 namespace kloop {
 
 /// The loop doing \p F iterations per step, one grid apart.
@@ -34,19 +32,6 @@ static std::string smallerGrid(const std::string &G, unsigned F) {
   return "dim3((" + D + ".x + " + std::to_string(F - 1) + ") / " + std::to_string(F) + ", " + D + ".y, " + D + ".z)";
 }
 
-/// Why launch site \p L cannot get a smaller grid, or nullopt.
-static std::optional<std::string> launchRefusal(const inv::LaunchSite &L) {
-  if (!L.Edit.Editable)
-    return "its launch site " + L.ID + " is not editable: " + L.Edit.NotEditableReason.value_or("");
-  if (L.Via == "cudaLaunchKernelEx")
-    return "its launch site " + L.ID + " launches through cudaLaunchKernelEx, whose grid set_launch_config "
-           "cannot change";
-  if (!L.Grid || !llvm::Regex("^([A-Za-z_][A-Za-z0-9_]*|[0-9]+[uU]?)$").match(L.Grid->Expr))
-    return "the grid of its launch site " + L.ID + " is not a name or a literal (it would be evaluated three "
-           "times)";
-  return std::nullopt;
-}
-
 /// The grid edits of every launch site of \p K, or why one cannot be edited.
 static std::optional<std::string> gridEdits(const inv::Inventory &Inv, const inv::Kernel &K, unsigned F,
                                             std::vector<Edit> &Out) {
@@ -56,7 +41,7 @@ static std::optional<std::string> gridEdits(const inv::Inventory &Inv, const inv
     const inv::LaunchSite *L = Inv.launchSite(ID);
     if (!L)
       return "its launch site " + ID + " is not in the inventory";
-    if (std::optional<std::string> Why = launchRefusal(*L))
+    if (std::optional<std::string> Why = launchDimRefusal(*L, /*Grid=*/true))
       return Why;
     Edit E;
     E.Kind = EditKind::SetLaunchConfig;

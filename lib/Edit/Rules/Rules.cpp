@@ -1,6 +1,8 @@
 //===- Rules.cpp - Registry of built-in rules -----------------------------===//
 #include "kloop/Edit/Rules.h"
 
+#include "llvm/Support/Regex.h"
+
 using namespace llvm;
 
 namespace kloop {
@@ -11,6 +13,12 @@ template <unsigned F> std::vector<RuleSite> explainCoarsen(const inv::Inventory 
 }
 template <unsigned F> std::vector<Edit> matchCoarsen(const inv::Inventory &Inventory) {
   return editsOf(explainCoarsenGridStride(Inventory, F));
+}
+template <unsigned R> std::vector<RuleSite> explainTile(const inv::Inventory &Inventory) {
+  return explainTileSharedMemory(Inventory, R);
+}
+template <unsigned R> std::vector<Edit> matchTile(const inv::Inventory &Inventory) {
+  return editsOf(explainTileSharedMemory(Inventory, R));
 }
 } // namespace
 
@@ -47,6 +55,12 @@ const std::vector<Rule> &builtinRules() {
        "precision change: fast intrinsics (__expf, __fdividef) where the workload's output tolerances allow their "
        "documented error",
        nullptr, nullptr, /*Structural=*/true, explainFastMath},
+      {"tile-shared-memory",
+       "stage a dot-product loop's operands in T x T __shared__ tiles per block (the naive matmul pattern)",
+       matchTile<1>, explainTile<1>, /*Structural=*/true},
+      {"tile-shared-memory-rb4",
+       "tile-shared-memory with register blocking: 4 outputs per thread, a block of a quarter of the rows",
+       matchTile<4>, explainTile<4>, /*Structural=*/true},
   };
   return R;
 }
@@ -79,6 +93,20 @@ std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::L
     return "a " + L.LoopKind + " loop: the rule rewrites `for` loops";
   if (L.ElementwiseFacts->Refusal)
     return "not an elementwise grid-stride loop: " + *L.ElementwiseFacts->Refusal;
+  return std::nullopt;
+}
+
+std::optional<std::string> launchDimRefusal(const inv::LaunchSite &L, bool Grid) {
+  const char *What = Grid ? "grid" : "block";
+  const std::optional<inv::LaunchDim> &D = Grid ? L.Grid : L.Block;
+  if (!L.Edit.Editable)
+    return "its launch site " + L.ID + " is not editable: " + L.Edit.NotEditableReason.value_or("");
+  if (L.Via == "cudaLaunchKernelEx")
+    return "its launch site " + L.ID + " launches through cudaLaunchKernelEx, whose " + What +
+           " set_launch_config cannot change";
+  if (!D || !llvm::Regex("^([A-Za-z_][A-Za-z0-9_]*|[0-9]+[uU]?)$").match(D->Expr))
+    return "the " + std::string(What) + " of its launch site " + L.ID +
+           " is not a name or a literal (it would be evaluated three times)";
   return std::nullopt;
 }
 
