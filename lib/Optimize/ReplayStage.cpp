@@ -253,5 +253,10 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
   return Out;
 }
 
+void ReplayStage::releaseGpu() {
+  Server.reset();
+  ServerCapture.clear();
+}
+
 } // namespace optimize
 } // namespace kloop

@@ -57,6 +57,11 @@ public:
   /// Stages::replayCompare.
   llvm::Expected<ReplayCompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
                                                llvm::StringRef CaptureDir, llvm::StringRef WorkDir);
+  /// Stops the replay worker, if one is up, so that the GPU holds no context of kloop's while a workload
+  /// runs: the measurement runner discards every sample taken while another process uses the GPU
+  /// (foreign GPU load, docs/measure.md), and the worker is such a process. The next replayed step
+  /// starts a new worker.
+  void releaseGpu();
 
 private:
   /// The cubin of \p SourceDir's kernels (built once per directory into \p WorkDir); an error's

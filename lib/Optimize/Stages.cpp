@@ -235,6 +235,7 @@ public:
   }
 
   Expected<CompareOutcome> runCompare(const measure::CompareOptions &CO) {
+    Replay.releaseGpu(); // a workload runs: no replay worker may hold the GPU (foreign GPU load)
     StringRef WorkDir = CO.WorkDir;
     llvm::sys::fs::create_directories(WorkDir);
     Expected<measure::CompareResult> R = measure::compareWorkloads(C, CO);
@@ -317,6 +318,7 @@ public:
   }
 
   Expected<CountersOutcome> counters(StringRef SourceDir, StringRef WorkDir) override {
+    Replay.releaseGpu(); // the metrics runs are workload runs too
     Expected<std::string> BuildDir = buildFor(SourceDir, (WorkDir + ".build").str(), "its hardware counters");
     if (!BuildDir)
       return BuildDir.takeError();
