@@ -44,14 +44,16 @@ Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, Strin
   return O;
 }
 
-/// KLOOP_TEST_CRASH_AT=<state>:<round>: die as a killed process would.
-static void maybeCrash(StepState St, int64_t Round) {
+/// KLOOP_TEST_CRASH_AT=<state>:<round>[:<step key>]: die as a killed process would, at the first step of
+/// that state and round (with a key: at that step only; round 0 has several measure steps).
+static void maybeCrash(StepState St, int64_t Round, StringRef Key) {
   const char *E = std::getenv("KLOOP_TEST_CRASH_AT");
   if (!E)
     return;
-  auto [Name, Num] = StringRef(E).split(':');
+  auto [Name, Rest] = StringRef(E).split(':');
+  auto [Num, WantKey] = Rest.split(':');
   int64_t R = 0;
-  if (Name == stepStateName(St) && !Num.getAsInteger(10, R) && R == Round)
+  if (Name == stepStateName(St) && !Num.getAsInteger(10, R) && R == Round && (WantKey.empty() || WantKey == Key))
     _exit(137);
 }
 
@@ -195,7 +197,7 @@ public:
     Expected<int64_t> Id = J.beginStep(Run, Round, St, Key);
     if (!Id)
       return Id.takeError();
-    maybeCrash(St, Round);
+    maybeCrash(St, Round, Key);
     // The step's records and its finish commit together: a crash leaves
     // neither, and the resumed run redoes the step from scratch.
     json Payload;
