@@ -58,9 +58,10 @@ public:
   llvm::Expected<ReplayCompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
                                                llvm::StringRef CaptureDir, llvm::StringRef WorkDir);
   /// Stops the replay worker, if one is up, so that the GPU holds no context of kloop's while a workload
-  /// runs: the measurement runner discards every sample taken while another process uses the GPU
-  /// (foreign GPU load, docs/measure.md), and the worker is such a process. The next replayed step
-  /// starts a new worker.
+  /// is timed: the measurement runner discards every sample taken while another process uses the GPU
+  /// (foreign GPU load, docs/measure.md), and the worker is such a process. Called before every
+  /// compare (search step, canary, final check); not before the counters' metrics runs, which time
+  /// nothing. The next replayed step starts a new worker.
   void releaseGpu();
 
 private:

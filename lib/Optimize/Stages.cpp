@@ -318,7 +318,6 @@ public:
   }
 
   Expected<CountersOutcome> counters(StringRef SourceDir, StringRef WorkDir) override {
-    Replay.releaseGpu(); // the metrics runs are workload runs too
     Expected<std::string> BuildDir = buildFor(SourceDir, (WorkDir + ".build").str(), "its hardware counters");
     if (!BuildDir)
       return BuildDir.takeError();
