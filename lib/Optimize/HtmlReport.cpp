@@ -7,7 +7,6 @@
 ///
 //===----------------------------------------------------------------------===//
 #include "kloop/Optimize/HtmlReport.h"
-#include "kloop/Measure/KernelProfile.h"
 #include "kloop/Optimize/Optimize.h"
 #include "kloop/Support/Error.h"
 #include "kloop/Support/Path.h"
@@ -248,24 +247,11 @@ void rooflineSection(llvm::raw_ostream &OS, const RunData &D, json &Data) {
 void profileSection(llvm::raw_ostream &OS, const RunData &D) {
   OS << "<h2>Profile limiters</h2>\n";
   std::string Rows;
-  for (const StepRecord &S : D.Steps) {
-    StringRef Who = S.Key;
-    if (S.Status != StepStatus::Finished || S.State != StepState::Measure || !Who.consume_front("counters-") ||
-        !S.Payload.is_object())
-      continue;
-    for (const json &J : S.Payload.value("profiles", json::array())) {
-      Expected<measure::KernelProfile> KP = measure::kernelProfileFromJSON(J, "counters-" + Who.str() + " step");
-      if (!KP) {
-        Rows += "<tr>" + cell(Who.str()) + cell("") + cell("") + cell("unreadable: " + toString(KP.takeError())) +
-                "</tr>\n";
-        continue;
-      }
-      Rows += "<tr>" + cell(Who.str()) + cell(KP->Name) + cell(KP->Shape) +
-              cell(measure::summarizeKernelProfile(*KP)) + "</tr>\n";
-    }
-    for (const json &Problem : S.Payload.value("problems", json::array()))
-      Rows += "<tr>" + cell(Who.str()) + cell("") + cell("") +
-              cell("missing: " + (Problem.is_string() ? Problem.get<std::string>() : Problem.dump())) + "</tr>\n";
+  for (const CountersStep &C : countersSteps(D.Steps)) {
+    for (const CountersStep::Row &R : C.Rows)
+      Rows += "<tr>" + cell(C.Who) + cell(R.Name) + cell(R.Shape) + cell(R.Summary) + "</tr>\n";
+    for (const std::string &Problem : C.Problems)
+      Rows += "<tr>" + cell(C.Who) + cell("") + cell("") + cell("missing: " + Problem) + "</tr>\n";
   }
   if (Rows.empty()) {
     OS << "<p class=\"note\">The journal holds no hardware-counter profile of this run (no counters step: no "

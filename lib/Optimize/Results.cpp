@@ -153,35 +153,50 @@ static std::string firstRefusal(const ProposalSummary &P) {
   return "edit #" + std::to_string(*R.EditOrdinal + 1) + Label + ": " + R.Reason;
 }
 
+std::vector<CountersStep> countersSteps(const std::vector<StepRecord> &Steps) {
+  std::vector<CountersStep> Out;
+  for (const StepRecord &St : Steps) {
+    StringRef Who = St.Key;
+    if (St.Status != StepStatus::Finished || St.State != StepState::Measure || !Who.consume_front("counters-") ||
+        !St.Payload.is_object())
+      continue;
+    CountersStep C;
+    C.Who = Who.str();
+    C.Payload = St.Payload;
+    for (const json &J : St.Payload.value("profiles", json::array())) {
+      Expected<measure::KernelProfile> KP = measure::kernelProfileFromJSON(J, "counters-" + C.Who + " step");
+      if (KP)
+        C.Rows.push_back({KP->Name, KP->Shape, measure::summarizeKernelProfile(*KP), true});
+      else
+        C.Rows.push_back({"", "", "unreadable: " + llvm::toString(KP.takeError()), false});
+    }
+    for (const json &Problem : St.Payload.value("problems", json::array()))
+      C.Problems.push_back(Problem.is_string() ? Problem.get<std::string>() : dumpJSON(Problem));
+    Out.push_back(std::move(C));
+  }
+  return Out;
+}
+
 /// The hardware counters of the baseline and of each new incumbent (the counters steps), one section
 /// each with what the metrics runs cost; "" when no counters step ran.
 static std::string countersSection(const std::vector<StepRecord> &Steps) {
   std::string Out;
-  for (const StepRecord &St : Steps) {
-    StringRef Who = St.Key;
-    if (St.State != StepState::Measure || !Who.consume_front("counters-") || !St.Payload.is_object() ||
-        !St.Payload.value("profiles", json()).is_array())
+  for (const CountersStep &C : countersSteps(Steps)) {
+    if (!C.Payload.value("profiles", json()).is_array())
       continue;
-    const json &P = St.Payload;
-    const json Cost = P.value("cost", json::object());
-    Out += "### " + Who.str() + "\n\n";
+    const json Cost = C.Payload.value("cost", json::object());
+    Out += "### " + C.Who + "\n\n";
     Out += llvm::formatv("cost: metrics runs {0} s against {1} s for plain runs of the same shapes (ratio {2}); "
                          "{3} replay pass(es) per profiled launch on {4}\n\n",
                          num(Cost.value("metrics_wall_s", json()), "{0:f2}"),
                          num(Cost.value("plain_wall_s", json()), "{0:f2}"), num(Cost.value("ratio", json()), "{0:f1}"),
-                         num(P.value("passes", json())), P.value("chip", std::string("?")))
+                         num(C.Payload.value("passes", json())), C.Payload.value("chip", std::string("?")))
                .str();
-    for (const json &J : P["profiles"]) {
-      Expected<measure::KernelProfile> KP = measure::kernelProfileFromJSON(J, "counters-" + Who.str() + " step");
-      if (!KP) {
-        Out += "- (unreadable: " + llvm::toString(KP.takeError()) + ")\n";
-        continue;
-      }
-      Out += "- `" + KP->Name + "`" + (KP->Shape.empty() ? "" : " [" + KP->Shape + "]") + ": " +
-             measure::summarizeKernelProfile(*KP) + "\n";
-    }
-    for (const json &Problem : P.value("problems", json::array()))
-      Out += "- missing: " + (Problem.is_string() ? Problem.get<std::string>() : dumpJSON(Problem)) + "\n";
+    for (const CountersStep::Row &R : C.Rows)
+      Out += R.Readable ? "- `" + R.Name + "`" + (R.Shape.empty() ? "" : " [" + R.Shape + "]") + ": " + R.Summary + "\n"
+                        : "- (" + R.Summary + ")\n";
+    for (const std::string &Problem : C.Problems)
+      Out += "- missing: " + Problem + "\n";
     Out += "\n";
   }
   if (Out.empty())

@@ -9,6 +9,10 @@
 #define KLOOP_LIB_OPTIMIZE_RUNSTEPS_H
 
 #include "kloop/Journal/Journal.h"
+#include "kloop/Measure/KernelProfile.h"
+
+#include <string>
+#include <vector>
 
 namespace kloop {
 namespace optimize {
@@ -30,6 +34,24 @@ std::string num(const nlohmann::json &V, const char *Fmt = "{0:f0}");
 std::string candidateEdits(const ProposalSummary &P);
 std::string candidateOutcome(const ProposalSummary &P);
 std::string candidateReason(const ProposalSummary &P);
+
+/// A finished `counters-<Who>` measure step (the baseline's or a new incumbent's hardware counters):
+/// its payload, each profile as one line (summarizeKernelProfile) or the reason it could not be read,
+/// and the problems the step recorded.
+struct CountersStep {
+  std::string Who;       ///< "baseline" or "cand-N"
+  nlohmann::json Payload; ///< the whole payload (cost, passes, chip)
+  struct Row {
+    std::string Name, Shape; ///< empty when the profile is unreadable
+    std::string Summary;     ///< summarizeKernelProfile, or "unreadable: <why>"
+    bool Readable = true;
+  };
+  std::vector<Row> Rows;
+  std::vector<std::string> Problems;
+};
+
+/// The finished counters steps of \p Steps, in journal order.
+std::vector<CountersStep> countersSteps(const std::vector<StepRecord> &Steps);
 
 } // namespace optimize
 } // namespace kloop
