@@ -104,9 +104,9 @@ cl::opt<double> TimeBudget("time-budget", cl::desc("Budget: wall seconds (defaul
 cl::opt<int64_t> TokenBudget("token-budget", cl::desc("Budget: tokens in + out (default 0: no limit)"), cl::init(0),
                              cl::sub(OptSub));
 cl::opt<double> SpeedOfLight("speed-of-light",
-                             cl::desc("Stop when every shape of the incumbent is within PCT percent of the "
-                                      "copy-bandwidth ceiling (default 0: off)"),
-                             cl::init(0), cl::sub(OptSub));
+                             cl::desc("Stop when every shape of the incumbent is within PCT percent of its "
+                                      "roofline ceiling (default 10; 0: off)"),
+                             cl::init(10), cl::sub(OptSub));
 cl::opt<bool> ResumeOpt("resume",
                         cl::desc("Continue the journal's last run with the same .kloop.yaml (the options are "
                                  "this command's); a finished run only gets its results regenerated"),
@@ -115,6 +115,10 @@ cl::opt<std::string> OutDirOpt("o", cl::desc("Output directory (default: kloop-o
                                cl::value_desc("dir"), cl::sub(OptSub));
 cl::opt<uint64_t> SeedOpt("seed", cl::desc("Seed of the builtin search (default 0)"), cl::init(0),
                           cl::sub(OptSub));
+cl::opt<bool> NoProfileGuide("no-profile-guide",
+                             cl::desc("Builtin search: ignore the hardware counters (walk every dimension in kind "
+                                      "order instead of those the profile's limiters call for)"),
+                             cl::sub(OptSub));
 cl::opt<bool> NoPtxas("no-ptxas", cl::desc("Do not read a ptxas report from the builds (no -Xptxas -v added through NVCC_APPEND_FLAGS)"),
                       cl::sub(OptSub));
 cl::opt<std::string> ApplyCmdOpt("apply-command",
@@ -282,6 +286,7 @@ Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::
   if (ProposerOpt == "builtin") {
     builtin::SearchOptions SO;
     SO.Seed = SeedOpt;
+    SO.ProfileGuided = !NoProfileGuide;
     // docs/rules/: tried before the parameters; fast-math reads the workload's output tolerances
     SO.StructuralRules = [Outputs = ruleOutputs(C)](const inv::Inventory &I) {
       return structuralRuleCandidates(I, &Outputs);

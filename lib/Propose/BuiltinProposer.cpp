@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Propose/BuiltinProposer.h"
+#include "kloop/Propose/ProfileGuide.h"
 #include "kloop/Support/Ptxas.h"
 #include "kloop/Support/JSON.h"
 
@@ -390,68 +391,108 @@ unsigned estimateBlocksPerSM(unsigned Threads, unsigned Registers, unsigned Smem
 }
 
 namespace {
-/// The walk of docs/builtin-search.md, replayed over a history.
+/// The walk of docs/builtin-search.md from the incumbent of a history.
 class Walk {
 public:
   Walk(const TunableSpace &S, const std::vector<Attempt> &H,
-       const std::map<std::string, KernelResources> &R, const SearchOptions &O)
-      : S(S), Res(R), O(O) {
-    for (const Attempt &A : H)
-      Tried[normal(A.A)] = A;
+       const std::map<std::string, KernelResources> &R, const SearchOptions &O, const ProfileGuide *G)
+      : S(S), Res(R), O(O), G(G) {
+    for (const Attempt &A : H) {
+      Assignment N = normal(A.A);
+      Tried[N] = A;
+      if (A.Won) { // each win is the incumbent of the candidates after it
+        noteStep(Incumbent, N);
+        Previous = Incumbent;
+        Incumbent = N;
+        IncumbentSpilled = A.Spilled;
+      }
+    }
   }
 
   std::optional<Candidate> run() {
-    std::vector<const Dimension *> Order = order();
-    Assignment Best; // baseline
-    for (unsigned Pass = 0; Pass < O.MaxPasses; ++Pass) {
-      bool Changed = false;
-      for (const Dimension *D : Order) {
-        const std::vector<int64_t> &Vals = D->Values;
-        auto Cur = std::find(Vals.begin(), Vals.end(), valueIn(*D, Best));
-        if (Cur == Vals.end())
-          continue;
-        long Idx = Cur - Vals.begin();
-        for (int Dir : {+1, -1}) {
-          bool WonHere = false;
-          for (long J = Idx + Dir; J >= 0 && J < (long)Vals.size(); J += Dir) {
-            int64_t V = Vals[J];
-            std::string Why;
-            if (pruned(*D, V, Best, Why))
-              break;
-            Assignment A = Best;
-            A[D->key()] = V;
-            std::string Replaced = alternatives(*D, V, A);
-            Assignment N = normal(A);
-            if (N.empty())
-              break; // back at the baseline: nothing to try
-            auto It = Tried.find(N);
-            if (It == Tried.end())
-              return Candidate{N, D->key(), V, describe(*D, V, Best) + Replaced};
-            if (!It->second.Won)
-              break;
-            Best = N;
-            Changed = WonHere = true;
-            Idx = J;
-            if (It->second.Spilled)
-              break; // a win that spills: do not push further
-          }
-          if (WonHere)
-            break;
-        }
-      }
-      if (!Changed)
-        break;
+    for (const Dimension *D : order()) {
+      if (IncumbentSpilled && steppedLast(*D))
+        continue; // a win that spills: do not push that dimension further
+      if (std::optional<Candidate> C = stepOf(*D))
+        return C;
     }
     return std::nullopt;
+  }
+
+  /// The dimensions the profile leaves out: they address none of their kernel's limiters.
+  std::vector<const Dimension *> leftOut() const {
+    std::vector<const Dimension *> Out;
+    if (G)
+      for (const Dimension &D : S.Dims)
+        if (Rank R = rankOf(D, *G); R.Guided && !R.Index)
+          Out.push_back(&D);
+    return Out;
   }
 
 private:
   const TunableSpace &S;
   const std::map<std::string, KernelResources> &Res;
   const SearchOptions &O;
+  const ProfileGuide *G;
   std::map<Assignment, Attempt> Tried;
+  Assignment Incumbent, Previous; // the latest win and the one before it (the baseline: empty)
+  bool IncumbentSpilled = false;
+  /// Per parameter dimension, the direction (+1 upward, -1 downward) of its last winning step: the walk
+  /// never steps back against it, so a dimension wins at most once per value and the walk ends.
+  std::map<std::string, int> WonDirection;
+  /// Rules that were on in an incumbent: once replaced by an alternative they are not turned on again.
+  std::set<std::string> RulesOnceOn;
+
+  /// Records the steps of the win from \p From to \p To.
+  void noteStep(const Assignment &From, const Assignment &To) {
+    for (const Dimension &D : S.Dims) {
+      int64_t A = valueIn(D, From), B = valueIn(D, To);
+      if (A == B)
+        continue;
+      if (D.Kind == DimKind::Rule) {
+        if (B == 1)
+          RulesOnceOn.insert(D.key());
+        continue;
+      }
+      auto IA = std::find(D.Values.begin(), D.Values.end(), A), IB = std::find(D.Values.begin(), D.Values.end(), B);
+      WonDirection[D.key()] = IB > IA ? +1 : -1;
+    }
+  }
 
   Assignment normal(const Assignment &A) const { return normalAssignment(S, A); }
+
+  /// Whether the incumbent's win changed \p D (its value differs from the previous incumbent's).
+  bool steppedLast(const Dimension &D) const { return valueIn(D, Incumbent) != valueIn(D, Previous); }
+
+  /// The first untried step of \p D from the incumbent: upward, then downward, never against the
+  /// direction in which \p D last won. A rule that is on stays on; one that an alternative replaced
+  /// stays off.
+  std::optional<Candidate> stepOf(const Dimension &D) const {
+    const std::vector<int64_t> &Vals = D.Values;
+    auto Cur = std::find(Vals.begin(), Vals.end(), valueIn(D, Incumbent));
+    if (Cur == Vals.end())
+      return std::nullopt;
+    long Idx = Cur - Vals.begin();
+    for (int Dir : {+1, -1}) {
+      long J = Idx + Dir;
+      if (J < 0 || J >= (long)Vals.size() || (D.Kind == DimKind::Rule && (Dir < 0 || RulesOnceOn.count(D.key()))))
+        continue;
+      if (auto W = WonDirection.find(D.key()); W != WonDirection.end() && W->second != Dir)
+        continue;
+      int64_t V = Vals[J];
+      std::string Why;
+      if (pruned(D, V, Incumbent, Why))
+        continue;
+      Assignment A = Incumbent;
+      A[D.key()] = V;
+      std::string Replaced = alternatives(D, V, A);
+      Assignment N = normal(A);
+      if (N.empty() || Tried.count(N))
+        continue; // the baseline, or tried (lost, or an earlier incumbent): this direction is done
+      return Candidate{N, D.key(), V, describe(D, V, Incumbent) + Replaced};
+    }
+    return std::nullopt;
+  }
 
   /// Rule \p D turned on in \p A turns off every other rule on in \p A that rewrites the same code
   /// (rewritesOverlap): the candidate tries \p D in place of them. Returns " (in place of R, ...)" or "".
@@ -467,9 +508,12 @@ private:
     return Out.empty() ? Out : Out + ")";
   }
 
+  /// The kinds in the order of the table, each shuffled with the seed; with a profile, the dimensions
+  /// that address a limiter of their kernel first, strongest limiter first, and none that address
+  /// none of them (leftOut).
   std::vector<const Dimension *> order() const {
     std::vector<const Dimension *> Out;
-    std::mt19937_64 G(O.Seed);
+    std::mt19937_64 Gen(O.Seed);
     for (DimKind K : {DimKind::Rule, DimKind::BlockSize, DimKind::Tile, DimKind::Unroll, DimKind::MinBlocks,
                       DimKind::Qualifiers}) {
       std::vector<const Dimension *> Group;
@@ -478,9 +522,24 @@ private:
           Group.push_back(&D);
       // Fisher-Yates with the raw generator output (portable, unlike std::shuffle).
       for (size_t I = Group.size(); I > 1; --I)
-        std::swap(Group[I - 1], Group[G() % I]);
+        std::swap(Group[I - 1], Group[Gen() % I]);
       Out.insert(Out.end(), Group.begin(), Group.end());
     }
+    if (!G)
+      return Out;
+    std::vector<std::pair<Rank, const Dimension *>> Ranked;
+    for (const Dimension *D : Out)
+      if (Rank R = rankOf(*D, *G); !R.Guided || R.Index)
+        Ranked.push_back({R, D});
+    // Guided first, by the weight of the limiter addressed (heaviest first); unguided after, in kind order.
+    std::stable_sort(Ranked.begin(), Ranked.end(), [](const auto &A, const auto &B) {
+      if (A.first.Guided != B.first.Guided)
+        return A.first.Guided;
+      return A.first.Weight > B.first.Weight;
+    });
+    Out.clear();
+    for (const auto &[_, D] : Ranked)
+      Out.push_back(D);
     return Out;
   }
 
@@ -547,8 +606,15 @@ private:
 
 std::optional<Candidate> nextCandidate(const TunableSpace &S, const std::vector<Attempt> &History,
                                        const std::map<std::string, KernelResources> &Baseline,
-                                       const SearchOptions &O) {
-  return Walk(S, History, Baseline, O).run();
+                                       const SearchOptions &O, const ProfileGuide *Guide) {
+  return Walk(S, History, Baseline, O, Guide).run();
+}
+
+std::vector<std::string> leftOutByProfile(const TunableSpace &S, const ProfileGuide &Guide) {
+  std::vector<std::string> Out;
+  for (const Dimension *D : Walk(S, {}, {}, {}, &Guide).leftOut())
+    Out.push_back(D->key());
+  return Out;
 }
 
 std::map<std::string, KernelResources> resourcesByKernel(const TunableSpace &S, const json &Ptxas) {
@@ -577,6 +643,88 @@ static std::string notesClause(const std::vector<std::string> &Notes) {
   return Out.empty() ? Out : Out + ")";
 }
 
+namespace {
+/// What the search reads of the context's history.
+struct HistoryFacts {
+  std::vector<Attempt> Attempts;
+  /// Candidates whose verification and measurement were skipped (no GPU), and candidates measured at all.
+  size_t Unmeasured = 0, Measured = 0;
+};
+} // namespace
+
+static HistoryFacts readHistory(const json &Context) {
+  HistoryFacts F;
+  if (!Context.contains("history") || !Context["history"].is_array())
+    return F;
+  for (const json &H : Context["history"]) {
+    std::string Outcome = H.is_object() ? H.value("outcome", std::string()) : std::string();
+    F.Unmeasured += Outcome == "unmeasured";
+    F.Measured += Outcome == "accepted" || Outcome == "rejected" || Outcome == "failed_verification";
+    const json *Prov = nullptr;
+    if (H.contains("proposal") && H["proposal"].is_object() && H["proposal"].contains("provenance"))
+      Prov = &H["proposal"]["provenance"];
+    if (!Prov || !Prov->is_object() || !Prov->contains("assignment") || !(*Prov)["assignment"].is_object())
+      continue;
+    Attempt A;
+    for (const auto &[K, V] : (*Prov)["assignment"].items())
+      if (V.is_number_integer())
+        A.A[K] = V.get<int64_t>();
+    A.Won = H.value("accepted", false);
+    A.Spilled = H.value("spilled", false);
+    F.Attempts.push_back(std::move(A));
+  }
+  return F;
+}
+
+/// "; " joined.
+static std::string joined(const std::vector<std::string> &V, const char *Sep = "; ") {
+  std::string Out;
+  for (const std::string &X : V)
+    Out += (Out.empty() ? "" : Sep) + X;
+  return Out;
+}
+
+/// Why the walk over \p S is over, given \p H and the profile guide \p G (may be null).
+static llvm::Error exhausted(const TunableSpace &S, const HistoryFacts &H, const ProfileGuide *G) {
+  size_t Wins = 0;
+  for (const Attempt &A : H.Attempts)
+    Wins += A.Won;
+  std::vector<std::string> Keys;
+  for (const Dimension &D : S.Dims)
+    Keys.push_back(D.key());
+  std::string Tally = std::to_string(S.Dims.size()) + " dimensions: " + joined(Keys, ", ") + "; " +
+                      std::to_string(H.Attempts.size()) + " candidates";
+  // Without wins (or without measurements: nothing unmeasured is ever a win) each dimension ends at
+  // its first step in each direction; ptxas pruning can end one before any step.
+  if (H.Unmeasured > 0 && H.Measured == 0)
+    return llvm::make_error<SearchExhaustedError>(
+        "no candidate could be measured (verification and measurement skipped: no GPU), so none could win "
+        "and each dimension ended at its first step in each direction (" +
+        Tally + ", " + std::to_string(H.Unmeasured) + " not measured, none measured)");
+  std::vector<std::string> Out = G ? leftOutByProfile(S, *G) : std::vector<std::string>{};
+  if (!Out.empty())
+    return llvm::make_error<SearchExhaustedError>(
+        "the profile shows nothing left that a rule addresses: every dimension that addresses a limiter "
+        "the incumbent's counters show was walked (" +
+        joined(describeGuide(*G)) + "); not tried, as they address none of them: " + joined(Out, ", ") + " (" +
+        Tally + ", " + std::to_string(Wins) + " accepted)");
+  return llvm::make_error<SearchExhaustedError>(
+      "every dimension was walked until a step did not win, or was pruned by the ptxas report (" + Tally +
+      ", " + std::to_string(Wins) + " accepted)");
+}
+
+/// The profile guide of the context's "counters" (std::nullopt without counters or when not guided).
+static Expected<std::optional<ProfileGuide>> guideOf(const TunableSpace &S, const json &Context, bool Guided) {
+  if (!Guided || !Context.contains("counters"))
+    return std::nullopt;
+  Expected<ProfileGuide> G = profileGuide(S, Context["counters"], "builtin proposer: context: counters");
+  if (!G)
+    return G.takeError();
+  if (G->ByKernel.empty())
+    return std::nullopt;
+  return std::optional<ProfileGuide>(std::move(*G));
+}
+
 Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   auto Start = std::chrono::steady_clock::now();
   if (!Context.is_object() || !Context.contains("inventory"))
@@ -597,66 +745,30 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
   if (S.Dims.empty())
     return llvm::make_error<SearchExhaustedError>("the inventory has no tunable parameter" +
                                                   notesClause(S.Notes));
-  std::vector<Attempt> History;
-  // Candidates whose verification and measurement were skipped (no GPU), and candidates measured at all.
-  size_t Unmeasured = 0, Measured = 0;
-  if (Context.contains("history") && Context["history"].is_array())
-    for (const json &H : Context["history"]) {
-      std::string Outcome = H.is_object() ? H.value("outcome", std::string()) : std::string();
-      Unmeasured += Outcome == "unmeasured";
-      Measured += Outcome == "accepted" || Outcome == "rejected" || Outcome == "failed_verification";
-      const json *Prov = nullptr;
-      if (H.contains("proposal") && H["proposal"].is_object() && H["proposal"].contains("provenance"))
-        Prov = &H["proposal"]["provenance"];
-      if (!Prov || !Prov->is_object() || !Prov->contains("assignment") ||
-          !(*Prov)["assignment"].is_object())
-        continue;
-      Attempt A;
-      for (const auto &[K, V] : (*Prov)["assignment"].items())
-        if (V.is_number_integer())
-          A.A[K] = V.get<int64_t>();
-      A.Won = H.value("accepted", false);
-      A.Spilled = H.value("spilled", false);
-      History.push_back(std::move(A));
-    }
+  Expected<std::optional<ProfileGuide>> G = guideOf(S, Context, Opts.ProfileGuided);
+  if (!G)
+    return G.takeError();
+  const ProfileGuide *Guide = *G ? &**G : nullptr;
+  HistoryFacts H = readHistory(Context);
   std::map<std::string, KernelResources> Res;
   if (Context.contains("ptxas_baseline"))
     Res = resourcesByKernel(S, Context["ptxas_baseline"]);
-  std::optional<Candidate> C = nextCandidate(S, History, Res, Opts);
-  if (!C) {
-    size_t Wins = 0;
-    for (const Attempt &A : History)
-      Wins += A.Won;
-    std::string Dims;
-    for (const Dimension &D : S.Dims)
-      Dims += (Dims.empty() ? "" : ", ") + D.key();
-    // Without wins (or without measurements: nothing unmeasured is ever a win) each dimension ends at
-    // its first step in each direction; ptxas pruning can end one before any step.
-    if (Unmeasured > 0 && Measured == 0)
-      return llvm::make_error<SearchExhaustedError>(
-          "no candidate could be measured (verification and measurement skipped: no GPU), so none could win "
-          "and each dimension ended at its first step in each direction (" +
-          std::to_string(S.Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
-          " candidates, " + std::to_string(Unmeasured) + " not measured, none measured)");
-    return llvm::make_error<SearchExhaustedError>(
-        "every dimension was walked until a step did not win, or was pruned by the ptxas report (" +
-        std::to_string(S.Dims.size()) + " dimensions: " + Dims + "; " + std::to_string(History.size()) +
-        " candidates, " + std::to_string(Wins) + " accepted)");
-  }
+  std::optional<Candidate> C = nextCandidate(S, H.Attempts, Res, Opts, Guide);
+  if (!C)
+    return exhausted(S, H, Guide);
   ProposalReply R;
   json Assign = json::object();
   for (const auto &[K, V] : C->A)
     Assign[K] = V;
-  R.Proposal = {{"version", 1},
-                {"edits", editsFor(S, C->A)},
-                {"rationale", C->Why},
-                {"provenance",
-                 {{"proposer", "builtin"},
-                  {"seed", Opts.Seed},
-                  {"dimension", C->DimKey},
-                  {"value", C->Value},
-                  {"assignment", Assign},
-                  {"space_notes", S.Notes}}}};
+  json Prov = {{"proposer", "builtin"}, {"seed", Opts.Seed},   {"dimension", C->DimKey},
+               {"value", C->Value},     {"assignment", Assign}, {"space_notes", S.Notes}};
+  std::string Why = C->Why;
+  if (Guide) {
+    Prov["profile_findings"] = describeGuide(*Guide);
+    Prov["left_out_by_profile"] = leftOutByProfile(S, *Guide);
+    Why += "; the profile: " + joined(describeGuide(*Guide));
+  }
+  R.Proposal = {{"version", 1}, {"edits", editsFor(S, C->A)}, {"rationale", Why}, {"provenance", Prov}};
   R.RawText = dumpJSON(R.Proposal);
   R.Prov.ProposerKind = "builtin";
   R.Prov.Seed = (int64_t)Opts.Seed;

@@ -3,8 +3,9 @@
 /// \file
 /// The builtin proposer (the default of `kloop optimize`; no network). It
 /// enumerates the tunable space an inventory (docs/inventory.md) exposes and
-/// walks it by coordinate descent from the baseline: one parameter at a time,
-/// ordered by expected impact, continuing in a direction while the measured
+/// walks it by coordinate descent from the incumbent: one parameter at a time,
+/// ordered by what the incumbent's counters say limits the kernel (ProfileGuide.h)
+/// or else by expected impact, continuing in a direction while the measured
 /// verdict says it wins, pruned with the ptxas report. docs/builtin-search.md
 /// documents the strategy and every threshold.
 ///
@@ -148,8 +149,10 @@ struct Attempt {
 struct SearchOptions {
   /// Orders dimensions of one kind (deterministic Fisher-Yates with mt19937_64).
   uint64_t Seed = 0;
-  /// Full passes over all dimensions; a pass without a win ends the search.
-  unsigned MaxPasses = 2;
+  /// Whether the incumbent's hardware counters (context "counters") order
+  /// the dimensions and leave out those that address none of the limiters
+  /// they show (ProfileGuide.h); without counters the kind order holds.
+  bool ProfileGuided = true;
   /// The structural rules (empty: none are tried).
   RuleCandidatesFn StructuralRules;
 };
@@ -162,12 +165,22 @@ struct Candidate {
   std::string Why;      ///< one sentence for the rationale
 };
 
-/// Replays \p History over the coordinate-descent walk and returns the first
-/// candidate not yet tried, or std::nullopt when the walk is over. \p Baseline
-/// maps kernel IDs to their baseline resources (may be empty: no pruning).
+struct ProfileGuide;
+
+/// The first candidate not yet tried of the coordinate-descent walk from the
+/// incumbent of \p History (its last win; the baseline without one), or
+/// std::nullopt when the walk is over: each dimension, in order, one step
+/// upward, else one step downward, from the incumbent's value. \p Baseline maps
+/// kernel IDs to their baseline resources (may be empty: no pruning). With
+/// \p Guide (may be null) the order is the profile's (rankOf) and dimensions
+/// that address none of the limiters are never proposed.
 std::optional<Candidate> nextCandidate(const TunableSpace &S, const std::vector<Attempt> &History,
                                        const std::map<std::string, KernelResources> &Baseline,
-                                       const SearchOptions &O);
+                                       const SearchOptions &O, const ProfileGuide *Guide = nullptr);
+
+/// The keys of the dimensions \p Guide leaves out of the walk: their kernel was
+/// profiled and they address none of its limiters.
+std::vector<std::string> leftOutByProfile(const TunableSpace &S, const ProfileGuide &Guide);
 
 /// Returned by BuiltinProposer::propose when the walk is over.
 class SearchExhaustedError : public llvm::ErrorInfo<SearchExhaustedError> {
@@ -188,13 +201,18 @@ public:
 ///  - "history": array of {"proposal": {..., "provenance": {"assignment": {...}}},
 ///    "accepted": bool, "spilled": bool} (optional; entries without an
 ///    assignment, e.g. from another proposer, are ignored);
+///  - "counters": the incumbent's hardware counters ({"profiles": [...]},
+///    kloop optimize's counters step), which order the walk (ProfileGuide.h;
+///    optional; a profile kernelProfileFromJSON refuses is an error);
 ///  - "ptxas_baseline": the baseline build's ptxas report in the form of
 ///    kloop::toJSON(ArrayRef<PtxasFunction>) (kloop/Support/Ptxas.h) (optional;
 ///    an unreadable one gives no resources).
 /// The reply's proposal is {"version": 1, "edits", "rationale", "provenance":
 /// {"proposer": "builtin", "seed", "dimension", "value", "assignment",
 /// "space_notes"}} (space_notes: TunableSpace::Notes, what was left out and why).
-/// Errors: missing/invalid inventory; SearchExhaustedError.
+/// Errors: missing/invalid inventory or counters; SearchExhaustedError, whose
+/// reason says whether the walk ended or the profile shows nothing left that
+/// a dimension addresses.
 class BuiltinProposer : public Proposer {
 public:
   explicit BuiltinProposer(SearchOptions O = {}) : Opts(O) {}
