@@ -247,6 +247,14 @@ private:
       if (Out.Access == OutputAccess::Write)
         PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
     Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = join(PoisonArgs, ",");
+    // Only the declared outputs are dumped: the other parameters (inputs, workspaces) are compared by
+    // hash (verify::compareProfiles), so dumping them cost only time and disk (histogram's 256 MiB
+    // input on every launch of every capture run).
+    std::vector<std::string> DumpArgs;
+    for (const OutputSpec &Out : C.Outputs)
+      DumpArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
+    if (!DumpArgs.empty())
+      Capture.Extra["KLOOP_CUPTI_DUMP_ARGS"] = join(DumpArgs, ",");
     HashOnly = Capture;
     HashOnly.Dump = false;
   }

@@ -185,7 +185,7 @@ std::optional<uint64_t> parseUnsigned(const std::string &Text) {
   return V;
 }
 
-std::optional<std::vector<PoisonArg>> parsePoisonArgs(const std::string &Text, std::string &Error) {
+std::optional<std::vector<PoisonArg>> parsePoisonArgs(const std::string &Text, std::string &Error, const char *Var) {
   std::vector<PoisonArg> Out;
   for (const std::string &Item : splitList(Text)) {
     PoisonArg P;
@@ -195,14 +195,13 @@ std::optional<std::vector<PoisonArg>> parsePoisonArgs(const std::string &Text, s
       P.KernelSubstring = trim(Item.substr(0, Colon));
       Index = Item.substr(Colon + 1);
       if (P.KernelSubstring.empty()) {
-        Error = "KLOOP_CUPTI_POISON_ARGS entry '" + Item + "': empty kernel name before ':'";
+        Error = std::string(Var) + " entry '" + Item + "': empty kernel name before ':'";
         return std::nullopt;
       }
     }
     std::optional<uint64_t> N = parseUnsigned(Index);
     if (!N || *N > 4096) {
-      Error = "KLOOP_CUPTI_POISON_ARGS entry '" + Item +
-              "': expected a parameter index (0..4096) or KERNEL:INDEX";
+      Error = std::string(Var) + " entry '" + Item + "': expected a parameter index (0..4096) or KERNEL:INDEX";
       return std::nullopt;
     }
     P.Arg = static_cast<unsigned>(*N);

@@ -61,8 +61,9 @@ std::vector<std::string> splitList(const std::string &Text);
 /// an empty list matches nothing).
 bool matchesTarget(const std::vector<std::string> &Targets, const std::string &DemangledName);
 
-/// One entry of KLOOP_CUPTI_POISON_ARGS: "N" (parameter N of every target kernel) or "SUBSTR:N"
-/// (parameter N of target kernels whose demangled name contains SUBSTR). N counts parameters from 0.
+/// One entry of KLOOP_CUPTI_POISON_ARGS or KLOOP_CUPTI_DUMP_ARGS: "N" (parameter N of every target
+/// kernel) or "SUBSTR:N" (parameter N of target kernels whose demangled name contains SUBSTR). N counts
+/// parameters from 0.
 struct PoisonArg {
   /// Empty for "N": applies to every target kernel.
   std::string KernelSubstring;
@@ -70,11 +71,14 @@ struct PoisonArg {
   unsigned Arg = 0;
 };
 
-/// Parses KLOOP_CUPTI_POISON_ARGS (comma-separated PoisonArg entries). On a malformed entry returns
-/// std::nullopt and sets \p Error to a message naming the entry and the reason.
-std::optional<std::vector<PoisonArg>> parsePoisonArgs(const std::string &Text, std::string &Error);
+/// Parses a list of parameters (comma-separated PoisonArg entries) read from environment variable
+/// \p Var (KLOOP_CUPTI_POISON_ARGS or KLOOP_CUPTI_DUMP_ARGS). On a malformed entry returns std::nullopt
+/// and sets \p Error to a message naming \p Var, the entry and the reason.
+std::optional<std::vector<PoisonArg>> parsePoisonArgs(const std::string &Text, std::string &Error,
+                                                      const char *Var = "KLOOP_CUPTI_POISON_ARGS");
 
-/// True when \p Spec names parameter \p Arg of the kernel called \p DemangledName.
+/// True when \p Spec names parameter \p Arg of the kernel called \p DemangledName (a parameter to
+/// poison, or to dump).
 bool shouldPoison(const std::vector<PoisonArg> &Spec, const std::string &DemangledName, unsigned Arg);
 
 /// The byte written over poisoned buffers for KLOOP_CUPTI_POISON: "nan" -> 0xFF (every f32/f64 made of

@@ -117,6 +117,10 @@ TEST(Poison, ArgsErrorsNameTheEntry) {
   Err.clear();
   EXPECT_FALSE(parsePoisonArgs("k:-1", Err).has_value());
   EXPECT_NE(Err.find("k:-1"), std::string::npos) << Err;
+  // The same list selects the parameters to dump (KLOOP_CUPTI_DUMP_ARGS); its errors name that variable.
+  Err.clear();
+  EXPECT_FALSE(parsePoisonArgs("k:x", Err, "KLOOP_CUPTI_DUMP_ARGS").has_value());
+  EXPECT_EQ(Err.rfind("KLOOP_CUPTI_DUMP_ARGS entry 'k:x'", 0), 0u) << Err;
 }
 
 TEST(Poison, Mode) {

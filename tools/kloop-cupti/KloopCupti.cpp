@@ -74,6 +74,9 @@ struct Config {
   std::string PoisonArgsText;
   std::vector<PoisonArg> PoisonArgs;
   bool Dump = false;
+  /// KLOOP_CUPTI_DUMP_ARGS: the parameters dumped (empty: every captured parameter).
+  std::string DumpArgsText;
+  std::vector<PoisonArg> DumpArgs;
   uint64_t SampleUs = 1000;
   /// KLOOP_CUPTI_L2_FLUSH=1: before every kernel launch, write a scratch buffer of twice the L2 size on the
   /// launch's stream, so that no launch finds the previous one's data in L2 (the method of NVIDIA's
@@ -327,6 +330,12 @@ Config readConfig(std::vector<std::string> &Errors) {
   }
   std::string Dump = envString("KLOOP_CUPTI_DUMP");
   C.Dump = Dump == "1" || Dump == "true" || Dump == "yes";
+  C.DumpArgsText = envString("KLOOP_CUPTI_DUMP_ARGS");
+  Err.clear();
+  if (auto Spec = parsePoisonArgs(C.DumpArgsText, Err, "KLOOP_CUPTI_DUMP_ARGS"))
+    C.DumpArgs = std::move(*Spec);
+  else
+    Errors.push_back(Err + "; every captured parameter is dumped");
   std::string Flush = envString("KLOOP_CUPTI_L2_FLUSH");
   C.L2Flush = Flush == "1" || Flush == "true" || Flush == "yes";
   std::string Trace = envString("KLOOP_CUPTI_KERNEL_TRACE");
@@ -871,7 +880,7 @@ void captureArgs(PendingLaunch &P) {
     C.Poisoned = A.Poisoned;
     C.Tracked = A.Tracked;
     std::unique_ptr<FILE, int (*)(FILE *)> DumpFile(nullptr, &fclose);
-    if (G->Cfg.Dump) {
+    if (G->Cfg.Dump && (G->Cfg.DumpArgs.empty() || shouldPoison(G->Cfg.DumpArgs, P.Demangled, A.Index))) {
       C.Dump = dumpFileName(G->Cfg.OutPath, P.Seq, A.Index);
       std::string Path = directoryOf(G->Cfg.OutPath) + "/" + C.Dump;
       DumpFile.reset(std::fopen(Path.c_str(), "wb"));
@@ -1745,6 +1754,7 @@ void writeOutput() {
                          {"poison", Cfg.PoisonByte ? ordered_json(Cfg.PoisonText) : ordered_json(nullptr)},
                          {"poison_args", Cfg.PoisonArgsText},
                          {"dump", Cfg.Dump},
+                         {"dump_args", Cfg.DumpArgsText},
                          {"sample_us", Cfg.SampleUs}};
   J["kernel_trace"] = Cfg.SerialKernelTrace ? "serial" : "concurrent";
   ProcessQueryCost Queries = G->Sampler.processQueryCost();

@@ -22,6 +22,9 @@ Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS nam
 captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
 Like libkloop-cupti.so, arg 3 is poisoned (its capture says "poisoned") only when KLOOP_CUPTI_POISON is
 nan or sentinel and KLOOP_CUPTI_POISON_ARGS names it ("3" or "KERNEL:3" with KERNEL in the name).
+With FAKE_CAPTURE_INPUT=1 it also captures arg 2 (the input x, the same bytes on both sides). Like the
+library, KLOOP_CUPTI_DUMP_ARGS (same syntax) limits which captures are dumped; each dump written is
+logged to $FAKE_DUMP_LOG when set.
 NVML samples, by $FAKE_FOREIGN (when $FAKE_FOREIGN_VARIANT is set, only in that variant's runs; the
 other variants' runs then get the "old" samples):
   unset  none ("nvml": false)
@@ -68,12 +71,26 @@ dump = os.environ.get("KLOOP_CUPTI_DUMP") == "1"
 name = "saxpy(int, float, float const*, float*)"
 poison_byte = {"nan": 0xFF, "sentinel": 0xA5}.get(os.environ.get("KLOOP_CUPTI_POISON", ""))
 
-def names_arg3(entry):
+def names_arg(entry, arg):
     kernel, _, index = entry.strip().rpartition(":")
-    return index.strip() == "3" and kernel.strip() in name
+    return index.strip() == str(arg) and kernel.strip() in name
 
-poison = poison_byte is not None and any(
-    names_arg3(e) for e in os.environ.get("KLOOP_CUPTI_POISON_ARGS", "").split(",") if e.strip())
+def listed(var, arg):
+    return any(names_arg(e, arg) for e in os.environ.get(var, "").split(",") if e.strip())
+
+def dumps(arg):
+    return dump and (not os.environ.get("KLOOP_CUPTI_DUMP_ARGS", "").strip() or listed("KLOOP_CUPTI_DUMP_ARGS", arg))
+
+def write_dump(i, arg, data):
+    dump_name = "%s.k%d.a%d.bin" % (os.path.basename(out), i, arg)
+    with open(os.path.join(os.path.dirname(out), dump_name), "wb") as f:
+        f.write(data)
+    if os.environ.get("FAKE_DUMP_LOG"):
+        with open(os.environ["FAKE_DUMP_LOG"], "a") as log:
+            log.write("dumped arg %d\n" % arg)
+    return dump_name
+
+poison = poison_byte is not None and listed("KLOOP_CUPTI_POISON_ARGS", 3)
 base_ns = 2000 if variant in ("base", "rwbase") else 1000
 live = (3, 48) if variant != "leak" else (23, 48 + 20 * 1048576)
 if variant.startswith("rw"):
@@ -100,11 +117,12 @@ for i in range(iters + 1):
                      "registers": 8, "static_smem": 0, "dynamic_smem": 0, "stream": 9 if variant == "stream" and i > 0 else 7, "context": 1,
                      "start_ns": start, "end_ns": start + d, "duration_ns": d})
     if any(t in name for t in targets):
-        dump_name = None
-        if dump:
-            dump_name = "%s.k%d.a3.bin" % (os.path.basename(out), i)
-            with open(os.path.join(os.path.dirname(out), dump_name), "wb") as f:
-                f.write(data)
+        if os.environ.get("FAKE_CAPTURE_INPUT") == "1":
+            x = struct.pack("<4f", *[float(seed + k) for k in range(4)])
+            captures.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "kernel_ordinal": i, "arg": 2,
+                             "ptr": "0x7f0000001000", "bytes": len(x), "hash": fnv1a64(x),
+                             "dump": write_dump(i, 2, x) if dumps(2) else None, "poisoned": False})
+        dump_name = write_dump(i, 3, data) if dumps(3) else None
         captures.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "kernel_ordinal": i, "arg": 3,
                          "ptr": "0x7f0000000000", "bytes": len(data), "hash": fnv1a64(data), "dump": dump_name,
                          "poisoned": poison})
