@@ -1,5 +1,6 @@
 //===- AntiCheat.cpp - Checks against planted cheats ----------------------===//
 #include "kloop/Verify/AntiCheat.h"
+#include "kloop/Support/BufferHash.h"
 #include "Elements.h"
 #include "KeyNames.h"
 #include "kloop/Verify/Compare.h"
@@ -71,15 +72,8 @@ uint64_t countLeftPoison(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline
   return Count;
 }
 
-/// FNV-1a 64 of \p Size bytes all equal to \p Byte.
-static uint64_t fillHash(uint8_t Byte, uint64_t Size) {
-  uint64_t H = 0xcbf29ce484222325ULL;
-  for (uint64_t I = 0; I < Size; ++I) {
-    H ^= Byte;
-    H *= 0x100000001b3ULL;
-  }
-  return H;
-}
+/// The capture hash of \p Size bytes all equal to \p Byte.
+static uint64_t fillHash(uint8_t Byte, uint64_t Size) { return bufferHashOfFill(Byte, Size); }
 
 bool hashIsAllPoison(uint64_t Hash, uint64_t Size) {
   return Hash == fillHash(PoisonNaNByte, Size) ||

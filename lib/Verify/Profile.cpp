@@ -8,20 +8,15 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "kloop/Support/BufferHash.h"
+
 using namespace llvm;
 using nlohmann::json;
 
 namespace kloop {
 namespace verify {
 
-uint64_t fnv1a64(ArrayRef<uint8_t> Bytes) {
-  uint64_t H = 0xcbf29ce484222325ULL;
-  for (uint8_t B : Bytes) {
-    H ^= B;
-    H *= 0x100000001b3ULL;
-  }
-  return H;
-}
+uint64_t bufferHashOf(ArrayRef<uint8_t> Bytes) { return bufferHash(Bytes.data(), Bytes.size()); }
 
 namespace {
 
@@ -260,7 +255,7 @@ Error parseCapture(const Reader &R, const json &J, const std::string &P,
     return E;
   if (Hash.size() != 16 || !all_of(Hash, isHexDigit) || !parseHex(Hash, C.Hash))
     return R.error(Reader::child(P, "hash"),
-                   "expected 16 hex digits (FNV-1a 64), found \"" + Hash +
+                   "expected 16 hex digits (the capture hash), found \"" + Hash +
                        "\"");
   auto Dump = R.get(J, "dump", P, false);
   if (!Dump)
@@ -463,7 +458,7 @@ Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C) {
         formatv("dump {0} has {1} bytes but the capture records {2}",
                 C.DumpPath, Data.size(), C.Bytes));
   std::vector<uint8_t> Bytes(Data.bytes_begin(), Data.bytes_end());
-  uint64_t H = fnv1a64(Bytes);
+  uint64_t H = bufferHashOf(Bytes);
   if (H != C.Hash)
     return createStringError(
         inconvertibleErrorCode(),

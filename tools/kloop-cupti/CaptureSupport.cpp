@@ -10,15 +10,6 @@
 namespace kloop {
 namespace cupti {
 
-uint64_t fnv1a64(const void *Data, size_t Size, uint64_t Hash) {
-  const auto *Bytes = static_cast<const unsigned char *>(Data);
-  for (size_t I = 0; I < Size; ++I) {
-    Hash ^= Bytes[I];
-    Hash *= Fnv1a64Prime;
-  }
-  return Hash;
-}
-
 std::string hex16(uint64_t Value) {
   char Buf[17];
   std::snprintf(Buf, sizeof(Buf), "%016llx", static_cast<unsigned long long>(Value));

@@ -1,6 +1,6 @@
 //===- CaptureSupport.h - host-only helpers of libkloop-cupti -------------===//
 //
-// Everything libkloop-cupti.so decides without a GPU: the FNV-1a hash of captured bytes, which kernel
+// Everything libkloop-cupti.so decides without a GPU (the hash of captured bytes is kloop/Support/BufferHash.h): which kernel
 // parameters are pointers (from the demangled signature), the parsing of the KLOOP_CUPTI_* variables, the
 // map of live device allocations and which GPU processes are foreign. Kept free of CUDA headers so it is
 // unit-tested on CI machines.
@@ -19,15 +19,6 @@
 
 namespace kloop {
 namespace cupti {
-
-/// Offset basis of 64-bit FNV-1a (Fowler/Noll/Vo, http://www.isthe.com/chongo/tech/comp/fnv/).
-constexpr uint64_t Fnv1a64Offset = 0xcbf29ce484222325ULL;
-/// Prime of 64-bit FNV-1a (same source).
-constexpr uint64_t Fnv1a64Prime = 0x100000001b3ULL;
-
-/// Continues a 64-bit FNV-1a hash over \p Size bytes at \p Data, starting from \p Hash (pass the result of
-/// a previous call to hash a buffer in pieces; Fnv1a64Offset for a fresh hash).
-uint64_t fnv1a64(const void *Data, size_t Size, uint64_t Hash = Fnv1a64Offset);
 
 /// Formats \p Value as exactly 16 lower-case hexadecimal digits (the "hash" field of a capture).
 std::string hex16(uint64_t Value);

@@ -11,21 +11,6 @@
 
 using namespace kloop::cupti;
 
-TEST(Fnv1a64, KnownVectors) {
-  // Reference values of 64-bit FNV-1a from the FNV test suite (http://www.isthe.com/chongo/src/fnv/test_fnv.c).
-  EXPECT_EQ(fnv1a64("", 0), 0xcbf29ce484222325ULL);
-  EXPECT_EQ(fnv1a64("a", 1), 0xaf63dc4c8601ec8cULL);
-  EXPECT_EQ(fnv1a64("foobar", 6), 0x85944171f73967e8ULL);
-}
-
-TEST(Fnv1a64, PiecewiseEqualsWhole) {
-  const char *Text = "the quick brown fox";
-  size_t N = std::strlen(Text);
-  uint64_t Whole = fnv1a64(Text, N);
-  uint64_t Piece = fnv1a64(Text + 7, N - 7, fnv1a64(Text, 7));
-  EXPECT_EQ(Whole, Piece);
-}
-
 TEST(Format, Hex) {
   EXPECT_EQ(hex16(0xaf63dc4c8601ec8cULL), "af63dc4c8601ec8c");
   EXPECT_EQ(hex16(1), "0000000000000001");

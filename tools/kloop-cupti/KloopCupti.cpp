@@ -16,6 +16,7 @@
 // recorded in the JSON's "errors" array, and nothing is printed.
 //
 //===----------------------------------------------------------------------===//
+#include "kloop/Support/BufferHash.h"
 #include "CaptureSupport.h"
 #include "LaunchCapture.h"
 #include "NvmlSampler.h"
@@ -889,7 +890,7 @@ void captureArgs(PendingLaunch &P) {
         C.Dump.clear();
       }
     }
-    uint64_t Hash = Fnv1a64Offset;
+    kloop::BufferHash Hash;
     bool Ok = true;
     if (Chunk.size() < std::min<uint64_t>(C.Bytes, CopyChunkBytes))
       Chunk.resize(std::min<uint64_t>(C.Bytes, CopyChunkBytes));
@@ -902,7 +903,7 @@ void captureArgs(PendingLaunch &P) {
         Ok = false;
         break;
       }
-      Hash = fnv1a64(Chunk.data(), N, Hash);
+      Hash.update(Chunk.data(), N);
       if (DumpFile && std::fwrite(Chunk.data(), 1, N, DumpFile.get()) != N) {
         addError("short write to dump " + C.Dump);
         DumpFile.reset();
@@ -916,7 +917,7 @@ void captureArgs(PendingLaunch &P) {
       addError("cannot close dump " + C.Dump);
       C.Dump.clear();
     }
-    C.Hash = Hash;
+    C.Hash = Hash.value();
     std::lock_guard<std::mutex> Lock(G->Mu);
     G->Captures.push_back(std::move(C));
   }

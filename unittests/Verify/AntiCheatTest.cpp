@@ -53,9 +53,9 @@ TEST(AntiCheat, PoisonElementPatterns) {
   auto C = bytesOf(std::vector<int32_t>{1, -1, -1, -1});
   EXPECT_EQ(countLeftPoison(C, B, 4), 1u);
   EXPECT_EQ(countLeftPoison(C, {}, 4), 3u);
-  EXPECT_TRUE(hashIsAllPoison(fnv1a64(std::vector<uint8_t>(64, 0xA5)), 64));
-  EXPECT_TRUE(hashIsAllPoison(fnv1a64(std::vector<uint8_t>(64, 0xFF)), 64));
-  EXPECT_FALSE(hashIsAllPoison(fnv1a64(std::vector<uint8_t>(64, 0)), 64));
+  EXPECT_TRUE(hashIsAllPoison(bufferHashOf(std::vector<uint8_t>(64, 0xA5)), 64));
+  EXPECT_TRUE(hashIsAllPoison(bufferHashOf(std::vector<uint8_t>(64, 0xFF)), 64));
+  EXPECT_FALSE(hashIsAllPoison(bufferHashOf(std::vector<uint8_t>(64, 0)), 64));
 }
 
 // A baseline output with nothing to compare: all NaN (any dtype's NaN), or all
@@ -80,14 +80,14 @@ TEST(AntiCheat, VacuousBaselineOutputs) {
   EXPECT_EQ(vacuousOutput(bytesOf(Mixed), DType::F32, true), V::No);
   EXPECT_EQ(vacuousOutput({}, DType::F32, true), V::No);
   // From the hash.
-  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Sentinel), 16, DType::F32, true),
+  EXPECT_EQ(vacuousOutputFromHash(bufferHashOf(Sentinel), 16, DType::F32, true),
             V::AllPoison);
-  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Sentinel), 16, DType::F32, false),
+  EXPECT_EQ(vacuousOutputFromHash(bufferHashOf(Sentinel), 16, DType::F32, false),
             V::No);
-  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Ones), 16, DType::F64, false),
+  EXPECT_EQ(vacuousOutputFromHash(bufferHashOf(Ones), 16, DType::F64, false),
             V::AllNaN);
-  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(Ones), 16, DType::I32, false), V::No);
-  EXPECT_EQ(vacuousOutputFromHash(fnv1a64(bytesOf(ramp(4))), 16, DType::F32,
+  EXPECT_EQ(vacuousOutputFromHash(bufferHashOf(Ones), 16, DType::I32, false), V::No);
+  EXPECT_EQ(vacuousOutputFromHash(bufferHashOf(bytesOf(ramp(4))), 16, DType::F32,
                                   true),
             V::No);
 }

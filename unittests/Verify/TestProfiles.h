@@ -122,7 +122,7 @@ public:
                              {"arg", Arg},
                              {"ptr", "0x7f0000001000"},
                              {"bytes", Bytes.size()},
-                             {"hash", hex16(fnv1a64(Bytes))},
+                             {"hash", hex16(bufferHashOf(Bytes))},
                              {"dump", DumpName},
                              {"poisoned", Poisoned}});
   }

@@ -96,7 +96,7 @@ uint64_t countLeftPoison(llvm::ArrayRef<uint8_t> Candidate,
                          llvm::ArrayRef<uint8_t> Baseline, size_t ElementSize);
 
 /// True when \p Bytes (length \p Size) hashes like a buffer made entirely of
-/// one poison pattern: lets a fully unwritten output be caught from the FNV-1a
+/// one poison pattern: lets a fully unwritten output be caught from the capture
 /// hash alone, without a dump.
 bool hashIsAllPoison(uint64_t Hash, uint64_t Size);
 
@@ -121,7 +121,7 @@ enum class VacuousOutput {
 VacuousOutput vacuousOutput(llvm::ArrayRef<uint8_t> Bytes, DType Type,
                             bool Poisoned);
 
-/// The same from the FNV-1a hash of a \p Size byte buffer alone: AllPoison
+/// The same from the capture hash (bufferHash) of a \p Size byte buffer alone: AllPoison
 /// when \p Poisoned and hashIsAllPoison(); AllNaN when \p Type is a float
 /// type and the buffer is all 0xFF bytes (NaN in f16, f32 and f64). Other
 /// all-NaN buffers (computed NaNs have other bytes) need the dump.

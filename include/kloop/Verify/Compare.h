@@ -119,7 +119,7 @@ compareBuffers(llvm::ArrayRef<uint8_t> Baseline,
 enum class CompareMethod {
   /// Element-wise on the dumps of both sides.
   Dumps,
-  /// On the FNV-1a hashes only (a dump was missing on one side).
+  /// On the capture hashes only (a dump was missing on one side).
   Hashes,
   /// The candidate has no capture for this launch.
   Missing,

@@ -123,7 +123,7 @@ struct CaptureRecord {
   uint64_t Ptr = 0;
   /// Size of the captured buffer, bytes.
   uint64_t Bytes = 0;
-  /// FNV-1a 64 of the bytes.
+  /// The bytes' capture hash (kloop/Support/BufferHash.h).
   uint64_t Hash = 0;
   /// Path of the raw dump, resolved against the JSON's directory; empty when
   /// the file had "dump": null or no "dump".
@@ -202,12 +202,12 @@ llvm::Expected<Profile> parseProfile(llvm::StringRef Text,
 /// or any error of parseProfile().
 llvm::Expected<Profile> readProfile(llvm::StringRef Path);
 
-/// FNV-1a 64-bit hash (offset basis 0xcbf29ce484222325, prime
-/// 0x100000001b3; Fowler, Noll, Vo), as computed by libkloop-cupti.so.
-uint64_t fnv1a64(llvm::ArrayRef<uint8_t> Bytes);
+/// kloop::bufferHash (kloop/Support/BufferHash.h) of \p Bytes: the capture
+/// hash libkloop-cupti.so computes.
+uint64_t bufferHashOf(llvm::ArrayRef<uint8_t> Bytes);
 
 /// Reads the dump of \p C. Errors: the capture has no dump, the file cannot be
-/// read, its size differs from C.Bytes, or its FNV-1a 64 differs from C.Hash
+/// read, its size differs from C.Bytes, or its bufferHashOf differs from C.Hash
 /// (a corrupt or stale dump), each naming the file.
 llvm::Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C);
 

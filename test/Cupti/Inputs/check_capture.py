@@ -16,12 +16,8 @@ import sys
 N = 4096
 
 
-def fnv1a64(data: bytes) -> str:
-    h = 0xCBF29CE484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from buffer_hash import buffer_hash_hex as capture_hash  # noqa: E402  (kloop/Support/BufferHash.h)
 
 
 def f32(values) -> bytes:
@@ -101,8 +97,8 @@ def main() -> int:
         c = caps.get(key)
         if not c:
             continue
-        ok = expect(c["hash"] == fnv1a64(data), "seq %d arg %d hash %s, expected %s" % (
-            key[0], key[1], c["hash"], fnv1a64(data)))
+        ok = expect(c["hash"] == capture_hash(data), "seq %d arg %d hash %s, expected %s" % (
+            key[0], key[1], c["hash"], capture_hash(data)))
         ok &= expect(c["bytes"] == len(data), "seq %d arg %d bytes %r" % (key[0], key[1], c["bytes"]))
         ok &= expect(c["kernel_ordinal"] == ordinal, "seq %d ordinal %r" % (key[0], c["kernel_ordinal"]))
         poisoned = a.mode != "plain" and key == (4, 0)
@@ -111,7 +107,7 @@ def main() -> int:
             path = os.path.join(os.path.dirname(os.path.abspath(a.json)), c["dump"] or "<none>")
             if expect(os.path.exists(path), "dump of seq %d arg %d missing: %r" % (key[0], key[1], c["dump"])):
                 with open(path, "rb") as f:
-                    ok &= expect(fnv1a64(f.read()) == c["hash"], "dump %s does not hash to %s" % (path, c["hash"]))
+                    ok &= expect(capture_hash(f.read()) == c["hash"], "dump %s does not hash to %s" % (path, c["hash"]))
         else:
             ok &= expect(c["dump"] is None, "dump %r without KLOOP_CUPTI_DUMP" % c["dump"])
         if ok:

@@ -19,7 +19,7 @@ Read-write output (arg 3 is C of C = 1.5 * AB + 0.5 * C: read, then written, lik
 The fake NVML (test/Inputs/fake-nvml/) reads its script from $KLOOP_FAKE_NVML_SCRIPT; hang and stuck
 write it (to a temporary file, renamed) when that variable is set.
 Writes a kloop-cupti/1 profile to $KLOOP_CUPTI_OUT; when KLOOP_CUPTI_TARGETS names saxpy,
-captures arg 3 of every saxpy launch (FNV-1a 64 hash; a dump file when KLOOP_CUPTI_DUMP=1).
+captures arg 3 of every saxpy launch (kloop's capture hash, test/Inputs/buffer_hash.py; a dump file when KLOOP_CUPTI_DUMP=1).
 Like libkloop-cupti.so, arg 3 is poisoned (its capture says "poisoned") only when KLOOP_CUPTI_POISON is
 nan or sentinel and KLOOP_CUPTI_POISON_ARGS names it ("3" or "KERNEL:3" with KERNEL in the name).
 With FAKE_CAPTURE_INPUT=1 it also captures arg 2 (the input x, the same bytes on both sides). Like the
@@ -58,12 +58,8 @@ if variant == "crash":
     sys.stderr.flush()
     os.kill(os.getpid(), signal.SIGSEGV)
 
-def fnv1a64(data):
-    h = 0xcbf29ce484222325
-    for b in data:
-        h ^= b
-        h = (h * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return "%016x" % h
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "Inputs"))
+from buffer_hash import buffer_hash_hex as capture_hash  # noqa: E402  (kloop/Support/BufferHash.h)
 
 out = os.environ["KLOOP_CUPTI_OUT"]
 targets = [t for t in os.environ.get("KLOOP_CUPTI_TARGETS", "").split(",") if t]
@@ -120,11 +116,11 @@ for i in range(iters + 1):
         if os.environ.get("FAKE_CAPTURE_INPUT") == "1":
             x = struct.pack("<4f", *[float(seed + k) for k in range(4)])
             captures.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "kernel_ordinal": i, "arg": 2,
-                             "ptr": "0x7f0000001000", "bytes": len(x), "hash": fnv1a64(x),
+                             "ptr": "0x7f0000001000", "bytes": len(x), "hash": capture_hash(x),
                              "dump": write_dump(i, 2, x) if dumps(2) else None, "poisoned": False})
         dump_name = write_dump(i, 3, data) if dumps(3) else None
         captures.append({"seq": i, "kernel": "_Z5saxpyifPKfPf", "name": name, "kernel_ordinal": i, "arg": 3,
-                         "ptr": "0x7f0000000000", "bytes": len(data), "hash": fnv1a64(data), "dump": dump_name,
+                         "ptr": "0x7f0000000000", "bytes": len(data), "hash": capture_hash(data), "dump": dump_name,
                          "poisoned": poison})
 foreign = os.environ.get("FAKE_FOREIGN", "")
 if os.environ.get("FAKE_FOREIGN_VARIANT", variant) != variant:
