@@ -6,14 +6,19 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Check/Check.h"
+#include "kloop/Check/Gate.h"
 #include "kloop/Driver/Command.h"
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Journal/Journal.h"
+#include "kloop/Measure/Config.h"
 #include "kloop/Measure/Measure.h"
+#include "kloop/Measure/Runner.h"
 #include "kloop/Support/AtomicFile.h"
 #include "kloop/Support/Path.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -150,8 +155,49 @@ bool matchesAny(const std::vector<GlobPattern> &Globs, StringRef Name) {
   return llvm::any_of(Globs, [&](const GlobPattern &G) { return G.match(Name); });
 }
 
-/// The performance gate's part: the journal must open; without a GPU the gate is skipped with a note.
-bool performanceGate() {
+/// The touched kernels that are targets of \p C (a target's name is a substring of the kernel's).
+std::vector<const kloop::inv::Kernel *> gatedKernels(const kloop::measure::WorkloadConfig &C,
+                                                     const std::vector<const kloop::inv::Kernel *> &Touched) {
+  std::vector<const kloop::inv::Kernel *> Out;
+  for (const kloop::inv::Kernel *K : Touched)
+    if (llvm::any_of(C.Targets, [&](const std::string &T) { return StringRef(K->QualifiedName).contains(T); }))
+      Out.push_back(K);
+  return Out;
+}
+
+/// The working tree's timings of the workload's target kernels on the reference's shapes.
+Expected<std::vector<kloop::check::KernelTimings>> measureWorkingTree(const kloop::CommandContext &Ctx,
+                                                                       const kloop::measure::WorkloadConfig &C,
+                                                                       const kloop::check::GateReference &Ref) {
+  SmallString<128> Dir;
+  if (std::error_code EC = sys::fs::createUniqueDirectory("kloop-check-gate", Dir))
+    return createStringError(EC, "cannot create a work directory for the performance gate: " + EC.message());
+  Expected<std::string> Lib =
+      kloop::measure::findCuptiLibrary(Ctx.Argv0.c_str(), reinterpret_cast<void *>(&gatedKernels));
+  if (!Lib)
+    return Lib.takeError();
+  kloop::measure::MeasureOptions O;
+  O.BuildDir = (Dir + "/build").str();
+  O.WorkDir = (Dir + "/work").str();
+  O.CuptiLib = *Lib;
+  O.Runs = 3;
+  for (const kloop::check::KernelTimings &T : Ref.Timings)
+    if (!llvm::is_contained(O.Shapes, T.Shape))
+      O.Shapes.push_back(T.Shape);
+  Expected<kloop::measure::MeasureReport> Rep = kloop::measure::measureWorkload(C, O);
+  if (!Rep)
+    return Rep.takeError();
+  std::vector<kloop::check::KernelTimings> Out;
+  for (const kloop::measure::KernelShapeStats &K : Rep->Kernels)
+    Out.push_back({kloop::measure::targetKey(C, K.Kernel), K.Shape, K.KeptNs});
+  return Out;
+}
+
+/// The performance gate (docs/check.md): with a journal and a GPU, each touched target kernel is timed on
+/// the journal's shapes and one slower than the journal's reference by more than the CI allows is an
+/// error at the kernel's location. Without a GPU the gate is skipped with a note. False after an error.
+bool performanceGate(const kloop::CommandContext &Ctx, const std::vector<const kloop::inv::Kernel *> &Touched,
+                     StringRef Cwd) {
   if (JournalPath.empty())
     return true;
   Expected<std::unique_ptr<kloop::Journal>> J = kloop::Journal::open(JournalPath, kloop::Journal::OpenMode::ReadOnly);
@@ -163,9 +209,42 @@ bool performanceGate() {
            << "); only the rules' static findings were checked\n";
     return true;
   }
-  errs() << "kloop check: note: performance gate not run: measuring the touched kernels against the journal's "
-            "baselines is not implemented yet (docs/check.md); only the rules' static findings were checked\n";
-  return true;
+  Expected<kloop::check::GateReference> Ref = kloop::check::gateReference(**J);
+  if (!Ref)
+    return fail("performance gate: " + toString(Ref.takeError())) == 0;
+  Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(Ref->ConfigPath);
+  if (!C)
+    return fail("performance gate: the journal's workload: " + toString(C.takeError())) == 0;
+  std::vector<const kloop::inv::Kernel *> Gated = gatedKernels(*C, Touched);
+  if (Gated.empty()) {
+    errs() << "kloop check: note: performance gate: no touched kernel is a target of " << Ref->ConfigPath
+           << "; nothing timed\n";
+    return true;
+  }
+  Expected<std::vector<kloop::check::KernelTimings>> Cur = measureWorkingTree(Ctx, *C, *Ref);
+  if (!Cur)
+    return fail("performance gate: timing the working tree: " + toString(Cur.takeError())) == 0;
+  Expected<std::vector<kloop::check::GateResult>> Res = kloop::check::gateTimings(Ref->Timings, *Cur, Ref->MinGain);
+  if (!Res)
+    return fail("performance gate: " + toString(Res.takeError())) == 0;
+  unsigned Slower = 0;
+  for (const kloop::check::GateResult &G : *Res) {
+    std::string Text = kloop::check::describeGateResult(G, Ref->Version);
+    if (!G.Slower) {
+      errs() << kloop::terminalSafe("kloop check: note: performance gate: " + Text + "\n");
+      continue;
+    }
+    ++Slower;
+    const kloop::inv::Kernel *K = Gated.front();
+    for (const kloop::inv::Kernel *X : Gated)
+      if (StringRef(X->QualifiedName).contains(G.Kernel))
+        K = X;
+    outs() << kloop::terminalSafe(kloop::relativePath(K->Loc.File, Cwd) + ":" + std::to_string(K->Loc.Begin.Line) +
+                                  ":" + std::to_string(K->Loc.Begin.Column) + ": error: " + Text + " [kloop-perf]\n");
+  }
+  errs() << "kloop check: performance gate: " << Res->size() << " kernel/shape pair(s) timed against run "
+         << Ref->Run << " of " << JournalPath << ", " << Slower << " slower\n";
+  return Slower == 0;
 }
 
 /// Writes --export-fixes and applies --fix; false after printing an error.
@@ -228,7 +307,7 @@ int runCheck(const kloop::CommandContext &Ctx) {
   *Changes = kloop::check::restrictTo(std::move(*Changes), Abs);
   if (Changes->empty() && Abs.empty()) {
     errs() << "kloop check: the diff changes no file; nothing to check\n";
-    return performanceGate() ? 0 : 1;
+    return performanceGate(Ctx, {}, Cwd) ? 0 : 1;
   }
   kloop::FrontendOptions Opts = frontendOptions(Ctx, Abs);
   std::unique_ptr<kloop::ExtractCache> Cache = kloop::openExtractCache(CacheDir, NoCache);
@@ -259,7 +338,12 @@ int runCheck(const kloop::CommandContext &Ctx) {
   errs() << "kloop check: " << Touched.size() << " kernel(s) touched by the diff, " << R->Findings.size()
          << " finding(s)" << (Errors ? " (" + std::to_string(Errors) + " as errors)" : "") << "; "
          << (Cache ? Cache->hits() : 0) << " of " << E->Results.size() << " translation unit(s) from the cache\n";
-  if (!performanceGate() || !writeOutputs(*R, *Globs))
+  std::vector<const kloop::inv::Kernel *> TouchedKernels;
+  for (const std::string &ID : Touched)
+    if (const kloop::inv::Kernel *K = E->Inventory.kernel(ID))
+      TouchedKernels.push_back(K);
+  bool GateOk = performanceGate(Ctx, TouchedKernels, Cwd);
+  if (!writeOutputs(*R, *Globs) || !GateOk)
     return 1;
   return Errors ? 1 : 0;
 }

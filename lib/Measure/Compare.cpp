@@ -41,9 +41,7 @@ static Expected<std::vector<verify::OutputSpec>> verifyOutputs(const WorkloadCon
   return R;
 }
 
-/// The target spec (from `targets`) a demangled name belongs to: samples are
-/// keyed by it so a candidate that re-instantiates a template still pairs.
-static std::string targetKey(const WorkloadConfig &C, StringRef Name) {
+std::string targetKey(const WorkloadConfig &C, StringRef Name) {
   for (const std::string &T : C.Targets)
     if (Name.contains(T))
       return T;

@@ -468,6 +468,7 @@ static Error addShapeStats(const ShapeSpec &S, const TargetSamples &Pool, const 
       return makeError("kernel " + Name + " shape " + S.Name + ": " + toString(Sum.takeError()));
     K.Stats = *Sum;
     K.MedianRelCI = medianRelCIWidth(F.KeptNs);
+    K.KeptNs = F.KeptNs;
     attachRates(K, S, Ceil);
     Rep.Kernels.push_back(std::move(K));
   }

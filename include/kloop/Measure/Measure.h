@@ -121,6 +121,7 @@ struct KernelShapeStats {
   size_t Discarded = 0;      ///< of which dropped as throttled (and not foreign)
   size_t DiscardedForeign = 0; ///< of which dropped for foreign GPU load (launchForeign)
   decide::Summary Stats;     ///< of the kept durations, ns
+  std::vector<double> KeptNs; ///< the kept durations themselves, ns, in launch order
   double MedianRelCI = 0;    ///< medianRelCIWidth of the kept durations
   std::optional<double> GBps;    ///< shape bytes / median ns
   std::optional<double> GFlops;  ///< shape flops / median ns
@@ -180,6 +181,11 @@ using ProgressFn = std::function<void(llvm::StringRef)>;
 /// reports no CUDA device (NoGpuError); no launch of any target kernel.
 llvm::Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOptions &O,
                                               const ProgressFn &Progress = nullptr);
+
+/// The entry of C.Targets that demangled kernel name \p Name contains (the
+/// first), else \p Name: kloop compare and the journal's samples key kernels
+/// by it, so a candidate that re-instantiates a template still pairs.
+std::string targetKey(const WorkloadConfig &C, llvm::StringRef Name);
 
 /// Per-launch samples of target kernels, grouped by demangled name in
 /// first-seen order.
