@@ -11,17 +11,21 @@ using llvm::Expected;
 
 namespace {
 
-/// Kernel `k` (mangled _Z1kPKfPf) with a block-size macro B (256) and a read-only pointer, and three
-/// rules that fire on it: pad-shared-tiles (its shared tile), vectorize-global-access (its loop) and
-/// warp-shuffle-reductions (its tree).
-TunableSpace space() {
-  json Inv = json::parse(R"({
+/// Kernel `k` (mangled _Z1kPKfPf) with a block-size macro B (256) and a read-only pointer.
+json inventory() {
+  return json::parse(R"({
     "constants": [{"id": "macro:B", "value": 256, "editable": true,
                    "uses": [{"context": "block_size", "owner": "a.cu:launch/launch#1"}]}],
     "launch_sites": [{"id": "a.cu:launch/launch#1", "kernel": "k"}],
     "kernels": [{"id": "k", "editable": true, "symbols": [{"mangled": "_Z1kPKfPf"}],
       "params": [{"id": "k/param:x", "pointer": true, "written": false, "restrict": false, "const_pointee": true}]}]
   })");
+}
+
+/// inventory(), and three rules that fire on it: pad-shared-tiles (its shared tile), vectorize-global-access (its loop) and
+/// warp-shuffle-reductions (its tree).
+TunableSpace space() {
+  json Inv = inventory();
   RuleCandidatesFn Rules = [](const inv::Inventory &) {
     return json::parse(R"([
       {"rule": "pad-shared-tiles", "site": "k/shared:t", "why": "columns",
@@ -171,13 +175,7 @@ TEST(ProfileGuide, BadProfileIsAnErrorNamingTheSource) {
 // The proposer: the counters order the walk, the rationale and provenance carry the findings, and the
 // end names the profile as the reason.
 TEST(ProfileGuide, ProposerStopsWhenTheProfileShowsNothingLeft) {
-  json Inv = json::parse(R"({
-    "constants": [{"id": "macro:B", "value": 256, "editable": true,
-                   "uses": [{"context": "block_size", "owner": "a.cu:launch/launch#1"}]}],
-    "launch_sites": [{"id": "a.cu:launch/launch#1", "kernel": "k"}],
-    "kernels": [{"id": "k", "editable": true, "symbols": [{"mangled": "_Z1kPKfPf"}],
-      "params": [{"id": "k/param:x", "pointer": true, "written": false, "restrict": false, "const_pointee": true}]}]
-  })");
+  json Inv = inventory();
   measure::KernelProfile Low = profile();
   Low.AchievedOccupancyPct = 25;
   BuiltinProposer P;
