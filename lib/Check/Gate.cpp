@@ -29,22 +29,6 @@ static Expected<json> finalStep(Journal &J, int64_t Run) {
   return Out;
 }
 
-/// The accepted proposal's id of a final step that accepted one.
-static Expected<std::optional<int64_t>> acceptedProposal(Journal &J, int64_t Run, const json &Final) {
-  if (!Final.value("best", json()).is_string())
-    return std::nullopt;
-  std::string Best = Final["best"].get<std::string>(); // "cand-N"
-  int64_t Round = std::atoll(Best.substr(Best.find('-') + 1).c_str());
-  Expected<std::vector<ProposalSummary>> Ps = J.listProposals(Run);
-  if (!Ps)
-    return Ps.takeError();
-  for (const ProposalSummary &P : *Ps)
-    if (P.Proposal.Round == Round)
-      return std::optional<int64_t>(P.Proposal.Id);
-  return gateError(J, "run " + std::to_string(Run) + ": the final check accepted " + Best +
-                          ", which has no proposal");
-}
-
 /// The samples as KernelTimings, throttled and foreign-load launches left out.
 static std::vector<KernelTimings> timingsOf(const std::vector<SampleRecord> &Samples) {
   std::map<std::pair<std::string, std::string>, std::vector<double>> By;
@@ -74,11 +58,8 @@ Expected<GateReference> gateReference(Journal &J) {
     const json Thresholds = Check.value("settings", json::object()).value("thresholds", json());
     if (Thresholds.is_object() && Thresholds.value("min_gain", json()).is_number())
       R.MinGain = Thresholds["min_gain"].get<double>();
-    Expected<std::optional<int64_t>> Accepted = acceptedProposal(J, It->Id, *Final);
-    if (!Accepted)
-      return Accepted.takeError();
-    R.Version = *Accepted ? "accepted candidate " + (*Final)["best"].get<std::string>() : "baseline";
-    Expected<std::vector<SampleRecord>> Samples = J.listSamplesOf(It->Id, *Accepted);
+    R.Version = "baseline";
+    Expected<std::vector<SampleRecord>> Samples = J.listSamplesOf(It->Id, std::nullopt);
     if (!Samples)
       return Samples.takeError();
     std::vector<SampleRecord> Final0;

@@ -38,8 +38,8 @@ struct GateReference {
   int64_t Run = 0;
   /// The run's workload description (.kloop.yaml), as the final check recorded it.
   std::string ConfigPath;
-  /// Which version the durations are of: "the accepted candidate cand-N" when
-  /// the final check accepted one (the version a user keeps), else "the baseline".
+  /// Which version the durations are of: "baseline" (the code the run
+  /// started from; issue 16 gates against the recorded baseline).
   std::string Version;
   /// The smallest gain the run's decisions required (compare settings'
   /// "min_gain", a fraction; 0.02 when the journal does not say).
@@ -48,10 +48,11 @@ struct GateReference {
 };
 
 /// The reference of the latest run of \p J whose final check journaled its
-/// samples (kloop optimize, docs/journal.md "samples"): that version's
-/// durations per kernel and shape, throttled and foreign-load launches left
-/// out. Errors, naming the journal: no run finished with a final check
-/// (a run without a GPU, or stopped before it), no samples for the version.
+/// samples (kloop optimize, docs/journal.md "samples"; a final check runs
+/// only when a candidate won): the baseline's durations per kernel and
+/// shape, throttled and foreign-load launches left out. Errors, naming the
+/// journal: no run finished with a final check (a run without a GPU, without
+/// a win, or stopped before it), no baseline samples.
 llvm::Expected<GateReference> gateReference(Journal &J);
 
 /// The gate's verdict on one kernel and shape.
