@@ -1,5 +1,6 @@
 //===- Results.cpp - accepted.patch and report.md from the journal --------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Measure/Config.h"
 #include "kloop/Support/Error.h"
 #include "RunSteps.h"
 #include "kloop/Support/JSON.h"
@@ -66,6 +67,33 @@ static std::string tableCell(std::string Text) {
 }
 
 /// The canary's warning (when it fired, between \p Before and \p After) and its figures, as a paragraph;
+/// What the final check of final payload \p F held out, from the workload it ran: "after a final check
+/// that included 1 held-out shape and 1 held-out seed". A workload with none (codebase mode's
+/// synthesized ones) says so, and one whose description no longer loads says that it is not known.
+static std::string finalCheckClause(const json &F) {
+  const json Check = F.value("final_check", json::object());
+  std::string Path = Check.is_object() ? Check.value("config", std::string()) : std::string();
+  Expected<measure::WorkloadConfig> C = measure::loadConfig(Path);
+  if (!C) {
+    consumeError(C.takeError());
+    return "after a final check (its workload description " + Path +
+           " no longer loads, so which held-out inputs it used is not known here)";
+  }
+  size_t Shapes = llvm::count_if(C->Shapes, [](const measure::ShapeSpec &S) { return S.HeldOut; });
+  auto Count = [](size_t N, const char *What) {
+    return std::to_string(N) + " held-out " + What + (N == 1 ? "" : "s");
+  };
+  if (Shapes == 0 && C->HeldOutSeeds == 0)
+    return "after a final check on the search shapes and seeds only (the workload declares no held-out "
+           "shape or seed)";
+  if (Shapes == 0)
+    return "after a final check that included " + Count(C->HeldOutSeeds, "seed") + " (no held-out shape)";
+  if (C->HeldOutSeeds == 0)
+    return "after a final check that included " + Count(Shapes, "shape") + " (no held-out seed)";
+  return "after a final check that included " + Count(Shapes, "shape") + " and " +
+         Count(C->HeldOutSeeds, "seed");
+}
+
 /// "" when no canary ran.
 static std::string canaryParagraph(const json &Canary, StringRef Before, StringRef After) {
   std::string Warning = canaryWarning(Canary), Figures = canaryFigures(Canary);
@@ -127,7 +155,7 @@ Expected<std::string> renderPatch(Journal &J, int64_t Run) {
      << "From: kloop optimize <kloop@localhost>\n"
      << "Subject: [PATCH] kloop: " << (Rationale.empty() ? "tuned kernel" : terminalSafe(Rationale)) << "\n\n"
      << "Accepted by kloop optimize (journal " << J.path() << ", run " << *R << ", " << Best
-     << ") after a final check on held-out shapes and seeds.\n\n"
+     << ") " << finalCheckClause(*F) << ".\n\n"
      << canaryParagraph(*Canary, "WARNING: ", ".")
      << "Evidence (baseline vs this change, per kernel and shape):\n\n"
      << evidenceTable((*F)["evidence"]) << "\nProvenance: " << terminalSafe(Prov) << ".\n"
