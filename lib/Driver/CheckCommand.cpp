@@ -209,6 +209,10 @@ bool performanceGate(const kloop::CommandContext &Ctx, const std::vector<const k
            << "); only the rules' static findings were checked\n";
     return true;
   }
+  if (Touched.empty()) {
+    errs() << "kloop check: note: performance gate: the diff touches no kernel; nothing timed\n";
+    return true;
+  }
   Expected<kloop::check::GateReference> Ref = kloop::check::gateReference(**J);
   if (!Ref)
     return fail("performance gate: " + toString(Ref.takeError())) == 0;
