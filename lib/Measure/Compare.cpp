@@ -228,6 +228,16 @@ private:
     return Error::success();
   }
 
+  /// The declared outputs (only the write-only ones with \p WriteOnly) as libkloop-cupti.so's
+  /// parameter list, "KERNEL:ARG,..." (KLOOP_CUPTI_POISON_ARGS, KLOOP_CUPTI_DUMP_ARGS).
+  std::string outputArgs(bool WriteOnly) const {
+    std::vector<std::string> Args;
+    for (const OutputSpec &Out : C.Outputs)
+      if (!WriteOnly || Out.Access == OutputAccess::Write)
+        Args.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
+    return join(Args, ",");
+  }
+
   /// Timing runs, capture runs (targets dumped, write-only outputs poisoned) and hash-only runs.
   void setUpInjection() {
     Timing.LibraryPath = O.CuptiLib;
@@ -240,19 +250,12 @@ private:
     // Read-write outputs are not poisoned: the kernel would compute from the poison on both sides
     // (OutputAccess). They are still captured after each launch and compared. With none left, the
     // empty list poisons nothing.
-    std::vector<std::string> PoisonArgs;
-    for (const OutputSpec &Out : C.Outputs)
-      if (Out.Access == OutputAccess::Write)
-        PoisonArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
-    Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = join(PoisonArgs, ",");
+    Capture.Extra["KLOOP_CUPTI_POISON_ARGS"] = outputArgs(/*WriteOnly=*/true);
     // Only the declared outputs are dumped: the other parameters (inputs, workspaces) are compared by
     // hash (verify::compareProfiles), so dumping them cost only time and disk (histogram's 256 MiB
     // input on every launch of every capture run).
-    std::vector<std::string> DumpArgs;
-    for (const OutputSpec &Out : C.Outputs)
-      DumpArgs.push_back(Out.Kernel + ":" + std::to_string(Out.Arg));
-    if (!DumpArgs.empty())
-      Capture.Extra["KLOOP_CUPTI_DUMP_ARGS"] = join(DumpArgs, ",");
+    if (!C.Outputs.empty())
+      Capture.Extra["KLOOP_CUPTI_DUMP_ARGS"] = outputArgs(/*WriteOnly=*/false);
     HashOnly = Capture;
     HashOnly.Dump = false;
   }

@@ -66,7 +66,6 @@ static std::string tableCell(std::string Text) {
   return terminalSafe(Text);
 }
 
-/// The canary's warning (when it fired, between \p Before and \p After) and its figures, as a paragraph;
 /// What the final check of final payload \p F held out, from the workload it ran: "after a final check
 /// that included 1 held-out shape and 1 held-out seed". A workload with none (codebase mode's
 /// synthesized ones) says so, and one whose description no longer loads says that it is not known.
@@ -94,6 +93,7 @@ static std::string finalCheckClause(const json &F) {
          Count(C->HeldOutSeeds, "seed");
 }
 
+/// The canary's warning (when it fired, between \p Before and \p After) and its figures, as a paragraph;
 /// "" when no canary ran.
 static std::string canaryParagraph(const json &Canary, StringRef Before, StringRef After) {
   std::string Warning = canaryWarning(Canary), Figures = canaryFigures(Canary);

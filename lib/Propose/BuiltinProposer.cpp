@@ -419,16 +419,6 @@ public:
     return std::nullopt;
   }
 
-  /// The dimensions the profile leaves out: they address none of their kernel's limiters.
-  std::vector<const Dimension *> leftOut() const {
-    std::vector<const Dimension *> Out;
-    if (G)
-      for (const Dimension &D : S.Dims)
-        if (Rank R = rankOf(D, *G); R.Guided && !R.Index)
-          Out.push_back(&D);
-    return Out;
-  }
-
 private:
   const TunableSpace &S;
   const std::map<std::string, KernelResources> &Res;
@@ -510,7 +500,7 @@ private:
 
   /// The kinds in the order of the table, each shuffled with the seed; with a profile, the dimensions
   /// that address a limiter of their kernel first, strongest limiter first, and none that address
-  /// none of them (leftOut).
+  /// none of them (leftOutByProfile).
   std::vector<const Dimension *> order() const {
     std::vector<const Dimension *> Out;
     std::mt19937_64 Gen(O.Seed);
@@ -612,8 +602,9 @@ std::optional<Candidate> nextCandidate(const TunableSpace &S, const std::vector<
 
 std::vector<std::string> leftOutByProfile(const TunableSpace &S, const ProfileGuide &Guide) {
   std::vector<std::string> Out;
-  for (const Dimension *D : Walk(S, {}, {}, {}, &Guide).leftOut())
-    Out.push_back(D->key());
+  for (const Dimension &D : S.Dims)
+    if (Rank R = rankOf(D, Guide); R.Guided && !R.Index)
+      Out.push_back(D.key());
   return Out;
 }
 
@@ -764,9 +755,10 @@ Expected<ProposalReply> BuiltinProposer::propose(const json &Context) {
                {"value", C->Value},     {"assignment", Assign}, {"space_notes", S.Notes}};
   std::string Why = C->Why;
   if (Guide) {
-    Prov["profile_findings"] = describeGuide(*Guide);
+    std::vector<std::string> Findings = describeGuide(*Guide);
+    Prov["profile_findings"] = Findings;
     Prov["left_out_by_profile"] = leftOutByProfile(S, *Guide);
-    Why += "; the profile: " + joined(describeGuide(*Guide));
+    Why += "; the profile: " + joined(Findings);
   }
   R.Proposal = {{"version", 1}, {"edits", editsFor(S, C->A)}, {"rationale", Why}, {"provenance", Prov}};
   R.RawText = dumpJSON(R.Proposal);

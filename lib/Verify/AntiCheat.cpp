@@ -72,12 +72,9 @@ uint64_t countLeftPoison(ArrayRef<uint8_t> Candidate, ArrayRef<uint8_t> Baseline
   return Count;
 }
 
-/// The capture hash of \p Size bytes all equal to \p Byte.
-static uint64_t fillHash(uint8_t Byte, uint64_t Size) { return bufferHashOfFill(Byte, Size); }
-
 bool hashIsAllPoison(uint64_t Hash, uint64_t Size) {
-  return Hash == fillHash(PoisonNaNByte, Size) ||
-         Hash == fillHash(PoisonSentinelByte, Size);
+  return Hash == bufferHashOfFill(PoisonNaNByte, Size) ||
+         Hash == bufferHashOfFill(PoisonSentinelByte, Size);
 }
 
 VacuousOutput vacuousOutput(ArrayRef<uint8_t> Bytes, DType Type,
@@ -108,7 +105,7 @@ VacuousOutput vacuousOutputFromHash(uint64_t Hash, uint64_t Size, DType Type,
     return VacuousOutput::No;
   if (Poisoned && hashIsAllPoison(Hash, Size))
     return VacuousOutput::AllPoison;
-  if (detail::isFloat(Type) && Hash == fillHash(PoisonNaNByte, Size))
+  if (detail::isFloat(Type) && Hash == bufferHashOfFill(PoisonNaNByte, Size))
     return VacuousOutput::AllNaN;
   return VacuousOutput::No;
 }
