@@ -41,6 +41,10 @@ static cl::opt<std::string> WorkDirOpt("work-dir", cl::desc("Builds and runs (de
                                        cl::value_desc("dir"), cl::sub(CompareSub));
 static cl::opt<unsigned> RoundsOpt("rounds", cl::desc("Timing rounds A B per shape and seed (default 3)"),
                                    cl::sub(CompareSub), cl::init(3));
+static cl::opt<unsigned> VerifyJobsOpt("verify-jobs",
+                                       cl::desc("Verification runs (capture, determinism) made side by side on "
+                                                "the GPU; never beside a timing run (default 4)"),
+                                       cl::sub(CompareSub), cl::init(4));
 static cl::opt<unsigned> WarmupOpt("warmup", cl::desc("Launches of each target discarded per run (default 1)"),
                                    cl::sub(CompareSub), cl::init(1));
 static cl::list<std::string> ShapeOpt("shape", cl::desc("Only this shape (repeatable)"), cl::value_desc("name"),
@@ -217,6 +221,8 @@ static int runCompare(const CommandContext &Ctx) {
   auto usage = usageError;
   if (RoundsOpt < 1)
     return usage("--rounds must be at least 1");
+  if (VerifyJobsOpt < 1)
+    return usage("--verify-jobs must be at least 1");
   // Checked before any build or run: an hour of GPU work must not end in "cannot write".
   if (!OutputOpt.empty())
     if (std::string Why = checkOutputFile(OutputOpt); !Why.empty())
@@ -253,6 +259,7 @@ static int runCompare(const CommandContext &Ctx) {
   O.CandidateDir = absPath(Dirs[1]);
   O.WorkDir = M->WorkDir;
   O.Rounds = RoundsOpt;
+  O.VerifyJobs = VerifyJobsOpt;
   O.Warmup = WarmupOpt;
   O.CuptiLib = M->CuptiLib;
   O.IncludeHeldOut = !SearchOnlyOpt;

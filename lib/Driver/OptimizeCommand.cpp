@@ -3,7 +3,7 @@
 /// kloop optimize --config .kloop.yaml --journal run.db [--proposer builtin|llm|command]
 ///   [--command "..."] [--max-candidates N] [--max-rounds N] [--plateau K]
 ///   [--time-budget S] [--token-budget N] [--speed-of-light PCT] [--resume]
-///   [-o OUTDIR] [--seed N] [--no-ptxas] [--timing-rounds N] [--screen-seeds N]
+///   [-o OUTDIR] [--seed N] [--no-ptxas] [--timing-rounds N] [--screen-seeds N] [--verify-jobs N]
 ///   [--no-timing-first] [--no-canary] [-- COMPILER ARGS]
 ///
 /// docs/optimize.md describes the state machine, the journal steps and the
@@ -142,6 +142,10 @@ cl::opt<std::string> ProgressOpt("progress",
                                          "always (on standard output when it is a terminal, else on standard "
                                          "error, so that a log gets them), never"),
                                 cl::init("auto"), cl::sub(OptSub));
+cl::opt<unsigned> VerifyJobsOpt("verify-jobs",
+                                cl::desc("Verification runs (capture, determinism) made side by side on the GPU; "
+                                         "never beside a timing run (default 4)"),
+                                cl::init(4), cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -198,6 +202,8 @@ Error checkOptions() {
   if (RoundsOpt < 1)
     return usage("--timing-rounds must be at least 1 (each search step and the final check time the candidate "
                  "against the incumbent in that many ABAB rounds)");
+  if (VerifyJobsOpt < 1)
+    return usage("--verify-jobs must be at least 1 (1: one verification run at a time)");
   if (ProgressOpt != "auto" && ProgressOpt != "always" && ProgressOpt != "never")
     return usage("--progress must be auto, always or never, not '" + ProgressOpt + "'");
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
@@ -341,6 +347,7 @@ optimize::ProcessStagesOptions stagesOptions(const CommandContext &Ctx, StringRe
   SO.CompilerArgs = CompilerArgs;
   SO.Ptxas = !NoPtxas;
   SO.Rounds = RoundsOpt;
+  SO.VerifyJobs = VerifyJobsOpt;
   SO.ScreenSeeds = ScreenSeedsOpt;
   SO.TimingFirst = !NoTimingFirst;
   SO.BaselineBuildCache = (OutDir + "/baseline-builds").str();

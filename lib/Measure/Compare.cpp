@@ -17,6 +17,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 using namespace llvm;
 using nlohmann::json;
@@ -119,6 +120,7 @@ public:
   Comparison(const WorkloadConfig &C, const CompareOptions &O, const ProgressFn &Progress)
       : C(C), O(O), Progress(Progress), Noted(C.Tracing), Base{"base", O.BaselineDir, O.WorkDir + "/build-base"},
         Cand{"cand", O.CandidateDir, O.WorkDir + "/build-cand"}, RunDir(O.WorkDir + "/runs") {}
+  ~Comparison() { dropAhead(); }
 
   Expected<CompareResult> run() {
     if (Error E = checkRequest())
@@ -159,6 +161,9 @@ private:
   decide::DecisionThresholds Thresholds;
   GpuMonitor Gpu; // drains the GPU after a failed run (Runner.h)
   bool NvmlMissing = false;
+  /// Verification runs made ahead, side by side (CompareOptions::VerifyJobs), by label. Only runs
+  /// that ended Ok are kept; runOne takes its result from here instead of running it again.
+  std::map<std::string, RunResult> Ahead;
 
   void say(const Twine &T) const {
     if (Progress)
@@ -177,6 +182,8 @@ private:
                           "argument of each target kernel)");
     if (O.CuptiLib.empty() || O.WorkDir.empty() || O.BaselineDir.empty() || O.CandidateDir.empty())
       return makeError("compare: baseline, candidate, work directory and libkloop-cupti.so are required");
+    if (O.VerifyJobs == 0)
+      return makeError("compare: verification runs at a time must be at least 1");
     for (const std::string *D : {&O.BaselineDir, &O.CandidateDir})
       if (!sys::fs::is_directory(*D))
         return makeError("compare: source directory '" + *D + "' does not exist");
@@ -382,6 +389,12 @@ private:
   /// problems, and sets CandidateFailure (returning no result) for candidate problems.
   Expected<std::optional<RunResult>> runOne(const SideDirs &S, const ShapeSpec &Sh, unsigned Seed,
                                             const std::string &Label, std::optional<InjectionSettings> Inj) {
+    if (auto It = Ahead.find(Label); It != Ahead.end()) {
+      RunResult Made = std::move(It->second);
+      Ahead.erase(It);
+      ++Res.Runs;
+      return succeeded(std::move(Made));
+    }
     Expected<RunRequest> R = runRequest(S, Sh, Seed, Label, Inj);
     if (!R)
       return R.takeError();
@@ -391,11 +404,8 @@ private:
     (Inj && !Inj->Targets.empty() ? Res.VerifySeconds : Res.TimingSeconds) += secondsSince(TRun);
     if (!RR)
       return RR.takeError();
-    if (RR->ok()) {
-      NvmlMissing |= !RR->Prof->Nvml;
-      Noted.check(*RR->Prof, Res.Notes);
-      return std::optional<RunResult>(std::move(*RR));
-    }
+    if (RR->ok())
+      return succeeded(std::move(*RR));
     std::string Drained = drainNote(Label, *RR);
     if (!Drained.empty())
       Res.Notes.push_back(Drained);
@@ -409,7 +419,115 @@ private:
     return std::optional<RunResult>();
   }
 
+  /// A run that ended Ok: its profile's notes, and it is the run's result.
+  std::optional<RunResult> succeeded(RunResult RR) {
+    NvmlMissing |= !RR.Prof->Nvml;
+    Noted.check(*RR.Prof, Res.Notes);
+    return RR;
+  }
+
   std::string stem(size_t ShI, unsigned Seed) const { return Shapes[ShI]->Name + "-s" + std::to_string(Seed); }
+
+  /// The label of side \p S's run \p Suffix ("cap", "det", "t0"...) for shape \p ShI and seed \p Seed.
+  std::string runLabel(const SideDirs &S, size_t ShI, unsigned Seed, StringRef Suffix) const {
+    return std::string(S.Tag) + "-" + stem(ShI, Seed) + "-" + Suffix.str();
+  }
+
+  /// The verification runs of (shape \p ShI, seed index \p SI), in verifySeed's order: the capture
+  /// pair and, on the first seed, the determinism pair.
+  Expected<std::vector<RunRequest>> verifyRequests(size_t ShI, size_t SI) {
+    std::vector<RunRequest> Reqs;
+    unsigned Seed = Seeds[SI];
+    for (auto [Suffix, Inj] : {std::pair{"cap", &Capture}, std::pair{"det", &HashOnly}}) {
+      if (Inj == &HashOnly && SI != 0)
+        continue;
+      for (const SideDirs *S : {&Base, &Cand}) {
+        Expected<RunRequest> R = runRequest(*S, *Shapes[ShI], Seed, runLabel(*S, ShI, Seed, Suffix), *Inj);
+        if (!R)
+          return R.takeError();
+        R->Gpu = nullptr; // no drain between runs that share the GPU; a failed one is run again alone
+        Reqs.push_back(std::move(*R));
+      }
+    }
+    return Reqs;
+  }
+
+  /// Makes the verification runs of (\p ShI, \p SI) and of the seeds after it (all shapes, in
+  /// forEachSeed's order) side by side, whole seeds only, at most O.VerifyJobs runs at a time, and
+  /// keeps the runs that ended Ok in Ahead. They are never timing runs: every one has ended when this
+  /// returns. A run that did not end Ok is left out, so runOne makes it again, alone.
+  Error runAhead(size_t ShI, size_t SI) {
+    dropAhead();
+    std::vector<RunRequest> Reqs;
+    for (; ShI < Shapes.size(); SI = 0, ++ShI)
+      for (; SI < Seeds.size(); ++SI) {
+        Expected<std::vector<RunRequest>> More = verifyRequests(ShI, SI);
+        if (!More)
+          return More.takeError();
+        if (!Reqs.empty() && Reqs.size() + More->size() > O.VerifyJobs)
+          return runSideBySide(Reqs);
+        llvm::append_range(Reqs, std::move(*More));
+      }
+    return runSideBySide(Reqs);
+  }
+
+  /// Runs \p Reqs at the same time. When one fails, the GPU must drain (drainAfter) before anything else
+  /// runs: a run made again alone would take what the failed one left for foreign load.
+  Error runSideBySide(std::vector<RunRequest> &Reqs) {
+    std::vector<std::optional<RunResult>> Got(Reqs.size());
+    std::vector<std::string> Failed(Reqs.size());
+    std::optional<GpuSnapshot> Before;
+    if (Expected<GpuSnapshot> S = Gpu.snapshot())
+      Before = std::move(*S);
+    else
+      consumeError(S.takeError()); // no NVML: the reruns alone wait their fixed time
+    auto T = std::chrono::steady_clock::now();
+    {
+      std::vector<std::thread> Threads;
+      for (size_t I = 0; I < Reqs.size(); ++I)
+        Threads.emplace_back([&, I] {
+          Expected<RunResult> R = runIsolated(Reqs[I]);
+          if (!R)
+            Failed[I] = toString(R.takeError());
+          else if (!R->ok())
+            Failed[I] = R->describe();
+          else
+            Got[I] = std::move(*R);
+        });
+      for (std::thread &Th : Threads)
+        Th.join();
+    }
+    std::string FirstFailed;
+    for (size_t I = 0; I < Reqs.size(); ++I) {
+      if (Got[I]) {
+        Ahead.emplace(Reqs[I].Label, std::move(*Got[I]));
+        continue;
+      }
+      if (FirstFailed.empty())
+        FirstFailed = "run " + Reqs[I].Label + " " + Failed[I] + " beside " + std::to_string(Reqs.size() - 1) +
+                      " other run(s)";
+      Res.Notes.push_back("verification run " + Reqs[I].Label + " failed beside " + std::to_string(Reqs.size() - 1) +
+                          " other run(s) (" + Failed[I] + "); it is made again alone");
+    }
+    Error Drained = FirstFailed.empty() || !Before ? Error::success()
+                                                   : drainAfter(Gpu, *Before, C.Run.DrainTimeoutS, FirstFailed);
+    Res.VerifySeconds += secondsSince(T);
+    return Drained;
+  }
+
+  /// Forgets the runs made ahead, and their dumps.
+  void dropAhead() {
+    for (auto &KV : Ahead)
+      if (KV.second.Prof)
+        removeDumps(*KV.second.Prof);
+    Ahead.clear();
+  }
+
+  static void removeDumps(const verify::Profile &P) {
+    for (const verify::CaptureRecord &Cap : P.Captures)
+      if (!Cap.DumpPath.empty())
+        sys::fs::remove(Cap.DumpPath);
+  }
 
   /// A run of each side that succeeded.
   struct RunPair {
@@ -419,11 +537,10 @@ private:
   /// One run of each side, baseline first, labelled `base-<shape>-s<seed>-<Suffix>` and `cand-...`.
   /// No pair: the candidate failed (CandidateFailure is set).
   Expected<std::optional<RunPair>> runBoth(size_t ShI, unsigned Seed, StringRef Suffix, const InjectionSettings &Inj) {
-    std::string Label = stem(ShI, Seed) + "-" + Suffix.str();
-    Expected<std::optional<RunResult>> B = runOne(Base, *Shapes[ShI], Seed, "base-" + Label, Inj);
+    Expected<std::optional<RunResult>> B = runOne(Base, *Shapes[ShI], Seed, runLabel(Base, ShI, Seed, Suffix), Inj);
     if (!B)
       return B.takeError();
-    Expected<std::optional<RunResult>> Cd = runOne(Cand, *Shapes[ShI], Seed, "cand-" + Label, Inj);
+    Expected<std::optional<RunResult>> Cd = runOne(Cand, *Shapes[ShI], Seed, runLabel(Cand, ShI, Seed, Suffix), Inj);
     if (!Cd)
       return Cd.takeError();
     if (!*Cd)
@@ -435,6 +552,9 @@ private:
   /// determinism runs. False: the candidate failed (CandidateFailure is set).
   Expected<bool> verifySeed(size_t ShI, size_t SI) {
     unsigned Seed = Seeds[SI];
+    if (O.VerifyJobs > 1 && !Ahead.count(runLabel(Base, ShI, Seed, "cap")))
+      if (Error E = runAhead(ShI, SI))
+        return E;
     // 1. Capture runs, A then B.
     Expected<std::optional<RunPair>> Cap = runBoth(ShI, Seed, "cap", Capture);
     if (!Cap)
@@ -452,9 +572,7 @@ private:
     }
     // Dumps can be large: drop them once compared.
     for (const verify::Profile *P : {&BA, &CA})
-      for (const verify::CaptureRecord &Cap : P->Captures)
-        if (!Cap.DumpPath.empty())
-          sys::fs::remove(Cap.DumpPath);
+      removeDumps(*P);
     return true;
   }
 
@@ -503,8 +621,7 @@ private:
     unsigned Seed = Seeds[SI];
     for (unsigned Round = 0; Round < O.Rounds; ++Round)
       for (SideDirs *S : {&Base, &Cand}) {
-        auto R = runOne(*S, *Sh, Seed, std::string(S->Tag) + "-" + stem(ShI, Seed) + "-t" + std::to_string(Round),
-                        Timing);
+        auto R = runOne(*S, *Sh, Seed, runLabel(*S, ShI, Seed, "t" + std::to_string(Round)), Timing);
         if (!R)
           return R.takeError();
         if (!*R)

@@ -261,6 +261,29 @@ static std::string describeBusy(ArrayRef<GpuUtilization> Busy) {
   return join(Parts, ", ");
 }
 
+/// The DirtyGpuError of \p Run ("run LABEL timed out"...) when \p W did not drain after \p Waited seconds.
+static Error notDrained(StringRef Run, const DrainWait &W, double Waited, unsigned DrainTimeoutS) {
+  std::string Still = describeProcesses(W.Held);
+  if (!W.Busy.empty())
+    Still += (Still.empty() ? "" : "; ") + describeBusy(W.Busy);
+  return make_error<DirtyGpuError>(Run.str() + ": after " + seconds(Waited) + " NVML still shows " + Still +
+                                   " (run.drain_timeout_s is " + std::to_string(DrainTimeoutS) +
+                                   " s); nothing more is timed on this GPU");
+}
+
+Error drainAfter(const GpuMonitor &M, const GpuSnapshot &Before, unsigned DrainTimeoutS, StringRef Runs) {
+  auto Start = std::chrono::steady_clock::now();
+  Expected<DrainWait> W = waitForDrain(M, Before, Start + std::chrono::seconds(DrainTimeoutS));
+  if (!W) {
+    consumeError(W.takeError()); // NVML cannot say; the caller's next run looks again
+    return Error::success();
+  }
+  if (W->Drained)
+    return Error::success();
+  return notDrained(Runs, *W, std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count(),
+                    DrainTimeoutS);
+}
+
 /// The run's group, killed already, is reaped; with R.Gpu the GPU is looked at again (after a run
 /// that did not end Ok: drained first, Runner.h). Error (DirtyGpuError) when, with R.Gpu, the group
 /// or the GPU does not clear within R.DrainTimeoutS.
@@ -321,14 +344,8 @@ static Error afterRun(const RunRequest &R, pid_t Pid, const std::optional<GpuSna
     Res.Drain = std::move(D);
     return Error::success();
   }
-  if (!W->Drained) {
-    std::string Still = describeProcesses(W->Held);
-    if (!W->Busy.empty())
-      Still += (Still.empty() ? "" : "; ") + describeBusy(W->Busy);
-    return make_error<DirtyGpuError>(Run + ": after " + seconds(Since()) + " NVML still shows " + Still +
-                                     " (run.drain_timeout_s is " + std::to_string(R.DrainTimeoutS) +
-                                     " s); nothing more is timed on this GPU");
-  }
+  if (!W->Drained)
+    return notDrained(Run, *W, Since(), R.DrainTimeoutS);
   D.Watched = true;
   D.Seconds = Since();
   D.HeldAtStart = First ? newProcesses(*Before, *First) : W->Held;

@@ -1115,6 +1115,12 @@ private:
     // figures, for the agreement of replay and workload timing (issue 14, item 5).
     F["final_timing"] = "workload";
     F["search"] = BestSearch;
+    // Where the final check's time went: seconds of builds, verification runs, timing runs and the
+    // decision, and the workload runs started (kloop-compare/1's "time_s" and "runs").
+    if (C->Detail.is_object()) {
+      F["final_time_s"] = C->Detail.value("time_s", json());
+      F["final_runs"] = C->Detail.value("runs", json());
+    }
     // What `kloop compare --recheck` needs to repeat this check (docs/optimize.md, "Re-check").
     F["final_check"] = {{"config", O.ConfigPath},  {"config_hash", O.ConfigHash},   {"baseline_dir", BaseDir},
                         {"candidate_dir", Incumbent}, {"settings", C->Settings}};

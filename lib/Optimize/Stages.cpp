@@ -210,6 +210,7 @@ public:
     CO.CandidateDir = CandDir.str();
     CO.WorkDir = WorkDir.str();
     CO.Rounds = O.Rounds;
+    CO.VerifyJobs = O.VerifyJobs;
     CO.CuptiLib = O.CuptiLib;
     CO.IncludeHeldOut = Final;
     CO.BaselineBuildCache = O.BaselineBuildCache;

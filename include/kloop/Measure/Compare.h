@@ -95,6 +95,16 @@ struct CompareOptions {
   /// WorkDir as usual. Saves one build per search step (3-5 s of nvcc per
   /// candidate on the GPU machine, docs/optimize.md).
   std::string CandidateBuildDir;
+  /// Verification runs (capture and determinism runs, never timing runs) made at a time. Above 1,
+  /// the verification runs of the next seeds (whole seeds, at most this many runs) are made side by
+  /// side on the GPU before the first of them is needed; every one has ended before anything else
+  /// runs, so no timing run ever shares the GPU with them. A run that does not end Ok beside others
+  /// (out of GPU memory, say) is made again alone, and only that run's result counts; a note says so.
+  /// Why it is sound: a verification run's outputs do not depend on what else runs on the GPU, and
+  /// its time is never a sample. Why it pays: a capture run is mostly CPU (CUDA start-up, input
+  /// generation, hashing every target buffer; 3.2 s of wall time against 1.35 s plain for transpose
+  /// r4096c4096 on the H200, docs/results.md, "Tenth GPU session"). 0 is an error.
+  unsigned VerifyJobs = 4;
   decide::DecisionThresholds Thresholds;
 };
 
@@ -138,13 +148,15 @@ struct CompareResult {
   /// measure::launchForeign), both sides, all kernels and shapes; a sample
   /// both throttled and foreign counts here only (decide::filterSamples).
   size_t ForeignDiscarded = 0;
-  /// Notes: L2 policy, NVML availability.
+  /// Notes: L2 policy, NVML availability, verification runs that failed beside others and were
+  /// made again alone (CompareOptions::VerifyJobs).
   std::vector<std::string> Notes;
   /// The whole verdict in words.
   std::string Explanation;
   /// Wall time split, seconds: builds (both sides), verification runs
-  /// (capture and determinism, with the output comparisons), timing runs,
-  /// and the decision (bootstrap and rules).
+  /// (capture and determinism, with the output comparisons; runs made side
+  /// by side count once, as the wall time of the batch), timing runs, and
+  /// the decision (bootstrap and rules).
   double BuildSeconds = 0, VerifySeconds = 0, TimingSeconds = 0, DecideSeconds = 0;
   /// Workload runs started, both sides.
   unsigned Runs = 0;

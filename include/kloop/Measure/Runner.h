@@ -222,6 +222,15 @@ struct RunResult {
 /// devices and the bound).
 llvm::Expected<RunResult> runIsolated(const RunRequest &R);
 
+/// After runs made without R.Gpu (side by side, CompareOptions::VerifyJobs) of which one or more
+/// failed: waits, at most \p DrainTimeoutS seconds, until \p M lists no process that \p Before (the
+/// snapshot taken before those runs) did not (waitForDrain). DirtyGpuError when the GPU does not
+/// drain, its message starting with \p Runs ("run base-s4-s0-cap exited non-zero: exit code 3")
+/// like runIsolated's. Success when NVML cannot be queried: nothing is claimed, and the caller's
+/// next run with R.Gpu looks again.
+llvm::Error drainAfter(const GpuMonitor &M, const GpuSnapshot &Before, unsigned DrainTimeoutS,
+                       llvm::StringRef Runs);
+
 /// A note on what the drain after run \p Label did, "" when \p R has no
 /// DrainReport: "run cand-n1M-s0-t0 timed out; waited 0.42 s for the GPU to
 /// drain (pid 465, 1032 MiB)" ("no new process held it" when NVML listed

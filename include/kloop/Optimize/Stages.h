@@ -44,6 +44,8 @@ struct ProcessStagesOptions {
   std::string CuptiLib;
   /// Timing rounds per (shape, seed) in compare.
   unsigned Rounds = 3;
+  /// Verification runs made side by side in compare (measure::CompareOptions::VerifyJobs).
+  unsigned VerifyJobs = 4;
   /// Search-time compares verify and time only this many search seeds per
   /// shape (measure::CompareOptions::MaxSeeds; 0 = every seed). The final
   /// compare always checks every seed, held-out ones included.

@@ -32,11 +32,40 @@ other variants' runs then get the "old" samples):
   some   samples listing a process of another process group (pid 4242) from the start of the
          6th timed launch to that of the 9th: 3 foreign launches per run
   all    that process in every sample: every launch foreign
+Side by side (kloop compare --verify-jobs): with FAKE_RUN_LOG set, each run appends "start LABEL KIND T" and
+"end LABEL KIND T" (LABEL from $KLOOP_CUPTI_OUT, KIND verify when it captures, else timing; T in seconds)
+and stays FAKE_RUN_SLEEP seconds in between. With FAKE_EXCLUSIVE=DIR as well, a run that finds another run
+in DIR when it ends fails like a workload out of GPU memory (exit 2).
 """
 import json, os, signal, struct, sys, time
 
 src, iters, seed = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 variant = open(os.path.join(src, "variant")).read().strip()
+
+def log_run(event):
+    if os.environ.get("FAKE_RUN_LOG"):
+        label = os.path.basename(os.environ.get("KLOOP_CUPTI_OUT", "?")).rsplit(".json", 1)[0]
+        kind = "verify" if os.environ.get("KLOOP_CUPTI_TARGETS") else "timing"
+        with open(os.environ["FAKE_RUN_LOG"], "a") as f:
+            f.write("%s %s %s %.6f\n" % (event, label, kind, time.time()))
+
+def run_exclusively():
+    """Stays FAKE_RUN_SLEEP seconds; with FAKE_EXCLUSIVE, fails when another run was there meanwhile."""
+    busy = os.environ.get("FAKE_EXCLUSIVE")
+    mine = os.path.join(busy, str(os.getpid())) if busy else None
+    if mine:
+        open(mine, "w").close()
+    time.sleep(float(os.environ.get("FAKE_RUN_SLEEP", "0")))
+    if mine:
+        crowded = len(os.listdir(busy)) > 1
+        os.remove(mine)
+        if crowded:
+            log_run("end")
+            sys.stderr.write("fake: out of memory: another process holds the GPU\n")
+            sys.exit(2)
+
+log_run("start")
+run_exclusively()
 
 def hold_gpu(entry):
     script = os.environ.get("KLOOP_FAKE_NVML_SCRIPT")
@@ -146,3 +175,4 @@ if os.environ.get("KLOOP_CUPTI_KERNEL_TRACE"):
 with open(out, "w") as f:
     json.dump(profile, f)
 print("fake: %s seed %d" % (variant, seed))
+log_run("end")
