@@ -102,6 +102,11 @@ bool rewritesOverlap(const Dimension &A, const Dimension &B) {
   return false;
 }
 
+bool rewritesLoop(const Dimension &Rule, const Dimension &Unroll) {
+  return Unroll.Kind == DimKind::Unroll &&
+         llvm::any_of(Rule.RuleScope, [&](const std::string &X) { return containsID(X, Unroll.Target); });
+}
+
 namespace {
 /// What the launch sites tell about the kernels and constants they involve.
 struct SiteFacts {
@@ -476,6 +481,8 @@ private:
       Assignment A = Incumbent;
       A[D.key()] = V;
       std::string Replaced = alternatives(D, V, A);
+      if (rewrittenUnroll(D, A))
+        continue; // a rule on in A rewrites this loop: its unroll is no longer there to set
       Assignment N = normal(A);
       if (N.empty() || Tried.count(N))
         continue; // the baseline, or tried (lost, or an earlier incumbent): this direction is done
@@ -485,17 +492,31 @@ private:
   }
 
   /// Rule \p D turned on in \p A turns off every other rule on in \p A that rewrites the same code
-  /// (rewritesOverlap): the candidate tries \p D in place of them. Returns " (in place of R, ...)" or "".
+  /// (rewritesOverlap): the candidate tries \p D in place of them; and it sets every loop it rewrites
+  /// (rewritesLoop) back to its unroll as written. Returns " (in place of R, ...)" or "".
   std::string alternatives(const Dimension &D, int64_t V, Assignment &A) const {
     std::string Out;
     if (D.Kind != DimKind::Rule || V != 1)
       return Out;
-    for (const Dimension &E : S.Dims)
+    for (const Dimension &E : S.Dims) {
+      if (rewritesLoop(D, E))
+        A[E.key()] = E.Baseline;
       if (&E != &D && E.Kind == DimKind::Rule && valueIn(E, A) == 1 && rewritesOverlap(D, E)) {
         A[E.key()] = 0;
         Out += (Out.empty() ? " (in place of " : ", ") + E.Target;
       }
+    }
     return Out.empty() ? Out : Out + ")";
+  }
+
+  /// Whether \p D is an unroll dimension set away from its baseline in \p A while a rule on in \p A
+  /// rewrites its loop (rewritesLoop): kloop apply would refuse the two overlapping edits.
+  bool rewrittenUnroll(const Dimension &D, const Assignment &A) const {
+    if (D.Kind != DimKind::Unroll || valueIn(D, A) == D.Baseline)
+      return false;
+    return llvm::any_of(S.Dims, [&](const Dimension &R) {
+      return R.Kind == DimKind::Rule && valueIn(R, A) == 1 && rewritesLoop(R, D);
+    });
   }
 
   /// The kinds in the order of the table, each shuffled with the seed; with a profile, the dimensions

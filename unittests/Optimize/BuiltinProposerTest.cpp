@@ -207,6 +207,53 @@ TEST(BuiltinSearch, RulesOnOneLoopOrKernelAreAlternatives) {
   EXPECT_GT(N, 4u);
 }
 
+// A rule that rewrites a loop (replace_loop of it, replace_body of its kernel) leaves that loop's unroll
+// as written: on the H200, matmul's second candidate combined tile-shared-memory-rb4 (replace_body) with
+// unroll 8 of the naive loop, and kloop apply refused the overlapping edits.
+TEST(BuiltinSearch, RulesThatRewriteALoopLeaveItsUnrollAsWritten) {
+  RuleCandidatesFn Rules = [](const inv::Inventory &) {
+    return json::parse(R"([
+      {"rule": "coarsen-grid-stride-2", "site": "k/loop#1", "why": "2 per step",
+       "edits": [{"kind": "replace_loop", "id": "k/loop#1", "code": "for (;;) {}"}]},
+      {"rule": "tile-shared-memory-rb4", "site": "k/loop#1", "why": "tiles",
+       "edits": [{"kind": "replace_body", "id": "k", "code": "{}"}]},
+      {"rule": "pad-shared-tiles", "site": "k/shared:t", "why": "columns",
+       "edits": [{"kind": "replace_stmt", "id": "k", "stmt": 1, "code": "__shared__ float t[32][33];"}]}])");
+  };
+  TunableSpace S = cantFail(enumerate(inventory(), nullptr, Rules));
+  const Dimension *Unroll = find(S, "unroll:k/loop#1");
+  const Dimension *Coarsen = find(S, "rule:coarsen-grid-stride-2@k/loop#1");
+  const Dimension *Tile = find(S, "rule:tile-shared-memory-rb4@k/loop#1");
+  const Dimension *Pad = find(S, "rule:pad-shared-tiles@k/shared:t");
+  ASSERT_TRUE(Unroll && Coarsen && Tile && Pad);
+  EXPECT_TRUE(rewritesLoop(*Coarsen, *Unroll));
+  EXPECT_TRUE(rewritesLoop(*Tile, *Unroll));
+  EXPECT_FALSE(rewritesLoop(*Pad, *Unroll));
+  EXPECT_FALSE(rewritesLoop(*Tile, *Pad)); // only unroll dimensions
+  // Three walks: every candidate wins (from the baseline, and after an unroll won first), and every
+  // rule loses. Count the candidates that set the loop's unroll beside a rule that rewrites it.
+  enum Walk { AllWin, UnrollWonFirst, RulesLose };
+  for (Walk W : {AllWin, UnrollWonFirst, RulesLose}) {
+    std::vector<Attempt> H;
+    if (W == UnrollWonFirst) // turning a rule on must set the unroll back
+      H.push_back({Assignment{{Unroll->key(), Unroll->Values.back()}}, true, false});
+    unsigned Overlapping = 0, UnrollAlone = 0, RulesOn = 0, N = 0;
+    while (std::optional<Candidate> C = nextCandidate(S, H, {}, {})) {
+      auto On = [&](const Dimension *D) { return C->A.count(D->key()) && C->A.at(D->key()) == 1; };
+      bool UnrollSet = C->A.count(Unroll->key()) != 0, Rewritten = On(Coarsen) || On(Tile);
+      Overlapping += UnrollSet && Rewritten;
+      UnrollAlone += UnrollSet && !Rewritten;
+      RulesOn += Rewritten;
+      H.push_back({C->A, !(W == RulesLose && Rewritten), false});
+      ASSERT_LT(++N, 100u);
+    }
+    EXPECT_EQ(Overlapping, 0u) << "walk " << W;
+    EXPECT_GT(RulesOn, 0u) << "walk " << W;
+    if (W == RulesLose)
+      EXPECT_GT(UnrollAlone, 0u) << "the unroll is still tuned where no rule rewrites its loop";
+  }
+}
+
 // A block-size macro that is one factor of a 2-D block (dim3(BX, 8), 256
 // threads as evaluated): values that would put more than 1024 threads in the
 // block are left out of the space, with a note (they used to be proposed,

@@ -86,6 +86,15 @@ struct Dimension {
 /// loop and a second `replace_body` or `set_launch_config` would discard the first.
 bool rewritesOverlap(const Dimension &A, const Dimension &B);
 
+/// Whether Rule dimension \p Rule rewrites the loop of Unroll dimension \p Unroll: one ID of its
+/// scope is the loop's or contains it (`replace_body` of `k` rewrites `k/loop#1`). While the rule is
+/// on, the walk leaves that loop's unroll as written: the loop it names is gone from the rewritten
+/// code, and kloop apply refuses the two overlapping edits (on the H200, matmul's second candidate was
+/// `tile-shared-memory-rb4` with unroll 8 of the naive loop, refused; docs/results.md, "Tenth GPU
+/// session"). A loop inside a statement that a `replace_stmt` rewrites is not seen: the scope names
+/// the statement, not its loops, so such a pair is still refused by kloop apply, at no GPU cost.
+bool rewritesLoop(const Dimension &Rule, const Dimension &Unroll);
+
 /// The space found in one inventory.
 struct TunableSpace {
   std::vector<Dimension> Dims;
