@@ -133,82 +133,147 @@ bool kernelMatches(StringRef Spec, StringRef Mangled, StringRef Demangled) {
   return false;
 }
 
-Expected<BufferComparison> compareBuffers(ArrayRef<uint8_t> B,
-                                          ArrayRef<uint8_t> C, DType T,
-                                          Tolerance Tol,
-                                          bool CandidatePoisoned) {
-  size_t ES = dtypeSize(T);
+namespace {
+
+/// A pair of distinct finite values: |c - b|, max(|b|, |c|) and their ulp
+/// distance (Compare.h).
+struct PairError {
+  double Abs, Scale;
+  uint64_t Ulp;
+};
+
+template <typename E>
+PairError pairError(typename E::Bits BX, typename E::Bits CX, double BV,
+                    double CV) {
+  PairError P;
+  P.Abs = std::fabs(CV - BV);
+  P.Scale = std::max(std::fabs(BV), std::fabs(CV));
+  if constexpr (E::Float) {
+    // |OB - OC| without a branch (the sign of a last-bit difference is
+    // random): negated in two's complement when OB < OC.
+    uint64_t OB = detail::orderedBits(BX), OC = detail::orderedBits(CX);
+    uint64_t Neg = 0 - static_cast<uint64_t>(OB < OC);
+    P.Ulp = ((OB - OC) ^ Neg) - Neg;
+  } else {
+    P.Ulp = static_cast<uint64_t>(P.Abs);
+  }
+  return P;
+}
+
+void addErrorStats(const PairError &P, BufferComparison &R) {
+  R.MaxAbsError = std::max(R.MaxAbsError, P.Abs);
+  R.MaxRelError = std::max(R.MaxRelError, P.Abs / P.Scale);
+  R.MaxUlpError = std::max(R.MaxUlpError, P.Ulp);
+}
+
+bool errorWithin(const PairError &P, const Tolerance &Tol) {
+  switch (Tol.Kind) {
+  case ToleranceKind::Abs:
+    return P.Abs <= Tol.Value;
+  case ToleranceKind::Rel:
+    return P.Abs <= Tol.Value * P.Scale;
+  case ToleranceKind::Ulp:
+    return static_cast<double>(P.Ulp) <= Tol.Value;
+  case ToleranceKind::Exact:
+    break;
+  }
+  return false;
+}
+
+/// Whether a pair whose bits differ but that is not two distinct finite
+/// values is within \p Tol: under exact never; else NaN matches NaN only,
+/// +0 matches -0, and an infinity matches nothing else.
+bool specialPairWithin(double BV, double CV, const Tolerance &Tol) {
+  if (Tol.Kind == ToleranceKind::Exact)
+    return false;
+  if (std::isnan(BV) || std::isnan(CV))
+    return std::isnan(BV) && std::isnan(CV);
+  return BV == CV;
+}
+
+/// Adds element \p I, whose baseline bits \p BX differ from the candidate's
+/// \p CX, to \p R: error statistics, verdict, and the anti-cheat counts of
+/// countLeftPoison() (when \p Poisoned) and countNewNaNs().
+template <typename E>
+void addDifferingPair(uint64_t I, typename E::Bits BX, typename E::Bits CX,
+                      const Tolerance &Tol, bool Poisoned,
+                      BufferComparison &R) {
+  double BV = E::value(BX), CV = E::value(CX);
+  bool Ok;
+  if (std::isfinite(BV) && std::isfinite(CV) && BV != CV) {
+    PairError P = pairError<E>(BX, CX, BV, CV);
+    addErrorStats(P, R);
+    Ok = errorWithin(P, Tol);
+  } else {
+    Ok = specialPairWithin(BV, CV, Tol);
+  }
+  if (!Ok && R.Mismatched++ == 0) {
+    R.FirstMismatch = I;
+    R.FirstBaseline = BV;
+    R.FirstCandidate = CV;
+  }
+  bool LeftPoison = Poisoned && detail::isPoisonBits(CX);
+  if (LeftPoison && !detail::isPoisonBits(BX))
+    ++R.Poison;
+  if (E::Float && std::isnan(CV) && !std::isnan(BV) && !LeftPoison)
+    ++R.NewNaNs;
+}
+
+/// Compares the \p N elements of type E at \p B and \p C into \p R. A pair
+/// of bitwise-equal elements adds nothing: it matches under every tolerance,
+/// its values are equal or both NaN (no error statistics), and neither side
+/// is poison or NaN alone. So runs of equal bytes are skipped a chunk at a
+/// time (memcmp), and the rest of the work is done for differing pairs only.
+template <typename E>
+void compareElements(const uint8_t *B, const uint8_t *C, uint64_t N,
+                     const Tolerance &Tol, bool Poisoned, BufferComparison &R) {
+  using Bits = typename E::Bits;
+  constexpr uint64_t Chunk = 4096 / sizeof(Bits);
+  for (uint64_t Begin = 0; Begin < N; Begin += Chunk) {
+    uint64_t End = std::min(N, Begin + Chunk);
+    if (std::memcmp(B + Begin * sizeof(Bits), C + Begin * sizeof(Bits),
+                    (End - Begin) * sizeof(Bits)) == 0)
+      continue;
+    for (uint64_t I = Begin; I < End; ++I) {
+      Bits BX = detail::bitsAt<E>(B, I), CX = detail::bitsAt<E>(C, I);
+      if (BX != CX)
+        addDifferingPair<E>(I, BX, CX, Tol, Poisoned, R);
+    }
+  }
+}
+
+Error checkBufferShapes(ArrayRef<uint8_t> B, ArrayRef<uint8_t> C, DType T) {
   if (B.size() != C.size())
     return createStringError(
         inconvertibleErrorCode(),
         formatv("buffer sizes differ: baseline {0} bytes, candidate {1} bytes",
                 B.size(), C.size()));
-  if (B.size() % ES)
+  if (B.size() % dtypeSize(T))
     return createStringError(
         inconvertibleErrorCode(),
         formatv("buffer of {0} bytes is not a whole number of {1} elements",
                 B.size(), dtypeName(T)));
+  return Error::success();
+}
+
+} // namespace
+
+Expected<BufferComparison> compareBuffers(ArrayRef<uint8_t> B,
+                                          ArrayRef<uint8_t> C, DType T,
+                                          Tolerance Tol,
+                                          bool CandidatePoisoned) {
+  if (Error E = checkBufferShapes(B, C, T))
+    return E;
   BufferComparison R;
-  R.Elements = B.size() / ES;
-  bool Float = detail::isFloat(T);
-  for (uint64_t I = 0; I < R.Elements; ++I) {
-    double BV = detail::valueAt(B.data(), I, T);
-    double CV = detail::valueAt(C.data(), I, T);
-    bool BitEqual = std::memcmp(B.data() + I * ES, C.data() + I * ES, ES) == 0;
-    // Error statistics over pairs of finite values.
-    uint64_t Ulp = 0;
-    if (std::isfinite(BV) && std::isfinite(CV) && BV != CV) {
-      double Abs = std::fabs(CV - BV);
-      double Rel = Abs / std::max(std::fabs(BV), std::fabs(CV));
-      R.MaxAbsError = std::max(R.MaxAbsError, Abs);
-      R.MaxRelError = std::max(R.MaxRelError, Rel);
-      if (Float) {
-        uint64_t OB = detail::orderedBits(B.data(), I, T);
-        uint64_t OC = detail::orderedBits(C.data(), I, T);
-        Ulp = OB > OC ? OB - OC : OC - OB;
-      } else {
-        Ulp = static_cast<uint64_t>(Abs);
-      }
-      R.MaxUlpError = std::max(R.MaxUlpError, Ulp);
-    }
-    bool Ok = false;
-    if (Tol.Kind == ToleranceKind::Exact || BitEqual) {
-      Ok = BitEqual;
-    } else if (std::isnan(BV) || std::isnan(CV)) {
-      Ok = std::isnan(BV) && std::isnan(CV);
-    } else if (BV == CV) {
-      Ok = true; // includes +0/-0 and equal infinities
-    } else if (!std::isfinite(BV) || !std::isfinite(CV)) {
-      Ok = false;
-    } else {
-      double Abs = std::fabs(CV - BV);
-      switch (Tol.Kind) {
-      case ToleranceKind::Abs:
-        Ok = Abs <= Tol.Value;
-        break;
-      case ToleranceKind::Rel:
-        Ok = Abs <= Tol.Value * std::max(std::fabs(BV), std::fabs(CV));
-        break;
-      case ToleranceKind::Ulp:
-        Ok = static_cast<double>(Ulp) <= Tol.Value;
-        break;
-      case ToleranceKind::Exact:
-        Ok = BitEqual;
-        break;
-      }
-    }
-    if (!Ok) {
-      if (!R.FirstMismatch) {
-        R.FirstMismatch = I;
-        R.FirstBaseline = BV;
-        R.FirstCandidate = CV;
-      }
-      ++R.Mismatched;
-    }
-  }
-  if (CandidatePoisoned)
-    R.Poison = countLeftPoison(C, B, ES);
-  R.NewNaNs = countNewNaNs(C, B, T, CandidatePoisoned);
+  R.Elements = B.size() / dtypeSize(T);
+  // Bitwise-equal buffers (the usual case): all elements match, and, as
+  // compareElements() says of equal pairs, nothing else is counted.
+  if (B.empty() || std::memcmp(B.data(), C.data(), B.size()) == 0)
+    return R;
+  detail::withElement(T, [&](auto E) {
+    compareElements<decltype(E)>(B.data(), C.data(), R.Elements, Tol,
+                                 CandidatePoisoned, R);
+  });
   return R;
 }
 
@@ -241,9 +306,9 @@ using Key = std::tuple<std::string, uint64_t, uint64_t>; // name, ordinal, arg
 /// to compare".
 Error requireInformativeBaseline(const CaptureRecord &BC, const OutputSpec &S,
                                  const std::string &Launch,
-                                 const std::vector<uint8_t> *Dump) {
+                                 const MemoryBuffer *Dump) {
   VacuousOutput V =
-      Dump ? vacuousOutput(*Dump, S.Type, BC.Poisoned)
+      Dump ? vacuousOutput(dumpBytes(*Dump), S.Type, BC.Poisoned)
            : vacuousOutputFromHash(BC.Hash, BC.Bytes, S.Type, BC.Poisoned);
   if (V == VacuousOutput::No)
     return Error::success();
@@ -334,7 +399,7 @@ Expected<CompareReport> compareProfiles(const Profile &Baseline,
       continue;
     }
     SpecSeen[S - Outputs.data()] = true;
-    std::optional<std::vector<uint8_t>> BaseDump;
+    std::unique_ptr<MemoryBuffer> BaseDump;
     if (!BC.DumpPath.empty()) {
       auto BB = readDump(BC);
       if (!BB)
@@ -343,7 +408,7 @@ Expected<CompareReport> compareProfiles(const Profile &Baseline,
     }
     if (Error E = requireInformativeBaseline(
             BC, *S, formatv("{0} #{1}", std::get<0>(K), BC.KernelOrdinal),
-            BaseDump ? &*BaseDump : nullptr))
+            BaseDump.get()))
       return E;
     LaunchComparison L;
     L.Kernel = std::get<0>(K);
@@ -371,7 +436,8 @@ Expected<CompareReport> compareProfiles(const Profile &Baseline,
       auto CB = readDump(CC);
       if (!CB)
         return CB.takeError();
-      auto St = compareBuffers(*BaseDump, *CB, S->Type, S->Tol, CC.Poisoned);
+      auto St = compareBuffers(dumpBytes(*BaseDump), dumpBytes(**CB), S->Type,
+                               S->Tol, CC.Poisoned);
       if (!St)
         return createStringError(inconvertibleErrorCode(),
                                  Where + ": " + toString(St.takeError()));

@@ -439,7 +439,7 @@ Expected<Profile> readProfile(StringRef Path) {
   return parseProfile((*Buf)->getBuffer(), Path);
 }
 
-Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C) {
+Expected<std::unique_ptr<MemoryBuffer>> readDump(const CaptureRecord &C) {
   if (C.DumpPath.empty())
     return createStringError(
         inconvertibleErrorCode(),
@@ -451,13 +451,12 @@ Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C) {
     return createStringError(Buf.getError(), "cannot read dump %s: %s",
                              C.DumpPath.c_str(),
                              Buf.getError().message().c_str());
-  StringRef Data = (*Buf)->getBuffer();
-  if (Data.size() != C.Bytes)
+  ArrayRef<uint8_t> Bytes = dumpBytes(**Buf);
+  if (Bytes.size() != C.Bytes)
     return createStringError(
         inconvertibleErrorCode(),
         formatv("dump {0} has {1} bytes but the capture records {2}",
-                C.DumpPath, Data.size(), C.Bytes));
-  std::vector<uint8_t> Bytes(Data.bytes_begin(), Data.bytes_end());
+                C.DumpPath, Bytes.size(), C.Bytes));
   uint64_t H = bufferHashOf(Bytes);
   if (H != C.Hash)
     return createStringError(
@@ -465,7 +464,7 @@ Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C) {
         formatv("dump {0} hashes to {1:x16} but the capture records {2:x16} "
                 "(corrupt or stale dump)",
                 C.DumpPath, H, C.Hash));
-  return Bytes;
+  return std::move(*Buf);
 }
 
 } // namespace verify

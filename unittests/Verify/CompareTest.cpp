@@ -2,7 +2,11 @@
 #include "kloop/Verify/Compare.h"
 #include "TestProfiles.h"
 #include "gtest/gtest.h"
+#include <climits>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
 
 using namespace kloop::verify;
 using namespace kloop::verify::test;
@@ -138,6 +142,480 @@ TEST(Compare, BufferShapeErrors) {
   auto F = compareBuffers(C, C, DType::F32, {});
   ASSERT_FALSE(static_cast<bool>(F));
   EXPECT_TRUE(contains(llvm::toString(F.takeError()), "not a whole number"));
+}
+
+// ---- compareBuffers' fast paths against expectations and a plain reference --
+//
+// compareBuffers skips bitwise-equal buffers with one memcmp, skips equal
+// 4 KiB chunks, and decodes elements with code templated on the dtype. The
+// tests below pin its results per dtype family, and compare it bit for bit
+// with a reference written plainly from the rules of Compare.h and
+// AntiCheat.h, on random buffers.
+
+const Tolerance Exact{ToleranceKind::Exact, 0};
+
+BufferComparison cmpP(const std::vector<uint8_t> &B,
+                      const std::vector<uint8_t> &C, DType T, Tolerance Tol,
+                      bool Poisoned) {
+  auto R = compareBuffers(B, C, T, Tol, Poisoned);
+  EXPECT_TRUE(static_cast<bool>(R));
+  if (!R) {
+    llvm::consumeError(R.takeError());
+    return BufferComparison();
+  }
+  return *R;
+}
+
+/// Bitwise equality of two doubles, NaNs of any payload equal.
+bool sameValue(double A, double B) {
+  if (std::isnan(A) || std::isnan(B))
+    return std::isnan(A) && std::isnan(B);
+  return std::memcmp(&A, &B, sizeof A) == 0;
+}
+
+void expectSame(const BufferComparison &Want, const BufferComparison &Got,
+                const std::string &What) {
+  EXPECT_EQ(Got.Elements, Want.Elements) << What;
+  EXPECT_EQ(Got.Mismatched, Want.Mismatched) << What;
+  EXPECT_EQ(Got.Poison, Want.Poison) << What;
+  EXPECT_EQ(Got.NewNaNs, Want.NewNaNs) << What;
+  EXPECT_TRUE(sameValue(Got.MaxAbsError, Want.MaxAbsError))
+      << What << ": max abs " << Got.MaxAbsError << " vs " << Want.MaxAbsError;
+  EXPECT_TRUE(sameValue(Got.MaxRelError, Want.MaxRelError))
+      << What << ": max rel " << Got.MaxRelError << " vs " << Want.MaxRelError;
+  EXPECT_EQ(Got.MaxUlpError, Want.MaxUlpError) << What;
+  EXPECT_EQ(Got.FirstMismatch, Want.FirstMismatch) << What;
+  if (Want.FirstMismatch && Got.FirstMismatch) {
+    EXPECT_TRUE(sameValue(Got.FirstBaseline, Want.FirstBaseline)) << What;
+    EXPECT_TRUE(sameValue(Got.FirstCandidate, Want.FirstCandidate)) << What;
+  }
+}
+
+/// Nothing but the element count: what bitwise-equal buffers give.
+void expectClean(const BufferComparison &R, uint64_t Elements,
+                 const std::string &What) {
+  BufferComparison Want;
+  Want.Elements = Elements;
+  expectSame(Want, R, What);
+}
+
+const Tolerance AllKinds[] = {{ToleranceKind::Exact, 0},
+                              {ToleranceKind::Abs, 1e-3},
+                              {ToleranceKind::Rel, 1e-5},
+                              {ToleranceKind::Ulp, 1}};
+
+TEST(CompareBuffers, BitwiseEqualBuffersHaveNothingToReport) {
+  float NaN = std::nanf(""), Inf = INFINITY;
+  auto F32 = bytesOf(std::vector<float>{1.5f, -0.0f, NaN, -Inf, 0.0f});
+  std::vector<uint8_t> Poison(8, 0xFF), Sentinel(8, 0xA5);
+  F32.insert(F32.end(), Poison.begin(), Poison.end());
+  F32.insert(F32.end(), Sentinel.begin(), Sentinel.end());
+  auto F16 = bytesOf(std::vector<uint16_t>{0x3C00, 0x8000, 0x7E01, 0xFFFF,
+                                           0xA5A5, 0xFC00, 0x0001});
+  auto F64 = bytesOf(std::vector<double>{-0.0, std::nan("7"), 1e-310, 2.0});
+  F64.insert(F64.end(), Poison.begin(), Poison.end());
+  auto I32 = bytesOf(std::vector<int32_t>{-1, 0, INT32_MIN, 7});
+  I32.insert(I32.end(), Sentinel.begin(), Sentinel.end());
+  std::vector<uint8_t> U8 = {0xFF, 0xA5, 0, 1};
+  struct {
+    DType T;
+    const std::vector<uint8_t> &Bytes;
+  } Cases[] = {{DType::F32, F32},
+               {DType::F16, F16},
+               {DType::F64, F64},
+               {DType::I32, I32},
+               {DType::U8, U8}};
+  for (const auto &C : Cases)
+    for (Tolerance Tol : AllKinds)
+      for (bool Poisoned : {false, true}) {
+        std::vector<uint8_t> Copy = C.Bytes; // other memory, same bytes
+        std::string What = (dtypeName(C.T) + " " + toleranceKindName(Tol.Kind) +
+                             (Poisoned ? " poisoned" : ""))
+                                .str();
+        expectClean(cmpP(C.Bytes, Copy, C.T, Tol, Poisoned),
+                    C.Bytes.size() / dtypeSize(C.T), What);
+      }
+  expectClean(cmpP({}, {}, DType::F32, Exact, true), 0, "empty");
+}
+
+TEST(CompareBuffers, F32WithinAndBeyondEachKind) {
+  float NaN = std::nanf(""), OtherNaN, Inf = INFINITY;
+  uint32_t OtherNaNBits = 0x7FC00001;
+  std::memcpy(&OtherNaN, &OtherNaNBits, 4);
+  float Next2 = std::nextafter(2.0f, 3.0f), Near3 = -3.0f * (1 + 1e-4f);
+  auto B = bytesOf(std::vector<float>{1, 2, -3, 0, NaN, Inf, 4});
+  auto C = bytesOf(std::vector<float>{1, Next2, Near3, -0.0f, OtherNaN, Inf,
+                                      4.5f});
+  BufferComparison R = cmp(B, C, DType::F32, {ToleranceKind::Rel, 1e-3});
+  EXPECT_EQ(R.Elements, 7u);
+  EXPECT_EQ(R.Mismatched, 1u);
+  ASSERT_TRUE(R.FirstMismatch.has_value());
+  EXPECT_EQ(*R.FirstMismatch, 6u);
+  EXPECT_EQ(R.FirstBaseline, 4.0);
+  EXPECT_EQ(R.FirstCandidate, 4.5);
+  // The statistics: [6] has the largest of each.
+  EXPECT_EQ(R.MaxAbsError, 0.5);
+  EXPECT_EQ(R.MaxRelError, 0.5 / 4.5);
+  EXPECT_EQ(R.MaxUlpError, 0x40900000u - 0x40800000u);
+  EXPECT_EQ(R.NewNaNs, 0u) << "NaN against NaN";
+  R = cmp(B, C, DType::F32, {ToleranceKind::Rel, 1e-5});
+  EXPECT_EQ(R.Mismatched, 2u);
+  EXPECT_EQ(*R.FirstMismatch, 2u);
+  EXPECT_EQ(R.FirstBaseline, -3.0);
+  EXPECT_EQ(R.FirstCandidate, double(Near3));
+  EXPECT_EQ(cmp(B, C, DType::F32, {ToleranceKind::Abs, 1e-3}).Mismatched, 1u);
+  EXPECT_EQ(cmp(B, C, DType::F32, {ToleranceKind::Abs, 1e-6}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::F32, {ToleranceKind::Abs, 0.5}).Mismatched, 0u);
+  EXPECT_EQ(cmp(B, C, DType::F32, {ToleranceKind::Ulp, 1}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::F32, {ToleranceKind::Ulp, 2000}).Mismatched, 1u);
+  EXPECT_EQ(cmp(B, C, DType::F32, {ToleranceKind::Ulp, 1048576}).Mismatched,
+            0u);
+  R = cmp(B, C, DType::F32, Exact);
+  EXPECT_EQ(R.Mismatched, 5u) << "all but [0] and [5]: -0 and NaN payloads too";
+  EXPECT_EQ(*R.FirstMismatch, 1u);
+  EXPECT_EQ(R.FirstCandidate, double(Next2));
+  EXPECT_EQ(R.MaxAbsError, 0.5) << "exact keeps the statistics";
+}
+
+TEST(CompareBuffers, F16WithinAndBeyondEachKind) {
+  // 1 vs 1+2^-10; 2 vs 2.5; +0 vs -0; NaN vs NaN; inf vs -inf; the smallest
+  // subnormal against its negative (2 ulp apart, relative error 2).
+  auto B = bytesOf(
+      std::vector<uint16_t>{0x3C00, 0x4000, 0x0000, 0x7E00, 0x7C00, 0x0001});
+  auto C = bytesOf(
+      std::vector<uint16_t>{0x3C01, 0x4100, 0x8000, 0x7C01, 0xFC00, 0x8001});
+  BufferComparison R = cmp(B, C, DType::F16, {ToleranceKind::Ulp, 256});
+  EXPECT_EQ(R.Mismatched, 1u) << "only inf vs -inf";
+  EXPECT_EQ(*R.FirstMismatch, 4u);
+  EXPECT_EQ(R.FirstBaseline, INFINITY);
+  EXPECT_EQ(R.FirstCandidate, -INFINITY);
+  EXPECT_EQ(R.MaxAbsError, 0.5);
+  EXPECT_EQ(R.MaxRelError, 2.0);
+  EXPECT_EQ(R.MaxUlpError, 256u);
+  R = cmp(B, C, DType::F16, {ToleranceKind::Ulp, 1});
+  EXPECT_EQ(R.Mismatched, 3u);
+  EXPECT_EQ(*R.FirstMismatch, 1u);
+  EXPECT_EQ(R.FirstBaseline, 2.0);
+  EXPECT_EQ(R.FirstCandidate, 2.5);
+  EXPECT_EQ(cmp(B, C, DType::F16, {ToleranceKind::Ulp, 2}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::F16, {ToleranceKind::Rel, 0.25}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::F16, {ToleranceKind::Abs, 0.1}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::F16, Exact).Mismatched, 6u);
+  // A new NaN, and a poison NaN (0xFFFF) reported as poison instead.
+  auto NB = bytesOf(std::vector<uint16_t>{0x3C00, 0x3C00, 0xFFFF});
+  auto NC = bytesOf(std::vector<uint16_t>{0x7E00, 0xFFFF, 0xFFFF});
+  R = cmpP(NB, NC, DType::F16, {ToleranceKind::Abs, 1}, /*Poisoned=*/true);
+  EXPECT_EQ(R.NewNaNs, 1u);
+  EXPECT_EQ(R.Poison, 1u) << "[2] is poison on both sides";
+  EXPECT_EQ(R.Mismatched, 2u);
+  R = cmpP(NB, NC, DType::F16, {ToleranceKind::Abs, 1}, /*Poisoned=*/false);
+  EXPECT_EQ(R.NewNaNs, 2u);
+  EXPECT_EQ(R.Poison, 0u);
+}
+
+TEST(CompareBuffers, F64WithinAndBeyondEachKind) {
+  double Max = std::numeric_limits<double>::max();
+  double Big = 1e300 * (1 + 1e-12);
+  auto B = bytesOf(std::vector<double>{1.0, 1e300, -1e-300, Max});
+  auto C = bytesOf(
+      std::vector<double>{std::nextafter(1.0, 2.0), Big, -1e-300, -Max});
+  BufferComparison R = cmp(B, C, DType::F64, {ToleranceKind::Rel, 1e-11});
+  // Max against -Max: |c - b| overflows to inf; the ulp distance is twice
+  // the magnitude's bits.
+  EXPECT_EQ(R.MaxAbsError, INFINITY);
+  EXPECT_EQ(R.MaxRelError, INFINITY);
+  EXPECT_EQ(R.MaxUlpError, 2 * 0x7FEFFFFFFFFFFFFFull);
+  EXPECT_EQ(R.Mismatched, 1u);
+  EXPECT_EQ(*R.FirstMismatch, 3u);
+  EXPECT_EQ(R.FirstCandidate, -Max);
+  R = cmp(B, C, DType::F64, {ToleranceKind::Rel, 1e-13});
+  EXPECT_EQ(R.Mismatched, 2u);
+  EXPECT_EQ(*R.FirstMismatch, 1u);
+  EXPECT_EQ(R.FirstCandidate, Big);
+  // 2.5 x Max overflows too, and inf <= inf: within, as the true relative
+  // error (2) is.
+  EXPECT_EQ(cmp(B, C, DType::F64, {ToleranceKind::Rel, 2.5}).Mismatched, 0u);
+  EXPECT_EQ(cmp(B, C, DType::F64, {ToleranceKind::Ulp, 1}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::F64, {ToleranceKind::Abs, 1e308}).Mismatched, 1u)
+      << "[1] is 1e288 off, [3] inf";
+  EXPECT_EQ(cmp(B, C, DType::F64, Exact).Mismatched, 3u);
+}
+
+TEST(CompareBuffers, IntegersWithinAndBeyondEachKind) {
+  int32_t Sentinel = static_cast<int32_t>(0xA5A5A5A5u);
+  auto B = bytesOf(std::vector<int32_t>{5, -7, 100, -1, INT32_MAX, INT32_MIN,
+                                        3, Sentinel});
+  auto C = bytesOf(std::vector<int32_t>{6, -7, 90, 0, INT32_MIN, INT32_MAX,
+                                        -1, Sentinel});
+  BufferComparison R =
+      cmpP(B, C, DType::I32, {ToleranceKind::Abs, 1}, /*Poisoned=*/true);
+  EXPECT_EQ(R.Mismatched, 4u);
+  EXPECT_EQ(*R.FirstMismatch, 2u);
+  EXPECT_EQ(R.FirstBaseline, 100);
+  EXPECT_EQ(R.FirstCandidate, 90);
+  EXPECT_EQ(R.MaxAbsError, 4294967295.0);
+  EXPECT_EQ(R.MaxUlpError, 4294967295u) << "|c - b| for integers";
+  EXPECT_EQ(R.MaxRelError, 4294967295.0 / 2147483648.0);
+  EXPECT_EQ(R.Poison, 1u) << "[6]: -1 is 0xFFFFFFFF where the baseline has 3";
+  EXPECT_EQ(R.NewNaNs, 0u);
+  EXPECT_EQ(cmp(B, C, DType::I32, {ToleranceKind::Abs, 10}).Mismatched, 2u);
+  EXPECT_EQ(cmp(B, C, DType::I32, {ToleranceKind::Ulp, 4}).Mismatched, 3u);
+  EXPECT_EQ(cmp(B, C, DType::I32, {ToleranceKind::Rel, 0.2}).Mismatched, 4u);
+  EXPECT_EQ(cmp(B, C, DType::I32, Exact).Mismatched, 6u);
+  std::vector<uint8_t> BU = {1, 2, 3, 255, 0xA5, 7}, CU = {1, 2, 4, 0, 0xFF,
+                                                          0xA5};
+  R = cmpP(BU, CU, DType::U8, {ToleranceKind::Abs, 90}, /*Poisoned=*/true);
+  EXPECT_EQ(R.Mismatched, 2u) << "[3] 255 vs 0 and [5] 7 vs 165";
+  EXPECT_EQ(*R.FirstMismatch, 3u);
+  EXPECT_EQ(R.MaxAbsError, 255);
+  EXPECT_EQ(R.MaxRelError, 1);
+  EXPECT_EQ(R.Poison, 1u) << "[4] is poison on both sides, [5] only in C";
+}
+
+TEST(CompareBuffers, EqualChunksAreSkippedNotDifferences) {
+  // 5000 f32 = 20000 bytes: four whole 4 KiB chunks and a partial one, with
+  // differences on both sides of chunk boundaries and in the last element.
+  std::vector<float> V(5000);
+  for (size_t I = 0; I < V.size(); ++I)
+    V[I] = 1.0f + I;
+  std::vector<float> W = V;
+  for (size_t I : {1023u, 1024u, 3072u, 4999u})
+    W[I] = std::nextafter(V[I], 1e9f);
+  auto B = bytesOf(V), C = bytesOf(W);
+  BufferComparison R = cmp(B, C, DType::F32, Exact);
+  EXPECT_EQ(R.Mismatched, 4u);
+  EXPECT_EQ(*R.FirstMismatch, 1023u);
+  EXPECT_EQ(R.MaxUlpError, 1u);
+  W = V;
+  W[4999] = std::nanf("");
+  R = cmpP(B, bytesOf(W), DType::F32, {ToleranceKind::Rel, 1e-5}, true);
+  EXPECT_EQ(R.Mismatched, 1u);
+  EXPECT_EQ(*R.FirstMismatch, 4999u);
+  EXPECT_EQ(R.NewNaNs, 1u);
+  EXPECT_EQ(R.MaxAbsError, 0) << "no finite pair differs";
+}
+
+// The reference: the rules, one element at a time, decoded without kloop's
+// helpers.
+
+bool refIsFloat(DType T) {
+  return T == DType::F32 || T == DType::F64 || T == DType::F16;
+}
+
+double refValue(const uint8_t *P, DType T) {
+  switch (T) {
+  case DType::F32: {
+    float F;
+    std::memcpy(&F, P, 4);
+    return F;
+  }
+  case DType::F64: {
+    double D;
+    std::memcpy(&D, P, 8);
+    return D;
+  }
+  case DType::F16: {
+    unsigned H = P[0] | P[1] << 8, E = (H >> 10) & 31, M = H & 1023;
+    double V = E == 31  ? (M ? NAN : INFINITY)
+               : E == 0 ? M * std::pow(2.0, -24)
+                        : (1024 + M) * std::pow(2.0, int(E) - 25);
+    return (H & 0x8000) ? -V : V;
+  }
+  case DType::I32: {
+    int32_t I;
+    std::memcpy(&I, P, 4);
+    return I;
+  }
+  case DType::U8:
+    return P[0];
+  }
+  return 0;
+}
+
+/// Sign-magnitude distance: magnitudes subtract on one side of zero and add
+/// across it (+0 and -0 are one position).
+uint64_t refUlp(const uint8_t *PB, const uint8_t *PC, size_t ES) {
+  uint64_t B = 0, C = 0, Sign = 1ull << (8 * ES - 1);
+  for (size_t K = 0; K < ES; ++K) {
+    B |= uint64_t(PB[K]) << (8 * K);
+    C |= uint64_t(PC[K]) << (8 * K);
+  }
+  uint64_t MB = B & ~Sign, MC = C & ~Sign;
+  if ((B & Sign) == (C & Sign))
+    return MB > MC ? MB - MC : MC - MB;
+  return MB + MC;
+}
+
+bool refPoison(const uint8_t *P, size_t ES) {
+  for (size_t K = 0; K < ES; ++K)
+    if (P[K] != P[0])
+      return false;
+  return P[0] == 0xFF || P[0] == 0xA5;
+}
+
+bool refWithin(double BV, double CV, bool Same, uint64_t Ulp, Tolerance Tol) {
+  if (Same)
+    return true;
+  if (Tol.Kind == ToleranceKind::Exact)
+    return false;
+  if (std::isnan(BV) || std::isnan(CV))
+    return std::isnan(BV) && std::isnan(CV);
+  if (BV == CV)
+    return true;
+  if (!std::isfinite(BV) || !std::isfinite(CV))
+    return false;
+  double Abs = std::fabs(CV - BV);
+  if (Tol.Kind == ToleranceKind::Abs)
+    return Abs <= Tol.Value;
+  if (Tol.Kind == ToleranceKind::Rel)
+    return Abs <= Tol.Value * std::max(std::fabs(BV), std::fabs(CV));
+  return static_cast<double>(Ulp) <= Tol.Value;
+}
+
+BufferComparison reference(const std::vector<uint8_t> &B,
+                           const std::vector<uint8_t> &C, DType T,
+                           Tolerance Tol, bool Poisoned) {
+  size_t ES = dtypeSize(T);
+  BufferComparison R;
+  R.Elements = B.size() / ES;
+  for (uint64_t I = 0; I < R.Elements; ++I) {
+    const uint8_t *PB = &B[I * ES], *PC = &C[I * ES];
+    double BV = refValue(PB, T), CV = refValue(PC, T);
+    uint64_t Ulp = 0;
+    if (std::isfinite(BV) && std::isfinite(CV) && BV != CV) {
+      double Abs = std::fabs(CV - BV);
+      Ulp = refIsFloat(T) ? refUlp(PB, PC, ES) : static_cast<uint64_t>(Abs);
+      R.MaxAbsError = std::max(R.MaxAbsError, Abs);
+      R.MaxRelError = std::max(R.MaxRelError,
+                               Abs / std::max(std::fabs(BV), std::fabs(CV)));
+      R.MaxUlpError = std::max(R.MaxUlpError, Ulp);
+    }
+    if (!refWithin(BV, CV, std::equal(PB, PB + ES, PC), Ulp, Tol)) {
+      if (!R.Mismatched)
+        R.FirstMismatch = I, R.FirstBaseline = BV, R.FirstCandidate = CV;
+      ++R.Mismatched;
+    }
+    bool LeftPoison = Poisoned && refPoison(PC, ES);
+    R.Poison += LeftPoison && !refPoison(PB, ES);
+    R.NewNaNs += refIsFloat(T) && std::isnan(CV) && !std::isnan(BV) &&
+                 !LeftPoison;
+  }
+  return R;
+}
+
+/// Random elements of one dtype, as bit patterns in a uint64_t.
+class RandomElements {
+public:
+  RandomElements(DType T, uint64_t Seed) : T(T), Rng(Seed) {
+    size_t ES = dtypeSize(T);
+    Bits = 8 * ES;
+    Man = T == DType::F16 ? 10 : T == DType::F32 ? 23 : 52;
+    uint64_t Ones = ~0ull >> (64 - Bits);
+    Specials = {0, Ones, Ones / 0xFF * 0xA5, 1, uint64_t(1) << (Bits - 1)};
+    if (refIsFloat(T)) {
+      uint64_t ExpMask = (Ones >> 1) & ~((uint64_t(1) << Man) - 1);
+      uint64_t Sign = uint64_t(1) << (Bits - 1);
+      // +inf, -inf, a quiet NaN, a NaN with a payload, the largest finite
+      // value, -1 ulp below zero's neighbour.
+      for (uint64_t S : {ExpMask, ExpMask | Sign, ExpMask | (ExpMask >> 1),
+                         ExpMask | 5, ExpMask - 1, Sign | 1})
+        Specials.push_back(S);
+    }
+  }
+
+  /// A baseline element: mostly ordinary values, a fifth special.
+  uint64_t baseline() {
+    if (pick(5) == 0)
+      return special();
+    if (!refIsFloat(T))
+      return mask(Rng() % 2001 - 1000);
+    uint64_t Bias = (uint64_t(1) << (Bits - Man - 2)) - 1;
+    uint64_t Exp = Bias - 8 + pick(17); // magnitudes 2^-8 .. 2^8
+    return mask((Rng() & ((uint64_t(1) << Man) - 1)) | (Exp << Man) |
+                (pick(2) ? uint64_t(1) << (Bits - 1) : 0));
+  }
+
+  /// A candidate element for baseline \p X; unchanged with probability
+  /// 1 - \p Change.
+  uint64_t candidate(uint64_t X, double Change) {
+    if (std::uniform_real_distribution<double>(0, 1)(Rng) >= Change)
+      return X;
+    switch (pick(6)) {
+    case 0: // last bits, either way
+      return mask(X + (pick(2) ? 1 : -1) * int64_t(1 + pick(3)));
+    case 1: // a larger step in the mantissa
+      return mask(X + (pick(2) ? 1 : -1) * int64_t(1 + pick(4096)));
+    case 2: // the sign
+      return mask(X ^ (uint64_t(1) << (Bits - 1)));
+    case 3:
+      return special();
+    case 4:
+      return baseline();
+    default:
+      return mask(Rng());
+    }
+  }
+
+private:
+  uint64_t pick(uint64_t N) { return Rng() % N; }
+  uint64_t mask(uint64_t X) const { return Bits == 64 ? X : X & ((1ull << Bits) - 1); }
+  uint64_t special() { return Specials[pick(Specials.size())]; }
+
+  DType T;
+  std::mt19937_64 Rng;
+  unsigned Bits = 0, Man = 0;
+  std::vector<uint64_t> Specials;
+};
+
+void append(std::vector<uint8_t> &Bytes, uint64_t X, size_t ES) {
+  for (size_t K = 0; K < ES; ++K)
+    Bytes.push_back(uint8_t(X >> (8 * K)));
+}
+
+TEST(CompareBuffers, AgreesWithThePlainReferenceOnRandomBuffers) {
+  const Tolerance Kinds[] = {
+      {ToleranceKind::Exact, 0}, {ToleranceKind::Abs, 1e-3},
+      {ToleranceKind::Abs, 1},   {ToleranceKind::Rel, 1e-5},
+      {ToleranceKind::Rel, 1e-3}, {ToleranceKind::Ulp, 1},
+      {ToleranceKind::Ulp, 4},   {ToleranceKind::Ulp, 2048}};
+  uint64_t Seed = 20261202;
+  for (DType T : {DType::F32, DType::F16, DType::F64, DType::I32, DType::U8})
+    // Differences dense, sparse (equal chunks between), and dense in the
+    // last tenth only (an equal prefix of several chunks).
+    for (auto [Change, From] : {std::pair{0.5, 0}, {0.002, 0}, {0.5, 5400}}) {
+      size_t ES = dtypeSize(T);
+      RandomElements Gen(T, Seed++);
+      std::vector<uint8_t> B, C;
+      for (int I = 0; I < 6000; ++I) {
+        uint64_t X = Gen.baseline();
+        append(B, X, ES);
+        append(C, I < From ? X : Gen.candidate(X, Change), ES);
+      }
+      for (Tolerance Tol : Kinds)
+        for (bool Poisoned : {false, true}) {
+          std::string What =
+              (dtypeName(T) + " change " + std::to_string(Change) + " from " +
+               std::to_string(From) + " " +
+               toleranceKindName(Tol.Kind) + " " + std::to_string(Tol.Value) +
+               (Poisoned ? " poisoned" : ""))
+                  .str();
+          BufferComparison Want = reference(B, C, T, Tol, Poisoned);
+          BufferComparison Got = cmpP(B, C, T, Tol, Poisoned);
+          expectSame(Want, Got, What);
+          // The anti-cheat counts are those of AntiCheat.h's functions.
+          EXPECT_EQ(Got.Poison, Poisoned ? countLeftPoison(C, B, ES) : 0)
+              << What;
+          EXPECT_EQ(Got.NewNaNs, countNewNaNs(C, B, T, Poisoned)) << What;
+          // The inputs exercise what they should.
+          if (Change == 0.5 && From == 0 && Tol.Kind == ToleranceKind::Rel &&
+              Poisoned) {
+            EXPECT_GT(Want.Mismatched, 0u) << What;
+            EXPECT_LT(Want.Mismatched, Want.Elements / 2) << What;
+            EXPECT_GT(Want.Poison, 0u) << What;
+            EXPECT_EQ(Want.NewNaNs > 0, refIsFloat(T)) << What;
+          }
+        }
+    }
 }
 
 std::vector<float> ramp(size_t N, float Scale = 1.0f) {

@@ -22,8 +22,10 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -206,10 +208,19 @@ llvm::Expected<Profile> readProfile(llvm::StringRef Path);
 /// hash libkloop-cupti.so computes.
 uint64_t bufferHashOf(llvm::ArrayRef<uint8_t> Bytes);
 
-/// Reads the dump of \p C. Errors: the capture has no dump, the file cannot be
-/// read, its size differs from C.Bytes, or its bufferHashOf differs from C.Hash
-/// (a corrupt or stale dump), each naming the file.
-llvm::Expected<std::vector<uint8_t>> readDump(const CaptureRecord &C);
+/// Reads the dump of \p C: the file's bytes as MemoryBuffer has them (mapped
+/// when large, not copied; dumpBytes() views them). Errors: the capture has no
+/// dump, the file cannot be read, its size differs from C.Bytes, or its
+/// bufferHashOf differs from C.Hash (a corrupt or stale dump), each naming the
+/// file.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readDump(const CaptureRecord &C);
+
+/// The bytes of a dump that readDump() returned.
+inline llvm::ArrayRef<uint8_t> dumpBytes(const llvm::MemoryBuffer &Dump) {
+  return {reinterpret_cast<const uint8_t *>(Dump.getBufferStart()),
+          Dump.getBufferSize()};
+}
 
 } // namespace verify
 } // namespace kloop
