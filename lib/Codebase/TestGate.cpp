@@ -39,8 +39,8 @@ public:
   Expected<optimize::CompareOutcome> canary(StringRef BaseDir, StringRef WorkDir) override {
     return In->canary(BaseDir, WorkDir);
   }
-  Expected<optimize::CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir) override {
-    return In->capture(BaseDir, CaptureDir);
+  Expected<optimize::CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir, StringRef Shape) override {
+    return In->capture(BaseDir, CaptureDir, Shape);
   }
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override { return In->diff(BaseDir, CandDir); }
 
@@ -55,8 +55,8 @@ public:
   }
 
   Expected<optimize::ReplayCompareOutcome> replayCompare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
-                                                         StringRef WorkDir) override {
-    Expected<optimize::ReplayCompareOutcome> R = In->replayCompare(BaseDir, CandDir, CaptureDir, WorkDir);
+                                                         StringRef WorkDir, StringRef Shape) override {
+    Expected<optimize::ReplayCompareOutcome> R = In->replayCompare(BaseDir, CandDir, CaptureDir, WorkDir, Shape);
     if (!R || !R->Compare || !R->Compare->Accepted)
       return R;
     if (llvm::Error E = gate(*R->Compare, CandDir, WorkDir))

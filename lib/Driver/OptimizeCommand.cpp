@@ -386,6 +386,9 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
   O.ConfigPath = std::string(ConfigAbs);
   O.Canary = !NoCanary;
   O.Timing = C.Search.Timing;
+  for (const measure::ShapeSpec &Sh : C.Shapes)
+    if (!Sh.HeldOut)
+      O.SearchShapes.push_back(Sh.Name);
   // Every proposer sees what the workload lets it tune (targets, sources, protected files).
   O.ExtraContext["workload"] = toJSON(WorkloadScope{C.Targets, C.Dir, C.Sources, C.Protected});
   return O;

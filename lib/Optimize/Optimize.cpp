@@ -30,7 +30,7 @@ namespace optimize {
 
 Stages::~Stages() = default;
 
-Expected<CaptureOutcome> Stages::capture(StringRef, StringRef) {
+Expected<CaptureOutcome> Stages::capture(StringRef, StringRef, StringRef) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), "these stages cannot capture a workload");
 }
 
@@ -38,7 +38,7 @@ Expected<CountersOutcome> Stages::counters(StringRef, StringRef) {
   return makeError("these stages cannot profile hardware counters");
 }
 
-Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef) {
+Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef, StringRef) {
   ReplayCompareOutcome O;
   O.Fallback = "these stages cannot replay";
   return O;
@@ -496,7 +496,8 @@ private:
   std::string Stop;
   // Replay timing (docs/optimize.md, "Replay timing").
   bool WantReplay = false;  // search.timing auto or replay, and a GPU
-  std::string CaptureDir;   // the capture search steps replay ("" when none)
+  /// The captures search steps replay, one per search shape: (shape, directory); empty when none.
+  std::vector<std::pair<std::string, std::string>> Captures;
   std::string NoReplay;     // why no search step can replay ("" when they can)
   std::string IncumbentLaunch; // why the incumbent cannot be replayed ("" when it can)
   json BestSearch;             // {"timing", "evidence"} of the accepted candidate's search step
@@ -658,23 +659,30 @@ private:
     WantReplay = Gpu && O.Timing != measure::SearchTiming::Workload;
     if (!WantReplay)
       return Error::success();
-    Expected<json> Cap = SR->step(0, StepState::Measure, "capture", captureShape, [&]() -> Expected<json> {
-      say("capture: the baseline's launches of the target kernels, for replay");
-      Expected<CaptureOutcome> C = S.capture(BaseDir, O.OutDir + "/capture");
-      if (C)
-        return capturePayload(*C);
-      if (O.Timing == measure::SearchTiming::Replay)
-        return C.takeError();
-      return json{{"replay", false}, {"reason", "the capture failed: " + llvm::toString(C.takeError())}};
-    });
-    if (!Cap)
-      return Cap.takeError();
-    if (!(*Cap)["replay"].get<bool>()) {
-      NoReplay = (*Cap)["reason"].get<std::string>();
-      say("search steps run the workload: " + NoReplay);
-      return Error::success();
+    // The first search shape keeps the step key and directory of a run that captured one shape only.
+    std::vector<std::string> Shapes = O.SearchShapes.empty() ? std::vector<std::string>{""} : O.SearchShapes;
+    for (size_t I = 0; I < Shapes.size(); ++I) {
+      std::string Key = I ? "capture:" + Shapes[I] : "capture", Dir = O.OutDir + (I ? "/capture-" + Shapes[I] : "/capture");
+      Expected<json> Cap = SR->step(0, StepState::Measure, Key, captureShape, [&]() -> Expected<json> {
+        say("capture: the baseline's launches of the target kernels, for replay" +
+            (Shapes[I].empty() ? std::string() : " (shape " + Shapes[I] + ")"));
+        Expected<CaptureOutcome> C = S.capture(BaseDir, Dir, Shapes[I]);
+        if (C)
+          return capturePayload(*C);
+        if (O.Timing == measure::SearchTiming::Replay)
+          return C.takeError();
+        return json{{"replay", false}, {"reason", "the capture failed: " + llvm::toString(C.takeError())}};
+      });
+      if (!Cap)
+        return Cap.takeError();
+      if (!(*Cap)["replay"].get<bool>()) {
+        NoReplay = (*Cap)["reason"].get<std::string>();
+        Captures.clear();
+        say("search steps run the workload: " + NoReplay);
+        return Error::success();
+      }
+      Captures.push_back({Shapes[I], (*Cap)["dir"].get<std::string>()});
     }
-    CaptureDir = (*Cap)["dir"].get<std::string>();
     return Error::success();
   }
 
@@ -687,6 +695,50 @@ private:
     return launchConfigChange(Proposal, Inventory);
   }
 
+  /// \p CandDir against the incumbent replayed on the capture of every search shape, in order, until one
+  /// does not accept it (the others cannot change that) or one cannot be replayed (then the whole step
+  /// falls back to workload runs, which time every search shape). The outcome holds every replayed
+  /// shape's evidence; a shape after the first works in `<Key>.<shape>.replay`.
+  Expected<ReplayCompareOutcome> replayEveryShape(const std::string &Key, const std::string &CandDir) {
+    ReplayCompareOutcome All;
+    for (size_t I = 0; I < Captures.size(); ++I) {
+      const auto &[Shape, Dir] = Captures[I];
+      std::string Work = CandRoot + "/" + Key + (I ? "." + Shape : std::string()) + ".replay";
+      Expected<ReplayCompareOutcome> R = S.replayCompare(Incumbent, CandDir, Dir, Work, Shape);
+      if (!R || !R->Compare)
+        return R;
+      if (!All.Compare)
+        All.Compare = std::move(R->Compare);
+      else
+        mergeShape(*All.Compare, std::move(*R->Compare));
+      if (!All.Compare->Accepted)
+        break;
+    }
+    return All;
+  }
+
+  /// Adds the outcome \p Next of one more shape to \p Into: accepted only when both are, the first
+  /// refusal's outcome and explanation, the evidence and timed launches of both. The detail stays the
+  /// first shape's, with the others' in "more_shapes" and their replay_time seconds added to its own.
+  static void mergeShape(CompareOutcome &Into, CompareOutcome Next) {
+    for (json &E : Next.Evidence)
+      Into.Evidence.push_back(std::move(E));
+    for (decide::ShapeEvidence &T : Next.Timing)
+      Into.Timing.push_back(std::move(T));
+    if (Into.Detail.is_object() && Next.Detail.is_object()) {
+      if (Into.Detail.contains("replay_time") && Next.Detail.contains("replay_time"))
+        for (auto &[K, V] : Next.Detail["replay_time"].items())
+          if (json &T = Into.Detail["replay_time"][K]; V.is_number() && T.is_number())
+            T = T.get<double>() + V.get<double>();
+      Into.Detail["more_shapes"].push_back(std::move(Next.Detail));
+    }
+    if (Into.Accepted && !Next.Accepted) {
+      Into.Accepted = false;
+      Into.Outcome = Next.Outcome;
+      Into.Explanation = Next.Explanation;
+    }
+  }
+
   /// A search step's comparison of \p CandDir against the incumbent: replayed when it can be, else
   /// workload runs (with the reason when it was to replay). The verify step's payload.
   Expected<Comparison> searchCompare(const std::string &Key, const std::string &CandDir, const json &Proposal) {
@@ -694,8 +746,7 @@ private:
     if (WantReplay) {
       Why = replayBlocker(Proposal);
       if (Why.empty()) {
-        Expected<ReplayCompareOutcome> R =
-            S.replayCompare(Incumbent, CandDir, CaptureDir, CandRoot + "/" + Key + ".replay");
+        Expected<ReplayCompareOutcome> R = replayEveryShape(Key, CandDir);
         if (!R)
           return R.takeError();
         if (R->Compare)

@@ -29,12 +29,14 @@ namespace {
 /// The file in a capture directory that holds its key (CaptureOutcome::Key).
 constexpr const char *KeyFileName = "kloop-key.txt";
 
-/// The shape the capture is made with: the first search shape.
-const measure::ShapeSpec *captureShape(const measure::WorkloadConfig &C) {
-  for (const measure::ShapeSpec &S : C.Shapes)
-    if (!S.HeldOut)
-      return &S;
-  return nullptr;
+/// Search shape \p Name of \p C ("": the first search shape), or null (no such shape, or it is held out).
+const measure::ShapeSpec *searchShape(const measure::WorkloadConfig &C, StringRef Name) {
+  if (Name.empty()) {
+    auto It = llvm::find_if(C.Shapes, [](const measure::ShapeSpec &S) { return !S.HeldOut; });
+    return It == C.Shapes.end() ? nullptr : &*It;
+  }
+  const measure::ShapeSpec *S = C.findShape(Name);
+  return S && !S->HeldOut ? S : nullptr;
 }
 } // namespace
 
@@ -60,11 +62,13 @@ Expected<ShapeRun> shapeRun(const measure::WorkloadConfig &C, const measure::Sha
 }
 
 namespace {
-/// The program run of the capture: run.command of the first search shape with seed 0.
-Expected<ShapeRun> capturedRun(const measure::WorkloadConfig &C, StringRef SourceDir, StringRef BuildDir) {
-  const measure::ShapeSpec *Sh = captureShape(C);
+/// The program run of the capture: run.command of search shape \p Shape with seed 0.
+Expected<ShapeRun> capturedRun(const measure::WorkloadConfig &C, StringRef Shape, StringRef SourceDir,
+                               StringRef BuildDir) {
+  const measure::ShapeSpec *Sh = searchShape(C, Shape);
   if (!Sh)
-    return makeError(C.Path + ": replay needs a search shape to capture (every shape is held out)");
+    return makeError(C.Path + (Shape.empty() ? std::string(": replay needs a search shape to capture (every shape is held out)")
+                                             : ": replay captures search shapes; '" + Shape.str() + "' is none"));
   return shapeRun(C, *Sh, SourceDir, BuildDir);
 }
 
@@ -141,8 +145,9 @@ std::string tail(const std::string &S, size_t N = 2000) {
 }
 } // namespace
 
-Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef BuildDir, StringRef CaptureDir) {
-  Expected<ShapeRun> Run = capturedRun(C, BaseDir, BuildDir);
+Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef BuildDir, StringRef CaptureDir,
+                                              StringRef Shape) {
+  Expected<ShapeRun> Run = capturedRun(C, Shape, BaseDir, BuildDir);
   if (!Run)
     return Run.takeError();
   Expected<std::string> Key = captureKey(C, *Run, BaseDir);
@@ -212,7 +217,7 @@ Expected<std::string> ReplayStage::cubin(StringRef SourceDir, StringRef WorkDir,
 }
 
 Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
-                                                    StringRef WorkDir) {
+                                                    StringRef WorkDir, StringRef Shape) {
   auto Fallback = [](std::string Why) {
     ReplayCompareOutcome F;
     F.Fallback = std::move(Why);
@@ -233,7 +238,8 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
   if (!Cand)
     return Fallback(llvm::toString(Cand.takeError()));
   double BuildS = std::chrono::duration<double>(std::chrono::steady_clock::now() - Began).count();
-  if (!Server || ServerCapture != CaptureDir) {
+  std::unique_ptr<capture::ReplayServer> &Server = Servers[CaptureDir.str()];
+  if (!Server) {
     capture::ReplayOptions RO;
     RO.Worker = O.Worker;
     RO.Capture = CaptureDir.str();
@@ -241,22 +247,19 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.TimeoutS = C.Run.TimeoutS;
     RO.WorkDir = llvm::sys::path::parent_path(WorkDir).str();
     Server = std::make_unique<capture::ReplayServer>(RO);
-    ServerCapture = CaptureDir.str();
   }
   Expected<capture::ReplayResult> R = Server->replay(*Base, *Cand, std::max(1u, O.Rounds) * C.Iters);
   if (!R)
     return Fallback("the replay worker failed: " + llvm::toString(R.takeError()));
-  Expected<ReplayCompareOutcome> Out = judgeReplay(*R, captureShape(C) ? captureShape(C)->Name : "");
+  const measure::ShapeSpec *Sh = searchShape(C, Shape);
+  Expected<ReplayCompareOutcome> Out = judgeReplay(*R, Sh ? Sh->Name : Shape.str());
   if (Out && Out->Compare)
     Out->Compare->Detail["replay_time"] = replayTimeJSON(R->Times.value_or(capture::ReplayTimes()), BuildS,
                                                          Server->starts(), R->Gated);
   return Out;
 }
 
-void ReplayStage::releaseGpu() {
-  Server.reset();
-  ServerCapture.clear();
-}
+void ReplayStage::releaseGpu() { Servers.clear(); }
 
 } // namespace optimize
 } // namespace kloop

@@ -53,11 +53,12 @@ public:
 
   /// Stages::capture, with the baseline built in \p BuildDir.
   llvm::Expected<CaptureOutcome> capture(llvm::StringRef BaseDir, llvm::StringRef BuildDir,
-                                         llvm::StringRef CaptureDir);
-  /// Stages::replayCompare.
+                                         llvm::StringRef CaptureDir, llvm::StringRef Shape);
+  /// Stages::replayCompare: one served worker per capture (search shape), kept up between steps.
   llvm::Expected<ReplayCompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
-                                               llvm::StringRef CaptureDir, llvm::StringRef WorkDir);
-  /// Stops the replay worker, if one is up, so that the GPU holds no context of kloop's while a workload
+                                               llvm::StringRef CaptureDir, llvm::StringRef WorkDir,
+                                               llvm::StringRef Shape);
+  /// Stops every replay worker that is up, so that the GPU holds no context of kloop's while a workload
   /// is timed: the measurement runner discards every sample taken while another process uses the GPU
   /// (foreign GPU load, docs/measure.md), and the worker is such a process. Called before every
   /// compare (search step, canary, final check); not before the counters' metrics runs, which time
@@ -75,8 +76,8 @@ private:
   std::map<std::string, std::string> Cubins;
   /// The long-lived replay worker of the search (one CUDA context, the capture loaded once), started on
   /// the first replayed step and restarted after a candidate that crashed it; and its capture.
-  std::unique_ptr<capture::ReplayServer> Server;
-  std::string ServerCapture;
+  /// The served workers, by capture directory.
+  std::map<std::string, std::unique_ptr<capture::ReplayServer>> Servers;
 };
 
 } // namespace optimize

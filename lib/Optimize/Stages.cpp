@@ -311,11 +311,11 @@ public:
     return Fallback.str();
   }
 
-  Expected<CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir) override {
+  Expected<CaptureOutcome> capture(StringRef BaseDir, StringRef CaptureDir, StringRef Shape) override {
     Expected<std::string> BuildDir = buildFor(BaseDir, (CaptureDir + ".build").str(), "its capture");
     if (!BuildDir)
       return BuildDir.takeError();
-    return Replay.capture(BaseDir, *BuildDir, CaptureDir);
+    return Replay.capture(BaseDir, *BuildDir, CaptureDir, Shape);
   }
 
   Expected<CountersOutcome> counters(StringRef SourceDir, StringRef WorkDir) override {
@@ -388,8 +388,8 @@ public:
   }
 
   Expected<ReplayCompareOutcome> replayCompare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
-                                               StringRef WorkDir) override {
-    return Replay.compare(BaseDir, CandDir, CaptureDir, WorkDir);
+                                               StringRef WorkDir, StringRef Shape) override {
+    return Replay.compare(BaseDir, CandDir, CaptureDir, WorkDir, Shape);
   }
 
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override {

@@ -123,7 +123,7 @@ struct CaptureOutcome {
   /// The capture directory (kloop-capture/1, docs/capture.md), absolute.
   std::string Dir;
   /// What the capture is keyed by: the first 16 hex digits of the SHA-256 of
-  /// the captured command line (run.command expanded for the first search
+  /// the captured command line (run.command expanded for the captured search
   /// shape, seed 0), its working directory and environment, and the bytes of
   /// the baseline's sources and protected files.
   std::string Key;
@@ -197,18 +197,22 @@ public:
   /// "Drift canary"). Work files go below \p WorkDir. Errors: those of compare.
   virtual llvm::Expected<CompareOutcome> canary(llvm::StringRef BaseDir, llvm::StringRef WorkDir) = 0;
   /// Captures the target kernels' launches of one run of the baseline
-  /// \p BaseDir's workload into \p CaptureDir, or reuses the capture there
-  /// when its key matches (CaptureOutcome). Errors: the capture cannot be
-  /// made (the program fails under capture, nothing was captured, every
-  /// launch was refused; kloop/Capture/Record.h). The default says that these
-  /// stages cannot capture.
-  virtual llvm::Expected<CaptureOutcome> capture(llvm::StringRef BaseDir, llvm::StringRef CaptureDir);
+  /// \p BaseDir's workload, for search shape \p Shape (a name in the
+  /// workload's shapes) with seed 0, into \p CaptureDir, or reuses the
+  /// capture there when its key matches (CaptureOutcome). Errors: no such
+  /// search shape; the capture cannot be made (the program fails under
+  /// capture, nothing was captured, every launch was refused;
+  /// kloop/Capture/Record.h). The default says that these stages cannot capture.
+  virtual llvm::Expected<CaptureOutcome> capture(llvm::StringRef BaseDir, llvm::StringRef CaptureDir,
+                                                 llvm::StringRef Shape);
   /// Times and checks \p CandDir against \p BaseDir on the capture
-  /// \p CaptureDir with the replay worker (docs/capture.md); work files go
-  /// below \p WorkDir. Errors: only those that concern every candidate
-  /// alike (a work directory that cannot be made). The default falls back.
+  /// \p CaptureDir of search shape \p Shape with the replay worker
+  /// (docs/capture.md); the evidence names \p Shape. Work files go below
+  /// \p WorkDir. Errors: only those that concern every candidate alike (a
+  /// work directory that cannot be made). The default falls back.
   virtual llvm::Expected<ReplayCompareOutcome> replayCompare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
-                                                             llvm::StringRef CaptureDir, llvm::StringRef WorkDir);
+                                                             llvm::StringRef CaptureDir, llvm::StringRef WorkDir,
+                                                             llvm::StringRef Shape);
   /// Unified diff of the editable sources between two source directories
   /// ("" when identical), with a/ b/ paths relative to the source directory.
   virtual llvm::Expected<std::string> diff(llvm::StringRef BaseDir, llvm::StringRef CandDir) = 0;
@@ -247,6 +251,10 @@ struct OptimizeOptions {
   /// the baseline, or workload runs (docs/optimize.md, "Replay timing").
   /// The final check always runs the workload.
   measure::SearchTiming Timing = measure::SearchTiming::Workload;
+  /// The workload's search shapes (not held out), in its order. Replay captures
+  /// each of them and a replayed search step times every one, as a workload
+  /// search step does; empty: one capture, of the shape the stages choose.
+  std::vector<std::string> SearchShapes;
   /// Extra context for proposers (e.g. the kernel source); merged into each context.
   nlohmann::json ExtraContext = nlohmann::json::object();
 };

@@ -9,7 +9,8 @@
 # lacks the kernel: exit 2, the worker goes on), and, for the first request of the whole test only
 # (a marker file beside the log), crash-once, die-once (exits without a reply) and hang-once (never
 # answers). Serving, each start appends "start" and each request "B C MODE iters=N" to
-# $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only.
+# $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only. With $KLOOP_TEST_SLOW_CAPTURE=D, on
+# the capture in a directory named D (kloop optimize's capture/ or capture-SHAPE/) a fast candidate runs slow.
 import json, os, sys, time
 args = sys.argv[1:]
 opt = lambda name: args[args.index(name) + 1]
@@ -34,6 +35,9 @@ def first_time():
 def result(base_cubin, cand_cubin, iters):
     base = open(base_cubin).read().strip()
     cand = open(cand_cubin).read().strip() if cand_cubin else None
+    slow_here = os.path.basename(os.path.normpath(args[0])) == os.environ.get("KLOOP_TEST_SLOW_CAPTURE")
+    if slow_here and cand == "fast":
+        cand = "slow"
     note("%s %s %s iters=%d" % (base, cand, mode, iters))
     start = {"base": 2000, "fast": 1000, "slow": 3000}
     gate = "--no-gate" not in args

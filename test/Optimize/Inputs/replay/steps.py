@@ -6,18 +6,19 @@ db = sqlite3.connect(sys.argv[1])
 rows = db.execute("select round, state, step_key, payload from steps where status = 'finished' order by id")
 for rnd, state, key, payload in rows:
     p = json.loads(payload) if payload else {}
-    if state == "measure" and key == "capture":
+    if state == "measure" and (key == "capture" or key.startswith("capture:")):
         if p["replay"]:
-            print("capture: replay reused=%s stale=%s launches=%d kernels=%s" %
-                  (p["reused"], p["stale"], p["launches"], ",".join(p["kernels"])))
+            print("%s: replay reused=%s stale=%s launches=%d kernels=%s" %
+                  (key, p["reused"], p["stale"], p["launches"], ",".join(p["kernels"])))
         else:
-            print("capture: workload reason=%s" % p["reason"])
+            print("%s: workload reason=%s" % (key, p["reason"]))
     elif state == "verify":
         t = (p.get("detail") or {}).get("replay_time")
         split = "" if t is None else " worker_starts=%d gated=%s split=%s" % (
             t["worker_starts"], t["gated"], ",".join(k for k in sorted(t) if k.endswith("_s")))
-        print("verify %s: timing=%s outcome=%s fallback=%s%s" %
-              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split))
+        shapes = ",".join(e["shape"] for e in p.get("evidence") or [])
+        print("verify %s: timing=%s outcome=%s fallback=%s%s shapes=%s" %
+              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split, shapes))
     elif state == "decide":
         print("decide %s: timing=%s outcome=%s explanation=%s" %
               (key, p.get("timing"), p.get("outcome"), p.get("explanation")))
