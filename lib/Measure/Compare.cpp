@@ -164,6 +164,9 @@ private:
   /// Verification runs made ahead, side by side (CompareOptions::VerifyJobs), by label. Only runs
   /// that ended Ok are kept; runOne takes its result from here instead of running it again.
   std::map<std::string, RunResult> Ahead;
+  /// The labels of every run made side by side so far: a seed whose capture was batched is not batched
+  /// again, so a run that failed there is made again alone (runOne).
+  std::set<std::string> Batched;
 
   void say(const Twine &T) const {
     if (Progress)
@@ -390,9 +393,8 @@ private:
   Expected<std::optional<RunResult>> runOne(const SideDirs &S, const ShapeSpec &Sh, unsigned Seed,
                                             const std::string &Label, std::optional<InjectionSettings> Inj) {
     if (auto It = Ahead.find(Label); It != Ahead.end()) {
-      RunResult Made = std::move(It->second);
+      RunResult Made = std::move(It->second); // counted in Res.Runs when it started
       Ahead.erase(It);
-      ++Res.Runs;
       return succeeded(std::move(Made));
     }
     Expected<RunRequest> R = runRequest(S, Sh, Seed, Label, Inj);
@@ -453,21 +455,24 @@ private:
   }
 
   /// Makes the verification runs of (\p ShI, \p SI) and of the seeds after it (all shapes, in
-  /// forEachSeed's order) side by side, whole seeds only, at most O.VerifyJobs runs at a time, and
-  /// keeps the runs that ended Ok in Ahead. They are never timing runs: every one has ended when this
-  /// returns. A run that did not end Ok is left out, so runOne makes it again, alone.
+  /// forEachSeed's order) side by side, O.VerifyJobs runs (the last seed's may be cut; its rest is made
+  /// one at a time by runOne), and keeps the runs that ended Ok in Ahead. They are never timing runs:
+  /// every one has ended when this returns. A run that did not end Ok is left out, so runOne makes it
+  /// again, alone; its label stays in Batched, so it is never batched again.
   Error runAhead(size_t ShI, size_t SI) {
     dropAhead();
     std::vector<RunRequest> Reqs;
-    for (; ShI < Shapes.size(); SI = 0, ++ShI)
-      for (; SI < Seeds.size(); ++SI) {
+    for (; ShI < Shapes.size() && Reqs.size() < O.VerifyJobs; SI = 0, ++ShI)
+      for (; SI < Seeds.size() && Reqs.size() < O.VerifyJobs; ++SI) {
         Expected<std::vector<RunRequest>> More = verifyRequests(ShI, SI);
         if (!More)
           return More.takeError();
-        if (!Reqs.empty() && Reqs.size() + More->size() > O.VerifyJobs)
-          return runSideBySide(Reqs);
-        llvm::append_range(Reqs, std::move(*More));
+        for (RunRequest &R : *More)
+          if (Reqs.size() < O.VerifyJobs)
+            Reqs.push_back(std::move(R));
       }
+    for (const RunRequest &R : Reqs)
+      Batched.insert(R.Label);
     return runSideBySide(Reqs);
   }
 
@@ -480,7 +485,8 @@ private:
     if (Expected<GpuSnapshot> S = Gpu.snapshot())
       Before = std::move(*S);
     else
-      consumeError(S.takeError()); // no NVML: the reruns alone wait their fixed time
+      consumeError(S.takeError()); // no NVML: a failed batch waits the runner's fixed time instead
+    Res.Runs += Reqs.size();
     auto T = std::chrono::steady_clock::now();
     {
       std::vector<std::thread> Threads;
@@ -500,6 +506,8 @@ private:
     std::string FirstFailed;
     for (size_t I = 0; I < Reqs.size(); ++I) {
       if (Got[I]) {
+        if (Got[I]->Prof)
+          Gpu.watch(Got[I]->Prof->Device.PciBusId); // as runIsolated does after an Ok run
         Ahead.emplace(Reqs[I].Label, std::move(*Got[I]));
         continue;
       }
@@ -507,8 +515,10 @@ private:
         FirstFailed = "run " + Reqs[I].Label + " " + Failed[I] + " beside " + std::to_string(Reqs.size() - 1) +
                       " other run(s)";
       Res.Notes.push_back("verification run " + Reqs[I].Label + " failed beside " + std::to_string(Reqs.size() - 1) +
-                          " other run(s) (" + Failed[I] + "); it is made again alone");
+                          " other run(s) (" + Failed[I] + "); it is made again alone if still needed");
     }
+    if (!FirstFailed.empty() && !Before) // NVML cannot say when the GPU is clear (Runner.h)
+      std::this_thread::sleep_for(std::chrono::duration<double>(UnwatchedSettleS));
     Error Drained = FirstFailed.empty() || !Before ? Error::success()
                                                    : drainAfter(Gpu, *Before, C.Run.DrainTimeoutS, FirstFailed);
     Res.VerifySeconds += secondsSince(T);
@@ -552,7 +562,7 @@ private:
   /// determinism runs. False: the candidate failed (CandidateFailure is set).
   Expected<bool> verifySeed(size_t ShI, size_t SI) {
     unsigned Seed = Seeds[SI];
-    if (O.VerifyJobs > 1 && !Ahead.count(runLabel(Base, ShI, Seed, "cap")))
+    if (O.VerifyJobs > 1 && !Batched.count(runLabel(Base, ShI, Seed, "cap")))
       if (Error E = runAhead(ShI, SI))
         return E;
     // 1. Capture runs, A then B.

@@ -710,17 +710,18 @@ private:
       if (!All.Compare)
         All.Compare = std::move(R->Compare);
       else
-        mergeShape(*All.Compare, std::move(*R->Compare));
+        mergeShape(*All.Compare, std::move(*R->Compare), Shape);
       if (!All.Compare->Accepted)
         break;
     }
     return All;
   }
 
-  /// Adds the outcome \p Next of one more shape to \p Into: accepted only when both are, the first
-  /// refusal's outcome and explanation, the evidence and timed launches of both. The detail stays the
-  /// first shape's, with the others' in "more_shapes" and their replay_time seconds added to its own.
-  static void mergeShape(CompareOutcome &Into, CompareOutcome Next) {
+  /// Adds the outcome \p Next of one more shape, \p Shape, to \p Into: accepted only when both are, the
+  /// first refusal's outcome and explanation (prefixed "shape S: "), the evidence and timed launches of
+  /// both. The detail stays the first shape's, with the others' in "more_shapes" and their replay_time
+  /// seconds added to its own.
+  static void mergeShape(CompareOutcome &Into, CompareOutcome Next, const std::string &Shape) {
     for (json &E : Next.Evidence)
       Into.Evidence.push_back(std::move(E));
     for (decide::ShapeEvidence &T : Next.Timing)
@@ -735,7 +736,7 @@ private:
     if (Into.Accepted && !Next.Accepted) {
       Into.Accepted = false;
       Into.Outcome = Next.Outcome;
-      Into.Explanation = Next.Explanation;
+      Into.Explanation = "shape " + Shape + ": " + Next.Explanation;
     }
   }
 

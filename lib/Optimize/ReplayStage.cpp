@@ -245,7 +245,14 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.Capture = CaptureDir.str();
     RO.Tolerance = *Tol;
     RO.TimeoutS = C.Run.TimeoutS;
-    RO.WorkDir = llvm::sys::path::parent_path(WorkDir).str();
+    // Each capture's worker keeps its stderr files apart: the first capture's in the candidates
+    // directory, as before there were several, the others' in replay-<capture directory>/ beside it.
+    llvm::SmallString<256> Logs(llvm::sys::path::parent_path(WorkDir));
+    if (Servers.size() > 1)
+      llvm::sys::path::append(Logs, "replay-" + llvm::sys::path::filename(CaptureDir));
+    if (std::error_code EC = llvm::sys::fs::create_directories(Logs))
+      return makeError("cannot create " + Logs + ": " + EC.message());
+    RO.WorkDir = std::string(Logs);
     Server = std::make_unique<capture::ReplayServer>(RO);
   }
   Expected<capture::ReplayResult> R = Server->replay(*Base, *Cand, std::max(1u, O.Rounds) * C.Iters);

@@ -96,10 +96,11 @@ struct CompareOptions {
   /// candidate on the GPU machine, docs/optimize.md).
   std::string CandidateBuildDir;
   /// Verification runs (capture and determinism runs, never timing runs) made at a time. Above 1,
-  /// the verification runs of the next seeds (whole seeds, at most this many runs) are made side by
-  /// side on the GPU before the first of them is needed; every one has ended before anything else
+  /// the next this many verification runs (in the serial order; a seed may be cut, its rest then made
+  /// one at a time) are made side by side on the GPU before the first of them is needed; every one has ended before anything else
   /// runs, so no timing run ever shares the GPU with them. A run that does not end Ok beside others
-  /// (out of GPU memory, say) is made again alone, and only that run's result counts; a note says so.
+  /// (out of GPU memory, say) is made again alone when still needed, and only that run's result
+  /// counts; a note says so. After such a batch the GPU must drain (drainAfter) before anything runs.
   /// Why it is sound: a verification run's outputs do not depend on what else runs on the GPU, and
   /// its time is never a sample. Why it pays: a capture run is mostly CPU (CUDA start-up, input
   /// generation, hashing every target buffer; 3.2 s of wall time against 1.35 s plain for transpose
@@ -158,7 +159,7 @@ struct CompareResult {
   /// by side count once, as the wall time of the batch), timing runs, and
   /// the decision (bootstrap and rules).
   double BuildSeconds = 0, VerifySeconds = 0, TimingSeconds = 0, DecideSeconds = 0;
-  /// Workload runs started, both sides.
+  /// Workload runs started, both sides (the runs of a side-by-side batch included).
   unsigned Runs = 0;
   /// The timed launches the verdict was decided on, per kernel and shape in
   /// evidence order: Kernel, Shape, HeldOutShape and both sides' Samples
