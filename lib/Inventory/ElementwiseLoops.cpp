@@ -7,6 +7,7 @@
 #include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
+#include "llvm/ADT/MapVector.h"
 
 #include <algorithm>
 #include <cctype>
@@ -39,16 +40,6 @@ bool isGlobalThreadIndex(const Expr *E, ASTContext &Ctx, char Dim) {
          T == I + "+" + N + "*" + B;
 }
 
-/// blockDim.x * gridDim.x, or a const local initialized so.
-static bool isGridSize(const Expr *E, ASTContext &Ctx) {
-  if (textIsOneOf(E, {"blockDim.x*gridDim.x", "gridDim.x*blockDim.x"}, Ctx))
-    return true;
-  const auto *R = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
-  const auto *V = R ? dyn_cast<VarDecl>(R->getDecl()) : nullptr;
-  return V && V->hasLocalStorage() && V->getType().isConstQualified() && V->getInit() &&
-         textIsOneOf(V->getInit(), {"blockDim.x*gridDim.x", "gridDim.x*blockDim.x"}, Ctx);
-}
-
 /// Whether \p E is only read: its value is loaded (an lvalue-to-rvalue conversion).
 bool isPlainRead(const Expr *E, ASTContext &Ctx) {
   const Stmt *P = parentOf(E, Ctx);
@@ -78,17 +69,30 @@ std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
   return std::nullopt;
 }
 
+/// The operands of \p E when it is `A Op B` (parentheses and implicit casts ignored).
+static std::optional<std::pair<const Expr *, const Expr *>> operands(const Expr *E, BinaryOperatorKind Op) {
+  const auto *B = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
+  if (!B || B->getOpcode() != Op)
+    return std::nullopt;
+  return std::make_pair(B->getLHS(), B->getRHS());
+}
+
 namespace {
 /// The loop `for (T i = A; i < B; i += S)` taken apart.
 struct Header {
   const VarDecl *Var = nullptr, *Bound = nullptr;
   const Expr *Init = nullptr, *BoundExpr = nullptr, *Stride = nullptr;
+  /// A block-stride loop (start threadIdx.x); else a grid-stride one.
+  bool Block = false;
+  /// B: the block extent the start and stride name (blockDim.x, or a launch constant).
+  const Expr *Extent = nullptr;
 };
 
 /// Checks a loop body statement by statement; stops at the first refusal.
 class BodyCheck : public RecursiveASTVisitor<BodyCheck> {
 public:
-  BodyCheck(const VarDecl *Var, const Stmt *Body, ASTContext &Ctx) : Var(Var), Body(Body), Ctx(Ctx) {
+  BodyCheck(const VarDecl *Var, const Stmt *Body, const Stmt *KernelBody, ASTContext &Ctx)
+      : Var(Var), Body(Body), KernelBody(KernelBody), Ctx(Ctx) {
     BodyOffset = Ctx.getSourceManager().getFileOffset(Ctx.getSourceManager().getExpansionLoc(Body->getBeginLoc()));
   }
 
@@ -110,8 +114,36 @@ public:
     return U->getOpcode() != UO_Deref || !refuse("a pointer dereference (*)" + atLine(U->getBeginLoc(), Ctx));
   }
 
+  /// After the traversal: classifies the uses of the variables declared outside the loop. Each is only read,
+  /// or the accumulator of a reduction (every use one update of one operation); else sets Refusal.
+  void finishReductions() {
+    for (const auto &[V, Refs] : Outside) {
+      if (Refusal)
+        return;
+      if (llvm::all_of(Refs, [&](const DeclRefExpr *E) { return isPlainRead(E, Ctx); }))
+        continue;
+      std::optional<std::string> Op;
+      for (const DeclRefExpr *E : Refs) {
+        std::optional<std::string> This = updateOp(E, V);
+        if (!This || (Op && *Op != *This)) {
+          refuse(notIndependent(E, V));
+          break;
+        }
+        Op = This;
+      }
+      if (Refusal)
+        return;
+      bool Float = V->getType()->isRealFloatingType();
+      Reductions.push_back({{"var", V->getNameAsString()},
+                            {"type", V->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy())},
+                            {"op", *Op},
+                            {"reassociates", Float && (*Op == "+" || *Op == "*")}});
+    }
+  }
+
   std::optional<std::string> Refusal;
   json Accesses = json::array();
+  json Reductions = json::array();
 
 private:
   bool refuse(std::optional<std::string> Why) {
@@ -132,22 +164,103 @@ private:
                                  : std::optional<std::string>("a write or address of the loop variable '" + Name +
                                                               "'" + atLine(E->getBeginLoc(), Ctx));
     if (isa<ParmVarDecl>(V) && V->getType()->isPointerType())
-      return access(E, V);
+      return access(E, V, V);
     if (V->hasAttr<CUDASharedAttr>())
       return "a use of __shared__ '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ", which the rule does not analyse";
     if (!V->hasLocalStorage() && !V->getType().isConstQualified() && !V->hasAttr<CUDAConstantAttr>())
       return "a use of '" + Name + "', a variable outside the kernel" + atLine(E->getBeginLoc(), Ctx) +
              ", which the rule does not analyse";
-    if (!isPlainRead(E, Ctx))
-      return "a write, address or reference of '" + Name + "', declared outside the loop" + atLine(E->getBeginLoc(), Ctx) +
-             ": its iterations would not be independent";
-    if (V->getType()->isPointerType())
-      return "an access through '" + Name + "', which is not a kernel parameter" + atLine(E->getBeginLoc(), Ctx);
+    if (V->getType()->isPointerType()) {
+      if (const VarDecl *Root = pointerRoot(V))
+        return access(E, V, Root);
+      return "an access through '" + Name + "', which is not a kernel parameter nor a local pointer set once to one" +
+             " plus an offset" + atLine(E->getBeginLoc(), Ctx);
+    }
+    if (!V->getType()->isArithmeticType() || V->getType().isVolatileQualified())
+      return isPlainRead(E, Ctx) ? std::nullopt : std::optional<std::string>(notIndependent(E, V));
+    Outside[V].push_back(E); // only read, or a reduction's accumulator: finishReductions decides
     return std::nullopt;
   }
 
-  /// \p E names pointer parameter \p P: it must be the base of `P[i]`.
-  std::optional<std::string> access(const DeclRefExpr *E, const VarDecl *P) {
+  std::string notIndependent(const DeclRefExpr *E, const VarDecl *V) {
+    return "a write, address or reference of '" + V->getNameAsString() + "', declared outside the loop" +
+           atLine(E->getBeginLoc(), Ctx) + ", that is not an accumulation (v += e, v = fmaxf(v, e), ...): its "
+           "iterations would not be independent";
+  }
+
+  /// The kernel pointer parameter local pointer \p V is based on: its initializer is `P` or `P + offset`
+  /// and the kernel never assigns it again (nor takes its address); else null.
+  const VarDecl *pointerRoot(const VarDecl *V) {
+    if (!V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit() || V->getType()->isReferenceType())
+      return nullptr;
+    const Expr *Init = V->getInit()->IgnoreParenImpCasts();
+    if (auto Sum = operands(Init, BO_Add))
+      Init = Sum->first->getType()->isPointerType() ? Sum->first : Sum->second;
+    const VarDecl *Root = referencedVar(Init);
+    if (!Root || !isa<ParmVarDecl>(Root) || !Root->getType()->isPointerType() ||
+        !isa<DeclRefExpr>(Init->IgnoreParenImpCasts()))
+      return nullptr;
+    RefFinder R(V);
+    R.TraverseStmt(const_cast<Stmt *>(KernelBody));
+    for (const DeclRefExpr *E : R.Refs)
+      if (!isPlainRead(E, Ctx))
+        return nullptr;
+    return Root;
+  }
+
+  /// The reduction operation \p E (a use of \p V) is part of: `V op= e` ("+" for += and -=, "*", "&", "|",
+  /// "^"), or `V = f(V, e)` with f a min or max function ("max", "min"), \p E being either V; else nullopt.
+  std::optional<std::string> updateOp(const DeclRefExpr *E, const VarDecl *V) {
+    const Stmt *Child = nullptr;
+    const Stmt *P = semanticParent(E, Child, Ctx);
+    if (const auto *C = dyn_cast_or_null<CompoundAssignOperator>(P); C && C->getLHS()->IgnoreParens() == E) {
+      switch (C->getOpcode()) {
+      case BO_AddAssign:
+      case BO_SubAssign: return std::string("+");
+      case BO_MulAssign: return std::string("*");
+      case BO_AndAssign: return std::string("&");
+      case BO_OrAssign: return std::string("|");
+      case BO_XorAssign: return std::string("^");
+      default: return std::nullopt;
+      }
+    }
+    const BinaryOperator *Assign = dyn_cast_or_null<BinaryOperator>(P);
+    if (Assign && Assign->getLHS()->IgnoreParens() != E)
+      Assign = nullptr; // E is not the assigned variable
+    const CallExpr *Call = nullptr;
+    if (Assign && Assign->getOpcode() == BO_Assign) {
+      Call = dyn_cast<CallExpr>(Assign->getRHS()->IgnoreParenImpCasts());
+    } else if (!Assign && isPlainRead(E, Ctx)) { // V as an argument of its own update's call
+      Call = dyn_cast_or_null<CallExpr>(semanticParent(parentOf(E, Ctx), Child, Ctx));
+      const auto *Up = Call ? dyn_cast_or_null<BinaryOperator>(semanticParent(Call, Child, Ctx)) : nullptr;
+      if (!Up || Up->getOpcode() != BO_Assign || referencedVar(Up->getLHS()) != V)
+        Call = nullptr;
+    }
+    return Call ? minMaxOf(Call, V) : std::nullopt;
+  }
+
+  /// "max" or "min" when \p C is a two-argument min or max function with exactly one argument \p V.
+  std::optional<std::string> minMaxOf(const CallExpr *C, const VarDecl *V) {
+    const FunctionDecl *F = C->getDirectCallee();
+    if (!F || C->getNumArgs() != 2)
+      return std::nullopt;
+    unsigned Self = 0;
+    for (const Expr *A : C->arguments())
+      Self += isa<DeclRefExpr>(A->IgnoreParenImpCasts()) && referencedVar(A) == V;
+    if (Self != 1)
+      return std::nullopt;
+    std::string Name = F->getNameAsString();
+    for (const char *Max : {"fmaxf", "fmax", "max"})
+      if (Name == Max)
+        return std::string("max");
+    for (const char *Min : {"fminf", "fmin", "min"})
+      if (Name == Min)
+        return std::string("min");
+    return std::nullopt;
+  }
+
+  /// \p E names pointer \p P (based on parameter \p Root): it must be the base of `P[i]`.
+  std::optional<std::string> access(const DeclRefExpr *E, const VarDecl *P, const VarDecl *Root) {
     const Stmt *Child = nullptr;
     const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(semanticParent(E, Child, Ctx));
     std::string Name = P->getNameAsString();
@@ -157,18 +270,18 @@ private:
     if (referencedVar(AS->getIdx()) != Var || !isa<DeclRefExpr>(AS->getIdx()->IgnoreParenImpCasts()))
       return sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx) + ": not indexed by the loop variable '" +
              Var->getNameAsString() + "' itself (a non-unit stride, or an offset another thread may own)";
-    return element(AS, P);
+    return element(AS, P, Root);
   }
 
   /// Records the access \p AS to parameter \p P: how it is used and where it is in the body.
-  std::optional<std::string> element(const ArraySubscriptExpr *AS, const VarDecl *P) {
+  std::optional<std::string> element(const ArraySubscriptExpr *AS, const VarDecl *P, const VarDecl *Root) {
     QualType T = P->getType()->getPointeeType();
     if (T->isIncompleteType() || T->isDependentType())
       return "an access to '" + P->getNameAsString() + "' whose element type is not complete" + atLine(AS->getBeginLoc(), Ctx);
     const SourceManager &SM = Ctx.getSourceManager();
     if (AS->getBeginLoc().isMacroID() || AS->getEndLoc().isMacroID())
       return sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx) + " from a macro expansion";
-    json A = {{"param", P->getNameAsString()},
+    json A = {{"param", P->getNameAsString()}, {"root", Root->getNameAsString()},
               {"element_type", T.getUnqualifiedType().getAsString(Ctx.getPrintingPolicy())},
               {"element_bytes", Ctx.getTypeSizeInChars(T).getQuantity()},
               {"read", false}, {"written", false}, {"unconditional", false}};
@@ -204,23 +317,91 @@ private:
   std::optional<std::string> callRefusal(const CallExpr *E) { return callProblem(E, Ctx); }
 
   const VarDecl *Var;
-  const Stmt *Body;
+  const Stmt *Body, *KernelBody;
   ASTContext &Ctx;
   unsigned BodyOffset = 0;
   std::set<const VarDecl *> Inner;
+  /// Uses of the scalars declared outside the loop, in source order, the variables in order of first use.
+  llvm::MapVector<const VarDecl *, std::vector<const DeclRefExpr *>> Outside;
 };
 } // namespace
 
-/// Why \p F is not `for (T i = <global thread index>; i < n; i += <grid size>)`, or nullopt; fills \p H.
+/// threadIdx.x, or a const local initialized with it.
+static bool isThreadIndexX(const Expr *E, ASTContext &Ctx) {
+  if (textIsOneOf(E, {"threadIdx.x"}, Ctx))
+    return true;
+  const VarDecl *V = isa<DeclRefExpr>(E->IgnoreParenImpCasts()) ? referencedVar(E) : nullptr;
+  return V && V->hasLocalStorage() && V->getType().isConstQualified() && V->getInit() &&
+         textIsOneOf(V->getInit(), {"threadIdx.x"}, Ctx);
+}
+
+/// Whether \p E has one value for the whole launch: blockDim.x, an integer constant (a literal, a macro) or a
+/// non-type template parameter.
+static bool isLaunchConstant(const Expr *E, ASTContext &Ctx) {
+  if (textIsOneOf(E, {"blockDim.x"}, Ctx))
+    return true;
+  E = E->IgnoreParenImpCasts();
+  if (const auto *R = dyn_cast<DeclRefExpr>(E); R && isa<NonTypeTemplateParmDecl>(R->getDecl()))
+    return true;
+  return !E->isValueDependent() && E->getType()->isIntegerType() && E->isIntegerConstantExpr(Ctx);
+}
+
+/// The factor multiplying \p Named in \p E (`Named * X` or `X * Named`), or null.
+static const Expr *factorOf(const Expr *E, const char *Named, ASTContext &Ctx) {
+  auto M = operands(E, BO_Mul);
+  if (!M)
+    return nullptr;
+  if (textIsOneOf(M->first, {Named}, Ctx))
+    return M->second;
+  return textIsOneOf(M->second, {Named}, Ctx) ? M->first : nullptr;
+}
+
+/// B when \p E is `blockIdx.x * B + threadIdx.x` (factors and terms in either order), else null.
+static const Expr *gridStart(const Expr *E, ASTContext &Ctx) {
+  auto A = operands(E, BO_Add);
+  if (!A)
+    return nullptr;
+  if (isThreadIndexX(A->second, Ctx))
+    return factorOf(A->first, "blockIdx.x", Ctx);
+  return isThreadIndexX(A->first, Ctx) ? factorOf(A->second, "blockIdx.x", Ctx) : nullptr;
+}
+
+/// \p E, or the initializer of the const local \p E names.
+static const Expr *throughConstLocal(const Expr *E) {
+  const VarDecl *V = isa<DeclRefExpr>(E->IgnoreParenImpCasts()) ? referencedVar(E) : nullptr;
+  if (V && V->hasLocalStorage() && V->getType().isConstQualified() && V->getInit())
+    return V->getInit();
+  return E;
+}
+
+/// Why stride \p S does not step the loop of start extent \p B over the grid (`B * gridDim.x`) or, with
+/// \p Block, over the block (`B`), or nullopt.
+static std::optional<std::string> strideRefusal(const Expr *S, const Expr *B, bool Block, ASTContext &Ctx) {
+  std::string Want = squeezed(sourceText(B->IgnoreParenImpCasts()->getSourceRange(), Ctx));
+  const Expr *Step = throughConstLocal(S);
+  const Expr *Factor = Block ? Step : factorOf(Step, "gridDim.x", Ctx);
+  if (Factor && squeezed(sourceText(Factor->IgnoreParenImpCasts()->getSourceRange(), Ctx)) == Want)
+    return std::nullopt;
+  std::string Is = Block ? Want : Want + " * gridDim.x";
+  return "its stride '" + sourceText(S->getSourceRange(), Ctx) + "' is not " + Is + ": not a " +
+         (Block ? "block" : "grid") + "-stride loop";
+}
+
+/// Why \p F is not `for (T i = blockIdx.x * B + threadIdx.x; i < n; i += B * gridDim.x)` (a grid-stride
+/// loop) or `for (T i = threadIdx.x; i < n; i += B)` (a block-stride loop), B blockDim.x or a launch
+/// constant, or nullopt; fills \p H.
 static std::optional<std::string> headerRefusal(const ForStmt *F, Header &H, ASTContext &Ctx) {
   const auto *Init = dyn_cast_or_null<DeclStmt>(F->getInit());
   H.Var = Init && Init->isSingleDecl() ? dyn_cast<VarDecl>(Init->getSingleDecl()) : nullptr;
   if (!H.Var || !H.Var->getInit() || !H.Var->getType()->isIntegerType())
     return std::string("it does not declare one integer loop variable with an initializer");
   H.Init = H.Var->getInit();
-  if (!isGlobalThreadIndex(H.Init, Ctx))
+  H.Block = isThreadIndexX(H.Init, Ctx);
+  H.Extent = H.Block ? nullptr : gridStart(H.Init, Ctx);
+  if (!H.Block && (!H.Extent || !isLaunchConstant(H.Extent, Ctx)))
     return "it starts at '" + sourceText(H.Init->getSourceRange(), Ctx) +
-           "', not at blockIdx.x * blockDim.x + threadIdx.x";
+           "', not at blockIdx.x * blockDim.x + threadIdx.x (a grid-stride loop) or threadIdx.x (a block-stride "
+           "loop)";
   const auto *Cond = dyn_cast_or_null<BinaryOperator>(F->getCond());
   if (!Cond || Cond->getOpcode() != BO_LT || referencedVar(Cond->getLHS()) != H.Var)
     return "its condition is not '" + H.Var->getNameAsString() + " < n'";
@@ -232,16 +413,21 @@ static std::optional<std::string> headerRefusal(const ForStmt *F, Header &H, AST
   if (!Inc || Inc->getOpcode() != BO_AddAssign || referencedVar(Inc->getLHS()) != H.Var)
     return "its step is not '" + H.Var->getNameAsString() + " += <stride>'";
   H.Stride = Inc->getRHS();
-  if (!isGridSize(H.Stride, Ctx))
-    return "its stride '" + sourceText(H.Stride->getSourceRange(), Ctx) +
-           "' is not blockDim.x * gridDim.x: not a grid-stride loop";
-  return std::nullopt;
+  if (H.Block) {
+    H.Extent = throughConstLocal(H.Stride);
+    if (!isLaunchConstant(H.Extent, Ctx))
+      return "its stride '" + sourceText(H.Stride->getSourceRange(), Ctx) +
+             "' is not blockDim.x or a constant: not a block-stride loop";
+  }
+  return strideRefusal(H.Stride, H.Extent, H.Block, Ctx);
 }
 
-/// Why the bound variable of \p H may change while the loop runs (a write anywhere in \p KernelBody), or nullopt.
-static std::optional<std::string> boundRefusal(const Header &H, const Stmt *KernelBody, ASTContext &Ctx) {
+/// Why the bound variable of \p H may change while loop \p F runs (a write in it), or nullopt. Writes before
+/// or after the loop do not matter: each rewrite reads the bound where the loop did; the body can reach no
+/// other memory that could hold it (no dereference, no call outside the system headers).
+static std::optional<std::string> boundRefusal(const Header &H, const ForStmt *F, ASTContext &Ctx) {
   RefFinder R(H.Bound);
-  R.TraverseStmt(const_cast<Stmt *>(KernelBody));
+  R.TraverseStmt(const_cast<ForStmt *>(F));
   for (const DeclRefExpr *E : R.Refs)
     if (!isPlainRead(E, Ctx))
       return "its bound '" + H.Bound->getNameAsString() + "' is written or its address taken" + atLine(E->getBeginLoc(), Ctx);
@@ -280,7 +466,8 @@ static json otherEffects(const CompoundStmt *KernelBody, const Stmt *Loop, ASTCo
 static json facts(json Refusal) {
   return {{"refusal", std::move(Refusal)}, {"var", ""},  {"var_type", ""}, {"init", ""},
           {"bound", ""},                   {"stride", ""}, {"body", ""},   {"accesses", json::array()},
-          {"other_effects", nullptr}};
+          {"other_effects", nullptr},      {"stride_kind", "grid"}, {"block_extent", nullptr},
+          {"reductions", json::array()}};
 }
 
 static json refused(const std::string &Why) { return facts(Why); }
@@ -296,13 +483,16 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
   Header H;
   if (std::optional<std::string> Why = headerRefusal(F, H, Ctx))
     return refused(*Why);
-  if (std::optional<std::string> Why = boundRefusal(H, KernelBody, Ctx))
+  if (std::optional<std::string> Why = boundRefusal(H, F, Ctx))
     return refused(*Why);
   std::string Body = sourceText(F->getBody()->getSourceRange(), Ctx);
+  if (!isa<CompoundStmt>(F->getBody()))
+    Body += ";"; // a statement's source range ends before its semicolon
   if (Body.find("kloop_") != std::string::npos)
     return refused("its body uses names that begin with kloop_, which the rewrites declare");
-  BodyCheck Check(H.Var, F->getBody(), Ctx);
+  BodyCheck Check(H.Var, F->getBody(), KernelBody, Ctx);
   Check.TraverseStmt(const_cast<Stmt *>(F->getBody()));
+  Check.finishReductions();
   if (Check.Refusal)
     return refused(*Check.Refusal);
   if (Check.Accesses.empty())
@@ -315,6 +505,10 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
   Out["stride"] = sourceText(H.Stride->getSourceRange(), Ctx);
   Out["body"] = Body;
   Out["accesses"] = Check.Accesses;
+  Out["reductions"] = Check.Reductions;
+  Out["stride_kind"] = H.Block ? "block" : "grid";
+  if (!textIsOneOf(H.Extent, {"blockDim.x"}, Ctx))
+    Out["block_extent"] = sourceText(H.Extent->IgnoreParenImpCasts()->getSourceRange(), Ctx);
   Out["other_effects"] = otherEffects(KernelBody, Direct, Ctx);
   return Out;
 }

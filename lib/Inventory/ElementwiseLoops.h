@@ -20,18 +20,24 @@ namespace kloop {
 
 /// The "elementwise" member of loop \p F of kernel \p Kernel (kloop::inv::Elementwise):
 /// "refusal" null when \p F is a direct statement of the kernel body written
-/// `for (T i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)`
-/// (factors in either order; the stride may be a const local so initialized;
-/// `n` an integer parameter or local the kernel only reads) whose body
-///   - reads or writes kernel pointer parameters only as `p[i]`, i the loop variable itself;
-///   - writes no variable declared outside it, not `i` either, and no memory but `p[i]`;
+/// `for (T i = blockIdx.x * B + threadIdx.x; i < n; i += B * gridDim.x)` (a grid-stride loop) or
+/// `for (T i = threadIdx.x; i < n; i += B)` (a block-stride loop), B blockDim.x, an integer constant
+/// or a non-type template parameter, the same text in start and stride (factors and terms in either
+/// order; threadIdx.x and the stride may be const locals so initialized; `n` an integer parameter or
+/// local the loop only reads) whose body
+///   - reads or writes pointers only as `p[i]`, i the loop variable itself, p a kernel pointer
+///     parameter or a local pointer initialized to one (plus an offset) and never assigned again;
+///   - writes no variable declared outside it but reduction accumulators (every use of one is an
+///     update `v op= e` or `v = fmaxf(v, e)`-like of one operation), not `i`, no memory but `p[i]`;
 ///   - reads no thread or block index, no `__shared__` or non-const global variable;
 ///   - has no break, continue, return or goto, no asm, no dereference, no `->`;
 ///   - calls only functions of system headers that are not barriers, shuffles, votes,
 ///     atomics or printf;
 /// else the first condition that fails, with its line. Then also "var", "var_type",
-/// "init", "bound", "stride", "body" (the text of each) and "accesses" (one per
-/// `p[i]`, its offsets in "body"), and "other_effects".
+/// "init", "bound", "stride", "stride_kind" ("grid" or "block"), "block_extent" (B when it is
+/// not blockDim.x, else null), "body" (the text of each; a body that is not a compound statement
+/// gets its `;`), "accesses" (one per `p[i]`, its offsets in "body", its root parameter),
+/// "reductions" and "other_effects".
 nlohmann::json elementwiseLoop(const clang::ForStmt *F, const clang::FunctionDecl *Kernel,
                                clang::ASTContext &Ctx);
 

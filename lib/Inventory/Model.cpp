@@ -96,6 +96,9 @@ static void readFields(JSONObject &O, Unroll &U) {
 
 static void readFields(JSONObject &O, ElementwiseAccess &A) {
   O.read("param", A.Param);
+  A.Root = A.Param;
+  if (O.has("root")) // absent in inventories written before local pointers were analysed (journals)
+    O.read("root", A.Root);
   O.read("element_type", A.ElementType);
   O.read("element_bytes", A.ElementBytes);
   O.read("begin", A.Begin);
@@ -103,6 +106,13 @@ static void readFields(JSONObject &O, ElementwiseAccess &A) {
   O.read("read", A.Read);
   O.read("written", A.Written);
   O.read("unconditional", A.Unconditional);
+}
+
+static void readFields(JSONObject &O, ElementwiseReduction &R) {
+  O.read("var", R.Var);
+  O.read("type", R.Type);
+  O.read("op", R.Op);
+  O.read("reassociates", R.Reassociates);
 }
 
 static void readFields(JSONObject &O, Elementwise &E) {
@@ -115,7 +125,13 @@ static void readFields(JSONObject &O, Elementwise &E) {
   O.read("body", E.Body);
   O.objects("accesses", E.Accesses);
   O.read("other_effects", E.OtherEffects);
+  if (!O.has("stride_kind")) // inventories written before block-stride loops and reductions (journals)
+    return;
+  O.read("stride_kind", E.StrideKind);
+  O.read("block_extent", E.BlockExtent);
+  O.objects("reductions", E.Reductions);
 }
+
 
 static void readFields(JSONObject &O, DotProduct &D) {
   O.read("refusal", D.Refusal);
@@ -497,7 +513,7 @@ static json write(const Unroll &U) {
 //===--- Elementwise loops (rules vectorize-global-access, coarsen-grid-stride) ---===//
 
 static json write(const ElementwiseAccess &A) {
-  return {{"param", A.Param},     {"element_type", A.ElementType}, {"element_bytes", A.ElementBytes},
+  return {{"param", A.Param},     {"root", A.Root}, {"element_type", A.ElementType}, {"element_bytes", A.ElementBytes},
           {"begin", A.Begin},     {"end", A.End},                  {"read", A.Read},
           {"written", A.Written}, {"unconditional", A.Unconditional}};
 }
@@ -505,11 +521,16 @@ static json write(const ElementwiseAccess &A) {
 static json write(const Elementwise &E) {
   json J = {{"refusal", orNull(E.Refusal)}, {"var", E.Var},       {"var_type", E.VarType},
             {"init", E.Init},               {"bound", E.Bound},   {"stride", E.Stride},
-            {"body", E.Body},               {"other_effects", orNull(E.OtherEffects)}};
+            {"body", E.Body},               {"other_effects", orNull(E.OtherEffects)},
+            {"stride_kind", E.StrideKind},  {"block_extent", orNull(E.BlockExtent)}};
   json A = json::array();
   for (const ElementwiseAccess &X : E.Accesses)
     A.push_back(write(X));
   J["accesses"] = A;
+  json R = json::array();
+  for (const ElementwiseReduction &X : E.Reductions)
+    R.push_back({{"var", X.Var}, {"type", X.Type}, {"op", X.Op}, {"reassociates", X.Reassociates}});
+  J["reductions"] = R;
   return J;
 }
 

@@ -154,19 +154,22 @@ constexpr long long MaxFullUnroll = 16;
 /// Why the rules on elementwise loops do not fire on loop \p L of kernel \p K
 /// (kernel or loop not editable, not a `for` loop, or the inventory's
 /// `elementwise.refusal`), or nullopt when \p L is an elementwise grid-stride
-/// loop they may rewrite (inv::Elementwise).
+/// loop they may rewrite (inv::Elementwise; a block-stride loop or one with
+/// reductions passes too: each rule checks what it needs of those).
 std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::Loop &L);
 
 /// `vectorize-global-access` (docs/rules/vectorize-global-access.md): an
-/// elementwise grid-stride loop whose parameters' elements all have one size E
-/// (1, 2, 4 or 8 bytes) is rewritten, through `replace_loop`, into a loop of
-/// 16-byte (`uint4`) loads and stores of 16 / E elements each, taken only when
-/// every accessed pointer is 16-byte aligned (checked at run time), then a
-/// scalar grid-stride loop over the last n % (16 / E) elements; the original
-/// loop runs otherwise.
-std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inventory);
-/// The edits of explainVectorizeGlobalAccess.
-std::vector<Edit> matchVectorizeGlobalAccess(const inv::Inventory &Inventory);
+/// elementwise grid-stride or block-stride loop whose pointers' elements all
+/// have one size E (1, 2, 4 or 8 bytes) is rewritten, through `replace_loop`,
+/// into a loop of 16-byte (`uint4`) loads and stores of 16 / E elements each,
+/// taken only when every accessed pointer is 16-byte aligned and blockDim.x is
+/// the loop's block extent (both checked at run time), then a scalar loop over
+/// the last n % (16 / E) elements; the original loop runs otherwise. A loop
+/// with a reduction gets `#pragma unroll 4` on its vector loop. With \p Outputs
+/// (the workload's), a floating-point + or * reduction is refused when an output
+/// of the kernel has an exact tolerance (reordering it changes rounding).
+std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inventory,
+                                                   const std::vector<OutputTolerance> *Outputs);
 
 /// `coarsen-grid-stride-F` (docs/rules/coarsen-grid-stride.md), F in
 /// {2, 4, 8}: an elementwise grid-stride loop that is all its kernel does runs

@@ -125,10 +125,12 @@ struct Unroll {
 
 //===--- Elementwise loops (rules vectorize-global-access, coarsen-grid-stride) ---===//
 
-/// "elementwise.accesses[]": one subscript `p[i]` of a kernel pointer parameter
-/// by the loop variable in the loop body (lib/Inventory/ElementwiseLoops.cpp).
+/// "elementwise.accesses[]": one subscript `p[i]` of a kernel pointer parameter,
+/// or of a local pointer based on one, by the loop variable in the loop body
+/// (lib/Inventory/ElementwiseLoops.cpp).
 struct ElementwiseAccess {
-  std::string Param;        ///< the parameter's name
+  std::string Param;        ///< the pointer's name: a parameter, or a local `T *x = p + offset;`
+  std::string Root;         ///< the kernel pointer parameter it is based on (Param itself for a parameter)
   std::string ElementType;  ///< the pointee type without qualifiers ("float")
   unsigned ElementBytes = 0; ///< sizeof the element, bytes
   unsigned Begin = 0, End = 0; ///< [Begin, End): the subscript's characters in Elementwise::Body
@@ -137,19 +139,40 @@ struct ElementwiseAccess {
   bool Unconditional = false; ///< a plain `p[i] = ...` that is a direct statement of the body
 };
 
-/// "elementwise" of a `for` loop: whether it is a grid-stride loop over
-/// independent elements, `for (T i = <global thread index>; i < n; i += <grid
-/// size>)` whose body touches global memory only through `p[i]`
-/// (docs/rules/vectorize-global-access.md, docs/rules/coarsen-grid-stride.md).
+/// "elementwise.reductions[]": a variable declared before the loop that its
+/// iterations only accumulate into (`s += x[i]`, `m = fmaxf(m, x[i])`).
+struct ElementwiseReduction {
+  std::string Var;  ///< its name
+  std::string Type; ///< its type, unqualified ("float")
+  /// "+" (`+=`, `-=`), "*", "&", "|", "^", "max" or "min" (`v = fmaxf(v, e)`, fminf, fmax, fmin, max, min).
+  std::string Op;
+  /// Reordering its updates changes rounding: a floating-point `+` or `*` (max and min are exact).
+  bool Reassociates = false;
+};
+
+/// "elementwise" of a `for` loop: whether it is a grid-stride or block-stride
+/// loop over independent elements (reductions into locals apart), `for (T i =
+/// blockIdx.x * B + threadIdx.x; i < n; i += B * gridDim.x)` or `for (T i =
+/// threadIdx.x; i < n; i += B)`, whose body touches global memory only through
+/// `p[i]` (docs/rules/vectorize-global-access.md, docs/rules/coarsen-grid-stride.md).
 struct Elementwise {
   /// Why the loop is not one (the first failed condition, with its line); null when it is.
   std::optional<std::string> Refusal;
   /// Set when Refusal is null: the loop variable and its type, the initializer
   /// (blockIdx.x * blockDim.x + threadIdx.x), the bound `n` and the stride, as written.
   std::string Var, VarType, Init, Bound, Stride;
+  /// "grid": the loop walks the whole grid (`i += B * gridDim.x`); "block": each block walks [0, n) on its
+  /// own (`i += B`, the start threadIdx.x).
+  std::string StrideKind = "grid";
+  /// B as written when it is not `blockDim.x` (a literal, macro or template parameter): the threads visit
+  /// each element once only when blockDim.x == B, which a rewrite that moves elements between threads
+  /// must check at run time; null when B is blockDim.x.
+  std::optional<std::string> BlockExtent;
   /// The body as written, braces included.
   std::string Body;
   std::vector<ElementwiseAccess> Accesses;
+  /// The variables the iterations accumulate into (empty: the iterations are independent).
+  std::vector<ElementwiseReduction> Reductions;
   /// The first direct statement of the kernel body besides this loop that is
   /// not a declaration without assignments whose calls are those the body may
   /// make ("statement 3 at line 9"), or null: then the loop is all the kernel does.

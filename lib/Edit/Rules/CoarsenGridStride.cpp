@@ -57,6 +57,8 @@ static RuleSite coarsenSite(const inv::Inventory &Inv, const inv::Kernel &K, con
   RuleSite S;
   S.Site = L.ID;
   std::optional<std::string> Why = elementwiseRefusal(K, L);
+  if (!Why && L.ElementwiseFacts->StrideKind != "grid")
+    Why = "a block-stride loop: each block walks all its elements, so a smaller grid would leave some undone";
   if (!Why && L.ElementwiseFacts->OtherEffects)
     Why = "the kernel does more than the loop (" + *L.ElementwiseFacts->OtherEffects +
           " is not a plain declaration), which a smaller grid would change";

@@ -31,9 +31,9 @@ const std::vector<Rule> &builtinRules() {
       {"pad-shared-tiles", "pad 2-D __shared__ tiles read by columns to C + 1 columns against bank conflicts",
        matchPadSharedTiles, explainPadSharedTiles, /*Structural=*/true},
       {"vectorize-global-access",
-       "16-byte loads and stores in an elementwise grid-stride loop, with a run-time alignment check and a scalar "
-       "tail",
-       matchVectorizeGlobalAccess, explainVectorizeGlobalAccess, /*Structural=*/true},
+       "16-byte loads and stores in an elementwise grid-stride or block-stride loop, with a run-time alignment "
+       "check and a scalar tail",
+       nullptr, nullptr, /*Structural=*/true, explainVectorizeGlobalAccess},
       {"coarsen-grid-stride-2", "2 elements per thread and step of an elementwise grid-stride loop, half the grid",
        matchCoarsen<2>, explainCoarsen<2>, /*Structural=*/true},
       {"coarsen-grid-stride-4",
@@ -92,7 +92,7 @@ std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::L
   if (!L.ElementwiseFacts)
     return "a " + L.LoopKind + " loop: the rule rewrites `for` loops";
   if (L.ElementwiseFacts->Refusal)
-    return "not an elementwise grid-stride loop: " + *L.ElementwiseFacts->Refusal;
+    return "not an elementwise grid-stride or block-stride loop: " + *L.ElementwiseFacts->Refusal;
   return std::nullopt;
 }
 

@@ -1,19 +1,26 @@
 //===- VectorizeGlobalAccess.cpp - Rule vectorize-global-access ------------===//
 //
-// Match: an elementwise grid-stride loop (inventory "elementwise", computed by
-//        lib/Inventory/ElementwiseLoops.cpp): every global access is p[i] of a
-//        kernel pointer parameter, i the loop variable, and the iterations are
-//        independent.
-// Legal: all accessed parameters have elements of one size E dividing 16 bytes;
+// Match: an elementwise grid-stride or block-stride loop (inventory
+//        "elementwise", computed by lib/Inventory/ElementwiseLoops.cpp): every
+//        global access is p[i] of a kernel pointer parameter or of a local
+//        pointer based on one, i the loop variable, and the iterations are
+//        independent but for reductions into locals.
+// Legal: all accessed pointers have elements of one size E dividing 16 bytes;
 //        16-byte accesses are taken only when every accessed pointer is 16-byte
-//        aligned, checked at run time; the last n % (16 / E) elements run the
-//        original body in a scalar tail loop; a misaligned pointer runs the
-//        original loop.
+//        aligned and blockDim.x is the loop's block extent B (so the threads
+//        still visit each vector once), both checked at run time; the last
+//        n % (16 / E) elements run the original body in a scalar tail loop;
+//        otherwise the original loop runs. A floating-point + or * reduction
+//        is reassociated (a precision change): refused when an output the
+//        kernel writes must match exactly.
 // Edit:  replace_loop of the loop.
 // docs/rules/vectorize-global-access.md.
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Edit/Rules.h"
+#include "kloop/Inventory/WorkloadScope.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <map>
@@ -57,17 +64,42 @@ static std::optional<std::string> widthRefusal(const inv::Elementwise &E, unsign
   return std::nullopt;
 }
 
-/// Why a written parameter may overlap another accessed one (it is not `__restrict__`), or nullopt: a
-/// 16-byte store covers elements that, through an overlapping pointer, other iterations read.
+/// Why a written pointer may overlap another accessed one, or nullopt: a 16-byte store covers elements that,
+/// through an overlapping pointer, other iterations read. Pointers based on distinct `__restrict__`
+/// parameters do not overlap; two based on one parameter may.
 static std::optional<std::string> overlapRefusal(const inv::Kernel &K, const inv::Elementwise &E) {
   std::map<std::string, ParamUse> Uses = paramUses(E);
   if (Uses.size() < 2)
     return std::nullopt;
-  for (const auto &[P, U] : Uses)
+  std::map<std::string, std::string> RootOf;
+  for (const inv::ElementwiseAccess &A : E.Accesses)
+    RootOf[A.Param] = A.Root;
+  for (const auto &[P, U] : Uses) {
+    if (!U.Written)
+      continue;
     for (const inv::Param &KP : K.Params)
-      if (KP.Name == P && U.Written && !KP.Restrict)
+      if (KP.Name == RootOf[P] && !KP.Restrict)
         return "'" + P + "' is written and not __restrict__: it may overlap another accessed pointer, whose "
                "elements other threads own (add __restrict__ first: rule restrict-const-params)";
+    for (const auto &[Q, Root] : RootOf)
+      if (Q != P && Root == RootOf[P])
+        return "'" + P + "' is written and '" + Q + "' is also based on '" + Root + "': they may overlap";
+  }
+  return std::nullopt;
+}
+
+/// Why a reassociated reduction of \p E may not change \p K's outputs' bits, or nullopt (\p Outputs null:
+/// no workload; verification still compares the outputs with their tolerances).
+static std::optional<std::string> precisionRefusal(const inv::Kernel &K, const inv::Elementwise &E,
+                                                   const std::vector<OutputTolerance> *Outputs) {
+  auto R = llvm::find_if(E.Reductions, [](const inv::ElementwiseReduction &X) { return X.Reassociates; });
+  if (R == E.Reductions.end() || !Outputs)
+    return std::nullopt;
+  for (const OutputTolerance &O : *Outputs)
+    if (O.Kind == "exact" && kernelNameMatches(K, O.Kernel))
+      return "the " + R->Type + " " + R->Op + "-reduction into '" + R->Var +
+             "' would be reassociated (a precision change), and output arg " + std::to_string(O.Arg) +
+             " of the kernel must match exactly";
   return std::nullopt;
 }
 
@@ -93,7 +125,10 @@ static std::string scalarLoop(const inv::Elementwise &E, const std::string &From
 static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::string, ParamUse> &Uses,
                               unsigned Lanes) {
   std::string L = std::to_string(Lanes);
-  std::string Code = "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
+  // A reduction chains its iterations through the accumulator: unrolled, the next vectors' loads are in
+  // flight while the first one's lanes are added.
+  std::string Code = E.Reductions.empty() ? "" : "#pragma unroll 4\n";
+  Code += "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
                      "; kloop_v += " + E.Stride + ") {\n";
   for (const auto &[P, U] : Uses) {
     Code += "    alignas(16) " + U.ElementType + " kloop_" + P + "[" + L + "];\n";
@@ -118,43 +153,72 @@ static std::string vectorized(const inv::Elementwise &E, unsigned Lanes) {
   for (const auto &[P, U] : Uses)
     Aligned += (Aligned.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + P + ")";
   std::string L = std::to_string(Lanes);
-  return "if (((" + Aligned + ") % " + std::to_string(VectorBytes) + ") == 0) {\n" + vectorLoop(E, Uses, Lanes) +
+  std::string Extent = E.BlockExtent ? "blockDim.x == (unsigned)(" + *E.BlockExtent + ") && " : "";
+  return "if (" + Extent + "((" + Aligned + ") % " + std::to_string(VectorBytes) + ") == 0) {\n" + vectorLoop(E, Uses, Lanes) +
          "  " + scalarLoop(E, "(" + E.Bound + ") / " + L + " * " + L + " + (" + E.Init + ")") + "\n} else {\n  " +
          scalarLoop(E, E.Init) + "\n}";
 }
 
-std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inv) {
-  std::vector<RuleSite> Out;
-  for (const inv::Kernel &K : Inv.Kernels)
-    for (const inv::Loop &L : K.Loops) {
-      RuleSite S;
-      S.Site = L.ID;
-      unsigned Lanes = 0;
-      std::optional<std::string> Why = elementwiseRefusal(K, L);
-      if (!Why)
-        Why = widthRefusal(*L.ElementwiseFacts, Lanes);
-      if (!Why)
-        Why = overlapRefusal(K, *L.ElementwiseFacts);
-      if (Why) {
-        S.Why = *Why;
-        Out.push_back(std::move(S));
-        continue;
-      }
-      Edit E;
-      E.Kind = EditKind::ReplaceLoop;
-      E.ID = L.ID;
-      E.Code = vectorized(*L.ElementwiseFacts, Lanes);
-      S.Edits.push_back(E);
-      S.Why = "unit-stride accesses of " + std::to_string(VectorBytes / Lanes) + "-byte elements; " +
-              std::to_string(Lanes) + " per 16-byte access when every pointer is 16-byte aligned (checked at run "
-              "time), a scalar tail for the last n % " + std::to_string(Lanes) + " elements";
-      Out.push_back(std::move(S));
-    }
-  return Out;
+/// What the rewrite of \p E does, for the explanation.
+static std::string why(const inv::Elementwise &E, unsigned Lanes) {
+  std::string W = "unit-stride accesses of " + std::to_string(VectorBytes / Lanes) + "-byte elements; " +
+                  std::to_string(Lanes) + " per 16-byte access when every pointer is 16-byte aligned";
+  if (E.BlockExtent)
+    W += " and blockDim.x == " + *E.BlockExtent;
+  W += " (checked at run time), a scalar tail for the last " + E.Bound + " % " + std::to_string(Lanes) + " elements";
+  for (const inv::ElementwiseReduction &R : E.Reductions)
+    W += "; the " + R.Op + "-reduction into '" + R.Var + "' takes its elements in another order" +
+         (R.Reassociates ? " (a precision change: " + R.Type + " " + R.Op + " is not associative)" : " (exact)");
+  return W;
 }
 
-std::vector<Edit> matchVectorizeGlobalAccess(const inv::Inventory &Inv) {
-  return editsOf(explainVectorizeGlobalAccess(Inv));
+/// Rule vectorize-global-access on loop \p L of kernel \p K.
+static RuleSite loopSite(const inv::Kernel &K, const inv::Loop &L, const std::vector<OutputTolerance> *Outputs) {
+  RuleSite S;
+  S.Site = L.ID;
+  unsigned Lanes = 0;
+  std::optional<std::string> Why = elementwiseRefusal(K, L);
+  if (!Why)
+    Why = widthRefusal(*L.ElementwiseFacts, Lanes);
+  if (!Why)
+    Why = overlapRefusal(K, *L.ElementwiseFacts);
+  if (!Why)
+    Why = precisionRefusal(K, *L.ElementwiseFacts, Outputs);
+  if (Why) {
+    S.Why = *Why;
+    return S;
+  }
+  Edit E;
+  E.Kind = EditKind::ReplaceLoop;
+  E.ID = L.ID;
+  E.Code = vectorized(*L.ElementwiseFacts, Lanes);
+  S.Edits.push_back(E);
+  S.Why = why(*L.ElementwiseFacts, Lanes);
+  return S;
+}
+
+std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inv,
+                                                   const std::vector<OutputTolerance> *Outputs) {
+  std::vector<RuleSite> Out;
+  for (const inv::Kernel &K : Inv.Kernels) {
+    std::vector<RuleSite> Fired; // one site per kernel: one candidate moves all its loops to 16-byte accesses
+    for (const inv::Loop &L : K.Loops) {
+      RuleSite S = loopSite(K, L, Outputs);
+      (S.Edits.empty() ? Out : Fired).push_back(std::move(S));
+    }
+    if (Fired.size() == 1)
+      Out.push_back(std::move(Fired.front()));
+    if (Fired.size() < 2)
+      continue;
+    RuleSite All;
+    for (RuleSite &S : Fired) {
+      All.Site += (All.Site.empty() ? "" : "+") + S.Site;
+      All.Why += (All.Why.empty() ? "" : "; ") + S.Site + ": " + S.Why;
+      All.Edits.push_back(std::move(S.Edits.front()));
+    }
+    Out.push_back(std::move(All));
+  }
+  return Out;
 }
 
 } // namespace kloop
