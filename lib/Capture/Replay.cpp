@@ -71,6 +71,11 @@ void readFields(JSONObject &O, ReplaySide &S, JSONReadErrors &Errors) {
   std::optional<std::string> Mismatch;
   O.read("mismatch", Mismatch);
   S.Mismatch = Mismatch.value_or("");
+  std::optional<int64_t> Allocation;
+  if (O.has("mismatch_allocation")) // absent from workers built before it existed
+    O.read("mismatch_allocation", Allocation);
+  if (Allocation && *Allocation >= 0)
+    S.MismatchAllocation = static_cast<uint64_t>(*Allocation);
 }
 
 /// One side of launch \p L, member \p Key ("baseline", "candidate").

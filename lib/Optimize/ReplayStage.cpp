@@ -259,7 +259,13 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
   if (!R)
     return Fallback("the replay worker failed: " + llvm::toString(R.takeError()));
   const measure::ShapeSpec *Sh = searchShape(C, Shape);
-  Expected<ReplayCompareOutcome> Out = judgeReplay(*R, Sh ? Sh->Name : Shape.str());
+  if (!Outputs.count(CaptureDir.str())) {
+    Expected<capture::Manifest> M = capture::readCapture(CaptureDir, capture::BlobCheck::Exist);
+    if (!M)
+      return Fallback(llvm::toString(M.takeError()));
+    Outputs[CaptureDir.str()] = capturedOutputs(*M, C.Outputs);
+  }
+  Expected<ReplayCompareOutcome> Out = judgeReplay(*R, Sh ? Sh->Name : Shape.str(), &Outputs[CaptureDir.str()]);
   if (Out && Out->Compare)
     Out->Compare->Detail["replay_time"] = replayTimeJSON(R->Times.value_or(capture::ReplayTimes()), BuildS,
                                                          Server->starts(), R->Gated);

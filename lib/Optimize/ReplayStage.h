@@ -17,6 +17,7 @@
 #include "kloop/Capture/Replay.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Optimize/ReplayTiming.h"
 
 #include <map>
 #include <memory>
@@ -74,10 +75,12 @@ private:
   ReplayStageOptions O;
   /// Source directory -> its cubin.
   std::map<std::string, std::string> Cubins;
-  /// The long-lived replay worker of the search (one CUDA context, the capture loaded once), started on
-  /// the first replayed step and restarted after a candidate that crashed it; and its capture.
-  /// The served workers, by capture directory.
+  /// The long-lived replay workers of the search, one per capture directory (one CUDA context, the
+  /// capture loaded once), each started on its first replayed step and restarted after a candidate that
+  /// crashed it.
   std::map<std::string, std::unique_ptr<capture::ReplayServer>> Servers;
+  /// Capture directory -> its written and declared-output allocations (read once per capture).
+  std::map<std::string, CapturedOutputs> Outputs;
 };
 
 } // namespace optimize

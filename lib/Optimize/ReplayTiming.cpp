@@ -4,6 +4,7 @@
 #include "Evidence.h"
 #include "kloop/Decide/Decision.h"
 #include "kloop/Decide/DecisionJSON.h"
+#include "kloop/Verify/Compare.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -131,6 +132,44 @@ static ReplayCompareOutcome refusal(const capture::ReplayResult &R, std::string 
   return O;
 }
 
+CapturedOutputs capturedOutputs(const capture::Manifest &M, const std::vector<measure::OutputSpec> &Outputs) {
+  CapturedOutputs Out;
+  for (size_t I = 0; I < M.Launches.size(); ++I) {
+    const capture::Launch &L = M.Launches[I];
+    for (size_t A = 0; A < L.Allocations.size(); ++A)
+      if (L.Allocations[A].written())
+        Out.Written[I].insert(A);
+    for (const measure::OutputSpec &O : Outputs) {
+      if (O.Arg >= L.Params.size() || !verify::kernelMatches(O.Kernel, L.Kernel, L.Name))
+        continue;
+      for (const capture::PointerWord &W : L.Pointers)
+        if (W.Offset == L.Params[O.Arg].Offset)
+          Out.Declared[I].insert(W.Allocation);
+    }
+  }
+  return Out;
+}
+
+/// The reason to time \p R's candidate by workload runs instead of refusing it: its first mismatch is in an
+/// allocation the baseline wrote that no declared output covers; else nullopt.
+static std::optional<std::string> scratchMismatch(const capture::ReplayResult &R, const CapturedOutputs &Outputs) {
+  for (const capture::ReplayLaunch &L : R.Launches) {
+    if (!L.Candidate || L.Candidate->Match)
+      continue;
+    const std::optional<uint64_t> &A = L.Candidate->MismatchAllocation;
+    auto In = [&](const std::map<uint64_t, std::set<uint64_t>> &M) {
+      auto It = M.find(L.Index);
+      return A && It != M.end() && It->second.count(*A);
+    };
+    if (!In(Outputs.Written) || In(Outputs.Declared))
+      return std::nullopt;
+    return "launch " + std::to_string(L.Index) + " (" + shortName(L) + "): the candidate wrote allocation " +
+           std::to_string(*A) + " differently from the baseline, and no declared output points into it (a "
+           "scratch buffer may hold other intermediate values): the workload's checks decide";
+  }
+  return std::nullopt;
+}
+
 /// The first candidate mismatch of \p R, as "launch I (kernel): mismatch".
 static std::string firstMismatch(const capture::ReplayResult &R) {
   for (const capture::ReplayLaunch &L : R.Launches)
@@ -167,7 +206,8 @@ static Expected<std::vector<decide::ShapeEvidence>> replayEvidence(const capture
   return Out;
 }
 
-Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, StringRef Shape) {
+Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, StringRef Shape,
+                                           const CapturedOutputs *Outputs) {
   if (R.Failed == "candidate")
     return refusal(R, "crashed", std::string("the candidate ") + (R.TimedOut ? "hung" : "crashed") +
                                      " under replay: " + R.Error);
@@ -175,6 +215,9 @@ Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, Strin
     return fallback("the incumbent does not reproduce the capture under replay: " + R.Error);
   if (R.ExitCode == 2 || !R.CandidateMatch)
     return fallback("the replay worker: " + (R.Error.empty() ? "exit " + std::to_string(R.ExitCode) : R.Error));
+  if (!*R.CandidateMatch && Outputs)
+    if (std::optional<std::string> Why = scratchMismatch(R, *Outputs))
+      return fallback(*Why);
   if (!*R.CandidateMatch)
     return refusal(R, "failed_verification",
                    "the candidate's outputs differ from the captured reference under replay: " + firstMismatch(R));

@@ -202,6 +202,8 @@ struct Prepared {
   CUfunction Fn[2] = {nullptr, nullptr};
   std::vector<uint64_t> TimesNs[2];
   std::string Mismatch[2];
+  /// The allocation index of Mismatch, -1 for none or a write outside every allocation.
+  long MismatchAllocation[2] = {-1, -1};
   bool Checked[2] = {false, false};
 };
 
@@ -233,6 +235,8 @@ public:
   std::string DeviceName;
   /// The current request's time split; reset by the caller.
   TimeSplit Split;
+  /// The allocation index of the last runOnce's mismatch, -1 for none or a write outside every allocation.
+  long LastMismatchAllocation = -1;
 
 private:
   uint64_t translate(uint64_t Addr) const;
@@ -528,6 +532,7 @@ void Replayer::waitFor(CUevent E, const std::string &Side) {
 }
 
 std::string Replayer::compare(const Prepared &P) {
+  LastMismatchAllocation = -1;
   auto Began = std::chrono::steady_clock::now();
   struct AddTime {
     uint64_t &To;
@@ -544,6 +549,7 @@ std::string Replayer::compare(const Prepared &P) {
       char Where[96];
       std::snprintf(Where, sizeof(Where), " allocation %zu (%llu bytes at captured address 0x%llx) ", I,
                     static_cast<unsigned long long>(A.Bytes), static_cast<unsigned long long>(A.Base));
+      LastMismatchAllocation = static_cast<long>(I);
       return (A.written() ? "output" : "unwritten") + std::string(Where) + *D;
     }
   }
@@ -637,6 +643,7 @@ json timesJSON(const Prepared &P, int Side) {
   J["median_ns"] = replay::median(P.TimesNs[Side]);
   J["match"] = P.Checked[Side] && P.Mismatch[Side].empty();
   J["mismatch"] = P.Mismatch[Side].empty() ? json(nullptr) : json(P.Mismatch[Side]);
+  J["mismatch_allocation"] = P.MismatchAllocation[Side] < 0 ? json(nullptr) : json(P.MismatchAllocation[Side]);
   return J;
 }
 
@@ -710,6 +717,7 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
     for (int S = 0; S < 2; ++S) {
       P.TimesNs[S].clear();
       P.Mismatch[S].clear();
+      P.MismatchAllocation[S] = -1;
       P.Checked[S] = false;
     }
     P.Poisoned.assign(P.L->Allocations.size(), false);
@@ -717,6 +725,7 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
   bool HaveCandidate = !O.CandidateCubin.empty();
   for (Prepared &P : Ps) {
     R.runOnce(P, 0, P.Mismatch[0]);
+    P.MismatchAllocation[0] = R.LastMismatchAllocation;
     P.Checked[0] = true;
   }
   if (verdict(Ps, false) != ExitMatch)
@@ -731,8 +740,10 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
         std::string Mismatch;
         P.TimesNs[Side].push_back(R.runOnce(P, Side, Mismatch));
         P.Checked[Side] = true;
-        if (P.Mismatch[Side].empty() && !Mismatch.empty())
+        if (P.Mismatch[Side].empty() && !Mismatch.empty()) {
           P.Mismatch[Side] = "iteration " + std::to_string(It) + ": " + Mismatch;
+          P.MismatchAllocation[Side] = R.LastMismatchAllocation;
+        }
       }
 }
 

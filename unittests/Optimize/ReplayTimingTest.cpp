@@ -180,4 +180,65 @@ TEST(ReplayTiming, JudgeCrashMismatchAndFallbacks) {
   EXPECT_NE(Z->Fallback.find("0 ns"), std::string::npos);
 }
 
+/// A capture of one saxpy launch: params (n, a, x, out) at offsets 0, 4, 8, 16; x points into allocation 0
+/// (unwritten), out into allocation 1 (written); allocation 2 (written) is reached by no parameter slot.
+capture::Manifest saxpyCapture() {
+  capture::Launch L;
+  L.Kernel = "_Z5saxpyifPKfPf";
+  L.Name = "saxpy(int, float, float const*, float*)";
+  L.Params = {{0, 4}, {4, 4}, {8, 8}, {16, 8}};
+  L.Pointers = {{8, 0x1000, 0}, {16, 0x2000, 1}, {24, 0x3000, 2}};
+  L.Allocations.resize(3);
+  for (capture::Allocation &A : L.Allocations)
+    A.Before = A.After = "same";
+  L.Allocations[1].After = L.Allocations[2].After = "changed";
+  capture::Manifest M;
+  M.Launches.push_back(L);
+  return M;
+}
+
+TEST(ReplayTiming, DeclaredOutputsFromTheCapture) {
+  measure::OutputSpec Out;
+  Out.Kernel = "saxpy";
+  Out.Arg = 3;
+  CapturedOutputs C = capturedOutputs(saxpyCapture(), {Out});
+  EXPECT_EQ(C.Written[0], (std::set<uint64_t>{1, 2}));
+  EXPECT_EQ(C.Declared[0], (std::set<uint64_t>{1}));
+  Out.Kernel = "other_kernel";
+  EXPECT_TRUE(capturedOutputs(saxpyCapture(), {Out}).Declared.empty());
+}
+
+TEST(ReplayTiming, ScratchMismatchFallsBackToTheWorkload) {
+  measure::OutputSpec Out;
+  Out.Kernel = "saxpy";
+  Out.Arg = 3;
+  CapturedOutputs C = capturedOutputs(saxpyCapture(), {Out});
+  auto Wrong = [](std::optional<uint64_t> Allocation) {
+    capture::ReplayResult R = result(2000, 1000);
+    R.ExitCode = 1;
+    R.CandidateMatch = false;
+    R.Launches[0].Candidate->Match = false;
+    R.Launches[0].Candidate->Mismatch = "iteration 0: output allocation 2 byte 0";
+    R.Launches[0].Candidate->MismatchAllocation = Allocation;
+    return R;
+  };
+  // Allocation 2: written by the baseline, no declared output points into it.
+  llvm::Expected<ReplayCompareOutcome> Scratch = judgeReplay(Wrong(2), "n1K", &C);
+  ASSERT_TRUE(bool(Scratch));
+  EXPECT_FALSE(Scratch->Compare);
+  EXPECT_NE(Scratch->Fallback.find("the candidate wrote allocation 2 differently from the baseline, and no declared "
+                                   "output points into it"),
+            std::string::npos);
+  // The declared output, an allocation the baseline left unchanged, a write outside every allocation, or
+  // no outputs given: refused as before.
+  for (std::optional<uint64_t> A : {std::optional<uint64_t>(1), std::optional<uint64_t>(0), std::optional<uint64_t>()}) {
+    llvm::Expected<ReplayCompareOutcome> R = judgeReplay(Wrong(A), "n1K", &C);
+    ASSERT_TRUE(bool(R) && R->Compare);
+    EXPECT_EQ(R->Compare->Outcome, "failed_verification");
+  }
+  llvm::Expected<ReplayCompareOutcome> NoOutputs = judgeReplay(Wrong(2), "n1K");
+  ASSERT_TRUE(bool(NoOutputs) && NoOutputs->Compare);
+  EXPECT_EQ(NoOutputs->Compare->Outcome, "failed_verification");
+}
+
 } // namespace

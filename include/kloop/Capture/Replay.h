@@ -64,6 +64,9 @@ struct ReplaySide {
   bool Match = false;
   /// The first difference from the captured reference, "" when none.
   std::string Mismatch;
+  /// The index (into the launch's allocations) of the allocation Mismatch is in; nullopt when there is
+  /// no mismatch or it is a write outside every captured allocation.
+  std::optional<uint64_t> MismatchAllocation;
 };
 
 /// One replayed launch.

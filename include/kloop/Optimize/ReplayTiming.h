@@ -12,12 +12,15 @@
 #ifndef KLOOP_OPTIMIZE_REPLAYTIMING_H
 #define KLOOP_OPTIMIZE_REPLAYTIMING_H
 
+#include "kloop/Capture/Manifest.h"
 #include "kloop/Capture/Replay.h"
 #include "kloop/Inventory/Model.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Optimize/Optimize.h"
 
 #include <nlohmann/json.hpp>
+#include <map>
+#include <set>
 #include <string>
 
 namespace kloop {
@@ -72,7 +75,25 @@ llvm::Expected<std::string> replayTolerance(const measure::WorkloadConfig &C);
 ///   demangled name up to '(' and shape = \p Shape (with "#I", I the launch's
 ///   index, when the capture holds several launches of one kernel).
 /// A duration of 0 ns (below the event timer's resolution) is a Fallback.
-llvm::Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, llvm::StringRef Shape);
+/// A capture's allocations as the judge sees them: per launch (its index in
+/// the capture), the allocations the launch wrote (before != after), and of
+/// those the ones a declared output (`outputs:`) of its kernel points into.
+struct CapturedOutputs {
+  std::map<uint64_t, std::set<uint64_t>> Written, Declared;
+};
+
+/// CapturedOutputs of capture \p M under the workload's \p Outputs: an output's
+/// allocation is the one its parameter's pointer word points into (the
+/// parameter's slot offset among the launch's pointer words).
+CapturedOutputs capturedOutputs(const capture::Manifest &M, const std::vector<measure::OutputSpec> &Outputs);
+
+/// With \p Outputs (nullptr: every mismatch refuses), a candidate whose first
+/// mismatch is in an allocation the baseline wrote but no declared output
+/// covers (a scratch buffer, such as a reduction's per-block partials, that
+/// the candidate may legitimately fill differently) is a Fallback instead of
+/// a refusal: the workload's own checks and the declared outputs decide.
+llvm::Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, llvm::StringRef Shape,
+                                                 const CapturedOutputs *Outputs = nullptr);
 
 } // namespace optimize
 } // namespace kloop

@@ -6,7 +6,8 @@
 # launches take 2000 + i ns, fast 1000 + i ns, slow 3000 + i ns; with --no-gate 500 ns more (the host's
 # launch latency that the gate keeps out of the CUDA event interval). $KLOOP_TEST_WORKER_MODE: ok (default),
 # crash (every candidate faults: the reply says so and the worker exits 1), error (the candidate cubin
-# lacks the kernel: exit 2, the worker goes on), and, for the first request of the whole test only
+# lacks the kernel: exit 2, the worker goes on), mismatch (the candidate's first difference is in allocation 1,
+# the capture's written y: exit 1), and, for the first request of the whole test only
 # (a marker file beside the log), crash-once, die-once (exits without a reply) and hang-once (never
 # answers). Serving, each start appends "start" and each request "B C MODE iters=N" to
 # $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only. With $KLOOP_TEST_SLOW_CAPTURE=D, on
@@ -57,6 +58,12 @@ def result(base_cubin, cand_cubin, iters):
         out["launches"][0]["candidate"] = {"times_ns": [], "median_ns": 0, "match": False, "mismatch": None}
         out.update(candidate_match=False, failed="candidate",
                    error="candidate: the kernel faulted: CUDA_ERROR_ILLEGAL_ADDRESS")
+        code = 1
+    elif mode == "mismatch":
+        out["launches"][0]["candidate"].update(
+            match=False, mismatch="iteration 0: output allocation 1 (16 bytes at captured address 0x7f0000002000) "
+            "byte 0 (element 0): expected 40400000 (3), got 0 (0)", mismatch_allocation=1)
+        out.update(candidate_match=False)
         code = 1
     elif mode == "error":
         out["launches"] = []
