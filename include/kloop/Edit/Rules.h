@@ -164,8 +164,8 @@ std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::L
 /// into a loop of 16-byte (`uint4`) loads and stores of 16 / E elements each,
 /// taken only when every accessed pointer is 16-byte aligned and blockDim.x is
 /// the loop's block extent (both checked at run time), then a scalar loop over
-/// the last n % (16 / E) elements; the original loop runs otherwise. A loop
-/// with a reduction gets `#pragma unroll 4` on its vector loop. With \p Outputs
+/// the last n % (16 / E) elements; the original loop runs otherwise. A
+/// grid-stride loop with a reduction gets `#pragma unroll 4` on its vector loop. With \p Outputs
 /// (the workload's), a floating-point + or * reduction is refused when an output
 /// of the kernel has an exact tolerance (reordering it changes rounding).
 std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inventory,

@@ -126,8 +126,10 @@ static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::str
                               unsigned Lanes) {
   std::string L = std::to_string(Lanes);
   // A reduction chains its iterations through the accumulator: unrolled, the next vectors' loads are in
-  // flight while the first one's lanes are added.
-  std::string Code = E.Reductions.empty() ? "" : "#pragma unroll 4\n";
+  // flight while the first one's lanes are added. Only over the grid, whose threads walk many vectors; a
+  // block-stride row loop often walks one or two, and unrolled it measured slower (docs/results.md).
+  bool Unroll = !E.Reductions.empty() && E.StrideKind == "grid";
+  std::string Code = Unroll ? "#pragma unroll 4\n" : "";
   Code += "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
                      "; kloop_v += " + E.Stride + ") {\n";
   for (const auto &[P, U] : Uses) {
