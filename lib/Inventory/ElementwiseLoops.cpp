@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,6 +34,8 @@ static bool textIsOneOf(const Expr *E, std::initializer_list<const char *> Forms
   return false;
 }
 
+static bool isThreadIndexX(const Expr *E, ASTContext &Ctx);
+
 bool isGlobalThreadIndex(const Expr *E, ASTContext &Ctx, char Dim) {
   std::string T = squeezed(sourceText(E->IgnoreParenImpCasts()->getSourceRange(), Ctx));
   std::string D(1, Dim), B = "blockIdx." + D, N = "blockDim." + D, I = "threadIdx." + D;
@@ -45,8 +48,12 @@ bool isPlainRead(const Expr *E, ASTContext &Ctx) {
   const Stmt *P = parentOf(E, Ctx);
   while (P && isa<ParenExpr>(P))
     P = parentOf(P, Ctx);
-  const auto *C = dyn_cast_or_null<ImplicitCastExpr>(P);
-  return C && C->getCastKind() == CK_LValueToRValue;
+  if (const auto *C = dyn_cast_or_null<ImplicitCastExpr>(P))
+    return C->getCastKind() == CK_LValueToRValue;
+  // In a template, an operand of a type-dependent operator (`block_sum<B>(s, red) / cols`) gets no
+  // conversion node yet: an arithmetic, comparison or logical operator only reads a builtin-typed operand.
+  const auto *B = dyn_cast_or_null<BinaryOperator>(P);
+  return B && B->isTypeDependent() && !B->isAssignmentOp() && E->getType()->isScalarType();
 }
 
 static const VarDecl *referencedVar(const Expr *E) {
@@ -63,7 +70,8 @@ std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
   std::string Name = F->getNameAsString();
   if (!Ctx.getSourceManager().isInSystemHeader(F->getLocation()))
     return "a call of '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ", whose memory accesses the rule does not analyse";
-  for (const char *Bad : {"sync", "shfl", "atomic", "ballot", "activemask", "__any", "__all", "match", "printf"})
+  for (const char *Bad : {"sync", "fence", "shfl", "atomic", "ballot", "activemask", "__any", "__all", "match",
+                          "printf"})
     if (Name.find(Bad) != std::string::npos)
       return "a call of '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ": threads would meet it in another order";
   return std::nullopt;
@@ -75,6 +83,86 @@ static std::optional<std::pair<const Expr *, const Expr *>> operands(const Expr 
   if (!B || B->getOpcode() != Op)
     return std::nullopt;
   return std::make_pair(B->getLHS(), B->getRHS());
+}
+
+/// Whether the kernel body \p KernelBody only reads \p V (no assignment, increment or address).
+static bool neverWritten(const VarDecl *V, const Stmt *KernelBody, ASTContext &Ctx) {
+  RefFinder R(V);
+  R.TraverseStmt(const_cast<Stmt *>(KernelBody));
+  return llvm::all_of(R.Refs, [&](const DeclRefExpr *E) { return isPlainRead(E, Ctx); });
+}
+
+namespace {
+/// Whether an expression has one value for every thread that runs a loop whose elements the rewrites move
+/// between threads: it reads no threadIdx, no blockIdx when the elements move between blocks (a grid-stride
+/// loop), and otherwise only parameters the kernel never writes, const locals whose initializers are so,
+/// template parameters, enumerators, __constant__ or const globals, and calls of system math functions.
+class Uniformity : public RecursiveASTVisitor<Uniformity> {
+public:
+  Uniformity(bool Grid, const Stmt *KernelBody, ASTContext &Ctx, unsigned Depth = 0)
+      : Grid(Grid), KernelBody(KernelBody), Ctx(Ctx), Depth(Depth) {}
+
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    std::string Name = E->getDecl()->getNameAsString();
+    if (Name == "threadIdx" || (Grid && Name == "blockIdx"))
+      return fail("it reads " + Name);
+    if (Name == "blockIdx" || Name == "blockDim" || Name == "gridDim" || Name == "warpSize")
+      return true;
+    const ValueDecl *D = E->getDecl();
+    if (isa<FunctionDecl>(D) || isa<EnumConstantDecl>(D) || isa<NonTypeTemplateParmDecl>(D))
+      return true;
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V)
+      return fail("it reads '" + Name + "'");
+    return varIsUniform(V) || fail("it reads '" + Name + "', which may differ between threads");
+  }
+  bool VisitCallExpr(CallExpr *E) {
+    return !callProblem(E, Ctx) || fail("it calls a function whose result may differ between threads");
+  }
+
+  bool varIsUniform(const VarDecl *V) {
+    if (V->hasAttr<CUDAConstantAttr>() || (!V->hasLocalStorage() && V->getType().isConstQualified()))
+      return true;
+    if (V->getType()->isReferenceType() || V->getType().isVolatileQualified())
+      return false;
+    if (isa<ParmVarDecl>(V))
+      return neverWritten(V, KernelBody, Ctx);
+    if (!V->hasLocalStorage() || !V->getType().isConstQualified() || !V->getInit() || Depth > 8)
+      return false;
+    Uniformity Inner(Grid, KernelBody, Ctx, Depth + 1);
+    return Inner.TraverseStmt(const_cast<Expr *>(V->getInit()));
+  }
+
+  std::optional<std::string> Why;
+
+private:
+  bool fail(std::string W) {
+    if (!Why)
+      Why = std::move(W);
+    return false;
+  }
+  bool Grid;
+  const Stmt *KernelBody;
+  ASTContext &Ctx;
+  unsigned Depth;
+};
+} // namespace
+
+/// Why \p E may differ between the threads of a loop (Uniformity), or nullopt.
+static std::optional<std::string> nonUniform(const Expr *E, bool Grid, const Stmt *KernelBody, ASTContext &Ctx) {
+  Uniformity U(Grid, KernelBody, Ctx);
+  if (U.TraverseStmt(const_cast<Expr *>(E)))
+    return std::nullopt;
+  return U.Why.value_or("it may differ between threads");
+}
+
+/// Why variable \p V may differ between the threads of a loop, or nullopt.
+static std::optional<std::string> nonUniformVar(const VarDecl *V, bool Grid, const Stmt *KernelBody, ASTContext &Ctx) {
+  Uniformity U(Grid, KernelBody, Ctx);
+  if (U.varIsUniform(V))
+    return std::nullopt;
+  return "'" + V->getNameAsString() + "' may differ between threads (it is not an unwritten parameter nor a const "
+         "local of such values)";
 }
 
 namespace {
@@ -91,8 +179,8 @@ struct Header {
 /// Checks a loop body statement by statement; stops at the first refusal.
 class BodyCheck : public RecursiveASTVisitor<BodyCheck> {
 public:
-  BodyCheck(const VarDecl *Var, const Stmt *Body, const Stmt *KernelBody, ASTContext &Ctx)
-      : Var(Var), Body(Body), KernelBody(KernelBody), Ctx(Ctx) {
+  BodyCheck(const VarDecl *Var, const Stmt *Body, const Stmt *KernelBody, bool Grid, ASTContext &Ctx)
+      : Var(Var), Body(Body), KernelBody(KernelBody), Grid(Grid), Ctx(Ctx) {
     BodyOffset = Ctx.getSourceManager().getFileOffset(Ctx.getSourceManager().getExpansionLoc(Body->getBeginLoc()));
   }
 
@@ -113,6 +201,7 @@ public:
   bool VisitUnaryOperator(UnaryOperator *U) {
     return U->getOpcode() != UO_Deref || !refuse("a pointer dereference (*)" + atLine(U->getBeginLoc(), Ctx));
   }
+  bool VisitArraySubscriptExpr(ArraySubscriptExpr *AS) { return !refuse(subscriptRefusal(AS)); }
 
   /// After the traversal: classifies the uses of the variables declared outside the loop. Each is only read,
   /// or the accumulator of a reduction (every use one update of one operation); else sets Refusal.
@@ -120,8 +209,12 @@ public:
     for (const auto &[V, Refs] : Outside) {
       if (Refusal)
         return;
-      if (llvm::all_of(Refs, [&](const DeclRefExpr *E) { return isPlainRead(E, Ctx); }))
+      if (llvm::all_of(Refs, [&](const DeclRefExpr *E) { return isPlainRead(E, Ctx); })) {
+        if (std::optional<std::string> Why = nonUniformVar(V, Grid, KernelBody, Ctx))
+          refuse("a read" + atLine(Refs.front()->getBeginLoc(), Ctx) + ": " + *Why +
+                 ": the rewrite gives its elements to other threads");
         continue;
+      }
       std::optional<std::string> Op;
       for (const DeclRefExpr *E : Refs) {
         std::optional<std::string> This = updateOp(E, V);
@@ -134,10 +227,18 @@ public:
       if (Refusal)
         return;
       bool Float = V->getType()->isRealFloatingType();
-      Reductions.push_back({{"var", V->getNameAsString()},
-                            {"type", V->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy())},
-                            {"op", *Op},
-                            {"reassociates", Float && (*Op == "+" || *Op == "*")}});
+      json R = {{"var", V->getNameAsString()},
+                {"type", V->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy())},
+                {"op", *Op},
+                {"reassociates", Float && (*Op == "+" || *Op == "*")},
+                {"combined_in", nullptr},
+                {"not_combined", nullptr}};
+      std::string Array, Why;
+      if (combinedIn(V, Array, Why))
+        R["combined_in"] = Array;
+      else
+        R["not_combined"] = Why;
+      Reductions.push_back(R);
     }
   }
 
@@ -170,16 +271,65 @@ private:
     if (!V->hasLocalStorage() && !V->getType().isConstQualified() && !V->hasAttr<CUDAConstantAttr>())
       return "a use of '" + Name + "', a variable outside the kernel" + atLine(E->getBeginLoc(), Ctx) +
              ", which the rule does not analyse";
+    if (V->getType()->isReferenceType())
+      return "a use of the reference '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ", which the rule does not follow";
     if (V->getType()->isPointerType()) {
       if (const VarDecl *Root = pointerRoot(V))
         return access(E, V, Root);
       return "an access through '" + Name + "', which is not a kernel parameter nor a local pointer set once to one" +
-             " plus an offset" + atLine(E->getBeginLoc(), Ctx);
+             " plus an offset that is the same for all threads of the loop" + atLine(E->getBeginLoc(), Ctx);
     }
-    if (!V->getType()->isArithmeticType() || V->getType().isVolatileQualified())
-      return isPlainRead(E, Ctx) ? std::nullopt : std::optional<std::string>(notIndependent(E, V));
+    if (!V->getType()->isArithmeticType() || V->getType().isVolatileQualified() || V->getType()->isBooleanType())
+      return isPlainRead(E, Ctx) ? std::optional<std::string>(nonUniformVar(V, Grid, KernelBody, Ctx))
+                                 : std::optional<std::string>(notIndependent(E, V));
     Outside[V].push_back(E); // only read, or a reduction's accumulator: finishReductions decides
     return std::nullopt;
+  }
+
+  /// Why subscript \p AS may reach memory the rule does not follow, or nullopt: its base must be a pointer
+  /// that access() checks, an array the body declares, or a __constant__ or const global array.
+  std::optional<std::string> subscriptRefusal(const ArraySubscriptExpr *AS) {
+    const Expr *B = AS->getBase()->IgnoreParenImpCasts();
+    if (isa<ArraySubscriptExpr>(B))
+      return std::nullopt; // a[i][j]: the inner subscript is visited on its own
+    const VarDecl *V = referencedVar(B);
+    if (V && isa<DeclRefExpr>(B) &&
+        (Inner.count(V) || V->hasAttr<CUDAConstantAttr>() || V->getType()->isPointerType() ||
+         (!V->hasLocalStorage() && V->getType().isConstQualified())))
+      return std::nullopt;
+    return "a subscript of '" + sourceText(B->getSourceRange(), Ctx) + "'" + atLine(AS->getBeginLoc(), Ctx) +
+           ", which is not a kernel pointer, a local pointer based on one, or an array the body declares";
+  }
+
+  /// Whether every use of accumulator \p V after the loop stores it for a block reduction: `A[t] = V;`, A a
+  /// __shared__ array and t threadIdx.x (the rule then needs a halving tree of the same operation on A).
+  /// Then \p Array is A; else \p Why says which use is not.
+  bool combinedIn(const VarDecl *V, std::string &Array, std::string &Why) {
+    RefFinder R(V);
+    R.TraverseStmt(const_cast<Stmt *>(KernelBody));
+    unsigned LoopEnd = Ctx.getSourceManager().getFileOffset(
+        Ctx.getSourceManager().getExpansionLoc(Body->getEndLoc()));
+    for (const DeclRefExpr *E : R.Refs) {
+      unsigned At = Ctx.getSourceManager().getFileOffset(Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
+      if (At <= LoopEnd)
+        continue; // before the loop (its initialization) or in it
+      const Stmt *Child = nullptr;
+      const auto *Store = dyn_cast_or_null<BinaryOperator>(semanticParent(E, Child, Ctx));
+      const auto *Slot = Store && Store->getOpcode() == BO_Assign
+                             ? dyn_cast<ArraySubscriptExpr>(Store->getLHS()->IgnoreParenImpCasts())
+                             : nullptr;
+      const VarDecl *A = Slot ? referencedVar(Slot->getBase()) : nullptr;
+      if (!A || !A->hasAttr<CUDASharedAttr>() || !isThreadIndexX(Slot->getIdx(), Ctx) ||
+          Store->getRHS()->IgnoreParenImpCasts() != E || (!Array.empty() && Array != A->getNameAsString())) {
+        Why = "'" + V->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) + " other than stored as " +
+              "A[threadIdx.x] of one __shared__ array A: each thread's own value would change";
+        return false;
+      }
+      Array = A->getNameAsString();
+    }
+    if (Array.empty())
+      Why = "'" + V->getNameAsString() + "' is not stored for a block reduction after the loop";
+    return !Array.empty();
   }
 
   std::string notIndependent(const DeclRefExpr *E, const VarDecl *V) {
@@ -194,11 +344,17 @@ private:
     if (!V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getInit() || V->getType()->isReferenceType())
       return nullptr;
     const Expr *Init = V->getInit()->IgnoreParenImpCasts();
-    if (auto Sum = operands(Init, BO_Add))
-      Init = Sum->first->getType()->isPointerType() ? Sum->first : Sum->second;
+    if (auto Sum = operands(Init, BO_Add)) {
+      bool FirstIsBase = Sum->first->getType()->isPointerType();
+      // The offset must be one for all threads that share the loop's elements: the block's (a row) for a
+      // block-stride loop, the grid's for a grid-stride one.
+      if (nonUniform(FirstIsBase ? Sum->second : Sum->first, Grid, KernelBody, Ctx))
+        return nullptr;
+      Init = FirstIsBase ? Sum->first : Sum->second;
+    }
     const VarDecl *Root = referencedVar(Init);
     if (!Root || !isa<ParmVarDecl>(Root) || !Root->getType()->isPointerType() ||
-        !isa<DeclRefExpr>(Init->IgnoreParenImpCasts()))
+        !isa<DeclRefExpr>(Init->IgnoreParenImpCasts()) || !neverWritten(Root, KernelBody, Ctx))
       return nullptr;
     RefFinder R(V);
     R.TraverseStmt(const_cast<Stmt *>(KernelBody));
@@ -214,6 +370,10 @@ private:
     const Stmt *Child = nullptr;
     const Stmt *P = semanticParent(E, Child, Ctx);
     if (const auto *C = dyn_cast_or_null<CompoundAssignOperator>(P); C && C->getLHS()->IgnoreParens() == E) {
+      // `s += e` computes in the type of s + e, then converts: with a conversion (an int sum of floats)
+      // each step rounds, and the order matters.
+      if (!Ctx.hasSameUnqualifiedType(C->getComputationResultType(), V->getType()))
+        return std::nullopt;
       switch (C->getOpcode()) {
       case BO_AddAssign:
       case BO_SubAssign: return std::string("+");
@@ -249,6 +409,8 @@ private:
       Self += isa<DeclRefExpr>(A->IgnoreParenImpCasts()) && referencedVar(A) == V;
     if (Self != 1)
       return std::nullopt;
+    if (!Ctx.hasSameUnqualifiedType(C->getType(), V->getType()))
+      return std::nullopt;
     std::string Name = F->getNameAsString();
     for (const char *Max : {"fmaxf", "fmax", "max"})
       if (Name == Max)
@@ -261,6 +423,10 @@ private:
 
   /// \p E names pointer \p P (based on parameter \p Root): it must be the base of `P[i]`.
   std::optional<std::string> access(const DeclRefExpr *E, const VarDecl *P, const VarDecl *Root) {
+    if (P == Root && !neverWritten(P, KernelBody, Ctx))
+      return "a use of '" + P->getNameAsString() + "', a parameter the kernel writes" + atLine(E->getBeginLoc(), Ctx);
+    if (P->getType()->getPointeeType().isVolatileQualified())
+      return "a use of '" + P->getNameAsString() + "', a pointer to volatile" + atLine(E->getBeginLoc(), Ctx);
     const Stmt *Child = nullptr;
     const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(semanticParent(E, Child, Ctx));
     std::string Name = P->getNameAsString();
@@ -280,7 +446,9 @@ private:
       return "an access to '" + P->getNameAsString() + "' whose element type is not complete" + atLine(AS->getBeginLoc(), Ctx);
     const SourceManager &SM = Ctx.getSourceManager();
     if (AS->getBeginLoc().isMacroID() || AS->getEndLoc().isMacroID())
-      return sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx) + " from a macro expansion";
+      return "an access from a macro expansion" + atLine(AS->getBeginLoc(), Ctx);
+    if (SM.getFileID(AS->getBeginLoc()) != SM.getFileID(SM.getExpansionLoc(Body->getBeginLoc())))
+      return "an access written in another file (an #include in the loop body)" + atLine(AS->getBeginLoc(), Ctx);
     json A = {{"param", P->getNameAsString()}, {"root", Root->getNameAsString()},
               {"element_type", T.getUnqualifiedType().getAsString(Ctx.getPrintingPolicy())},
               {"element_bytes", Ctx.getTypeSizeInChars(T).getQuantity()},
@@ -318,6 +486,7 @@ private:
 
   const VarDecl *Var;
   const Stmt *Body, *KernelBody;
+  bool Grid;
   ASTContext &Ctx;
   unsigned BodyOffset = 0;
   std::set<const VarDecl *> Inner;
@@ -462,6 +631,95 @@ static json otherEffects(const CompoundStmt *KernelBody, const Stmt *Loop, ASTCo
   return nullptr;
 }
 
+namespace {
+/// The first statement of a kernel body before a loop that may keep some threads from reaching it: a
+/// return. The rewrites give each element to another thread, so every thread must run the loop.
+class EarlyReturn : public RecursiveASTVisitor<EarlyReturn> {
+public:
+  bool VisitReturnStmt(ReturnStmt *S) {
+    Found = S;
+    return false;
+  }
+  const ReturnStmt *Found = nullptr;
+};
+
+/// The pointers (parameters and locals based on one) that \p Accesses use, and whether each is written.
+std::map<std::string, bool> accessedRoots(const json &Accesses) {
+  std::map<std::string, bool> Out;
+  for (const json &A : Accesses)
+    Out[A["root"].get<std::string>()] |= A["written"].get<bool>();
+  return Out;
+}
+
+/// Finds, outside one loop, the uses of pointers: kernel pointer parameters, and local pointers with the
+/// parameter their initializer is based on (`const float *x = in + off;`; "" when it is not so).
+class RootUses : public RecursiveASTVisitor<RootUses> {
+public:
+  explicit RootUses(const ForStmt *Loop) : Loop(Loop) {}
+  bool TraverseForStmt(ForStmt *F) { return F == Loop || RecursiveASTVisitor::TraverseForStmt(F); }
+  bool TraverseVarDecl(VarDecl *V) {
+    if (!V->hasLocalStorage() || isa<ParmVarDecl>(V) || !V->getType()->isPointerType())
+      return RecursiveASTVisitor::TraverseVarDecl(V);
+    const Expr *Init = V->getInit() ? V->getInit()->IgnoreParenImpCasts() : nullptr;
+    if (Init)
+      if (auto Sum = operands(Init, BO_Add))
+        Init = Sum->first->getType()->isPointerType() ? Sum->first : Sum->second;
+    const auto *R = Init ? dyn_cast<DeclRefExpr>(Init->IgnoreParenImpCasts()) : nullptr;
+    const auto *P = R ? dyn_cast<ParmVarDecl>(R->getDecl()) : nullptr;
+    Root[V] = P ? P->getNameAsString() : "";
+    return true; // the initializer only names the parameter; accesses go through V
+  }
+  bool VisitDeclRefExpr(DeclRefExpr *E) {
+    if (const auto *V = dyn_cast<VarDecl>(E->getDecl()); V && V->getType()->isPointerType())
+      Uses.push_back(E);
+    return true;
+  }
+  /// The parameter \p V stands for: itself, a local's root, "" when unknown.
+  std::string rootOf(const VarDecl *V) const {
+    if (isa<ParmVarDecl>(V))
+      return V->getNameAsString();
+    auto It = Root.find(V);
+    return It == Root.end() ? "" : It->second;
+  }
+  std::vector<const DeclRefExpr *> Uses;
+
+private:
+  const ForStmt *Loop;
+  std::map<const VarDecl *, std::string> Root;
+};
+} // namespace
+
+/// Why the kernel may reach the memory loop \p F accesses elsewhere, with no barrier between, or nullopt: the
+/// rewrite gives the loop's elements to other threads, so an element that another statement of the same
+/// thread reads or writes would be another thread's. A pointer the loop only reads may be read elsewhere;
+/// a local pointer of unknown base counts as any.
+static std::optional<std::string> sharedElsewhere(const ForStmt *F, const Stmt *KernelBody, const json &Accesses,
+                                                  ASTContext &Ctx) {
+  std::map<std::string, bool> Roots = accessedRoots(Accesses);
+  bool Writes = llvm::any_of(Roots, [](const auto &R) { return R.second; });
+  RootUses U(F);
+  U.TraverseStmt(const_cast<Stmt *>(KernelBody));
+  for (const DeclRefExpr *E : U.Uses) {
+    const auto *V = cast<VarDecl>(E->getDecl());
+    if (!V->hasLocalStorage() && !isa<ParmVarDecl>(V))
+      continue;
+    std::string Root = U.rootOf(V);
+    auto It = Roots.find(Root);
+    if (It == Roots.end() && !(Root.empty() && Writes))
+      continue;
+    bool Written = It == Roots.end() ? true : It->second;
+    bool ReadOnly = false;
+    const Stmt *Child = nullptr;
+    if (const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(semanticParent(E, Child, Ctx)))
+      ReadOnly = isPlainRead(AS, Ctx);
+    if (Written || !ReadOnly)
+      return "'" + V->getNameAsString() + "' is also used" + atLine(E->getBeginLoc(), Ctx) +
+             (Written ? ", and the loop writes the memory it may reach" : " other than read, and the loop reads " + Root) +
+             ": the rewrite gives the loop's elements to other threads";
+  }
+  return std::nullopt;
+}
+
 /// The member with every field, as the typed model writes it back.
 static json facts(json Refusal) {
   return {{"refusal", std::move(Refusal)}, {"var", ""},  {"var_type", ""}, {"init", ""},
@@ -485,18 +743,30 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
     return refused(*Why);
   if (std::optional<std::string> Why = boundRefusal(H, F, Ctx))
     return refused(*Why);
+  if (std::optional<std::string> Why = nonUniformVar(H.Bound, !H.Block, KernelBody, Ctx))
+    return refused("its bound " + *Why + ": the rewrite gives its elements to other threads");
+  EarlyReturn Ret;
+  for (const Stmt *S : KernelBody->body()) {
+    if (S == Direct)
+      break;
+    if (!Ret.TraverseStmt(const_cast<Stmt *>(S)))
+      return refused("a return before it" + atLine(Ret.Found->getBeginLoc(), Ctx) +
+                     ": threads that return never run the loop, whose elements the rewrites give to other threads");
+  }
   std::string Body = sourceText(F->getBody()->getSourceRange(), Ctx);
   if (!isa<CompoundStmt>(F->getBody()))
     Body += ";"; // a statement's source range ends before its semicolon
   if (Body.find("kloop_") != std::string::npos)
     return refused("its body uses names that begin with kloop_, which the rewrites declare");
-  BodyCheck Check(H.Var, F->getBody(), KernelBody, Ctx);
+  BodyCheck Check(H.Var, F->getBody(), KernelBody, !H.Block, Ctx);
   Check.TraverseStmt(const_cast<Stmt *>(F->getBody()));
   Check.finishReductions();
   if (Check.Refusal)
     return refused(*Check.Refusal);
   if (Check.Accesses.empty())
     return refused("the body reads and writes no kernel pointer parameter as p[i]");
+  if (std::optional<std::string> Why = sharedElsewhere(F, KernelBody, Check.Accesses, Ctx))
+    return refused(*Why);
   json Out = facts(nullptr);
   Out["var"] = H.Var->getNameAsString();
   Out["var_type"] = H.Var->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy());

@@ -113,6 +113,8 @@ static void readFields(JSONObject &O, ElementwiseReduction &R) {
   O.read("type", R.Type);
   O.read("op", R.Op);
   O.read("reassociates", R.Reassociates);
+  O.read("combined_in", R.CombinedIn);
+  O.read("not_combined", R.NotCombined);
 }
 
 static void readFields(JSONObject &O, Elementwise &E) {
@@ -529,7 +531,8 @@ static json write(const Elementwise &E) {
   J["accesses"] = A;
   json R = json::array();
   for (const ElementwiseReduction &X : E.Reductions)
-    R.push_back({{"var", X.Var}, {"type", X.Type}, {"op", X.Op}, {"reassociates", X.Reassociates}});
+    R.push_back({{"var", X.Var}, {"type", X.Type}, {"op", X.Op}, {"reassociates", X.Reassociates},
+                 {"combined_in", orNull(X.CombinedIn)}, {"not_combined", orNull(X.NotCombined)}});
   J["reductions"] = R;
   return J;
 }

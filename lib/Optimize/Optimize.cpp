@@ -1049,6 +1049,7 @@ private:
     Hist["outcome"] = Dc.Outcome;
     Hist["reason"] = Dc.Explanation;
     const json &Evidence = Dc.Evidence ? *Dc.Evidence : json::array();
+    Hist["evidence"] = shapeSpeedups(Evidence);
     if (Evidence.is_array() && !Evidence.empty())
       Profile = Evidence;
     if (Dc.Accepted) {
@@ -1070,6 +1071,20 @@ private:
     say("round " + std::to_string(N) + ": " + candKey(N) + " " + Hist["outcome"].get<std::string>() +
         (Dc.Timing.value_or("") == "replay" ? " (replay)" : "") + "; best so far: " + (Best ? candKey(*Best) : std::string("baseline")));
     History.push_back(std::move(Hist));
+  }
+
+  /// Per (kernel, shape) row of \p Evidence, its speed-up and CI: what the proposers' history says of how
+  /// a candidate did on each shape (the builtin search's partial wins, builtin::partialWin).
+  static json shapeSpeedups(const json &Evidence) {
+    json Out = json::array();
+    if (!Evidence.is_array())
+      return Out;
+    for (const json &E : Evidence)
+      if (E.is_object())
+        Out.push_back({{"kernel", E.value("kernel", json())}, {"shape", E.value("shape", json())},
+                       {"speedup", E.value("speedup", json())}, {"ci_low", E.value("ci_low", json())},
+                       {"ci_high", E.value("ci_high", json())}});
+    return Out;
   }
 
   /// After candidate \p N with \p Proposal became the incumbent: later steps replay only while the

@@ -412,9 +412,14 @@ public:
         IncumbentSpilled = A.Spilled;
       }
     }
+    for (auto It = H.rbegin(); It != H.rend(); ++It) // the newest partial win first
+      if (It->Partial && rulesOnTop(normal(It->A)))
+        Partials.push_back(normal(It->A));
   }
 
   std::optional<Candidate> run() {
+    if (std::optional<Candidate> C = composite())
+      return C;
     for (const Dimension *D : order()) {
       if (IncumbentSpilled && steppedLast(*D))
         continue; // a win that spills: do not push that dimension further
@@ -437,6 +442,59 @@ private:
   std::map<std::string, int> WonDirection;
   /// Rules that were on in an incumbent: once replaced by an alternative they are not turned on again.
   std::set<std::string> RulesOnceOn;
+  /// Partial wins over the current incumbent (the incumbent with structural rules turned on), newest first.
+  std::vector<Assignment> Partials;
+
+  /// Whether \p A is the incumbent with one or more structural rules turned on and nothing else changed.
+  bool rulesOnTop(const Assignment &A) const {
+    bool Any = false;
+    for (const Dimension &D : S.Dims) {
+      int64_t V = valueIn(D, A);
+      if (V == valueIn(D, Incumbent))
+        continue;
+      if (D.Kind != DimKind::Rule || V != 1)
+        return false;
+      Any = true;
+    }
+    return Any;
+  }
+
+  /// The structural rules on in \p A and off in the incumbent, ", " joined.
+  std::string rulesAdded(const Assignment &A) const {
+    std::string Out;
+    for (const Dimension &D : S.Dims)
+      if (D.Kind == DimKind::Rule && valueIn(D, A) == 1 && valueIn(D, Incumbent) != 1)
+        Out += (Out.empty() ? "" : ", ") + D.Target;
+    return Out;
+  }
+
+  /// A partial win (faster on some shapes, not on all) with one more structural rule that lost when
+  /// tried alone from the incumbent: each may win the shapes the other lost, which a step of one rule
+  /// at a time never shows (docs/builtin-search.md, "Composites"). Each pair once; never two rules
+  /// that rewrite the same code.
+  std::optional<Candidate> composite() const {
+    for (const Assignment &P : Partials)
+      for (const Dimension &R : S.Dims) {
+        if (R.Kind != DimKind::Rule || valueIn(R, P) == 1 || RulesOnceOn.count(R.key()))
+          continue;
+        Assignment Alone = Incumbent;
+        Alone[R.key()] = 1;
+        auto Lost = Tried.find(normal(Alone));
+        if (Lost == Tried.end() || Lost->second.Won)
+          continue; // not tried alone yet: the walk tries it first
+        Assignment A = P;
+        A[R.key()] = 1;
+        if (!alternatives(R, 1, A).empty())
+          continue; // it rewrites code a rule of the partial win rewrites
+        Assignment N = normal(A);
+        if (Tried.count(N))
+          continue;
+        return Candidate{N, R.key(), 1,
+                         describe(R, 1, Incumbent) + ", together with " + rulesAdded(P) +
+                             ", which won on some shapes and not on all"};
+      }
+    return std::nullopt;
+  }
 
   /// Records the steps of the win from \p From to \p To.
   void noteStep(const Assignment &From, const Assignment &To) {
@@ -664,6 +722,15 @@ struct HistoryFacts {
 };
 } // namespace
 
+bool partialWin(const json &Evidence) {
+  if (!Evidence.is_array())
+    return false;
+  return llvm::any_of(Evidence, [](const json &Row) {
+    return Row.is_object() && Row.contains("ci_low") && Row["ci_low"].is_number() &&
+           Row["ci_low"].get<double>() > 1 + PartialWinGain;
+  });
+}
+
 static HistoryFacts readHistory(const json &Context) {
   HistoryFacts F;
   if (!Context.contains("history") || !Context["history"].is_array())
@@ -683,6 +750,7 @@ static HistoryFacts readHistory(const json &Context) {
         A.A[K] = V.get<int64_t>();
     A.Won = H.value("accepted", false);
     A.Spilled = H.value("spilled", false);
+    A.Partial = !A.Won && H.contains("evidence") && partialWin(H["evidence"]);
     F.Attempts.push_back(std::move(A));
   }
   return F;

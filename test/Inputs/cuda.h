@@ -51,6 +51,7 @@ __device__ float atomicAdd(float *address, float val);
 __device__ int atomicAdd(int *address, int val);
 __device__ void __syncthreads();
 __device__ float __shfl_down_sync(unsigned mask, float var, unsigned delta, int width = 32);
+__device__ void __threadfence();
 __device__ int __shfl_down_sync(unsigned mask, int var, unsigned delta, int width = 32);
 __device__ unsigned __shfl_down_sync(unsigned mask, unsigned var, unsigned delta, int width = 32);
 __device__ double __shfl_down_sync(unsigned mask, double var, unsigned delta, int width = 32);

@@ -258,6 +258,55 @@ TEST(BuiltinSearch, RulesThatRewriteALoopLeaveItsUnrollAsWritten) {
 // threads as evaluated): values that would put more than 1024 threads in the
 // block are left out of the space, with a note (they used to be proposed,
 // built and run, and fail at launch).
+// A rule that wins on some shapes and not on all (a partial win) is tried again together with each
+// rule that lost alone: on the H200, softmax's warp-shuffle tail won on r16384c1024 only and its
+// vectorized rows on r2048c4096 only, and one rule at a time never tried the two together.
+TEST(BuiltinSearch, PartialWinsAreTriedWithRulesThatLostAlone) {
+  RuleCandidatesFn Rules = [](const inv::Inventory &) {
+    return json::parse(R"([
+      {"rule": "vectorize-global-access", "site": "k/loop#1", "why": "16-byte rows",
+       "edits": [{"kind": "replace_loop", "id": "k/loop#1", "code": "for (;;) {}"}]},
+      {"rule": "warp-shuffle-reductions", "site": "k/tree", "why": "shuffles",
+       "edits": [{"kind": "replace_stmt", "id": "k", "stmt": 3, "code": "{}"}]},
+      {"rule": "tile-shared-memory", "site": "k/loop#1", "why": "tiles",
+       "edits": [{"kind": "replace_body", "id": "k", "code": "{}"}]}])");
+  };
+  TunableSpace S = cantFail(enumerate(inventory(), nullptr, Rules));
+  const Dimension *Vec = find(S, "rule:vectorize-global-access@k/loop#1");
+  const Dimension *Warp = find(S, "rule:warp-shuffle-reductions@k/tree");
+  const Dimension *Tile = find(S, "rule:tile-shared-memory@k/loop#1");
+  ASSERT_TRUE(Vec && Warp && Tile);
+  json Mixed = json::parse(R"([{"shape": "r16384c1024", "ci_low": 1.096}, {"shape": "r2048c4096", "ci_low": 1.006}])");
+  json Lost = json::parse(R"([{"shape": "r16384c1024", "ci_low": 0.94}])");
+  EXPECT_TRUE(partialWin(Mixed));
+  EXPECT_FALSE(partialWin(Lost));
+  EXPECT_FALSE(partialWin(json::parse(R"([{"shape": "a", "ci_low": 1.02}, {"shape": "b", "ci_low": null}])")));
+  auto On = [](const Candidate &C, const Dimension *D) { return C.A.count(D->key()) && C.A.at(D->key()) == 1; };
+  // The rules lose alone, warp-shuffle partially: the next candidate is warp-shuffle with vectorize (tried
+  // alone before it); tile rewrites the whole kernel, so it never joins.
+  std::vector<Attempt> H = {{Assignment{{Vec->key(), 1}}, false, false, false},
+                            {Assignment{{Tile->key(), 1}}, false, false, false},
+                            {Assignment{{Warp->key(), 1}}, false, false, true}};
+  std::optional<Candidate> C = nextCandidate(S, H, {}, {});
+  ASSERT_TRUE(C);
+  EXPECT_TRUE(On(*C, Vec) && On(*C, Warp) && !On(*C, Tile));
+  EXPECT_NE(C->Why.find("together with warp-shuffle-reductions@k/tree, which won on some shapes and not on all"), std::string::npos) << C->Why;
+  // Once the pair lost, the walk goes on as before: no pair again, and no composite with tile.
+  H.push_back({C->A, false, false, false});
+  unsigned Pairs = 0, N = 0;
+  while (std::optional<Candidate> Next = nextCandidate(S, H, {}, {})) {
+    Pairs += On(*Next, Warp) && (On(*Next, Vec) || On(*Next, Tile));
+    H.push_back({Next->A, false, false, false});
+    ASSERT_LT(++N, 100u);
+  }
+  EXPECT_EQ(Pairs, 0u);
+  // Without a partial win there is no composite: the first candidate after three lost rules sets no rule.
+  std::vector<Attempt> AllLost = {H[0], H[1], {Assignment{{Warp->key(), 1}}, false, false, false}};
+  std::optional<Candidate> Plain = nextCandidate(S, AllLost, {}, {});
+  ASSERT_TRUE(Plain);
+  EXPECT_FALSE(On(*Plain, Vec) || On(*Plain, Warp) || On(*Plain, Tile));
+}
+
 TEST(BuiltinSpace, BlockFactorValuesStayWithin1024Threads) {
   json Inv = inventory();
   Inv["constants"][0]["value"] = 32;

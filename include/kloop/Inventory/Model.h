@@ -148,6 +148,9 @@ struct ElementwiseReduction {
   std::string Op;
   /// Reordering its updates changes rounding: a floating-point `+` or `*` (max and min are exact).
   bool Reassociates = false;
+  /// The `__shared__` array A when every use of the variable after the loop is `A[threadIdx.x] = v;`
+  /// (its per-thread values then go to a block reduction); else null, and NotCombined says which use is not.
+  std::optional<std::string> CombinedIn, NotCombined;
 };
 
 /// "elementwise" of a `for` loop: whether it is a grid-stride or block-stride

@@ -152,7 +152,18 @@ struct Attempt {
   Assignment A;
   bool Won = false;      ///< accepted as the new incumbent
   bool Spilled = false;  ///< its ptxas report has more spill bytes than the baseline
+  /// Not accepted, yet faster on at least one shape it was timed on (partialWin): the walk tries it
+  /// again together with another structural rule (docs/builtin-search.md, "Composites").
+  bool Partial = false;
 };
+
+/// Whether a history entry's per-shape "evidence" (rows with "ci_low") shows a win on at least one
+/// shape: a 95% CI lower bound above 1 + PartialWinGain.
+bool partialWin(const nlohmann::json &Evidence);
+
+/// The gain a shape's CI lower bound must clear for partialWin: the decision rule's default minimum
+/// gain (docs/decide.md, rule 2).
+constexpr double PartialWinGain = 0.02;
 
 /// Search options.
 struct SearchOptions {

@@ -23,6 +23,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 namespace kloop {
@@ -84,6 +85,50 @@ static std::optional<std::string> overlapRefusal(const inv::Kernel &K, const inv
     for (const auto &[Q, Root] : RootOf)
       if (Q != P && Root == RootOf[P])
         return "'" + P + "' is written and '" + Q + "' is also based on '" + Root + "': they may overlap";
+  }
+  return std::nullopt;
+}
+
+/// Whether tree reduction \p T applies reduction operation \p Op ("+", "max", ...).
+static bool sameOp(const inv::TreeReduction &T, const std::string &Op) {
+  if (!T.Op)
+    return false;
+  if (Op == "max")
+    return *T.Op == "fmaxf" || *T.Op == "fmax" || *T.Op == "max";
+  if (Op == "min")
+    return *T.Op == "fminf" || *T.Op == "fmin" || *T.Op == "min";
+  return *T.Op == Op;
+}
+
+/// Whether the text \p Text names \p Word as a whole identifier.
+static bool namesWord(const std::string &Text, const std::string &Word) {
+  auto Ident = [](char C) { return std::isalnum(static_cast<unsigned char>(C)) || C == '_'; };
+  for (size_t At = Text.find(Word); At != std::string::npos; At = Text.find(Word, At + 1))
+    if ((At == 0 || !Ident(Text[At - 1])) && (At + Word.size() == Text.size() || !Ident(Text[At + Word.size()])))
+      return true;
+  return false;
+}
+
+/// Why a reduction of \p E may not be given other elements per thread, or nullopt: each thread's
+/// accumulator then holds another partial value, which is right only when the partials of all threads are
+/// combined. So every use after the loop must store it as A[threadIdx.x] of a __shared__ array A, and A
+/// must be reduced by a halving tree of the same operation (inventory tree_reductions), in the kernel or
+/// in a device function the kernel calls with A.
+static std::optional<std::string> combineRefusal(const inv::Kernel &K, const inv::Elementwise &E) {
+  for (const inv::ElementwiseReduction &R : E.Reductions) {
+    if (!R.CombinedIn)
+      return "the " + R.Op + "-reduction into '" + R.Var + "' is not combined across threads: " +
+             R.NotCombined.value_or("");
+    bool Tree = llvm::any_of(K.TreeReductions, [&](const inv::TreeReduction &T) {
+      if (T.Form || !sameOp(T, R.Op))
+        return false;
+      if (T.Function == K.ID)
+        return T.Array && *T.Array == *R.CombinedIn;
+      return llvm::any_of(T.Calls, [&](const inv::TreeCall &C) { return C.Text && namesWord(*C.Text, *R.CombinedIn); });
+    });
+    if (!Tree)
+      return "'" + R.Var + "' is stored in __shared__ '" + *R.CombinedIn + "', which no halving tree of " + R.Op +
+             " in the kernel (or in a device function it calls with it) reduces";
   }
   return std::nullopt;
 }
@@ -185,7 +230,11 @@ static RuleSite loopSite(const inv::Kernel &K, const inv::Loop &L, const std::ve
   if (!Why)
     Why = overlapRefusal(K, *L.ElementwiseFacts);
   if (!Why)
+    Why = combineRefusal(K, *L.ElementwiseFacts);
+  if (!Why)
     Why = precisionRefusal(K, *L.ElementwiseFacts, Outputs);
+  if (!Why && L.UnrollPragma)
+    Why = std::string("an unroll pragma stands in front of the loop, which the rewrite would leave before an if");
   if (Why) {
     S.Why = *Why;
     return S;

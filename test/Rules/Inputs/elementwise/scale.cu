@@ -30,7 +30,7 @@ __global__ void aliased(int n, const float *x, float *out) {
   }
 }
 
-// Vectorize fires (a + reduction into a local, reordered); coarsening refuses: the kernel stores the sum.
+// Refused: each thread stores its own sum, which giving it other elements would change.
 __global__ void total(int n, const float *__restrict__ x, float *__restrict__ out) {
   float sum = 0;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {

@@ -2,28 +2,49 @@
 // vectorize-global-access (docs/rules/vectorize-global-access.md).
 #include <cuda.h>
 
-// Fires: a block-stride loop over a row (local pointers based on __restrict__ parameters); the
-// float sum is reassociated, and blockDim.x == BLOCK is checked at run time.
+template <int BLOCK>
+__device__ void block_tree(float *sdata, int tid) {
+  for (int s = BLOCK / 2; s > 0; s >>= 1) {
+    if (tid < s) sdata[tid] += sdata[tid + s];
+    __syncthreads();
+  }
+}
+
+// Fires: a block-stride loop over a row (a local pointer based on a __restrict__ parameter); the float
+// sum is reassociated, its partials combined by the kernel's halving tree; blockDim.x == BLOCK is checked
+// at run time.
 template <int BLOCK>
 __global__ void row_sum(int cols, const float *__restrict__ in, float *__restrict__ sums) {
+  __shared__ float red[BLOCK];
   const float *x = in + (size_t)blockIdx.x * cols;
   float s = 0.f;
   for (int c = threadIdx.x; c < cols; c += BLOCK) s += x[c];
-  sums[blockIdx.x * BLOCK + threadIdx.x] = s;
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int st = BLOCK / 2; st > 0; st >>= 1) {
+    if (threadIdx.x < st) red[threadIdx.x] += red[threadIdx.x + st];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) sums[blockIdx.x] = red[0];
 }
 
-// Fires: a grid-stride loop written with the block extent BLOCK and a const local thread index.
+// Fires without a workload: a grid-stride loop written with the block extent BLOCK and a const local
+// thread index, combined by a device function's tree.
 template <int BLOCK>
 __global__ void grid_sum(const float *__restrict__ in, int n, float *__restrict__ partials) {
+  __shared__ float sdata[BLOCK];
   const int tid = threadIdx.x;
   float sum = 0.f;
   for (int i = blockIdx.x * BLOCK + tid; i < n; i += BLOCK * gridDim.x) {
     sum += in[i];
   }
-  partials[blockIdx.x * BLOCK + tid] = sum;
+  sdata[tid] = sum;
+  __syncthreads();
+  block_tree<BLOCK>(sdata, tid);
+  if (tid == 0) partials[blockIdx.x] = sdata[0];
 }
 
-// Fires: a max reduction (exact in any order) and a block-stride elementwise loop writing a row.
+// Refused: each thread's own maximum is used, never combined across the threads; the second loop reads it.
 __global__ void row_max(int cols, const float *__restrict__ in, float *__restrict__ out) {
   const float *x = in + (size_t)blockIdx.x * cols;
   float *y = out + (size_t)blockIdx.x * cols;
@@ -74,7 +95,56 @@ __global__ void mismatched(int n, float *__restrict__ out) {
   for (int i = blockIdx.x * BLOCK + threadIdx.x; i < n; i += blockDim.x * gridDim.x) out[i] = 0.f;
 }
 
-void launch(int rows, int cols, const float *in, float *out, float *sums, int step) {
+// Refused: the body reads a value that differs between threads.
+__global__ void thread_value(int n, const float *__restrict__ x, float *__restrict__ out) {
+  const int tid = threadIdx.x;
+  for (int c = tid; c < n; c += blockDim.x) out[c] = x[c] + tid;
+}
+
+// Refused: the row pointer's offset differs between threads.
+__global__ void thread_base(int n, const float *__restrict__ in, float *__restrict__ out) {
+  const float *x = in + threadIdx.x;
+  for (int c = threadIdx.x; c < n; c += blockDim.x) out[c] = x[c];
+}
+
+// Refused: threads that return never run the loop.
+__global__ void early_return(int n, const float *__restrict__ x, float *__restrict__ out) {
+  if (threadIdx.x >= 32) return;
+  for (int c = threadIdx.x; c < n; c += blockDim.x) out[c] = x[c];
+}
+
+// Refused: a fence orders the two stores, which the rewrite would batch.
+__global__ void fenced(int n, const float *__restrict__ x, float *__restrict__ out, int *__restrict__ flag) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    out[i] = x[i];
+    __threadfence();
+    flag[i] = 1;
+  }
+}
+
+// Refused: an int sum of floats rounds at each step, so its order matters.
+__global__ void int_of_float(int n, const float *__restrict__ x, int *__restrict__ out) {
+  __shared__ int red[256];
+  int s = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += x[i];
+  red[threadIdx.x] = s;
+}
+
+// Refused: the second loop reads what the first writes, element by element in the same thread.
+__global__ void two_loops(int n, const float *__restrict__ x, float *__restrict__ y, const double *__restrict__ d) {
+  for (int c = threadIdx.x; c < n; c += blockDim.x) y[c] = x[c] * 2.f;
+  for (int c = threadIdx.x; c < n; c += blockDim.x) y[c] += (float)d[c];
+}
+
+// Refused: the body is in another file.
+__global__ void included(int n, const float *__restrict__ in, float *__restrict__ out) {
+  for (int c = threadIdx.x; c < n; c += blockDim.x) {
+#include "body.inc"
+  }
+}
+
+void launch(int rows, int cols, const float *in, float *out, float *sums, int step, int *flag, int *iout,
+            const double *d) {
   row_sum<128><<<rows, 128>>>(cols, in, sums);
   grid_sum<256><<<rows, 256>>>(in, cols, sums);
   row_max<<<rows, 256>>>(cols, in, out);
@@ -84,4 +154,11 @@ void launch(int rows, int cols, const float *in, float *out, float *sums, int st
   moved<<<1, 256>>>(cols, out);
   stepped<<<1, 256>>>(cols, step, out);
   mismatched<256><<<rows, 256>>>(cols, out);
+  thread_value<<<1, 256>>>(cols, in, out);
+  thread_base<<<1, 256>>>(cols, in, out);
+  early_return<<<1, 256>>>(cols, in, out);
+  fenced<<<1, 256>>>(cols, in, out, flag);
+  int_of_float<<<1, 256>>>(cols, in, iout);
+  two_loops<<<1, 256>>>(cols, in, out, d);
+  included<<<1, 256>>>(cols, in, out);
 }
