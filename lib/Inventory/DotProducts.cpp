@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "DotProducts.h"
 #include "SourceText.h"
+#include "kloop/Support/Text.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/DeclTemplate.h"
@@ -392,11 +393,7 @@ bool DotProduct::tile() {
     return refuse("the kernel computes no 'blockIdx.x * T' and 'blockIdx.y * T' before the loop with T a constant "
                   "or a template parameter: no compile-time tile size names the block's dimensions (the tiles in "
                   "shared memory need one)");
-  auto Squeeze = [&](const Expr *E) {
-    std::string S = text(E);
-    S.erase(std::remove_if(S.begin(), S.end(), [](unsigned char C) { return std::isspace(C); }), S.end());
-    return S;
-  };
+  auto Squeeze = [&](const Expr *E) { return withoutSpaces(text(E)); };
   if (Squeeze(TileX) != Squeeze(TileY))
     return refuse("the row and column use different tile sizes ('" + text(TileY) + "', '" + text(TileX) + "')");
   return true;

@@ -1,6 +1,7 @@
 //===- ElementwiseLoops.cpp - Grid-stride loops over independent elements -===//
 #include "ElementwiseLoops.h"
 #include "SourceText.h"
+#include "kloop/Support/Text.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/ExprCXX.h"
@@ -21,10 +22,7 @@ using nlohmann::json;
 
 namespace kloop {
 
-static std::string squeezed(std::string S) {
-  S.erase(std::remove_if(S.begin(), S.end(), [](unsigned char C) { return std::isspace(C); }), S.end());
-  return S;
-}
+static std::string squeezed(llvm::StringRef S) { return withoutSpaces(S); }
 
 static bool textIsOneOf(const Expr *E, std::initializer_list<const char *> Forms, ASTContext &Ctx) {
   std::string T = squeezed(sourceText(E->IgnoreParenImpCasts()->getSourceRange(), Ctx));
@@ -77,6 +75,21 @@ std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
   return std::nullopt;
 }
 
+/// Why call \p E may depend on which thread makes it, beyond callProblem, or nullopt: only functions of the
+/// global namespace that are not members (the C math library: expf, fmaxf, rsqrtf) are taken to compute
+/// from their arguments alone; `cooperative_groups::this_thread_block().thread_rank()` is not.
+static std::optional<std::string> threadDependentCall(const CallExpr *E, ASTContext &Ctx) {
+  if (std::optional<std::string> Why = callProblem(E, Ctx))
+    return Why;
+  const FunctionDecl *F = E->getDirectCallee();
+  if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->getName().starts_with("__cuda_builtin_"))
+    return std::nullopt; // threadIdx.x and the like: the variable's own reference decides
+  if (isa<CXXMethodDecl>(F) || !F->getDeclContext()->getRedeclContext()->isTranslationUnit())
+    return "a call of '" + F->getQualifiedNameAsString() + "'" + atLine(E->getBeginLoc(), Ctx) +
+           ", a member or namespace function whose result may depend on the thread";
+  return std::nullopt;
+}
+
 /// The operands of \p E when it is `A Op B` (parentheses and implicit casts ignored).
 static std::optional<std::pair<const Expr *, const Expr *>> operands(const Expr *E, BinaryOperatorKind Op) {
   const auto *B = dyn_cast<BinaryOperator>(E->IgnoreParenImpCasts());
@@ -117,7 +130,7 @@ public:
     return varIsUniform(V) || fail("it reads '" + Name + "', which may differ between threads");
   }
   bool VisitCallExpr(CallExpr *E) {
-    return !callProblem(E, Ctx) || fail("it calls a function whose result may differ between threads");
+    return !threadDependentCall(E, Ctx) || fail("it calls a function whose result may differ between threads");
   }
 
   bool varIsUniform(const VarDecl *V) {
@@ -179,8 +192,9 @@ struct Header {
 /// Checks a loop body statement by statement; stops at the first refusal.
 class BodyCheck : public RecursiveASTVisitor<BodyCheck> {
 public:
-  BodyCheck(const VarDecl *Var, const Stmt *Body, const Stmt *KernelBody, bool Grid, ASTContext &Ctx)
-      : Var(Var), Body(Body), KernelBody(KernelBody), Grid(Grid), Ctx(Ctx) {
+  BodyCheck(const VarDecl *Var, const Stmt *LoopStmt, const Stmt *Body, const Stmt *KernelBody, bool Grid,
+            ASTContext &Ctx)
+      : Var(Var), LoopStmt(LoopStmt), Body(Body), KernelBody(KernelBody), Grid(Grid), Ctx(Ctx) {
     BodyOffset = Ctx.getSourceManager().getFileOffset(Ctx.getSourceManager().getExpansionLoc(Body->getBeginLoc()));
   }
 
@@ -232,12 +246,16 @@ public:
                 {"op", *Op},
                 {"reassociates", Float && (*Op == "+" || *Op == "*")},
                 {"combined_in", nullptr},
+                {"tree_stmt", nullptr},
                 {"not_combined", nullptr}};
       std::string Array, Why;
-      if (combinedIn(V, Array, Why))
+      unsigned TreeStmt = 0;
+      if (combinedIn(V, Array, TreeStmt, Why)) {
         R["combined_in"] = Array;
-      else
+        R["tree_stmt"] = TreeStmt;
+      } else {
         R["not_combined"] = Why;
+      }
       Reductions.push_back(R);
     }
   }
@@ -301,35 +319,48 @@ private:
            ", which is not a kernel pointer, a local pointer based on one, or an array the body declares";
   }
 
-  /// Whether every use of accumulator \p V after the loop stores it for a block reduction: `A[t] = V;`, A a
-  /// __shared__ array and t threadIdx.x (the rule then needs a halving tree of the same operation on A).
-  /// Then \p Array is A; else \p Why says which use is not.
-  bool combinedIn(const VarDecl *V, std::string &Array, std::string &Why) {
+  /// Whether the partial values of accumulator \p V go to a block reduction in the fixed form the rule
+  /// proves: no use of V outside the loop but one, `A[t] = V;` (A a __shared__ array of V's type, t
+  /// threadIdx.x), the kernel body's direct statement right after the loop, followed by `__syncthreads();`.
+  /// Then \p Array is A and \p TreeStmt the 1-based index of the statement after the barrier (where the
+  /// rule wants the tree); else \p Why says which use is not.
+  bool combinedIn(const VarDecl *V, std::string &Array, unsigned &TreeStmt, std::string &Why) {
     RefFinder R(V);
     R.TraverseStmt(const_cast<Stmt *>(KernelBody));
-    unsigned LoopEnd = Ctx.getSourceManager().getFileOffset(
-        Ctx.getSourceManager().getExpansionLoc(Body->getEndLoc()));
+    const auto *KB = cast<CompoundStmt>(KernelBody);
+    std::vector<const Stmt *> Stmts(KB->body_begin(), KB->body_end());
+    auto LoopAt = std::find_if(Stmts.begin(), Stmts.end(), [&](const Stmt *S) { return S == LoopStmt; });
+    const Stmt *After = LoopAt + 1 < Stmts.end() ? *(LoopAt + 1) : nullptr;
+    const Stmt *Barrier = LoopAt + 2 < Stmts.end() ? *(LoopAt + 2) : nullptr;
+    const auto *Store = dyn_cast_or_null<BinaryOperator>(After);
+    const auto *Slot = Store && Store->getOpcode() == BO_Assign
+                           ? dyn_cast<ArraySubscriptExpr>(Store->getLHS()->IgnoreParenImpCasts())
+                           : nullptr;
+    const VarDecl *A = Slot ? referencedVar(Slot->getBase()) : nullptr;
+    const auto *Sync = dyn_cast_or_null<CallExpr>(Barrier);
+    const FunctionDecl *SyncF = Sync ? Sync->getDirectCallee() : nullptr;
+    bool Form = A && A->hasAttr<CUDASharedAttr>() && isThreadIndexX(Slot->getIdx(), Ctx) &&
+                referencedVar(Store->getRHS()) == V && isa<DeclRefExpr>(Store->getRHS()->IgnoreParenImpCasts()) &&
+                Ctx.hasSameUnqualifiedType(A->getType()->getAsArrayTypeUnsafe()->getElementType(), V->getType()) &&
+                SyncF && SyncF->getName() == "__syncthreads";
     for (const DeclRefExpr *E : R.Refs) {
-      unsigned At = Ctx.getSourceManager().getFileOffset(Ctx.getSourceManager().getExpansionLoc(E->getBeginLoc()));
-      if (At <= LoopEnd)
-        continue; // before the loop (its initialization) or in it
-      const Stmt *Child = nullptr;
-      const auto *Store = dyn_cast_or_null<BinaryOperator>(semanticParent(E, Child, Ctx));
-      const auto *Slot = Store && Store->getOpcode() == BO_Assign
-                             ? dyn_cast<ArraySubscriptExpr>(Store->getLHS()->IgnoreParenImpCasts())
-                             : nullptr;
-      const VarDecl *A = Slot ? referencedVar(Slot->getBase()) : nullptr;
-      if (!A || !A->hasAttr<CUDASharedAttr>() || !isThreadIndexX(Slot->getIdx(), Ctx) ||
-          Store->getRHS()->IgnoreParenImpCasts() != E || (!Array.empty() && Array != A->getNameAsString())) {
-        Why = "'" + V->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) + " other than stored as " +
-              "A[threadIdx.x] of one __shared__ array A: each thread's own value would change";
-        return false;
-      }
-      Array = A->getNameAsString();
+      bool InLoop = Ctx.getSourceManager().isBeforeInTranslationUnit(LoopStmt->getBeginLoc(), E->getBeginLoc()) &&
+                    Ctx.getSourceManager().isBeforeInTranslationUnit(E->getBeginLoc(), LoopStmt->getEndLoc());
+      if (InLoop || (Form && E == Store->getRHS()->IgnoreParenImpCasts()))
+        continue;
+      Why = "'" + V->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) + "; the rule needs its only use " +
+            "outside the loop to be `A[threadIdx.x] = " + V->getNameAsString() + ";` right after the loop, A a " +
+            "__shared__ array of its type, then __syncthreads(): each thread's own value would change";
+      return false;
     }
-    if (Array.empty())
-      Why = "'" + V->getNameAsString() + "' is not stored for a block reduction after the loop";
-    return !Array.empty();
+    if (!Form) {
+      Why = "the loop is not followed by `A[threadIdx.x] = " + V->getNameAsString() + "; __syncthreads();` with A a "
+            "__shared__ array of its type: its partials are not shown to go to a block reduction";
+      return false;
+    }
+    Array = A->getNameAsString();
+    TreeStmt = unsigned(LoopAt - Stmts.begin()) + 4; // 1-based: the loop, the store, the barrier, the tree
+    return true;
   }
 
   std::string notIndependent(const DeclRefExpr *E, const VarDecl *V) {
@@ -369,7 +400,14 @@ private:
   std::optional<std::string> updateOp(const DeclRefExpr *E, const VarDecl *V) {
     const Stmt *Child = nullptr;
     const Stmt *P = semanticParent(E, Child, Ctx);
+    // The update's own value must be unused (`y[c] = (s += x[c])` would store each running partial).
+    auto Statement = [&](const Stmt *Update) {
+      const Stmt *Up = parentOf(Update, Ctx);
+      return Up && !isa<Expr>(Up);
+    };
     if (const auto *C = dyn_cast_or_null<CompoundAssignOperator>(P); C && C->getLHS()->IgnoreParens() == E) {
+      if (!Statement(C))
+        return std::nullopt;
       // `s += e` computes in the type of s + e, then converts: with a conversion (an int sum of floats)
       // each step rounds, and the order matters.
       if (!Ctx.hasSameUnqualifiedType(C->getComputationResultType(), V->getType()))
@@ -388,12 +426,12 @@ private:
     if (Assign && Assign->getLHS()->IgnoreParens() != E)
       Assign = nullptr; // E is not the assigned variable
     const CallExpr *Call = nullptr;
-    if (Assign && Assign->getOpcode() == BO_Assign) {
+    if (Assign && Assign->getOpcode() == BO_Assign && Statement(Assign)) {
       Call = dyn_cast<CallExpr>(Assign->getRHS()->IgnoreParenImpCasts());
     } else if (!Assign && isPlainRead(E, Ctx)) { // V as an argument of its own update's call
       Call = dyn_cast_or_null<CallExpr>(semanticParent(parentOf(E, Ctx), Child, Ctx));
       const auto *Up = Call ? dyn_cast_or_null<BinaryOperator>(semanticParent(Call, Child, Ctx)) : nullptr;
-      if (!Up || Up->getOpcode() != BO_Assign || referencedVar(Up->getLHS()) != V)
+      if (!Up || Up->getOpcode() != BO_Assign || referencedVar(Up->getLHS()) != V || !Statement(Up))
         Call = nullptr;
     }
     return Call ? minMaxOf(Call, V) : std::nullopt;
@@ -482,10 +520,10 @@ private:
     return C ? llvm::is_contained(C->body(), S) : Body == S;
   }
 
-  std::optional<std::string> callRefusal(const CallExpr *E) { return callProblem(E, Ctx); }
+  std::optional<std::string> callRefusal(const CallExpr *E) { return threadDependentCall(E, Ctx); }
 
   const VarDecl *Var;
-  const Stmt *Body, *KernelBody;
+  const Stmt *LoopStmt, *Body, *KernelBody;
   bool Grid;
   ASTContext &Ctx;
   unsigned BodyOffset = 0;
@@ -758,7 +796,7 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
     Body += ";"; // a statement's source range ends before its semicolon
   if (Body.find("kloop_") != std::string::npos)
     return refused("its body uses names that begin with kloop_, which the rewrites declare");
-  BodyCheck Check(H.Var, F->getBody(), KernelBody, !H.Block, Ctx);
+  BodyCheck Check(H.Var, Direct, F->getBody(), KernelBody, !H.Block, Ctx);
   Check.TraverseStmt(const_cast<Stmt *>(F->getBody()));
   Check.finishReductions();
   if (Check.Refusal)

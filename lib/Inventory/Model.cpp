@@ -115,6 +115,7 @@ static void readFields(JSONObject &O, ElementwiseReduction &R) {
   O.read("reassociates", R.Reassociates);
   O.read("combined_in", R.CombinedIn);
   O.read("not_combined", R.NotCombined);
+  O.read("tree_stmt", R.TreeStmt);
 }
 
 static void readFields(JSONObject &O, Elementwise &E) {
@@ -532,7 +533,8 @@ static json write(const Elementwise &E) {
   json R = json::array();
   for (const ElementwiseReduction &X : E.Reductions)
     R.push_back({{"var", X.Var}, {"type", X.Type}, {"op", X.Op}, {"reassociates", X.Reassociates},
-                 {"combined_in", orNull(X.CombinedIn)}, {"not_combined", orNull(X.NotCombined)}});
+                 {"combined_in", orNull(X.CombinedIn)}, {"not_combined", orNull(X.NotCombined)},
+                 {"tree_stmt", orNull(X.TreeStmt)}});
   J["reductions"] = R;
   return J;
 }

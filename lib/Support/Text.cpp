@@ -1,6 +1,8 @@
 //===- Text.cpp - Text that is safe to show --------------------------------===//
 #include "kloop/Support/Text.h"
 
+#include <cctype>
+
 #include "llvm/Support/ConvertUTF.h"
 #include <cstdio>
 
@@ -50,6 +52,14 @@ std::string terminalSafe(StringRef Text) {
       Out.append(Text.data() + I, Len);
     I += Len;
   }
+  return Out;
+}
+
+std::string withoutSpaces(llvm::StringRef Text) {
+  std::string Out;
+  for (char C : Text)
+    if (!std::isspace(static_cast<unsigned char>(C)))
+      Out += C;
   return Out;
 }
 

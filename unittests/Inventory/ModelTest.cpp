@@ -34,7 +34,7 @@ json sampleDoc() {
                   {"body", "{ p[i] = 2 * p[i]; }"}, {"other_effects", "statement 3 at line 9"},
                   {"stride_kind", "grid"}, {"block_extent", "BLOCK"},
                   {"reductions", {{{"var", "s"}, {"type", "float"}, {"op", "+"}, {"reassociates", true},
-                                   {"combined_in", "red"}, {"not_combined", nullptr}}}},
+                                   {"combined_in", "red"}, {"not_combined", nullptr}, {"tree_stmt", 5}}}},
                   {"accesses", {{{"param", "p"}, {"root", "p"}, {"element_type", "float"}, {"element_bytes", 4},
                                  {"begin", 2}, {"end", 6}, {"read", false}, {"written", true},
                                  {"unconditional", true}}}}}},

@@ -16,6 +16,7 @@
 #include "kloop/Inventory/Model.h"
 #include "nlohmann/json.hpp"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 #include <optional>
 #include <string>
@@ -158,6 +159,11 @@ constexpr long long MaxFullUnroll = 16;
 /// reductions passes too: each rule checks what it needs of those).
 std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::Loop &L);
 
+/// The site of loop \p L for a rule that rewrites it: refused with \p Why when set; else one
+/// `replace_loop` of \p L with the code \p Code returns, explained by what \p Fired returns.
+RuleSite replaceLoopSite(const inv::Loop &L, const std::optional<std::string> &Why,
+                         llvm::function_ref<std::string()> Code, llvm::function_ref<std::string()> Fired);
+
 /// `vectorize-global-access` (docs/rules/vectorize-global-access.md): an
 /// elementwise grid-stride or block-stride loop whose pointers' elements all
 /// have one size E (1, 2, 4 or 8 bytes) is rewritten, through `replace_loop`,
@@ -165,7 +171,8 @@ std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::L
 /// taken only when every accessed pointer is 16-byte aligned and blockDim.x is
 /// the loop's block extent (both checked at run time), then a scalar loop over
 /// the last n % (16 / E) elements; the original loop runs otherwise. A
-/// grid-stride loop with a reduction gets `#pragma unroll 4` on its vector loop. With \p Outputs
+/// reduction fires only in a block-stride loop whose partials a halving tree
+/// of the kernel combines (docs/rules/vectorize-global-access.md, "Legality"). With \p Outputs
 /// (the workload's), a floating-point + or * reduction is refused when an output
 /// of the kernel has an exact tolerance (reordering it changes rounding).
 std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inventory,

@@ -148,9 +148,13 @@ struct ElementwiseReduction {
   std::string Op;
   /// Reordering its updates changes rounding: a floating-point `+` or `*` (max and min are exact).
   bool Reassociates = false;
-  /// The `__shared__` array A when every use of the variable after the loop is `A[threadIdx.x] = v;`
-  /// (its per-thread values then go to a block reduction); else null, and NotCombined says which use is not.
+  /// The `__shared__` array A when the variable's only use outside the loop is `A[threadIdx.x] = v;`, the
+  /// statement right after the loop, then `__syncthreads();` (its per-thread values go to a block
+  /// reduction); else null, and NotCombined says which use is not.
   std::optional<std::string> CombinedIn, NotCombined;
+  /// With CombinedIn: the 1-based index among the kernel body's statements of the one after the barrier,
+  /// where the rule wants a halving tree on A.
+  std::optional<unsigned> TreeStmt;
 };
 
 /// "elementwise" of a `for` loop: whether it is a grid-stride or block-stride

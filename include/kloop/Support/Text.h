@@ -30,6 +30,10 @@ bool isBidiControl(std::uint32_t C);
 /// Everything else is kept, so ordinary text is unchanged.
 std::string terminalSafe(llvm::StringRef Text);
 
+/// \p Text with every white-space character removed: the form in which two spellings of one expression
+/// ("BLOCK / 2", "BLOCK/2") compare equal.
+std::string withoutSpaces(llvm::StringRef Text);
+
 } // namespace kloop
 
 #endif

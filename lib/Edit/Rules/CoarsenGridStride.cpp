@@ -54,8 +54,6 @@ static std::optional<std::string> gridEdits(const inv::Inventory &Inv, const inv
 
 /// Rule coarsen-grid-stride-F on loop \p L of kernel \p K.
 static RuleSite coarsenSite(const inv::Inventory &Inv, const inv::Kernel &K, const inv::Loop &L, unsigned F) {
-  RuleSite S;
-  S.Site = L.ID;
   std::optional<std::string> Why = elementwiseRefusal(K, L);
   if (!Why && L.ElementwiseFacts->StrideKind != "grid")
     Why = "a block-stride loop: each block walks all its elements, so a smaller grid would leave some undone";
@@ -65,18 +63,14 @@ static RuleSite coarsenSite(const inv::Inventory &Inv, const inv::Kernel &K, con
   std::vector<Edit> Grids;
   if (!Why)
     Why = gridEdits(Inv, K, F, Grids);
-  if (Why) {
-    S.Why = *Why;
-    return S;
-  }
-  Edit E;
-  E.Kind = EditKind::ReplaceLoop;
-  E.ID = L.ID;
-  E.Code = coarsened(*L.ElementwiseFacts, F);
-  S.Edits.push_back(E);
-  S.Edits.insert(S.Edits.end(), Grids.begin(), Grids.end());
-  S.Why = std::to_string(F) + " elements per thread and step, one grid apart; the grid of " +
-          std::to_string(Grids.size()) + " launch site(s) divided by " + std::to_string(F);
+  RuleSite S = replaceLoopSite(
+      L, Why, [&] { return coarsened(*L.ElementwiseFacts, F); },
+      [&] {
+        return std::to_string(F) + " elements per thread and step, one grid apart; the grid of " +
+               std::to_string(Grids.size()) + " launch site(s) divided by " + std::to_string(F);
+      });
+  if (!Why)
+    S.Edits.insert(S.Edits.end(), Grids.begin(), Grids.end());
   return S;
 }
 

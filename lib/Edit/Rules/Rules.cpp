@@ -96,6 +96,23 @@ std::optional<std::string> elementwiseRefusal(const inv::Kernel &K, const inv::L
   return std::nullopt;
 }
 
+RuleSite replaceLoopSite(const inv::Loop &L, const std::optional<std::string> &Why,
+                         llvm::function_ref<std::string()> Code, llvm::function_ref<std::string()> Fired) {
+  RuleSite S;
+  S.Site = L.ID;
+  if (Why) {
+    S.Why = *Why;
+    return S;
+  }
+  Edit E;
+  E.Kind = EditKind::ReplaceLoop;
+  E.ID = L.ID;
+  E.Code = Code();
+  S.Edits.push_back(E);
+  S.Why = Fired();
+  return S;
+}
+
 std::optional<std::string> launchDimRefusal(const inv::LaunchSite &L, bool Grid) {
   const char *What = Grid ? "grid" : "block";
   const std::optional<inv::LaunchDim> &D = Grid ? L.Grid : L.Block;

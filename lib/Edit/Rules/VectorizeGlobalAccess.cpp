@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/WorkloadScope.h"
+#include "kloop/Support/Text.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -100,35 +101,31 @@ static bool sameOp(const inv::TreeReduction &T, const std::string &Op) {
   return *T.Op == Op;
 }
 
-/// Whether the text \p Text names \p Word as a whole identifier.
-static bool namesWord(const std::string &Text, const std::string &Word) {
-  auto Ident = [](char C) { return std::isalnum(static_cast<unsigned char>(C)) || C == '_'; };
-  for (size_t At = Text.find(Word); At != std::string::npos; At = Text.find(Word, At + 1))
-    if ((At == 0 || !Ident(Text[At - 1])) && (At + Word.size() == Text.size() || !Ident(Text[At + Word.size()])))
-      return true;
-  return false;
-}
-
-/// Why a reduction of \p E may not be given other elements per thread, or nullopt: each thread's
-/// accumulator then holds another partial value, which is right only when the partials of all threads are
-/// combined. So every use after the loop must store it as A[threadIdx.x] of a __shared__ array A, and A
-/// must be reduced by a halving tree of the same operation (inventory tree_reductions), in the kernel or
-/// in a device function the kernel calls with A.
+/// Why a reduction of \p E may not be given other elements per thread, or nullopt. Each thread's
+/// accumulator then ends with another partial value; that is right only when the partials of all the
+/// threads that share the elements are combined before anything uses them. The rule proves it for one
+/// form: a block-stride loop (the elements stay in their block) whose accumulator is stored as
+/// A[threadIdx.x] right after the loop, then `__syncthreads();`, then, as the next statement of the kernel,
+/// a halving tree of the same operation on A that starts at half the loop's block extent (so it folds
+/// every thread's slot). In a grid-stride loop the elements also move between blocks, so each block's
+/// partial would change, and kloop does not prove that all blocks' partials are combined.
 static std::optional<std::string> combineRefusal(const inv::Kernel &K, const inv::Elementwise &E) {
   for (const inv::ElementwiseReduction &R : E.Reductions) {
-    if (!R.CombinedIn)
+    if (E.StrideKind == "grid")
+      return "a grid-stride " + R.Op + "-reduction into '" + R.Var + "': its elements would move between blocks, "
+             "so each block's partial changes, and kloop does not prove that the blocks' partials are all combined";
+    if (!R.CombinedIn || !R.TreeStmt)
       return "the " + R.Op + "-reduction into '" + R.Var + "' is not combined across threads: " +
              R.NotCombined.value_or("");
+    std::string Half = withoutSpaces(E.BlockExtent.value_or("blockDim.x")) + "/2";
     bool Tree = llvm::any_of(K.TreeReductions, [&](const inv::TreeReduction &T) {
-      if (T.Form || !sameOp(T, R.Op))
-        return false;
-      if (T.Function == K.ID)
-        return T.Array && *T.Array == *R.CombinedIn;
-      return llvm::any_of(T.Calls, [&](const inv::TreeCall &C) { return C.Text && namesWord(*C.Text, *R.CombinedIn); });
+      return !T.Form && T.Function == K.ID && T.Stmt == R.TreeStmt && T.Array == R.CombinedIn && sameOp(T, R.Op) &&
+             T.Start && withoutSpaces(T.Start->Expr) == Half;
     });
     if (!Tree)
-      return "'" + R.Var + "' is stored in __shared__ '" + *R.CombinedIn + "', which no halving tree of " + R.Op +
-             " in the kernel (or in a device function it calls with it) reduces";
+      return "'" + R.Var + "' is stored in __shared__ '" + *R.CombinedIn + "', and statement " +
+             std::to_string(*R.TreeStmt) + " of the kernel is not a halving tree of " + R.Op + " on it from " + Half +
+             " (every thread's slot)";
   }
   return std::nullopt;
 }
@@ -170,11 +167,7 @@ static std::string scalarLoop(const inv::Elementwise &E, const std::string &From
 static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::string, ParamUse> &Uses,
                               unsigned Lanes) {
   std::string L = std::to_string(Lanes);
-  // A reduction chains its iterations through the accumulator: unrolled, the next vectors' loads are in
-  // flight while the first one's lanes are added. Only over the grid, whose threads walk many vectors; a
-  // block-stride row loop often walks one or two, and unrolled it measured slower (docs/results.md).
-  bool Unroll = !E.Reductions.empty() && E.StrideKind == "grid";
-  std::string Code = Unroll ? "#pragma unroll 4\n" : "";
+  std::string Code;
   Code += "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
                      "; kloop_v += " + E.Stride + ") {\n";
   for (const auto &[P, U] : Uses) {
@@ -221,8 +214,6 @@ static std::string why(const inv::Elementwise &E, unsigned Lanes) {
 
 /// Rule vectorize-global-access on loop \p L of kernel \p K.
 static RuleSite loopSite(const inv::Kernel &K, const inv::Loop &L, const std::vector<OutputTolerance> *Outputs) {
-  RuleSite S;
-  S.Site = L.ID;
   unsigned Lanes = 0;
   std::optional<std::string> Why = elementwiseRefusal(K, L);
   if (!Why)
@@ -235,17 +226,8 @@ static RuleSite loopSite(const inv::Kernel &K, const inv::Loop &L, const std::ve
     Why = precisionRefusal(K, *L.ElementwiseFacts, Outputs);
   if (!Why && L.UnrollPragma)
     Why = std::string("an unroll pragma stands in front of the loop, which the rewrite would leave before an if");
-  if (Why) {
-    S.Why = *Why;
-    return S;
-  }
-  Edit E;
-  E.Kind = EditKind::ReplaceLoop;
-  E.ID = L.ID;
-  E.Code = vectorized(*L.ElementwiseFacts, Lanes);
-  S.Edits.push_back(E);
-  S.Why = why(*L.ElementwiseFacts, Lanes);
-  return S;
+  return replaceLoopSite(
+      L, Why, [&] { return vectorized(*L.ElementwiseFacts, Lanes); }, [&] { return why(*L.ElementwiseFacts, Lanes); });
 }
 
 std::vector<RuleSite> explainVectorizeGlobalAccess(const inv::Inventory &Inv,
