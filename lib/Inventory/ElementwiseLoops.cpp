@@ -263,6 +263,8 @@ public:
   std::optional<std::string> Refusal;
   json Accesses = json::array();
   json Reductions = json::array();
+  /// The parameters the accessed pointers are based on, and whether the loop writes through each.
+  std::map<std::string, bool> Roots;
 
 private:
   bool refuse(std::optional<std::string> Why) {
@@ -500,14 +502,15 @@ private:
       Child = Use;
       Use = parentOf(Use, Ctx);
     }
+    bool &Writes = Roots[Root->getNameAsString()];
     if (const auto *C = dyn_cast_or_null<ImplicitCastExpr>(Use); C && C->getCastKind() == CK_LValueToRValue) {
       A["read"] = true;
     } else if (const auto *B = dyn_cast_or_null<BinaryOperator>(Use); B && B->isAssignmentOp() && B->getLHS() == Child) {
-      A["written"] = true;
+      A["written"] = Writes = true;
       A["read"] = B->isCompoundAssignmentOp();
       A["unconditional"] = !B->isCompoundAssignmentOp() && isDirectStatement(B);
     } else if (const auto *U = dyn_cast_or_null<UnaryOperator>(Use); U && U->isIncrementDecrementOp()) {
-      A["written"] = A["read"] = true;
+      A["written"] = A["read"] = Writes = true;
     } else {
       return "an element's address or reference taken, " + sourceText(AS->getSourceRange(), Ctx) + atLine(AS->getBeginLoc(), Ctx);
     }
@@ -681,14 +684,6 @@ public:
   const ReturnStmt *Found = nullptr;
 };
 
-/// The pointers (parameters and locals based on one) that \p Accesses use, and whether each is written.
-std::map<std::string, bool> accessedRoots(const json &Accesses) {
-  std::map<std::string, bool> Out;
-  for (const json &A : Accesses)
-    Out[A["root"].get<std::string>()] |= A["written"].get<bool>();
-  return Out;
-}
-
 /// Finds, outside one loop, the uses of pointers: kernel pointer parameters, and local pointers with the
 /// parameter their initializer is based on (`const float *x = in + off;`; "" when it is not so).
 class RootUses : public RecursiveASTVisitor<RootUses> {
@@ -731,9 +726,8 @@ private:
 /// rewrite gives the loop's elements to other threads, so an element that another statement of the same
 /// thread reads or writes would be another thread's. A pointer the loop only reads may be read elsewhere;
 /// a local pointer of unknown base counts as any.
-static std::optional<std::string> sharedElsewhere(const ForStmt *F, const Stmt *KernelBody, const json &Accesses,
-                                                  ASTContext &Ctx) {
-  std::map<std::string, bool> Roots = accessedRoots(Accesses);
+static std::optional<std::string> sharedElsewhere(const ForStmt *F, const Stmt *KernelBody,
+                                                  const std::map<std::string, bool> &Roots, ASTContext &Ctx) {
   bool Writes = llvm::any_of(Roots, [](const auto &R) { return R.second; });
   RootUses U(F);
   U.TraverseStmt(const_cast<Stmt *>(KernelBody));
@@ -803,7 +797,7 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
     return refused(*Check.Refusal);
   if (Check.Accesses.empty())
     return refused("the body reads and writes no kernel pointer parameter as p[i]");
-  if (std::optional<std::string> Why = sharedElsewhere(F, KernelBody, Check.Accesses, Ctx))
+  if (std::optional<std::string> Why = sharedElsewhere(F, KernelBody, Check.Roots, Ctx))
     return refused(*Why);
   json Out = facts(nullptr);
   Out["var"] = H.Var->getNameAsString();

@@ -106,8 +106,8 @@ static bool sameOp(const inv::TreeReduction &T, const std::string &Op) {
 /// threads that share the elements are combined before anything uses them. The rule proves it for one
 /// form: a block-stride loop (the elements stay in their block) whose accumulator is stored as
 /// A[threadIdx.x] right after the loop, then `__syncthreads();`, then, as the next statement of the kernel,
-/// a halving tree of the same operation on A that starts at half the loop's block extent (so it folds
-/// every thread's slot). In a grid-stride loop the elements also move between blocks, so each block's
+/// a halving tree of the same operation on A, indexed by threadIdx.x (proved), that starts at half the
+/// loop's block extent (so it folds every thread's slot). In a grid-stride loop the elements also move between blocks, so each block's
 /// partial would change, and kloop does not prove that all blocks' partials are combined.
 static std::optional<std::string> combineRefusal(const inv::Kernel &K, const inv::Elementwise &E) {
   for (const inv::ElementwiseReduction &R : E.Reductions) {
@@ -120,7 +120,7 @@ static std::optional<std::string> combineRefusal(const inv::Kernel &K, const inv
     std::string Half = withoutSpaces(E.BlockExtent.value_or("blockDim.x")) + "/2";
     bool Tree = llvm::any_of(K.TreeReductions, [&](const inv::TreeReduction &T) {
       return !T.Form && T.Function == K.ID && T.Stmt == R.TreeStmt && T.Array == R.CombinedIn && sameOp(T, R.Op) &&
-             T.Start && withoutSpaces(T.Start->Expr) == Half;
+             T.ThreadIndexProof && T.Start && withoutSpaces(T.Start->Expr) == Half;
     });
     if (!Tree)
       return "'" + R.Var + "' is stored in __shared__ '" + *R.CombinedIn + "', and statement " +
