@@ -632,18 +632,6 @@ static std::optional<std::string> headerRefusal(const ForStmt *F, Header &H, AST
   return strideRefusal(H.Stride, H.Extent, H.Block, Ctx);
 }
 
-/// Why the bound variable of \p H may change while loop \p F runs (a write in it), or nullopt. Writes before
-/// or after the loop do not matter: each rewrite reads the bound where the loop did; the body can reach no
-/// other memory that could hold it (no dereference, no call outside the system headers).
-static std::optional<std::string> boundRefusal(const Header &H, const ForStmt *F, ASTContext &Ctx) {
-  RefFinder R(H.Bound);
-  R.TraverseStmt(const_cast<ForStmt *>(F));
-  for (const DeclRefExpr *E : R.Refs)
-    if (!isPlainRead(E, Ctx))
-      return "its bound '" + H.Bound->getNameAsString() + "' is written or its address taken" + atLine(E->getBeginLoc(), Ctx);
-  return std::nullopt;
-}
-
 /// The first direct statement of \p KernelBody but \p Loop that is not a declaration without assignments
 /// whose calls pass callProblem, as "statement N at line L", or null.
 static json otherEffects(const CompoundStmt *KernelBody, const Stmt *Loop, ASTContext &Ctx) {
@@ -773,8 +761,8 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
   Header H;
   if (std::optional<std::string> Why = headerRefusal(F, H, Ctx))
     return refused(*Why);
-  if (std::optional<std::string> Why = boundRefusal(H, F, Ctx))
-    return refused(*Why);
+  // The bound is read on every iteration: it must be one value for all threads, never written (which also
+  // keeps it fixed while the loop runs).
   if (std::optional<std::string> Why = nonUniformVar(H.Bound, !H.Block, KernelBody, Ctx))
     return refused("its bound " + *Why + ": the rewrite gives its elements to other threads");
   EarlyReturn Ret;

@@ -24,7 +24,6 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
-#include <cctype>
 #include <map>
 
 namespace kloop {
