@@ -24,7 +24,7 @@ namespace kloop {
 /// `for (T i = threadIdx.x; i < n; i += B)` (a block-stride loop), B blockDim.x, an integer constant
 /// or a non-type template parameter, the same text in start and stride (factors and terms in either
 /// order; threadIdx.x and the stride may be const locals so initialized; `n` an integer parameter or
-/// local the loop only reads) whose body
+/// local of uniform value that is never written) whose body
 ///   - reads or writes pointers only as `p[i]`, i the loop variable itself, p a kernel pointer
 ///     parameter or a local pointer initialized to one (plus an offset) and never assigned again;
 ///   - writes no variable declared outside it but reduction accumulators (every use of one is an
