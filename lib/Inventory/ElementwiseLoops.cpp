@@ -1,5 +1,7 @@
 //===- ElementwiseLoops.cpp - Grid-stride loops over independent elements -===//
 #include "ElementwiseLoops.h"
+#include "BlockCombine.h"
+#include "TreeReductions.h"
 #include "SourceText.h"
 #include "kloop/Support/Text.h"
 
@@ -48,10 +50,23 @@ bool isPlainRead(const Expr *E, ASTContext &Ctx) {
     P = parentOf(P, Ctx);
   if (const auto *C = dyn_cast_or_null<ImplicitCastExpr>(P))
     return C->getCastKind() == CK_LValueToRValue;
-  // In a template, an operand of a type-dependent operator (`block_sum<B>(s, red) / cols`) gets no
-  // conversion node yet: an arithmetic, comparison or logical operator only reads a builtin-typed operand.
+  // In a template, an operand of a type-dependent expression gets no conversion node yet. An arithmetic,
+  // comparison or logical operator only reads a builtin-typed operand (`block_sum<B>(s, red) / cols`); the
+  // right side of `=` into a builtin-typed left side is read (`out[i] = red[0]` with red of dependent
+  // size); an argument bound to a by-value parameter of the function the call names is read
+  // (`block_max<B>(m, red)`).
   const auto *B = dyn_cast_or_null<BinaryOperator>(P);
-  return B && B->isTypeDependent() && !B->isAssignmentOp() && E->getType()->isScalarType();
+  if (B && B->isTypeDependent() && !B->isAssignmentOp())
+    return E->getType()->isScalarType();
+  if (B && B->getOpcode() == BO_Assign && B->getRHS()->IgnoreParens() == E)
+    return !B->getLHS()->isTypeDependent() && B->getLHS()->getType()->isScalarType();
+  const auto *C = dyn_cast_or_null<CallExpr>(P);
+  const FunctionDecl *F = C && C->isTypeDependent() ? calleePattern(C) : nullptr;
+  auto Arg = C ? llvm::find(C->arguments(), E) : nullptr;
+  if (!F || Arg == C->arg_end() || unsigned(Arg - C->arg_begin()) >= F->getNumParams())
+    return false;
+  QualType T = F->getParamDecl(unsigned(Arg - C->arg_begin()))->getType();
+  return !T->isReferenceType() && !T->isDependentType();
 }
 
 static const VarDecl *referencedVar(const Expr *E) {
@@ -61,10 +76,7 @@ static const VarDecl *referencedVar(const Expr *E) {
 
 /// Why call \p E may touch memory or synchronize threads (a function outside the system headers, a barrier,
 /// shuffle, vote, atomic or printf), or nullopt (math functions, CUDA's builtin-variable accessors).
-std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
-  const FunctionDecl *F = E->getDirectCallee();
-  if (!F)
-    return "an indirect call" + atLine(E->getBeginLoc(), Ctx);
+static std::optional<std::string> calleeProblem(const CallExpr *E, const FunctionDecl *F, ASTContext &Ctx) {
   std::string Name = F->getNameAsString();
   if (!Ctx.getSourceManager().isInSystemHeader(F->getLocation()))
     return "a call of '" + Name + "'" + atLine(E->getBeginLoc(), Ctx) + ", whose memory accesses the rule does not analyse";
@@ -75,18 +87,46 @@ std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
   return std::nullopt;
 }
 
+/// The functions call \p E may reach: its callee, or every candidate of a call in a template that waits for
+/// its arguments' types (`rsqrtf(block_sum<B>(q, red) / cols)`); empty for an indirect call.
+static std::vector<const FunctionDecl *> callees(const CallExpr *E) {
+  if (const FunctionDecl *F = E->getDirectCallee())
+    return {F};
+  std::vector<const FunctionDecl *> Out;
+  if (const auto *U = dyn_cast<UnresolvedLookupExpr>(E->getCallee()->IgnoreParenImpCasts()))
+    for (const NamedDecl *N : U->decls()) {
+      const NamedDecl *D = N->getUnderlyingDecl();
+      if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+        D = FT->getTemplatedDecl();
+      if (const auto *F = dyn_cast<FunctionDecl>(D))
+        Out.push_back(F);
+    }
+  return Out;
+}
+
+std::optional<std::string> callProblem(const CallExpr *E, ASTContext &Ctx) {
+  std::vector<const FunctionDecl *> Fs = callees(E);
+  if (Fs.empty())
+    return "an indirect call" + atLine(E->getBeginLoc(), Ctx);
+  for (const FunctionDecl *F : Fs)
+    if (std::optional<std::string> Why = calleeProblem(E, F, Ctx))
+      return Why;
+  return std::nullopt;
+}
+
 /// Why call \p E may depend on which thread makes it, beyond callProblem, or nullopt: only functions of the
 /// global namespace that are not members (the C math library: expf, fmaxf, rsqrtf) are taken to compute
 /// from their arguments alone; `cooperative_groups::this_thread_block().thread_rank()` is not.
 static std::optional<std::string> threadDependentCall(const CallExpr *E, ASTContext &Ctx) {
   if (std::optional<std::string> Why = callProblem(E, Ctx))
     return Why;
-  const FunctionDecl *F = E->getDirectCallee();
-  if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->getName().starts_with("__cuda_builtin_"))
-    return std::nullopt; // threadIdx.x and the like: the variable's own reference decides
-  if (isa<CXXMethodDecl>(F) || !F->getDeclContext()->getRedeclContext()->isTranslationUnit())
-    return "a call of '" + F->getQualifiedNameAsString() + "'" + atLine(E->getBeginLoc(), Ctx) +
-           ", a member or namespace function whose result may depend on the thread";
+  for (const FunctionDecl *F : callees(E)) {
+    if (const auto *M = dyn_cast<CXXMethodDecl>(F); M && M->getParent()->getName().starts_with("__cuda_builtin_"))
+      continue; // threadIdx.x and the like: the variable's own reference decides
+    if (isa<CXXMethodDecl>(F) || !F->getDeclContext()->getRedeclContext()->isTranslationUnit())
+      return "a call of '" + F->getQualifiedNameAsString() + "'" + atLine(E->getBeginLoc(), Ctx) +
+             ", a member or namespace function whose result may depend on the thread";
+  }
   return std::nullopt;
 }
 
@@ -110,10 +150,20 @@ namespace {
 /// between threads: it reads no threadIdx, no blockIdx when the elements move between blocks (a grid-stride
 /// loop), and otherwise only parameters the kernel never writes, const locals whose initializers are so,
 /// template parameters, enumerators, __constant__ or const globals, and calls of system math functions.
+/// Read at a direct statement \p At of the kernel body (when given), a local that is not const is uniform
+/// when the last direct statement before At that writes it is `v = e;` (or its declaration with e), e
+/// uniform there; and, in a block-stride loop, a call of a device function that returns its block's total
+/// (returnsBlockTotal) is uniform, whatever its arguments.
 class Uniformity : public RecursiveASTVisitor<Uniformity> {
 public:
-  Uniformity(bool Grid, const Stmt *KernelBody, ASTContext &Ctx, unsigned Depth = 0)
-      : Grid(Grid), KernelBody(KernelBody), Ctx(Ctx), Depth(Depth) {}
+  Uniformity(bool Grid, const Stmt *KernelBody, ASTContext &Ctx, unsigned Depth = 0, const Stmt *At = nullptr)
+      : Grid(Grid), KernelBody(KernelBody), Ctx(Ctx), Depth(Depth), At(At) {}
+
+  bool TraverseCallExpr(CallExpr *E, DataRecursionQueue *Queue = nullptr) {
+    if (!Grid && returnsBlockTotal(E, Ctx))
+      return true;
+    return RecursiveASTVisitor::TraverseCallExpr(E, Queue);
+  }
 
   bool VisitDeclRefExpr(DeclRefExpr *E) {
     std::string Name = E->getDecl()->getNameAsString();
@@ -140,9 +190,13 @@ public:
       return false;
     if (isa<ParmVarDecl>(V))
       return neverWritten(V, KernelBody, Ctx);
-    if (!V->hasLocalStorage() || !V->getType().isConstQualified() || !V->getInit() || Depth > 8)
+    if (!V->hasLocalStorage() || Depth > 8)
       return false;
-    Uniformity Inner(Grid, KernelBody, Ctx, Depth + 1);
+    if (!V->getType().isConstQualified())
+      return At && V->getType()->isArithmeticType() && reachingValueIsUniform(V);
+    if (!V->getInit())
+      return false;
+    Uniformity Inner(Grid, KernelBody, Ctx, Depth + 1, At ? directAt(V->getLocation()) : nullptr);
     return Inner.TraverseStmt(const_cast<Expr *>(V->getInit()));
   }
 
@@ -154,10 +208,55 @@ private:
       Why = std::move(W);
     return false;
   }
+
+  /// The direct statement of the kernel body that holds \p L, or null.
+  const Stmt *directAt(SourceLocation L) const {
+    const SourceManager &SM = Ctx.getSourceManager();
+    for (const Stmt *S : cast<CompoundStmt>(KernelBody)->body())
+      if (SM.isPointWithin(L, S->getBeginLoc(), S->getEndLoc()))
+        return S;
+    return nullptr;
+  }
+
+  /// Whether the value of local \p V that reaches At is uniform: every use of V is a read or the left side of
+  /// an assignment or increment; of the direct statements before At that write it, the last is `V = e;` or
+  /// its declaration with e (none after it); e is uniform there. The kernel body's direct statements run in
+  /// order, once (the loop is one of them), so no later write reaches At.
+  bool reachingValueIsUniform(const VarDecl *V) {
+    const SourceManager &SM = Ctx.getSourceManager();
+    const Stmt *Last = directAt(V->getLocation());
+    const Expr *Value = V->getInit();
+    RefFinder R(V);
+    R.TraverseStmt(const_cast<Stmt *>(KernelBody));
+    for (const DeclRefExpr *E : R.Refs) {
+      if (isPlainRead(E, Ctx))
+        continue;
+      const Stmt *P = parentOf(E, Ctx);
+      const auto *B = dyn_cast_or_null<BinaryOperator>(P);
+      const auto *U = dyn_cast_or_null<UnaryOperator>(P);
+      if (!(B && B->isAssignmentOp() && B->getLHS() == E) && !(U && U->isIncrementDecrementOp()))
+        return false; // an address or a reference: writes through it are not followed
+      const Stmt *D = directAt(E->getBeginLoc());
+      if (!D || D == At)
+        return false;
+      if (SM.isBeforeInTranslationUnit(At->getBeginLoc(), D->getBeginLoc()))
+        continue;
+      if (Last && SM.isBeforeInTranslationUnit(D->getBeginLoc(), Last->getBeginLoc()))
+        continue;
+      Last = D;
+      Value = B && B == D && B->getOpcode() == BO_Assign ? B->getRHS() : nullptr;
+    }
+    if (!Value)
+      return false;
+    Uniformity Inner(Grid, KernelBody, Ctx, Depth + 1, Last);
+    return Inner.TraverseStmt(const_cast<Expr *>(Value));
+  }
+
   bool Grid;
   const Stmt *KernelBody;
   ASTContext &Ctx;
   unsigned Depth;
+  const Stmt *At;
 };
 } // namespace
 
@@ -169,13 +268,15 @@ static std::optional<std::string> nonUniform(const Expr *E, bool Grid, const Stm
   return U.Why.value_or("it may differ between threads");
 }
 
-/// Why variable \p V may differ between the threads of a loop, or nullopt.
-static std::optional<std::string> nonUniformVar(const VarDecl *V, bool Grid, const Stmt *KernelBody, ASTContext &Ctx) {
-  Uniformity U(Grid, KernelBody, Ctx);
+/// Why variable \p V, read by direct statement \p At of the kernel body, may differ between the threads of a
+/// loop, or nullopt.
+static std::optional<std::string> nonUniformVar(const VarDecl *V, bool Grid, const Stmt *KernelBody, const Stmt *At,
+                                                ASTContext &Ctx) {
+  Uniformity U(Grid, KernelBody, Ctx, 0, At);
   if (U.varIsUniform(V))
     return std::nullopt;
-  return "'" + V->getNameAsString() + "' may differ between threads (it is not an unwritten parameter nor a const "
-         "local of such values)";
+  return "'" + V->getNameAsString() + "' may differ between threads (it is not an unwritten parameter, a const "
+         "local of such values, nor a local last assigned one" + std::string(Grid ? "" : " or its block's total") + ")";
 }
 
 namespace {
@@ -192,9 +293,9 @@ struct Header {
 /// Checks a loop body statement by statement; stops at the first refusal.
 class BodyCheck : public RecursiveASTVisitor<BodyCheck> {
 public:
-  BodyCheck(const VarDecl *Var, const Stmt *LoopStmt, const Stmt *Body, const Stmt *KernelBody, bool Grid,
-            ASTContext &Ctx)
-      : Var(Var), LoopStmt(LoopStmt), Body(Body), KernelBody(KernelBody), Grid(Grid), Ctx(Ctx) {
+  BodyCheck(const VarDecl *Var, const Stmt *LoopStmt, const Stmt *Body, const Stmt *KernelBody, const Expr *Extent,
+            bool Grid, ASTContext &Ctx)
+      : Var(Var), LoopStmt(LoopStmt), Body(Body), KernelBody(KernelBody), Extent(Extent), Grid(Grid), Ctx(Ctx) {
     BodyOffset = Ctx.getSourceManager().getFileOffset(Ctx.getSourceManager().getExpansionLoc(Body->getBeginLoc()));
   }
 
@@ -224,7 +325,7 @@ public:
       if (Refusal)
         return;
       if (llvm::all_of(Refs, [&](const DeclRefExpr *E) { return isPlainRead(E, Ctx); })) {
-        if (std::optional<std::string> Why = nonUniformVar(V, Grid, KernelBody, Ctx))
+        if (std::optional<std::string> Why = nonUniformVar(V, Grid, KernelBody, LoopStmt, Ctx))
           refuse("a read" + atLine(Refs.front()->getBeginLoc(), Ctx) + ": " + *Why +
                  ": the rewrite gives its elements to other threads");
         continue;
@@ -248,13 +349,13 @@ public:
                 {"combined_in", nullptr},
                 {"tree_stmt", nullptr},
                 {"not_combined", nullptr}};
-      std::string Array, Why;
-      unsigned TreeStmt = 0;
-      if (combinedIn(V, Array, TreeStmt, Why)) {
-        R["combined_in"] = Array;
-        R["tree_stmt"] = TreeStmt;
+      BlockCombine C;
+      if (std::optional<std::string> Why =
+              blockCombineProblem(V, *Op, LoopStmt, cast<CompoundStmt>(KernelBody), Extent, Ctx, C)) {
+        R["not_combined"] = *Why;
       } else {
-        R["not_combined"] = Why;
+        R["combined_in"] = C.Array;
+        R["tree_stmt"] = C.FoldStmt;
       }
       Reductions.push_back(R);
     }
@@ -300,7 +401,7 @@ private:
              " plus an offset that is the same for all threads of the loop" + atLine(E->getBeginLoc(), Ctx);
     }
     if (!V->getType()->isArithmeticType() || V->getType().isVolatileQualified() || V->getType()->isBooleanType())
-      return isPlainRead(E, Ctx) ? std::optional<std::string>(nonUniformVar(V, Grid, KernelBody, Ctx))
+      return isPlainRead(E, Ctx) ? std::optional<std::string>(nonUniformVar(V, Grid, KernelBody, LoopStmt, Ctx))
                                  : std::optional<std::string>(notIndependent(E, V));
     Outside[V].push_back(E); // only read, or a reduction's accumulator: finishReductions decides
     return std::nullopt;
@@ -319,50 +420,6 @@ private:
       return std::nullopt;
     return "a subscript of '" + sourceText(B->getSourceRange(), Ctx) + "'" + atLine(AS->getBeginLoc(), Ctx) +
            ", which is not a kernel pointer, a local pointer based on one, or an array the body declares";
-  }
-
-  /// Whether the partial values of accumulator \p V go to a block reduction in the fixed form the rule
-  /// proves: no use of V outside the loop but one, `A[t] = V;` (A a __shared__ array of V's type, t
-  /// threadIdx.x), the kernel body's direct statement right after the loop, followed by `__syncthreads();`.
-  /// Then \p Array is A and \p TreeStmt the 1-based index of the statement after the barrier (where the
-  /// rule wants the tree); else \p Why says which use is not.
-  bool combinedIn(const VarDecl *V, std::string &Array, unsigned &TreeStmt, std::string &Why) {
-    RefFinder R(V);
-    R.TraverseStmt(const_cast<Stmt *>(KernelBody));
-    const auto *KB = cast<CompoundStmt>(KernelBody);
-    std::vector<const Stmt *> Stmts(KB->body_begin(), KB->body_end());
-    auto LoopAt = std::find_if(Stmts.begin(), Stmts.end(), [&](const Stmt *S) { return S == LoopStmt; });
-    const Stmt *After = LoopAt + 1 < Stmts.end() ? *(LoopAt + 1) : nullptr;
-    const Stmt *Barrier = LoopAt + 2 < Stmts.end() ? *(LoopAt + 2) : nullptr;
-    const auto *Store = dyn_cast_or_null<BinaryOperator>(After);
-    const auto *Slot = Store && Store->getOpcode() == BO_Assign
-                           ? dyn_cast<ArraySubscriptExpr>(Store->getLHS()->IgnoreParenImpCasts())
-                           : nullptr;
-    const VarDecl *A = Slot ? referencedVar(Slot->getBase()) : nullptr;
-    const auto *Sync = dyn_cast_or_null<CallExpr>(Barrier);
-    const FunctionDecl *SyncF = Sync ? Sync->getDirectCallee() : nullptr;
-    bool Form = A && A->hasAttr<CUDASharedAttr>() && isThreadIndexX(Slot->getIdx(), Ctx) &&
-                referencedVar(Store->getRHS()) == V && isa<DeclRefExpr>(Store->getRHS()->IgnoreParenImpCasts()) &&
-                Ctx.hasSameUnqualifiedType(A->getType()->getAsArrayTypeUnsafe()->getElementType(), V->getType()) &&
-                SyncF && SyncF->getName() == "__syncthreads";
-    for (const DeclRefExpr *E : R.Refs) {
-      bool InLoop = Ctx.getSourceManager().isBeforeInTranslationUnit(LoopStmt->getBeginLoc(), E->getBeginLoc()) &&
-                    Ctx.getSourceManager().isBeforeInTranslationUnit(E->getBeginLoc(), LoopStmt->getEndLoc());
-      if (InLoop || (Form && E == Store->getRHS()->IgnoreParenImpCasts()))
-        continue;
-      Why = "'" + V->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) + "; the rule needs its only use " +
-            "outside the loop to be `A[threadIdx.x] = " + V->getNameAsString() + ";` right after the loop, A a " +
-            "__shared__ array of its type, then __syncthreads(): each thread's own value would change";
-      return false;
-    }
-    if (!Form) {
-      Why = "the loop is not followed by `A[threadIdx.x] = " + V->getNameAsString() + "; __syncthreads();` with A a "
-            "__shared__ array of its type: its partials are not shown to go to a block reduction";
-      return false;
-    }
-    Array = A->getNameAsString();
-    TreeStmt = unsigned(LoopAt - Stmts.begin()) + 4; // 1-based: the loop, the store, the barrier, the tree
-    return true;
   }
 
   std::string notIndependent(const DeclRefExpr *E, const VarDecl *V) {
@@ -527,6 +584,7 @@ private:
 
   const VarDecl *Var;
   const Stmt *LoopStmt, *Body, *KernelBody;
+  const Expr *Extent;
   bool Grid;
   ASTContext &Ctx;
   unsigned BodyOffset = 0;
@@ -763,7 +821,7 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
     return refused(*Why);
   // The bound is read on every iteration: it must be one value for all threads, never written (which also
   // keeps it fixed while the loop runs).
-  if (std::optional<std::string> Why = nonUniformVar(H.Bound, !H.Block, KernelBody, Ctx))
+  if (std::optional<std::string> Why = nonUniformVar(H.Bound, !H.Block, KernelBody, Direct, Ctx))
     return refused("its bound " + *Why + ": the rewrite gives its elements to other threads");
   EarlyReturn Ret;
   for (const Stmt *S : KernelBody->body()) {
@@ -778,7 +836,7 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
     Body += ";"; // a statement's source range ends before its semicolon
   if (Body.find("kloop_") != std::string::npos)
     return refused("its body uses names that begin with kloop_, which the rewrites declare");
-  BodyCheck Check(H.Var, Direct, F->getBody(), KernelBody, !H.Block, Ctx);
+  BodyCheck Check(H.Var, Direct, F->getBody(), KernelBody, H.Extent, !H.Block, Ctx);
   Check.TraverseStmt(const_cast<Stmt *>(F->getBody()));
   Check.finishReductions();
   if (Check.Refusal)

@@ -25,15 +25,7 @@ using nlohmann::json;
 
 namespace kloop {
 
-namespace {
-/// What the form check learns of a loop that is the tree.
-struct Tree {
-  const VarDecl *Stride = nullptr;
-  const Expr *Thread = nullptr; ///< T of `if (T < s)`
-  const Expr *Array = nullptr;  ///< A of `A[T]`
-  std::string Op, ElementType;
-};
-} // namespace
+using Tree = HalvingTree;
 
 static bool isSyncthreads(const Stmt *S) {
   const auto *CE = dyn_cast_or_null<CallExpr>(S);
@@ -171,8 +163,7 @@ static std::optional<std::string> testProblem(const Stmt *S, Tree &T, ASTContext
   return updateProblem(U, T, Ctx);
 }
 
-/// Why \p L is not the halving tree, or nullopt with \p T filled.
-static std::optional<std::string> formProblem(const ForStmt *L, Tree &T, ASTContext &Ctx) {
+std::optional<std::string> halvingTreeProblem(const ForStmt *L, Tree &T, ASTContext &Ctx) {
   const auto *Init = dyn_cast_or_null<DeclStmt>(L->getInit());
   T.Stride = Init && Init->isSingleDecl() ? dyn_cast<VarDecl>(Init->getSingleDecl()) : nullptr;
   if (!T.Stride || !T.Stride->getInit() || !T.Stride->getType()->isIntegerType())
@@ -263,7 +254,7 @@ static json describeLoop(const ForStmt *L, const FunctionDecl *Fn, const std::st
   DynTypedNodeList Ps = Ctx.getParents(*L);
   Out["pragma"] = !Ps.empty() && Ps[0].get<AttributedStmt>() != nullptr;
   Tree T;
-  std::optional<std::string> Why = formProblem(L, T, Ctx);
+  std::optional<std::string> Why = halvingTreeProblem(L, T, Ctx);
   CharSourceRange R = fileRangeOf(L->getSourceRange(), Ctx);
   std::optional<unsigned> Cond = L->getCond() ? offsetIn(L->getCond()->getBeginLoc(), R, Ctx) : std::nullopt;
   if (!Why && (R.isInvalid() || !Cond))
@@ -301,8 +292,7 @@ static std::vector<const ForStmt *> loopsWithBarrier(const Stmt *Body) {
   return Out;
 }
 
-/// The function a call names (a template's pattern), also through an unresolved (dependent) call.
-static const FunctionDecl *calleePattern(const CallExpr *C) {
+const FunctionDecl *calleePattern(const CallExpr *C) {
   const FunctionDecl *F = C->getDirectCallee();
   if (!F)
     if (const auto *U = dyn_cast<UnresolvedLookupExpr>(C->getCallee()->IgnoreParenImpCasts()))

@@ -14,11 +14,31 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
+#include "clang/AST/Stmt.h"
 #include "nlohmann/json.hpp"
 
+#include <optional>
 #include <string>
 
 namespace kloop {
+
+/// What the form check learns of a loop that is the halving tree.
+struct HalvingTree {
+  const clang::VarDecl *Stride = nullptr; ///< s
+  const clang::Expr *Thread = nullptr;    ///< T of `if (T < s)` (not yet proved threadIdx.x)
+  const clang::Expr *Array = nullptr;     ///< A of `A[T]`
+  /// "+", "*", "&", "|", "^", or the function "fmaxf", "fminf", "fmax", "fmin", "max", "min"; A[T]'s type.
+  std::string Op, ElementType;
+};
+
+/// Why \p L is not `for (int s = START; s > 0; s >>= 1) { if (T < s) A[T] op= A[T + s]; __syncthreads(); }`
+/// (the first part that differs), or nullopt with \p T filled.
+std::optional<std::string> halvingTreeProblem(const clang::ForStmt *L, HalvingTree &T, clang::ASTContext &Ctx);
+
+/// The function \p C names (a template's pattern), also through an unresolved (dependent) call; null
+/// for an indirect call.
+const clang::FunctionDecl *calleePattern(const clang::CallExpr *C);
 
 /// The tree-reduction candidates of kernel \p Kernel (ID \p KernelID), as the
 /// inventory's "tree_reductions" array: one object per `for` loop with a

@@ -89,43 +89,16 @@ static std::optional<std::string> overlapRefusal(const inv::Kernel &K, const inv
   return std::nullopt;
 }
 
-/// Whether tree reduction \p T applies reduction operation \p Op ("+", "max", ...).
-static bool sameOp(const inv::TreeReduction &T, const std::string &Op) {
-  if (!T.Op)
-    return false;
-  if (Op == "max")
-    return *T.Op == "fmaxf" || *T.Op == "fmax" || *T.Op == "max";
-  if (Op == "min")
-    return *T.Op == "fminf" || *T.Op == "fmin" || *T.Op == "min";
-  return *T.Op == Op;
-}
-
 /// Why a reduction of \p E may not be given other elements per thread, or nullopt. Each thread's
 /// accumulator then ends with another partial value; that is right only when the partials of all the
-/// threads that share the elements are combined before anything uses them. The rule proves it for one
-/// form: a block-stride loop (the elements stay in their block) whose accumulator is stored as
-/// A[threadIdx.x] right after the loop, then `__syncthreads();`, then, as the next statement of the kernel,
-/// a halving tree of the same operation on A, indexed by threadIdx.x (proved), that starts at half the
-/// loop's block extent (so it folds every thread's slot). In a grid-stride loop the elements also move between blocks, so each block's
-/// partial would change, and kloop does not prove that all blocks' partials are combined.
-static std::optional<std::string> combineRefusal(const inv::Kernel &K, const inv::Elementwise &E) {
-  for (const inv::ElementwiseReduction &R : E.Reductions) {
-    if (E.StrideKind == "grid")
-      return "a grid-stride " + R.Op + "-reduction into '" + R.Var + "': its elements would move between blocks, "
-             "so each block's partial changes, and kloop does not prove that the blocks' partials are all combined";
-    if (!R.CombinedIn || !R.TreeStmt)
+/// threads that share the elements are folded before anything uses them, which the inventory proves
+/// ("combined_in"; lib/Inventory/BlockCombine.h lists the forms). A grid-stride loop keeps each block's
+/// elements in the block (vectorizedInBlocks), so the fold of each block still sees the same elements.
+static std::optional<std::string> combineRefusal(const inv::Elementwise &E) {
+  for (const inv::ElementwiseReduction &R : E.Reductions)
+    if (!R.CombinedIn)
       return "the " + R.Op + "-reduction into '" + R.Var + "' is not combined across threads: " +
              R.NotCombined.value_or("");
-    std::string Half = withoutSpaces(E.BlockExtent.value_or("blockDim.x")) + "/2";
-    bool Tree = llvm::any_of(K.TreeReductions, [&](const inv::TreeReduction &T) {
-      return !T.Form && T.Function == K.ID && T.Stmt == R.TreeStmt && T.Array == R.CombinedIn && sameOp(T, R.Op) &&
-             T.ThreadIndexProof && T.Start && withoutSpaces(T.Start->Expr) == Half;
-    });
-    if (!Tree)
-      return "'" + R.Var + "' is stored in __shared__ '" + *R.CombinedIn + "', and statement " +
-             std::to_string(*R.TreeStmt) + " of the kernel is not a halving tree of " + R.Op + " on it from " + Half +
-             " (every thread's slot)";
-  }
   return std::nullopt;
 }
 
@@ -162,13 +135,11 @@ static std::string scalarLoop(const inv::Elementwise &E, const std::string &From
          " += " + E.Stride + ") " + E.Body;
 }
 
-/// The vector loop: loads, the lanes, stores.
-static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::string, ParamUse> &Uses,
+/// The body of a vector loop over vector index kloop_v: loads, the lanes, stores.
+static std::string vectorBody(const inv::Elementwise &E, const std::map<std::string, ParamUse> &Uses,
                               unsigned Lanes) {
   std::string L = std::to_string(Lanes);
   std::string Code;
-  Code += "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
-                     "; kloop_v += " + E.Stride + ") {\n";
   for (const auto &[P, U] : Uses) {
     Code += "    alignas(16) " + U.ElementType + " kloop_" + P + "[" + L + "];\n";
     if (U.load())
@@ -182,18 +153,51 @@ static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::str
     if (U.Written)
       Code += "    reinterpret_cast<uint4 *>(" + P + ")[kloop_v] = *reinterpret_cast<const uint4 *>(kloop_" + P +
               ");\n";
-  return Code + "  }\n";
+  return Code;
+}
+
+/// The vector loop: thread t of the grid takes vectors t, t + stride, ...
+static std::string vectorLoop(const inv::Elementwise &E, const std::map<std::string, ParamUse> &Uses,
+                              unsigned Lanes) {
+  std::string L = std::to_string(Lanes);
+  return "  for (" + E.VarType + " kloop_v = " + E.Init + "; kloop_v < (" + E.Bound + ") / " + L +
+         "; kloop_v += " + E.Stride + ") {\n" + vectorBody(E, Uses, Lanes) + "  }\n";
+}
+
+/// The 16-byte alignment test of every accessed pointer.
+static std::string alignedTest(const std::map<std::string, ParamUse> &Uses) {
+  std::string Aligned;
+  for (const auto &[P, U] : Uses)
+    Aligned += (Aligned.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + P + ")";
+  return "((" + Aligned + ") % " + std::to_string(VectorBytes) + ") == 0";
+}
+
+/// A grid-stride loop that accumulates, its elements kept in their block: in grid step k, block b owns the
+/// B elements from k * B * gridDim.x + b * B (its chunk). The vector loop takes L chunks per round, thread t
+/// vector t % (B / L) of chunk t / (B / L), while the chunk is whole; the block's first chunk that is not
+/// (at most one) runs the original body from its start. So each block sums the same elements as before, and
+/// its fold (BlockCombine.h) only reassociates.
+static std::string vectorizedInBlocks(const inv::Elementwise &E, unsigned Lanes) {
+  std::map<std::string, ParamUse> Uses = paramUses(E);
+  std::string L = std::to_string(Lanes), B = "(" + E.BlockExtent.value_or("blockDim.x") + ")", N = "(" + E.Bound + ")";
+  std::string Whole = "(" + N + " - kloop_b >= " + B + " ? (" + N + " - kloop_b - " + B + ") / kloop_s + 1 : 0)";
+  return "if (blockDim.x == (unsigned)" + B + " && " + B + " % " + L + " == 0 && " + alignedTest(Uses) + ") {\n" +
+         "  const long long kloop_s = (long long)" + B + " * gridDim.x, kloop_b = (long long)blockIdx.x * " + B + ";\n" +
+         "  for (long long kloop_k = threadIdx.x / (" + B + " / " + L + "); kloop_k * kloop_s + kloop_b + " + B +
+         " <= " + N + "; kloop_k += " + L + ") {\n" + "    const long long kloop_v = (kloop_k * kloop_s + kloop_b) / " + L +
+         " + threadIdx.x % (" + B + " / " + L + ");\n" + vectorBody(E, Uses, Lanes) + "  }\n  " +
+         scalarLoop(E, "(" + E.VarType + ")(" + Whole + " * kloop_s + kloop_b + threadIdx.x)") + "\n} else {\n  " +
+         scalarLoop(E, E.Init) + "\n}";
 }
 
 /// The whole replacement of the loop.
 static std::string vectorized(const inv::Elementwise &E, unsigned Lanes) {
+  if (E.StrideKind == "grid" && !E.Reductions.empty())
+    return vectorizedInBlocks(E, Lanes);
   std::map<std::string, ParamUse> Uses = paramUses(E);
-  std::string Aligned;
-  for (const auto &[P, U] : Uses)
-    Aligned += (Aligned.empty() ? "" : " | ") + std::string("reinterpret_cast<unsigned long long>(") + P + ")";
   std::string L = std::to_string(Lanes);
   std::string Extent = E.BlockExtent ? "blockDim.x == (unsigned)(" + *E.BlockExtent + ") && " : "";
-  return "if (" + Extent + "((" + Aligned + ") % " + std::to_string(VectorBytes) + ") == 0) {\n" + vectorLoop(E, Uses, Lanes) +
+  return "if (" + Extent + alignedTest(Uses) + ") {\n" + vectorLoop(E, Uses, Lanes) +
          "  " + scalarLoop(E, "(" + E.Bound + ") / " + L + " * " + L + " + (" + E.Init + ")") + "\n} else {\n  " +
          scalarLoop(E, E.Init) + "\n}";
 }
@@ -202,9 +206,16 @@ static std::string vectorized(const inv::Elementwise &E, unsigned Lanes) {
 static std::string why(const inv::Elementwise &E, unsigned Lanes) {
   std::string W = "unit-stride accesses of " + std::to_string(VectorBytes / Lanes) + "-byte elements; " +
                   std::to_string(Lanes) + " per 16-byte access when every pointer is 16-byte aligned";
+  bool InBlocks = E.StrideKind == "grid" && !E.Reductions.empty();
+  std::string L = std::to_string(Lanes);
   if (E.BlockExtent)
     W += " and blockDim.x == " + *E.BlockExtent;
-  W += " (checked at run time), a scalar tail for the last " + E.Bound + " % " + std::to_string(Lanes) + " elements";
+  if (InBlocks)
+    W += (E.BlockExtent ? ", a multiple of " : " and blockDim.x a multiple of ") + L;
+  W += " (checked at run time), a scalar tail for " +
+       (InBlocks ? "each block's last chunk; each block keeps its elements (its chunk of " + L +
+                       " grid steps per round)"
+                 : "the last " + E.Bound + " % " + L + " elements");
   for (const inv::ElementwiseReduction &R : E.Reductions)
     W += "; the " + R.Op + "-reduction into '" + R.Var + "' takes its elements in another order" +
          (R.Reassociates ? " (a precision change: " + R.Type + " " + R.Op + " is not associative)" : " (exact)");
@@ -220,7 +231,7 @@ static RuleSite loopSite(const inv::Kernel &K, const inv::Loop &L, const std::ve
   if (!Why)
     Why = overlapRefusal(K, *L.ElementwiseFacts);
   if (!Why)
-    Why = combineRefusal(K, *L.ElementwiseFacts);
+    Why = combineRefusal(*L.ElementwiseFacts);
   if (!Why)
     Why = precisionRefusal(K, *L.ElementwiseFacts, Outputs);
   if (!Why && L.UnrollPragma)
