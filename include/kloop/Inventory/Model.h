@@ -148,12 +148,12 @@ struct ElementwiseReduction {
   std::string Op;
   /// Reordering its updates changes rounding: a floating-point `+` or `*` (max and min are exact).
   bool Reassociates = false;
-  /// The `__shared__` array A when the variable's only use outside the loop is `A[threadIdx.x] = v;`, the
-  /// statement right after the loop, then `__syncthreads();` (its per-thread values go to a block
-  /// reduction); else null, and NotCombined says which use is not.
+  /// The `__shared__` array A whose halving tree is proved to fold every thread's partial of the variable
+  /// before anything reads them (lib/Inventory/BlockCombine.h lists the forms); else null, and NotCombined
+  /// says which step is not proved.
   std::optional<std::string> CombinedIn, NotCombined;
-  /// With CombinedIn: the 1-based index among the kernel body's statements of the one after the barrier,
-  /// where the rule wants a halving tree on A.
+  /// With CombinedIn: the 1-based index among the kernel body's statements of the one that folds A (the
+  /// tree, or the call of the device function that holds it).
   std::optional<unsigned> TreeStmt;
 };
 
