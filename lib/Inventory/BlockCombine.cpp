@@ -38,23 +38,15 @@ static const VarDecl *varOf(const Expr *E) {
   return D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
 }
 
-static bool isBarrier(const Stmt *S) {
-  const auto *C = dyn_cast_or_null<CallExpr>(S);
-  const FunctionDecl *F = C ? C->getDirectCallee() : nullptr;
-  return F && F->getName() == "__syncthreads" && C->getNumArgs() == 0;
-}
-
 static bool isZero(const Expr *E, ASTContext &Ctx) {
   Expr::EvalResult R;
   return !E->isValueDependent() && E->EvaluateAsInt(R, Ctx) && R.Val.getInt() == 0;
 }
 
-/// Whether every use of parameter \p P in its function only reads it.
+/// Whether parameter \p P is only read by its function.
 static bool onlyRead(const ParmVarDecl *P, ASTContext &Ctx) {
   const auto *F = dyn_cast<FunctionDecl>(P->getDeclContext());
-  RefFinder R(P);
-  R.TraverseStmt(F ? F->getBody() : nullptr);
-  return llvm::all_of(R.Refs, [&](const DeclRefExpr *E) { return isPlainRead(E, Ctx); });
+  return F && F->hasBody() && onlyRead(P, F, Ctx);
 }
 
 /// Whether \p E is threadIdx.x: directly, a const local initialised with it, or a parameter of the callee of
@@ -108,7 +100,8 @@ static std::string parenthesized(const std::string &T) {
 
 /// \p Start as the caller would write it: the callee's template and (only read) function parameters replaced
 /// by what \p Call passes them; nullopt when one is not known. \p Call null: \p Start is in the kernel.
-static std::optional<std::string> startInCaller(const Expr *Start, const CallExpr *Call, ASTContext &Ctx) {
+static std::optional<std::string> startInCaller(const Expr *Start, const CallExpr *Call, const FunctionDecl *Callee,
+                                                ASTContext &Ctx) {
   std::string Text = sourceText(Start->getSourceRange(), Ctx);
   if (!Call)
     return Text;
@@ -117,11 +110,16 @@ static std::optional<std::string> startInCaller(const Expr *Start, const CallExp
   std::reverse(Refs.begin(), Refs.end());
   for (const DeclRefExpr *D : Refs) {
     std::optional<std::string> By;
-    if (const auto *T = dyn_cast<NonTypeTemplateParmDecl>(D->getDecl()))
-      By = templateArg(Call, T->getIndex(), Ctx);
-    else if (const auto *P = dyn_cast<ParmVarDecl>(D->getDecl()))
-      if (P->getFunctionScopeIndex() < Call->getNumArgs() && onlyRead(P, Ctx))
+    if (const auto *T = dyn_cast<NonTypeTemplateParmDecl>(D->getDecl())) {
+      // Only the callee's own template parameters are what the call's template arguments give (a class
+      // template's are not).
+      const FunctionTemplateDecl *FT = Callee->getDescribedFunctionTemplate();
+      if (FT && llvm::is_contained(*FT->getTemplateParameters(), T))
+        By = templateArg(Call, T->getIndex(), Ctx);
+    } else if (const auto *P = dyn_cast<ParmVarDecl>(D->getDecl())) {
+      if (P->getDeclContext() == Callee && P->getFunctionScopeIndex() < Call->getNumArgs() && onlyRead(P, Ctx))
         By = sourceText(Call->getArg(P->getFunctionScopeIndex())->getSourceRange(), Ctx);
+    }
     if (!By && (isa<NonTypeTemplateParmDecl>(D->getDecl()) || isa<ParmVarDecl>(D->getDecl())))
       return std::nullopt;
     std::optional<unsigned> At = offsetIn(D->getBeginLoc(), Range, Ctx);
@@ -133,20 +131,35 @@ static std::optional<std::string> startInCaller(const Expr *Start, const CallExp
   return Text;
 }
 
-/// Why a tree whose stride starts at \p Start (in the callee of \p Call, or the kernel) does not start at half
-/// of \p Extent, or nullopt.
-static std::optional<std::string> startProblem(const Expr *Start, const CallExpr *Call, const Expr *Extent,
-                                               ASTContext &Ctx) {
+/// Whether \p E is written with a macro anywhere in it (its text then is not what the compiler reads).
+static bool hasMacro(const Expr *E) {
+  return llvm::any_of(findAll<Expr>(E), [](const Expr *X) { return X->getBeginLoc().isMacroID(); });
+}
+
+/// Why a tree whose stride starts at \p Start (in \p Callee, called by \p Call; both null: in the kernel) does
+/// not start at half of \p Extent, or nullopt. Two constants are compared by value; otherwise the texts, in
+/// the caller's terms, must read Extent/2 with no macro in either (a macro's expansion may bind otherwise).
+static std::optional<std::string> startProblem(const Expr *Start, const CallExpr *Call, const FunctionDecl *Callee,
+                                               const Expr *Extent, ASTContext &Ctx) {
   std::string Ext = withoutSpaces(sourceText(Extent->IgnoreParenImpCasts()->getSourceRange(), Ctx));
-  std::optional<std::string> Text = startInCaller(Start, Call, Ctx);
+  std::optional<std::string> Text = startInCaller(Start, Call, Callee, Ctx);
+  std::string Why = "the tree starts at '" + Text.value_or(sourceText(Start->getSourceRange(), Ctx)) + "', not " +
+                    Ext + "/2: it would not fold every thread's slot";
+  Expr::EvalResult S, E;
+  if (!Start->isValueDependent() && !Extent->isValueDependent() && Start->EvaluateAsInt(S, Ctx) &&
+      Extent->EvaluateAsInt(E, Ctx)) {
+    if (S.Val.getInt() * 2 == E.Val.getInt())
+      return std::nullopt;
+    return "the tree starts at '" + sourceText(Start->getSourceRange(), Ctx) + "' = " +
+           std::to_string(S.Val.getInt().getExtValue()) + ", not half of the loop's extent '" + Ext + "' = " +
+           std::to_string(E.Val.getInt().getExtValue()) + ": it would not fold every thread's slot";
+  }
+  if (hasMacro(Start) || hasMacro(Extent))
+    return "the tree's start '" + sourceText(Start->getSourceRange(), Ctx) + "' or the loop's extent '" + Ext +
+           "' is written with a macro and is not a constant: kloop does not compare them";
   if (Text && (withoutSpaces(*Text) == Ext + "/2" || withoutSpaces(*Text) == "(" + Ext + ")/2"))
     return std::nullopt;
-  Expr::EvalResult S, E;
-  if (!Call && !Start->isValueDependent() && !Extent->isValueDependent() && Start->EvaluateAsInt(S, Ctx) &&
-      Extent->EvaluateAsInt(E, Ctx) && S.Val.getInt() * 2 == E.Val.getInt())
-    return std::nullopt;
-  return "the tree starts at '" + Text.value_or(sourceText(Start->getSourceRange(), Ctx)) + "', not " + Ext +
-         "/2: it would not fold every thread's slot";
+  return Why;
 }
 
 /// Whether \p S declares only const locals.
@@ -185,6 +198,7 @@ static std::optional<std::string> foldFunctionProblem(const FunctionDecl *F, con
   auto It = Body->body_begin(), End = Body->body_end();
   while (It != End && constLocals(*It))
     ++It;
+  auto Prelude = llvm::make_range(Body->body_begin(), It);
   if (WithValue) {
     const auto *Store = It != End ? dyn_cast<BinaryOperator>(*It) : nullptr;
     const auto *Slot = Store && Store->getOpcode() == BO_Assign
@@ -196,7 +210,7 @@ static std::optional<std::string> foldFunctionProblem(const FunctionDecl *F, con
     Out.Array = Slot ? dyn_cast_or_null<ParmVarDecl>(varOf(Slot->getBase())) : nullptr;
     if (!Out.Value || !Out.Array || !threadIndex(Slot->getIdx(), Call, Ctx))
       return Name + " does not begin (after const locals) with `a[threadIdx.x] = v;`, a and v its parameters";
-    if (++It == End || !isBarrier(*It))
+    if (++It == End || !isSyncthreads(*It))
       return Name + " does not follow its store `a[threadIdx.x] = v;` with __syncthreads()";
     ++It;
   }
@@ -213,6 +227,17 @@ static std::optional<std::string> foldFunctionProblem(const FunctionDecl *F, con
   if (!threadIndex(Out.Tree.Thread, Call, Ctx))
     return "the tree in " + Name + " is indexed by '" + sourceText(Out.Tree.Thread->getSourceRange(), Ctx) +
            "', not proved threadIdx.x";
+  for (const Stmt *S : Prelude)
+    for (const DeclRefExpr *E : findAll<DeclRefExpr>(S))
+      if (E->getDecl() == Out.Array || (Out.Value && E->getDecl() == Out.Value))
+        return Name + " reads '" + E->getDecl()->getNameAsString() + "'" + atLine(E->getBeginLoc(), Ctx) +
+               " before its fold";
+  if (Out.Value) {
+    RefFinder Val(Out.Value);
+    Val.TraverseStmt(const_cast<Stmt *>(F->getBody()));
+    if (Val.Refs.size() != 1)
+      return Name + " uses '" + Out.Value->getNameAsString() + "' besides storing it";
+  }
   RefFinder Arr(Out.Array);
   Arr.TraverseStmt(const_cast<Stmt *>(F->getBody()));
   for (const DeclRefExpr *E : Arr.Refs) {
@@ -225,10 +250,11 @@ static std::optional<std::string> foldFunctionProblem(const FunctionDecl *F, con
   return afterFoldProblem(Out, ++It, End, Ctx);
 }
 
-/// The device function \p C calls, with a body outside the system headers, or null.
+/// The device function \p C certainly calls (soleCallee), with a body outside the system headers, not a
+/// member function, or null.
 static const FunctionDecl *deviceCallee(const CallExpr *C, ASTContext &Ctx) {
-  const FunctionDecl *F = calleePattern(C);
-  if (!F || !F->hasAttr<CUDADeviceAttr>() || !F->hasBody() ||
+  const FunctionDecl *F = soleCallee(C);
+  if (!F || isa<CXXMethodDecl>(F) || !F->hasAttr<CUDADeviceAttr>() || !F->hasBody() ||
       Ctx.getSourceManager().isInSystemHeader(F->getLocation()))
     return nullptr;
   return F;
@@ -269,7 +295,7 @@ static std::optional<std::string> foldStmtProblem(const Stmt *S, const VarDecl *
   }
   if (!sameOp(F.Tree.Op, Op))
     return "the tree" + atLine(S->getBeginLoc(), Ctx) + " applies " + F.Tree.Op + ", not the loop's " + Op;
-  return startProblem(F.Tree.Stride->getInit(), Call, Extent, Ctx);
+  return startProblem(F.Tree.Stride->getInit(), Call, Call ? deviceCallee(Call, Ctx) : nullptr, Extent, Ctx);
 }
 
 /// `A[t] = E;` with t threadIdx.x (in the kernel): A, else null.
@@ -282,6 +308,18 @@ static const VarDecl *storedArray(const Stmt *S, ASTContext &Ctx) {
   return A && A->hasAttr<CUDASharedAttr>() && threadIndex(Slot->getIdx(), nullptr, Ctx) ? A : nullptr;
 }
 
+/// Whether call \p C is statement \p S itself, its assigned value (`v = C;`) or its one declaration's initializer:
+/// it runs whenever S does.
+static bool runsOnce(const CallExpr *C, const Stmt *S) {
+  const Expr *Value = dyn_cast<Expr>(S);
+  if (const auto *B = dyn_cast_or_null<BinaryOperator>(Value); B && B->getOpcode() == BO_Assign)
+    Value = B->getRHS();
+  if (const auto *D = dyn_cast<DeclStmt>(S); D && D->isSingleDecl())
+    if (const auto *V = dyn_cast<VarDecl>(D->getSingleDecl()))
+      Value = V->getInit();
+  return Value && Value->IgnoreParenImpCasts() == C;
+}
+
 /// Why a statement of \p Stmts from \p From on may read a slot of \p A that holds a value derived from the
 /// loop's partials, or nullopt. Reads of A[0] (the total) are fine; `A[t] = e; __syncthreads();` and a call
 /// of a fold function that stores into A first overwrite every slot, and end the check.
@@ -290,7 +328,7 @@ static std::optional<std::string> laterUsesProblem(const VarDecl *A, const std::
   for (size_t J = From; J < Stmts.size(); ++J) {
     bool Refilled = false;
     const DeclRefExpr *Stored = nullptr;
-    if (storedArray(Stmts[J], Ctx) == A && J + 1 < Stmts.size() && isBarrier(Stmts[J + 1])) {
+    if (storedArray(Stmts[J], Ctx) == A && J + 1 < Stmts.size() && isSyncthreads(Stmts[J + 1])) {
       const auto *Slot = cast<ArraySubscriptExpr>(cast<BinaryOperator>(Stmts[J])->getLHS()->IgnoreParenImpCasts());
       Stored = dyn_cast<DeclRefExpr>(Slot->getBase()->IgnoreParenImpCasts());
       Refilled = true;
@@ -302,7 +340,7 @@ static std::optional<std::string> laterUsesProblem(const VarDecl *A, const std::
       const auto *Call = dyn_cast_or_null<CallExpr>(semanticParent(E, Child, Ctx));
       Fold F;
       if (Call && !foldCallProblem(Call, A, true, F, Ctx)) {
-        Refilled = true;
+        Refilled |= runsOnce(Call, Stmts[J]); // a call under a condition may not run: it refills nothing
         continue;
       }
       return "'" + A->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) +
@@ -311,6 +349,34 @@ static std::optional<std::string> laterUsesProblem(const VarDecl *A, const std::
     }
     if (Refilled)
       return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+/// Why __shared__ array \p A may be reached other than through its name in kernel body \p Body, or nullopt: it
+/// must be declared in the kernel (a file-scope array is visible to every function), with a size (`extern
+/// __shared__` arrays share one address), and every use of its name must be a subscript or an argument of a
+/// fold function (which reads only slot 0 or what it stored): a pointer to it may read any slot.
+static std::optional<std::string> arrayProblem(const VarDecl *A, const CompoundStmt *Body, ASTContext &Ctx) {
+  std::string Name = "'" + A->getNameAsString() + "'";
+  const auto *Fn = dyn_cast<FunctionDecl>(A->getDeclContext());
+  if (!Fn || Fn->getBody() != Body)
+    return Name + " is not declared in the kernel: other functions may read its slots";
+  if (A->hasExternalStorage() || !A->getType()->isConstantArrayType() && !A->getType()->isDependentSizedArrayType())
+    return Name + " has no size of its own (extern __shared__ arrays share one address)";
+  RefFinder R(A);
+  R.TraverseStmt(const_cast<CompoundStmt *>(Body));
+  for (const DeclRefExpr *E : R.Refs) {
+    const Stmt *Child = nullptr;
+    const Stmt *P = semanticParent(E, Child, Ctx);
+    const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(P);
+    const auto *Call = dyn_cast_or_null<CallExpr>(P);
+    Fold F;
+    if ((AS && AS->getBase()->IgnoreParenImpCasts() == E) ||
+        (Call && (!foldCallProblem(Call, A, true, F, Ctx) || !foldCallProblem(Call, A, false, F, Ctx))))
+      continue;
+    return Name + " is used" + atLine(E->getBeginLoc(), Ctx) +
+           " other than as a[i] or as the array of a fold: a pointer to it may read any slot";
   }
   return std::nullopt;
 }
@@ -351,11 +417,13 @@ static std::optional<std::string> storedFormProblem(const VarDecl *V, const std:
   const ArrayType *AT = A->getType()->getAsArrayTypeUnsafe();
   if (!AT || !Ctx.hasSameUnqualifiedType(AT->getElementType(), V->getType()))
     return "'" + A->getNameAsString() + "' has elements of another type than '" + V->getNameAsString() + "'";
-  if (I + 3 >= S.size() || !isBarrier(S[I + 2]))
+  if (I + 3 >= S.size() || !isSyncthreads(S[I + 2]))
     return "the store into '" + A->getNameAsString() + "' is not followed by __syncthreads() and the fold";
   if (std::optional<std::string> Why = foldStmtProblem(S[I + 3], A, Op, Extent, Ctx))
     return Why;
   if (std::optional<std::string> Why = otherUseProblem(V, Body, S[I], {cast<Expr>(Value)}, nullptr, false, Ctx))
+    return Why;
+  if (std::optional<std::string> Why = arrayProblem(A, Body, Ctx))
     return Why;
   Out.Array = A->getNameAsString();
   Out.FoldStmt = unsigned(I + 4);
@@ -382,7 +450,11 @@ static std::optional<std::string> calledFormProblem(const VarDecl *V, const std:
     const ParmVarDecl *P = Callee->getParamDecl(Index);
     if (std::optional<std::string> Why = foldFunctionProblem(Callee, C, true, F, Ctx))
       return "'" + Name + "' is passed" + atLine(C->getBeginLoc(), Ctx) + " to a function that is not a block fold: " + *Why;
-    const auto *ArrayArg = varOf(C->getArg(cast<ParmVarDecl>(F.Array)->getFunctionScopeIndex()));
+    unsigned ArrayIndex = cast<ParmVarDecl>(F.Array)->getFunctionScopeIndex();
+    if (ArrayIndex >= C->getNumArgs())
+      return "the call" + atLine(C->getBeginLoc(), Ctx) + " passes no argument for '" + F.Array->getNameAsString() +
+             "' (a default argument)";
+    const auto *ArrayArg = varOf(C->getArg(ArrayIndex));
     const ArrayType *AT = ArrayArg ? ArrayArg->getType()->getAsArrayTypeUnsafe() : nullptr;
     if (F.Value != P || !Ctx.hasSameUnqualifiedType(P->getType(), V->getType()) || !AT ||
         !ArrayArg->hasAttr<CUDASharedAttr>() || !Ctx.hasSameUnqualifiedType(AT->getElementType(), V->getType()))
@@ -390,7 +462,7 @@ static std::optional<std::string> calledFormProblem(const VarDecl *V, const std:
              "as the value the function stores, with a __shared__ array of that type";
     if (!sameOp(F.Tree.Op, Op))
       return "the tree in '" + Callee->getNameAsString() + "' applies " + F.Tree.Op + ", not the loop's " + Op;
-    if (std::optional<std::string> Why = startProblem(F.Tree.Stride->getInit(), C, Extent, Ctx))
+    if (std::optional<std::string> Why = startProblem(F.Tree.Stride->getInit(), C, Callee, Extent, Ctx))
       return Why;
     const auto *Assign = dyn_cast<BinaryOperator>(Next);
     Out.Reassigned = Assign && Assign->getOpcode() == BO_Assign && isa<DeclRefExpr>(Assign->getLHS()) &&
@@ -401,9 +473,11 @@ static std::optional<std::string> calledFormProblem(const VarDecl *V, const std:
     if (std::optional<std::string> Why = otherUseProblem(V, Body, S[I], Allowed, Next, Out.Reassigned, Ctx))
       return Why;
     for (const DeclRefExpr *E : findAll<DeclRefExpr>(Next))
-      if (E->getDecl() == ArrayArg && E != C->getArg(cast<ParmVarDecl>(F.Array)->getFunctionScopeIndex())->IgnoreParenImpCasts())
+      if (E->getDecl() == ArrayArg && E != C->getArg(ArrayIndex)->IgnoreParenImpCasts())
         return "'" + ArrayArg->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) +
                " beside the fold of '" + Name + "' into it";
+    if (std::optional<std::string> Why = arrayProblem(ArrayArg, Body, Ctx))
+      return Why;
     Out.Array = ArrayArg->getNameAsString();
     Out.FoldStmt = unsigned(I + 2);
     return laterUsesProblem(ArrayArg, S, I + 2, Ctx);
@@ -429,20 +503,24 @@ bool returnsBlockTotal(const CallExpr *C, ASTContext &Ctx) {
   Fold Fd;
   if (!F || foldFunctionProblem(F, C, true, Fd, Ctx))
     return false;
-  std::vector<const ReturnStmt *> Returns = findAll<ReturnStmt>(F->getBody());
-  return !Returns.empty() && llvm::all_of(Returns, [&](const ReturnStmt *R) {
-    const Expr *E = R->getRetValue() ? R->getRetValue()->IgnoreParenImpCasts() : nullptr;
-    const VarDecl *L = varOf(E);
-    if (L && !isa<ParmVarDecl>(L) && L->hasLocalStorage() && L->getInit()) {
-      RefFinder Uses(L);
-      Uses.TraverseStmt(const_cast<Stmt *>(F->getBody()));
-      if (llvm::any_of(Uses.Refs, [&](const DeclRefExpr *U) { return !isPlainRead(U, Ctx); }))
-        return false;
-      E = L->getInit()->IgnoreParenImpCasts();
-    }
-    const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(E);
-    return AS && varOf(AS->getBase()) == Fd.Array && isZero(AS->getIdx(), Ctx);
-  });
+  unsigned I = cast<ParmVarDecl>(Fd.Array)->getFunctionScopeIndex();
+  const VarDecl *A = I < C->getNumArgs() ? varOf(C->getArg(I)) : nullptr;
+  if (!A || !A->hasAttr<CUDASharedAttr>() || !isa<FunctionDecl>(A->getDeclContext()))
+    return false; // one array for the block: a __shared__ array of the caller
+  // After the tree: `T r = a[0]; __syncthreads(); return r;`. The barrier keeps every thread's read of slot 0
+  // before any thread can write the array again.
+  const auto *Body = cast<CompoundStmt>(F->getBody());
+  std::vector<const Stmt *> S(Body->body_begin(), Body->body_end());
+  if (S.size() < 3)
+    return false;
+  const auto *Decl = dyn_cast<DeclStmt>(S[S.size() - 3]);
+  const auto *Local = Decl && Decl->isSingleDecl() ? dyn_cast<VarDecl>(Decl->getSingleDecl()) : nullptr;
+  const auto *Ret = dyn_cast<ReturnStmt>(S.back());
+  const auto *Read = Local && Local->getInit() ? dyn_cast<ArraySubscriptExpr>(Local->getInit()->IgnoreParenImpCasts())
+                                              : nullptr;
+  return Read && varOf(Read->getBase()) == Fd.Array && isZero(Read->getIdx(), Ctx) &&
+         isSyncthreads(S[S.size() - 2]) && Ret && Ret->getRetValue() && varOf(Ret->getRetValue()) == Local &&
+         findAll<ReturnStmt>(Body).size() == 1;
 }
 
 } // namespace kloop

@@ -61,7 +61,7 @@ bool isPlainRead(const Expr *E, ASTContext &Ctx) {
   if (B && B->getOpcode() == BO_Assign && B->getRHS()->IgnoreParens() == E)
     return !B->getLHS()->isTypeDependent() && B->getLHS()->getType()->isScalarType();
   const auto *C = dyn_cast_or_null<CallExpr>(P);
-  const FunctionDecl *F = C && C->isTypeDependent() ? calleePattern(C) : nullptr;
+  const FunctionDecl *F = C && C->isTypeDependent() ? soleCallee(C) : nullptr;
   auto Arg = C ? llvm::find(C->arguments(), E) : nullptr;
   if (!F || Arg == C->arg_end() || unsigned(Arg - C->arg_begin()) >= F->getNumParams())
     return false;
@@ -218,6 +218,13 @@ private:
     return nullptr;
   }
 
+  bool insideLambda(const Stmt *E) const {
+    const SourceManager &SM = Ctx.getSourceManager();
+    return llvm::any_of(findAll<LambdaExpr>(KernelBody), [&](const LambdaExpr *L) {
+      return SM.isPointWithin(E->getBeginLoc(), L->getBeginLoc(), L->getEndLoc());
+    });
+  }
+
   /// Whether the value of local \p V that reaches At is uniform: every use of V is a read or the left side of
   /// an assignment or increment; of the direct statements before At that write it, the last is `V = e;` or
   /// its declaration with e (none after it); e is uniform there. The kernel body's direct statements run in
@@ -229,6 +236,8 @@ private:
     RefFinder R(V);
     R.TraverseStmt(const_cast<Stmt *>(KernelBody));
     for (const DeclRefExpr *E : R.Refs) {
+      if (insideLambda(E))
+        return false; // a lambda's body runs where it is called, not where it is written
       if (isPlainRead(E, Ctx))
         continue;
       const Stmt *P = parentOf(E, Ctx);
@@ -772,17 +781,26 @@ private:
 /// rewrite gives the loop's elements to other threads, so an element that another statement of the same
 /// thread reads or writes would be another thread's. A pointer the loop only reads may be read elsewhere;
 /// a local pointer of unknown base counts as any.
-static std::optional<std::string> sharedElsewhere(const ForStmt *F, const Stmt *KernelBody,
+static std::optional<std::string> sharedElsewhere(const ForStmt *F, const FunctionDecl *Kernel,
                                                   const std::map<std::string, bool> &Roots, ASTContext &Ctx) {
   bool Writes = llvm::any_of(Roots, [](const auto &R) { return R.second; });
+  // A written parameter without __restrict__ may be the same memory as any other pointer of the kernel.
+  bool Unrestricted = llvm::any_of(Kernel->parameters(), [&](const ParmVarDecl *P) {
+    auto It = Roots.find(P->getNameAsString());
+    return It != Roots.end() && It->second && !P->getType().isRestrictQualified();
+  });
   RootUses U(F);
-  U.TraverseStmt(const_cast<Stmt *>(KernelBody));
+  U.TraverseStmt(Kernel->getBody());
   for (const DeclRefExpr *E : U.Uses) {
     const auto *V = cast<VarDecl>(E->getDecl());
     if (!V->hasLocalStorage() && !isa<ParmVarDecl>(V))
       continue;
     std::string Root = U.rootOf(V);
     auto It = Roots.find(Root);
+    if (It == Roots.end() && Unrestricted)
+      return "'" + V->getNameAsString() + "' is used" + atLine(E->getBeginLoc(), Ctx) +
+             ", and a pointer the loop writes is not __restrict__, so it may reach the same memory: the rewrite "
+             "gives the loop's elements to other threads";
     if (It == Roots.end() && !(Root.empty() && Writes))
       continue;
     bool Written = It == Roots.end() ? true : It->second;
@@ -823,6 +841,9 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
   // keeps it fixed while the loop runs).
   if (std::optional<std::string> Why = nonUniformVar(H.Bound, !H.Block, KernelBody, Direct, Ctx))
     return refused("its bound " + *Why + ": the rewrite gives its elements to other threads");
+  if (!findAll<GotoStmt>(KernelBody).empty() || !findAll<IndirectGotoStmt>(KernelBody).empty())
+    return refused("a goto in the kernel: its statements may run more than once, which the rewrites' proofs "
+                   "do not allow");
   EarlyReturn Ret;
   for (const Stmt *S : KernelBody->body()) {
     if (S == Direct)
@@ -843,7 +864,7 @@ json elementwiseLoop(const ForStmt *F, const FunctionDecl *Kernel, ASTContext &C
     return refused(*Check.Refusal);
   if (Check.Accesses.empty())
     return refused("the body reads and writes no kernel pointer parameter as p[i]");
-  if (std::optional<std::string> Why = sharedElsewhere(F, KernelBody, Check.Roots, Ctx))
+  if (std::optional<std::string> Why = sharedElsewhere(F, Kernel, Check.Roots, Ctx))
     return refused(*Why);
   json Out = facts(nullptr);
   Out["var"] = H.Var->getNameAsString();

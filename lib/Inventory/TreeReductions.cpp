@@ -27,7 +27,7 @@ namespace kloop {
 
 using Tree = HalvingTree;
 
-static bool isSyncthreads(const Stmt *S) {
+bool isSyncthreads(const Stmt *S) {
   const auto *CE = dyn_cast_or_null<CallExpr>(S);
   const FunctionDecl *F = CE ? CE->getDirectCallee() : nullptr;
   return F && F->getNameAsString() == "__syncthreads" && CE->getNumArgs() == 0;
@@ -200,8 +200,7 @@ static std::optional<std::string> localProof(const Expr *E, ASTContext &Ctx) {
   return std::nullopt;
 }
 
-/// True when every use of \p P in \p Fn only reads it.
-static bool onlyRead(const ParmVarDecl *P, const FunctionDecl *Fn, ASTContext &Ctx) {
+bool onlyRead(const ParmVarDecl *P, const FunctionDecl *Fn, ASTContext &Ctx) {
   for (const DeclRefExpr *R : findAll<DeclRefExpr>(Fn->getBody())) {
     if (R->getDecl() != P)
       continue;
@@ -301,6 +300,36 @@ const FunctionDecl *calleePattern(const CallExpr *C) {
           F = FT->getTemplatedDecl();
   if (F && F->getTemplateInstantiationPattern())
     F = F->getTemplateInstantiationPattern();
+  return F;
+}
+
+/// Whether an argument of type \p T can bring no function into an argument-dependent lookup: a builtin type,
+/// or a pointer to or array of one.
+static bool noAssociatedNamespace(QualType T) {
+  while (true) {
+    if (const ArrayType *A = T->getAsArrayTypeUnsafe())
+      T = A->getElementType();
+    else if (T->isPointerType())
+      T = T->getPointeeType();
+    else
+      return T->isBuiltinType();
+  }
+}
+
+const FunctionDecl *soleCallee(const CallExpr *C) {
+  if (const auto *U = dyn_cast<UnresolvedLookupExpr>(C->getCallee()->IgnoreParenImpCasts())) {
+    if (U->getNumDecls() != 1)
+      return nullptr;
+    if (U->requiresADL() &&
+        !llvm::all_of(C->arguments(), [](const Expr *A) { return noAssociatedNamespace(A->getType()); }))
+      return nullptr;
+  }
+  const FunctionDecl *F = calleePattern(C);
+  const FunctionTemplateDecl *FT = F ? F->getDescribedFunctionTemplate() : nullptr;
+  if (FT && llvm::any_of(FT->specializations(), [](const FunctionDecl *S) {
+        return S->getTemplateSpecializationKind() == TSK_ExplicitSpecialization;
+      }))
+    return nullptr;
   return F;
 }
 

@@ -40,6 +40,18 @@ std::optional<std::string> halvingTreeProblem(const clang::ForStmt *L, HalvingTr
 /// for an indirect call.
 const clang::FunctionDecl *calleePattern(const clang::CallExpr *C);
 
+/// The function \p C certainly calls, as calleePattern gives it, or null when that is not known from the
+/// code as written: an unresolved (dependent) call with more than one candidate, or whose arguments may
+/// bring others by argument-dependent lookup (anything but builtin types and pointers to or arrays of
+/// them), or a function template with an explicit specialization (which may be the one instantiated).
+const clang::FunctionDecl *soleCallee(const clang::CallExpr *C);
+
+/// Whether \p S is a call of `__syncthreads()`.
+bool isSyncthreads(const clang::Stmt *S);
+
+/// Whether every use of parameter \p P in the body of \p Fn only reads it.
+bool onlyRead(const clang::ParmVarDecl *P, const clang::FunctionDecl *Fn, clang::ASTContext &Ctx);
+
 /// The tree-reduction candidates of kernel \p Kernel (ID \p KernelID), as the
 /// inventory's "tree_reductions" array: one object per `for` loop with a
 /// `__syncthreads()` in its body, in the kernel's body or in the body of a

@@ -172,6 +172,10 @@ static std::string alignedTest(const std::map<std::string, ParamUse> &Uses) {
   return "((" + Aligned + ") % " + std::to_string(VectorBytes) + ") == 0";
 }
 
+/// The run-time test that extent \p B is a power of two: a halving tree from B / 2 folds every one of B slots
+/// only then (from 48 of 96 slots, slot 2 is never added into slot 0).
+static std::string powerOfTwo(const std::string &B) { return "(" + B + " & (" + B + " - 1)) == 0"; }
+
 /// A grid-stride loop that accumulates, its elements kept in their block: in grid step k, block b owns the
 /// B elements from k * B * gridDim.x + b * B (its chunk). The vector loop takes L chunks per round, thread t
 /// vector t % (B / L) of chunk t / (B / L), while the chunk is whole; the block's first chunk that is not
@@ -181,7 +185,8 @@ static std::string vectorizedInBlocks(const inv::Elementwise &E, unsigned Lanes)
   std::map<std::string, ParamUse> Uses = paramUses(E);
   std::string L = std::to_string(Lanes), B = "(" + E.BlockExtent.value_or("blockDim.x") + ")", N = "(" + E.Bound + ")";
   std::string Whole = "(" + N + " - kloop_b >= " + B + " ? (" + N + " - kloop_b - " + B + ") / kloop_s + 1 : 0)";
-  return "if (blockDim.x == (unsigned)" + B + " && " + B + " % " + L + " == 0 && " + alignedTest(Uses) + ") {\n" +
+  return "if (blockDim.x == (unsigned)" + B + " && " + B + " % " + L + " == 0 && " + powerOfTwo(B) + " && " +
+         alignedTest(Uses) + ") {\n" +
          "  const long long kloop_s = (long long)" + B + " * gridDim.x, kloop_b = (long long)blockIdx.x * " + B + ";\n" +
          "  for (long long kloop_k = threadIdx.x / (" + B + " / " + L + "); kloop_k * kloop_s + kloop_b + " + B +
          " <= " + N + "; kloop_k += " + L + ") {\n" + "    const long long kloop_v = (kloop_k * kloop_s + kloop_b) / " + L +
@@ -197,6 +202,8 @@ static std::string vectorized(const inv::Elementwise &E, unsigned Lanes) {
   std::map<std::string, ParamUse> Uses = paramUses(E);
   std::string L = std::to_string(Lanes);
   std::string Extent = E.BlockExtent ? "blockDim.x == (unsigned)(" + *E.BlockExtent + ") && " : "";
+  if (!E.Reductions.empty())
+    Extent += powerOfTwo("(" + E.BlockExtent.value_or("blockDim.x") + ")") + " && ";
   return "if (" + Extent + alignedTest(Uses) + ") {\n" + vectorLoop(E, Uses, Lanes) +
          "  " + scalarLoop(E, "(" + E.Bound + ") / " + L + " * " + L + " + (" + E.Init + ")") + "\n} else {\n  " +
          scalarLoop(E, E.Init) + "\n}";
@@ -212,6 +219,8 @@ static std::string why(const inv::Elementwise &E, unsigned Lanes) {
     W += " and blockDim.x == " + *E.BlockExtent;
   if (InBlocks)
     W += (E.BlockExtent ? ", a multiple of " : " and blockDim.x a multiple of ") + L;
+  if (!E.Reductions.empty())
+    W += std::string(E.BlockExtent || InBlocks ? "," : " and blockDim.x") + " a power of two";
   W += " (checked at run time), a scalar tail for " +
        (InBlocks ? "each block's last chunk; each block keeps its elements (its chunk of " + L +
                        " grid steps per round)"
