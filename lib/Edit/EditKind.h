@@ -65,6 +65,12 @@ Outcome accept(std::vector<TextEdit> Edits);
 TextEdit replaceRange(const FileRange &R, std::string Text);
 /// Why a range that crosses a macro expansion is not edited.
 const char *macroRefusal();
+/// The statement whose end decides whether a `;` after \p S's source range still belongs to \p S:
+/// `if (c) x = 1;` ends like `x = 1`, `for (...) s += x[i];` like `s += x[i]`.
+const clang::Stmt *lastSubStmt(const clang::Stmt *S);
+/// The offset of the `;` at or after \p I in \p Buf, past whitespace and comments; nullopt when another
+/// character comes first.
+std::optional<size_t> semicolonAt(llvm::StringRef Buf, size_t I);
 /// \p E without parentheses, implicit and explicit casts.
 const clang::Expr *stripCasts(const clang::Expr *E);
 /// The part of an ID before `@file`, and the file (empty when none).

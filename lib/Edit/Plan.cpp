@@ -15,6 +15,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
@@ -47,6 +48,53 @@ Outcome accept(std::vector<TextEdit> Edits) {
 
 TextEdit replaceRange(const FileRange &R, std::string Text) {
   return TextEdit{R.File, R.Begin, R.End - R.Begin, std::move(Text), 0};
+}
+
+/// The statement whose end decides whether a `;` after \p S's source range
+/// still belongs to \p S: `if (c) x = 1;` ends like `x = 1`.
+const Stmt *lastSubStmt(const Stmt *S) {
+  for (;;) {
+    const Stmt *Next = nullptr;
+    if (const auto *I = dyn_cast<IfStmt>(S))
+      Next = I->getElse() ? I->getElse() : I->getThen();
+    else if (const auto *F = dyn_cast<ForStmt>(S))
+      Next = F->getBody();
+    else if (const auto *Wh = dyn_cast<WhileStmt>(S))
+      Next = Wh->getBody();
+    else if (const auto *RF = dyn_cast<CXXForRangeStmt>(S))
+      Next = RF->getBody();
+    else if (const auto *Sw = dyn_cast<SwitchStmt>(S))
+      Next = Sw->getBody();
+    else if (const auto *L = dyn_cast<LabelStmt>(S))
+      Next = L->getSubStmt();
+    else if (const auto *A = dyn_cast<AttributedStmt>(S))
+      Next = A->getSubStmt();
+    else if (const auto *C = dyn_cast<SwitchCase>(S))
+      Next = C->getSubStmt();
+    if (!Next)
+      return S;
+    S = Next;
+  }
+}
+
+/// The offset of the `;` at or after \p I in \p Buf, past whitespace and comments.
+std::optional<size_t> semicolonAt(StringRef Buf, size_t I) {
+  for (;;) {
+    while (I < Buf.size() && isspace((unsigned char)Buf[I]))
+      ++I;
+    if (Buf.substr(I).starts_with("//")) {
+      I = Buf.find('\n', I);
+      I = I == StringRef::npos ? Buf.size() : I;
+    } else if (Buf.substr(I).starts_with("/*")) {
+      I = Buf.find("*/", I + 2);
+      I = I == StringRef::npos ? Buf.size() : I + 2;
+    } else {
+      break;
+    }
+  }
+  if (I >= Buf.size() || Buf[I] != ';')
+    return std::nullopt;
+  return I;
 }
 
 const char *macroRefusal() {

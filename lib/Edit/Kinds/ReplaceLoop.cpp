@@ -1,7 +1,10 @@
 //===- ReplaceLoop.cpp - replace_loop: one loop statement -----------------===//
 //
 // docs/edits.md, "replace_loop". `code` replaces the loop statement; a pragma
-// above the loop is not part of it and stays.
+// above the loop is not part of it and stays. A loop whose body is a single
+// statement ends with that statement's `;`, outside its source range: it is
+// replaced too when the code ends a statement itself (`;` or `}`), so that
+// no stray `;` follows the new code.
 //
 //===----------------------------------------------------------------------===//
 #include "../EditKind.h"
@@ -30,7 +33,12 @@ public:
     auto R = C.rangeOf(E.S->getSourceRange());
     if (!R)
       return refuse(macroRefusal());
-    return accept({replaceRange(*R, StringRef(Ed.Code).trim().str())});
+    std::string Code = StringRef(Ed.Code).trim().str();
+    bool EndsStatement = !Code.empty() && (Code.back() == ';' || Code.back() == '}');
+    if (EndsStatement && !isa<CompoundStmt, DeclStmt, NullStmt>(lastSubStmt(E.S)))
+      if (std::optional<size_t> Semi = semicolonAt(C.bufferOf(R->File), R->End))
+        R->End = *Semi + 1;
+    return accept({replaceRange(*R, Code)});
   }
 };
 

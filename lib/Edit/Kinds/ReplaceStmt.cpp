@@ -19,33 +19,6 @@ namespace kloop {
 namespace edit {
 namespace {
 
-/// The statement whose end decides whether a `;` after \p S's source range
-/// still belongs to \p S: `if (c) x = 1;` ends like `x = 1`.
-const Stmt *lastSubStmt(const Stmt *S) {
-  for (;;) {
-    const Stmt *Next = nullptr;
-    if (const auto *I = dyn_cast<IfStmt>(S))
-      Next = I->getElse() ? I->getElse() : I->getThen();
-    else if (const auto *F = dyn_cast<ForStmt>(S))
-      Next = F->getBody();
-    else if (const auto *Wh = dyn_cast<WhileStmt>(S))
-      Next = Wh->getBody();
-    else if (const auto *RF = dyn_cast<CXXForRangeStmt>(S))
-      Next = RF->getBody();
-    else if (const auto *Sw = dyn_cast<SwitchStmt>(S))
-      Next = Sw->getBody();
-    else if (const auto *L = dyn_cast<LabelStmt>(S))
-      Next = L->getSubStmt();
-    else if (const auto *A = dyn_cast<AttributedStmt>(S))
-      Next = A->getSubStmt();
-    else if (const auto *C = dyn_cast<SwitchCase>(S))
-      Next = C->getSubStmt();
-    if (!Next)
-      return S;
-    S = Next;
-  }
-}
-
 /// The body of a kernel or a loop, and how refusals name it ("the body of kernel 'k'").
 const Stmt *bodyOf(const Edit &Ed, const Entity &E, std::string &What) {
   if (E.Kind == EntityKind::Kernel) {
@@ -65,26 +38,6 @@ const Stmt *bodyOf(const Edit &Ed, const Entity &E, std::string &What) {
   if (const auto *RF = dyn_cast<CXXForRangeStmt>(E.S))
     return RF->getBody();
   return nullptr;
-}
-
-/// The offset of the `;` at or after \p I in \p Buf, past whitespace and comments.
-std::optional<size_t> semicolonAt(StringRef Buf, size_t I) {
-  for (;;) {
-    while (I < Buf.size() && isspace((unsigned char)Buf[I]))
-      ++I;
-    if (Buf.substr(I).starts_with("//")) {
-      I = Buf.find('\n', I);
-      I = I == StringRef::npos ? Buf.size() : I;
-    } else if (Buf.substr(I).starts_with("/*")) {
-      I = Buf.find("*/", I + 2);
-      I = I == StringRef::npos ? Buf.size() : I + 2;
-    } else {
-      break;
-    }
-  }
-  if (I >= Buf.size() || Buf[I] != ';')
-    return std::nullopt;
-  return I;
 }
 
 class ReplaceStmt : public EditKindPlanner {
