@@ -33,15 +33,6 @@ struct Fold {
 };
 } // namespace
 
-static const VarDecl *varOf(const Expr *E) {
-  const auto *D = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-  return D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-}
-
-static bool isZero(const Expr *E, ASTContext &Ctx) {
-  Expr::EvalResult R;
-  return !E->isValueDependent() && E->EvaluateAsInt(R, Ctx) && R.Val.getInt() == 0;
-}
 
 /// Whether parameter \p P is only read by its function.
 static bool onlyRead(const ParmVarDecl *P, ASTContext &Ctx) {
@@ -50,11 +41,13 @@ static bool onlyRead(const ParmVarDecl *P, ASTContext &Ctx) {
 }
 
 /// Whether \p E is threadIdx.x: directly, a const local initialised with it, or a parameter of the callee of
-/// \p Call (null: \p E is in the kernel) that the callee only reads and \p Call passes one of those.
+/// \p Call (null: \p E is in the kernel) that the callee only reads and \p Call passes one of those. Unlike
+/// ElementwiseLoops' isThreadIndexX, which reads the text, this reads the AST (a tree written through a macro
+/// passes).
 static bool threadIndex(const Expr *E, const CallExpr *Call, ASTContext &Ctx) {
   if (isThreadIdxX(E, Ctx))
     return true;
-  const VarDecl *V = varOf(E);
+  const VarDecl *V = referencedVar(E);
   if (!V)
     return false;
   const auto *P = dyn_cast<ParmVarDecl>(V);
@@ -68,7 +61,7 @@ static bool threadIndex(const Expr *E, const CallExpr *Call, ASTContext &Ctx) {
 static bool readsSlotZero(const DeclRefExpr *E, ASTContext &Ctx) {
   const Stmt *Child = nullptr;
   const auto *AS = dyn_cast_or_null<ArraySubscriptExpr>(semanticParent(E, Child, Ctx));
-  return AS && AS->getBase()->IgnoreParenImpCasts() == E && isZero(AS->getIdx(), Ctx) && isPlainRead(AS, Ctx);
+  return AS && AS->getBase()->IgnoreParenImpCasts() == E && isIntConstant(AS->getIdx(), Ctx, 0) && isPlainRead(AS, Ctx);
 }
 
 /// Whether the tree's operation \p TreeOp ("+", "fmaxf", ...) is the reduction's \p Op ("+", "max", ...).
@@ -205,9 +198,9 @@ static std::optional<std::string> foldFunctionProblem(const FunctionDecl *F, con
                            ? dyn_cast<ArraySubscriptExpr>(Store->getLHS()->IgnoreParenImpCasts())
                            : nullptr;
     Out.Value = Slot && isa<DeclRefExpr>(Store->getRHS()->IgnoreParenImpCasts())
-                    ? dyn_cast_or_null<ParmVarDecl>(varOf(Store->getRHS()))
+                    ? dyn_cast_or_null<ParmVarDecl>(referencedVar(Store->getRHS()))
                     : nullptr;
-    Out.Array = Slot ? dyn_cast_or_null<ParmVarDecl>(varOf(Slot->getBase())) : nullptr;
+    Out.Array = Slot ? dyn_cast_or_null<ParmVarDecl>(referencedVar(Slot->getBase())) : nullptr;
     if (!Out.Value || !Out.Array || !threadIndex(Slot->getIdx(), Call, Ctx))
       return Name + " does not begin (after const locals) with `a[threadIdx.x] = v;`, a and v its parameters";
     if (++It == End || !isSyncthreads(*It))
@@ -220,8 +213,8 @@ static std::optional<std::string> foldFunctionProblem(const FunctionDecl *F, con
   if (std::optional<std::string> Why = halvingTreeProblem(Tree, Out.Tree, Ctx))
     return "the loop in " + Name + ": " + *Why;
   if (!WithValue)
-    Out.Array = dyn_cast_or_null<ParmVarDecl>(varOf(Out.Tree.Array));
-  if (!Out.Array || varOf(Out.Tree.Array) != Out.Array)
+    Out.Array = dyn_cast_or_null<ParmVarDecl>(referencedVar(Out.Tree.Array));
+  if (!Out.Array || referencedVar(Out.Tree.Array) != Out.Array)
     return "the tree in " + Name + " does not fold an array parameter" +
            (WithValue ? " (the one it stores into)" : std::string());
   if (!threadIndex(Out.Tree.Thread, Call, Ctx))
@@ -270,7 +263,7 @@ static std::optional<std::string> foldCallProblem(const CallExpr *C, const VarDe
   if (std::optional<std::string> Why = foldFunctionProblem(F, C, WithValue, Out, Ctx))
     return Why;
   unsigned I = cast<ParmVarDecl>(Out.Array)->getFunctionScopeIndex();
-  if (I >= C->getNumArgs() || varOf(C->getArg(I)) != A || !isa<DeclRefExpr>(C->getArg(I)->IgnoreParenImpCasts()))
+  if (I >= C->getNumArgs() || referencedVar(C->getArg(I)) != A || !isa<DeclRefExpr>(C->getArg(I)->IgnoreParenImpCasts()))
     return "the call" + atLine(C->getBeginLoc(), Ctx) + " does not pass '" + A->getNameAsString() + "' as '" +
            Out.Array->getNameAsString() + "'";
   return std::nullopt;
@@ -285,7 +278,7 @@ static std::optional<std::string> foldStmtProblem(const Stmt *S, const VarDecl *
   if (const auto *Tree = dyn_cast<ForStmt>(S)) {
     if (std::optional<std::string> Why = halvingTreeProblem(Tree, F.Tree, Ctx))
       return "the loop" + atLine(S->getBeginLoc(), Ctx) + " is not the halving tree: " + *Why;
-    if (varOf(F.Tree.Array) != A || !threadIndex(F.Tree.Thread, nullptr, Ctx))
+    if (referencedVar(F.Tree.Array) != A || !threadIndex(F.Tree.Thread, nullptr, Ctx))
       return "the tree" + atLine(S->getBeginLoc(), Ctx) + " does not fold '" + A->getNameAsString() +
              "' indexed by threadIdx.x";
   } else if (!Call) {
@@ -304,7 +297,7 @@ static const VarDecl *storedArray(const Stmt *S, ASTContext &Ctx) {
   const auto *Slot = Store && Store->getOpcode() == BO_Assign
                          ? dyn_cast<ArraySubscriptExpr>(Store->getLHS()->IgnoreParenImpCasts())
                          : nullptr;
-  const VarDecl *A = Slot ? varOf(Slot->getBase()) : nullptr;
+  const VarDecl *A = Slot ? referencedVar(Slot->getBase()) : nullptr;
   return A && A->hasAttr<CUDASharedAttr>() && threadIndex(Slot->getIdx(), nullptr, Ctx) ? A : nullptr;
 }
 
@@ -411,7 +404,7 @@ static std::optional<std::string> storedFormProblem(const VarDecl *V, const std:
                                                     const Expr *Extent, ASTContext &Ctx, BlockCombine &Out) {
   const VarDecl *A = storedArray(S[I + 1], Ctx);
   const Expr *Value = cast<BinaryOperator>(S[I + 1])->getRHS()->IgnoreParenImpCasts();
-  if (varOf(Value) != V || !isa<DeclRefExpr>(Value))
+  if (referencedVar(Value) != V || !isa<DeclRefExpr>(Value))
     return "the statement after the loop stores another value than '" + V->getNameAsString() + "' into '" +
            A->getNameAsString() + "'";
   const ArrayType *AT = A->getType()->getAsArrayTypeUnsafe();
@@ -438,7 +431,7 @@ static std::optional<std::string> calledFormProblem(const VarDecl *V, const std:
   std::string Name = V->getNameAsString();
   for (const CallExpr *C : findAll<CallExpr>(Next)) {
     auto Arg = llvm::find_if(C->arguments(), [&](const Expr *X) {
-      return varOf(X) == V && isa<DeclRefExpr>(X->IgnoreParenImpCasts());
+      return referencedVar(X) == V && isa<DeclRefExpr>(X->IgnoreParenImpCasts());
     });
     if (Arg == C->arg_end())
       continue;
@@ -454,7 +447,7 @@ static std::optional<std::string> calledFormProblem(const VarDecl *V, const std:
     if (ArrayIndex >= C->getNumArgs())
       return "the call" + atLine(C->getBeginLoc(), Ctx) + " passes no argument for '" + F.Array->getNameAsString() +
              "' (a default argument)";
-    const auto *ArrayArg = varOf(C->getArg(ArrayIndex));
+    const auto *ArrayArg = referencedVar(C->getArg(ArrayIndex));
     const ArrayType *AT = ArrayArg ? ArrayArg->getType()->getAsArrayTypeUnsafe() : nullptr;
     if (F.Value != P || !Ctx.hasSameUnqualifiedType(P->getType(), V->getType()) || !AT ||
         !ArrayArg->hasAttr<CUDASharedAttr>() || !Ctx.hasSameUnqualifiedType(AT->getElementType(), V->getType()))
@@ -466,7 +459,7 @@ static std::optional<std::string> calledFormProblem(const VarDecl *V, const std:
       return Why;
     const auto *Assign = dyn_cast<BinaryOperator>(Next);
     Out.Reassigned = Assign && Assign->getOpcode() == BO_Assign && isa<DeclRefExpr>(Assign->getLHS()) &&
-                     varOf(Assign->getLHS()) == V;
+                     referencedVar(Assign->getLHS()) == V;
     std::vector<const Expr *> Allowed{(*Arg)->IgnoreParenImpCasts()};
     if (Out.Reassigned)
       Allowed.push_back(Assign->getLHS());
@@ -504,7 +497,7 @@ bool returnsBlockTotal(const CallExpr *C, ASTContext &Ctx) {
   if (!F || foldFunctionProblem(F, C, true, Fd, Ctx))
     return false;
   unsigned I = cast<ParmVarDecl>(Fd.Array)->getFunctionScopeIndex();
-  const VarDecl *A = I < C->getNumArgs() ? varOf(C->getArg(I)) : nullptr;
+  const VarDecl *A = I < C->getNumArgs() ? referencedVar(C->getArg(I)) : nullptr;
   if (!A || !A->hasAttr<CUDASharedAttr>() || !isa<FunctionDecl>(A->getDeclContext()))
     return false; // one array for the block: a __shared__ array of the caller
   // After the tree: `T r = a[0]; __syncthreads(); return r;`. The barrier keeps every thread's read of slot 0
@@ -518,8 +511,8 @@ bool returnsBlockTotal(const CallExpr *C, ASTContext &Ctx) {
   const auto *Ret = dyn_cast<ReturnStmt>(S.back());
   const auto *Read = Local && Local->getInit() ? dyn_cast<ArraySubscriptExpr>(Local->getInit()->IgnoreParenImpCasts())
                                               : nullptr;
-  return Read && varOf(Read->getBase()) == Fd.Array && isZero(Read->getIdx(), Ctx) &&
-         isSyncthreads(S[S.size() - 2]) && Ret && Ret->getRetValue() && varOf(Ret->getRetValue()) == Local &&
+  return Read && referencedVar(Read->getBase()) == Fd.Array && isIntConstant(Read->getIdx(), Ctx, 0) &&
+         isSyncthreads(S[S.size() - 2]) && Ret && Ret->getRetValue() && referencedVar(Ret->getRetValue()) == Local &&
          findAll<ReturnStmt>(Body).size() == 1;
 }
 

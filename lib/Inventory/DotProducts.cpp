@@ -85,11 +85,6 @@ private:
 };
 } // namespace
 
-static const VarDecl *varOf(const Expr *E) {
-  const auto *R = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-  return R ? dyn_cast<VarDecl>(R->getDecl()) : nullptr;
-}
-
 /// The getter call of a builtin index variable's property (threadIdx.x reads `__fetch_builtin_x()`).
 static bool isBuiltinFetch(const CallExpr *C, ASTContext &Ctx) {
   const FunctionDecl *F = C->getDirectCallee();
@@ -113,7 +108,7 @@ bool DotProduct::header() {
     return refuse("the loop does not declare one integer loop variable of at most 32 bits with an initializer");
   Init = Var->getInit();
   const auto *C = dyn_cast_or_null<BinaryOperator>(F->getCond());
-  if (!C || C->getOpcode() != BO_LT || varOf(C->getLHS()) != Var)
+  if (!C || C->getOpcode() != BO_LT || referencedVar(C->getLHS()) != Var)
     return refuse("its condition is not '" + Var->getNameAsString() + " < <bound>'");
   Bound = C->getRHS()->IgnoreParenImpCasts();
   if (Ctx.getCanonicalType(Bound->getType().getUnqualifiedType()) !=
@@ -122,8 +117,8 @@ bool DotProduct::header() {
   const Expr *Inc = F->getInc() ? F->getInc()->IgnoreParens() : nullptr;
   const auto *U = dyn_cast_or_null<UnaryOperator>(Inc);
   const auto *A = dyn_cast_or_null<CompoundAssignOperator>(Inc);
-  bool Unit = (U && U->isIncrementOp() && varOf(U->getSubExpr()) == Var) ||
-              (A && A->getOpcode() == BO_AddAssign && varOf(A->getLHS()) == Var &&
+  bool Unit = (U && U->isIncrementOp() && referencedVar(U->getSubExpr()) == Var) ||
+              (A && A->getOpcode() == BO_AddAssign && referencedVar(A->getLHS()) == Var &&
                constantOf(A->getRHS(), Ctx).value_or(0) == 1);
   return Unit || refuse("its step is not '++" + Var->getNameAsString() + "'");
 }
@@ -135,7 +130,7 @@ bool DotProduct::update() {
     S = B->size() == 1 ? B->body_front() : nullptr;
   const auto *A = dyn_cast_or_null<CompoundAssignOperator>(S);
   const auto *M = A ? dyn_cast<BinaryOperator>(A->getRHS()->IgnoreParenImpCasts()) : nullptr;
-  Acc = A ? varOf(A->getLHS()) : nullptr;
+  Acc = A ? referencedVar(A->getLHS()) : nullptr;
   if (!A || A->getOpcode() != BO_AddAssign || !M || M->getOpcode() != BO_Mul || !Acc ||
       !isa<DeclRefExpr>(A->getLHS()->IgnoreParenImpCasts()))
     return refuse("its body is not one statement 'acc += x * y' (a dot product)" + at(F->getBody()));
@@ -320,7 +315,7 @@ bool DotProduct::writes() {
       Target = B->getLHS();
     else if (const auto *U = dyn_cast<UnaryOperator>(E); U && (U->isIncrementDecrementOp() || U->getOpcode() == UO_AddrOf))
       Target = U->getSubExpr();
-    const VarDecl *V = Target ? varOf(Target) : nullptr;
+    const VarDecl *V = Target ? referencedVar(Target) : nullptr;
     if (!V || V == Acc || V == Var || !isa<DeclRefExpr>(Target->IgnoreParenImpCasts()))
       continue;
     if (LocalAxes.count(V) || isa<ParmVarDecl>(V))

@@ -34,6 +34,7 @@ static bool textIsOneOf(const Expr *E, std::initializer_list<const char *> Forms
   return false;
 }
 
+
 static bool isThreadIndexX(const Expr *E, ASTContext &Ctx);
 
 bool isGlobalThreadIndex(const Expr *E, ASTContext &Ctx, char Dim) {
@@ -67,11 +68,6 @@ bool isPlainRead(const Expr *E, ASTContext &Ctx) {
     return false;
   QualType T = F->getParamDecl(unsigned(Arg - C->arg_begin()))->getType();
   return !T->isReferenceType() && !T->isDependentType();
-}
-
-static const VarDecl *referencedVar(const Expr *E) {
-  const auto *R = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-  return R ? dyn_cast<VarDecl>(R->getDecl()) : nullptr;
 }
 
 /// Why call \p E may touch memory or synchronize threads (a function outside the system headers, a barrier,

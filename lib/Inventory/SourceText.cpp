@@ -73,6 +73,16 @@ std::string builtinIndex(const Expr *E, ASTContext &Ctx) {
   return Var.empty() || Member.empty() ? "" : Var + "." + Member;
 }
 
+const VarDecl *referencedVar(const Expr *E) {
+  const auto *R = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
+  return R ? dyn_cast<VarDecl>(R->getDecl()) : nullptr;
+}
+
+bool isIntConstant(const Expr *E, ASTContext &Ctx, int64_t Want) {
+  Expr::EvalResult R;
+  return E && !E->isValueDependent() && E->EvaluateAsInt(R, Ctx) && R.Val.getInt() == Want;
+}
+
 bool isThreadIdxX(const Expr *E, ASTContext &Ctx) { return builtinIndex(E, Ctx) == "threadIdx.x"; }
 
 const Stmt *directStatement(const CompoundStmt *Body, const Stmt *S) {

@@ -42,6 +42,12 @@ std::optional<unsigned> offsetIn(clang::SourceLocation L, clang::CharSourceRange
 /// return statements' ranges stop before it), "" when a macro hides it.
 std::string statementText(const clang::Stmt *S, clang::ASTContext &Ctx);
 
+/// The variable \p E names, past parentheses and implicit casts (`v`), or null (also for null \p E).
+const clang::VarDecl *referencedVar(const clang::Expr *E);
+
+/// True when \p E is an integer constant equal to \p Want (null and value-dependent \p E are not).
+bool isIntConstant(const clang::Expr *E, clang::ASTContext &Ctx, int64_t Want);
+
 /// True when \p E, past parentheses and implicit casts, is `threadIdx.x` of
 /// the CUDA headers (a system header's `threadIdx`, through its property or
 /// a plain member).

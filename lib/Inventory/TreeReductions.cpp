@@ -33,26 +33,17 @@ bool isSyncthreads(const Stmt *S) {
   return F && F->getNameAsString() == "__syncthreads" && CE->getNumArgs() == 0;
 }
 
-static const VarDecl *varOf(const Expr *E) {
-  const auto *D = dyn_cast_or_null<DeclRefExpr>(E ? E->IgnoreParenImpCasts() : nullptr);
-  return D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-}
-
-static bool isInt(const Expr *E, ASTContext &Ctx, int64_t Want) {
-  Expr::EvalResult R;
-  return E && !E->isValueDependent() && E->EvaluateAsInt(R, Ctx) && R.Val.getInt() == Want;
-}
 
 /// `s > 0`, `s >= 1`, `0 < s`, `s != 0`.
 static bool runsToOne(const Expr *C, const VarDecl *S, ASTContext &Ctx) {
   const auto *B = dyn_cast_or_null<BinaryOperator>(C ? C->IgnoreParenImpCasts() : nullptr);
   if (!B)
     return false;
-  bool L = varOf(B->getLHS()) == S, R = varOf(B->getRHS()) == S;
+  bool L = referencedVar(B->getLHS()) == S, R = referencedVar(B->getRHS()) == S;
   switch (B->getOpcode()) {
-  case BO_GT: case BO_NE: return (L && isInt(B->getRHS(), Ctx, 0)) || (R && isInt(B->getLHS(), Ctx, 0));
-  case BO_GE: return L && isInt(B->getRHS(), Ctx, 1);
-  case BO_LT: return R && isInt(B->getLHS(), Ctx, 0);
+  case BO_GT: case BO_NE: return (L && isIntConstant(B->getRHS(), Ctx, 0)) || (R && isIntConstant(B->getLHS(), Ctx, 0));
+  case BO_GE: return L && isIntConstant(B->getRHS(), Ctx, 1);
+  case BO_LT: return R && isIntConstant(B->getLHS(), Ctx, 0);
   default: return false;
   }
 }
@@ -60,30 +51,30 @@ static bool runsToOne(const Expr *C, const VarDecl *S, ASTContext &Ctx) {
 /// `s >>= 1`, `s /= 2`, `s = s >> 1`, `s = s / 2`.
 static bool halves(const Expr *Inc, const VarDecl *S, ASTContext &Ctx) {
   const auto *B = dyn_cast_or_null<BinaryOperator>(Inc ? Inc->IgnoreParenImpCasts() : nullptr);
-  if (!B || varOf(B->getLHS()) != S)
+  if (!B || referencedVar(B->getLHS()) != S)
     return false;
   if (B->getOpcode() == BO_ShrAssign)
-    return isInt(B->getRHS(), Ctx, 1);
+    return isIntConstant(B->getRHS(), Ctx, 1);
   if (B->getOpcode() == BO_DivAssign)
-    return isInt(B->getRHS(), Ctx, 2);
+    return isIntConstant(B->getRHS(), Ctx, 2);
   const auto *R = dyn_cast<BinaryOperator>(B->getRHS()->IgnoreParenImpCasts());
-  if (B->getOpcode() != BO_Assign || !R || varOf(R->getLHS()) != S)
+  if (B->getOpcode() != BO_Assign || !R || referencedVar(R->getLHS()) != S)
     return false;
-  return (R->getOpcode() == BO_Shr && isInt(R->getRHS(), Ctx, 1)) ||
-         (R->getOpcode() == BO_Div && isInt(R->getRHS(), Ctx, 2));
+  return (R->getOpcode() == BO_Shr && isIntConstant(R->getRHS(), Ctx, 1)) ||
+         (R->getOpcode() == BO_Div && isIntConstant(R->getRHS(), Ctx, 2));
 }
 
 /// Same thread index: one variable, or threadIdx.x both.
 static bool sameIndex(const Expr *A, const Expr *B, ASTContext &Ctx) {
   if (isThreadIdxX(A, Ctx) && isThreadIdxX(B, Ctx))
     return true;
-  return varOf(A) && varOf(A) == varOf(B);
+  return referencedVar(A) && referencedVar(A) == referencedVar(B);
 }
 
 /// `A[T]` with T the tree's thread index; the array expression, or nullptr.
 static const Expr *atThread(const Expr *E, const Tree &T, ASTContext &Ctx) {
   const auto *AS = dyn_cast<ArraySubscriptExpr>(E->IgnoreParenImpCasts());
-  if (!AS || !varOf(AS->getBase()) || !sameIndex(AS->getIdx(), T.Thread, Ctx))
+  if (!AS || !referencedVar(AS->getBase()) || !sameIndex(AS->getIdx(), T.Thread, Ctx))
     return nullptr;
   return AS->getBase()->IgnoreParenImpCasts();
 }
@@ -92,10 +83,10 @@ static const Expr *atThread(const Expr *E, const Tree &T, ASTContext &Ctx) {
 static bool atPartner(const Expr *E, const Expr *Array, const Tree &T, ASTContext &Ctx) {
   const auto *AS = dyn_cast<ArraySubscriptExpr>(E->IgnoreParenImpCasts());
   const auto *Add = AS ? dyn_cast<BinaryOperator>(AS->getIdx()->IgnoreParenImpCasts()) : nullptr;
-  if (!Add || Add->getOpcode() != BO_Add || varOf(AS->getBase()) != varOf(Array))
+  if (!Add || Add->getOpcode() != BO_Add || referencedVar(AS->getBase()) != referencedVar(Array))
     return false;
-  return (sameIndex(Add->getLHS(), T.Thread, Ctx) && varOf(Add->getRHS()) == T.Stride) ||
-         (sameIndex(Add->getRHS(), T.Thread, Ctx) && varOf(Add->getLHS()) == T.Stride);
+  return (sameIndex(Add->getLHS(), T.Thread, Ctx) && referencedVar(Add->getRHS()) == T.Stride) ||
+         (sameIndex(Add->getRHS(), T.Thread, Ctx) && referencedVar(Add->getLHS()) == T.Stride);
 }
 
 static const char *reductionOp(BinaryOperatorKind K) {
@@ -135,7 +126,7 @@ static std::optional<std::string> updateProblem(const Expr *U, Tree &T, ASTConte
   if (!Op)
     return "the update " + Text + " is not a reduction the rule replays (a[tid] op= a[tid + s] with op one of + * & "
            "| ^, or a[tid] = f(a[tid], a[tid + s]) with f one of fmaxf fminf fmax fmin max min)";
-  if (!atThread(L, T, Ctx) || varOf(atThread(L, T, Ctx)) != varOf(Array) || !atPartner(R, Array, T, Ctx))
+  if (!atThread(L, T, Ctx) || referencedVar(atThread(L, T, Ctx)) != referencedVar(Array) || !atPartner(R, Array, T, Ctx))
     return "the update " + Text + " does not combine a[tid] (left) with a[tid + s] (right) of one array";
   T.Op = Op, T.Array = Array;
   T.ElementType = B->getLHS()->getType().getUnqualifiedType().getAsString(Ctx.getPrintingPolicy());
@@ -148,11 +139,11 @@ static std::optional<std::string> testProblem(const Stmt *S, Tree &T, ASTContext
   if (!If || If->getElse() || If->getInit() || If->getConditionVariable())
     return std::string("its first statement is not `if (tid < s) <update>;` without else");
   const auto *C = dyn_cast<BinaryOperator>(If->getCond()->IgnoreParenImpCasts());
-  if (C && C->getOpcode() == BO_LT && varOf(C->getRHS()) == T.Stride)
+  if (C && C->getOpcode() == BO_LT && referencedVar(C->getRHS()) == T.Stride)
     T.Thread = C->getLHS()->IgnoreParenImpCasts();
-  else if (C && C->getOpcode() == BO_GT && varOf(C->getLHS()) == T.Stride)
+  else if (C && C->getOpcode() == BO_GT && referencedVar(C->getLHS()) == T.Stride)
     T.Thread = C->getRHS()->IgnoreParenImpCasts();
-  if (!T.Thread || (!varOf(T.Thread) && !isThreadIdxX(T.Thread, Ctx)))
+  if (!T.Thread || (!referencedVar(T.Thread) && !isThreadIdxX(T.Thread, Ctx)))
     return "the test `" + sourceText(If->getCond()->getSourceRange(), Ctx) + "` is not `tid < s`";
   const Stmt *Then = If->getThen();
   if (const auto *CS = dyn_cast<CompoundStmt>(Then))
@@ -192,7 +183,7 @@ static void proveThreadIndex(const Expr *E, const FunctionDecl *Fn, const std::v
 static std::optional<std::string> localProof(const Expr *E, ASTContext &Ctx) {
   if (isThreadIdxX(E, Ctx))
     return std::string("threadIdx.x");
-  const VarDecl *V = varOf(E);
+  const VarDecl *V = referencedVar(E);
   if (V && !isa<ParmVarDecl>(V) && V->getType().isConstQualified() && V->getInit() &&
       isThreadIdxX(V->getInit(), Ctx))
     return "`" + V->getNameAsString() + "`, a const local initialised with threadIdx.x" +
@@ -219,7 +210,7 @@ static void proveThreadIndex(const Expr *E, const FunctionDecl *Fn, const std::v
     Out["thread_index_proof"] = *P;
     return;
   }
-  const auto *P = dyn_cast_or_null<ParmVarDecl>(varOf(E));
+  const auto *P = dyn_cast_or_null<ParmVarDecl>(referencedVar(E));
   if (!P || P->getDeclContext() != Fn || Calls.empty()) {
     Out["thread_index_unproved"] = Name + " is neither threadIdx.x nor a const local initialised with it";
     return;
