@@ -3,6 +3,7 @@
 # The layout under the prefix, the same one kloop looks in relative to its own executable
 # (<bin>/..), so an installed or moved prefix needs no environment variable:
 #   bin/kloop
+#   bin/kloop-replay                 the replay worker, found next to kloop (only when it was built)
 #   lib/kloop/libkloop-cupti.so      the CUPTI injection library (only when it was built)
 #   share/kloop/prompts/             the LLM proposer's templates and proposal.schema.json
 #   share/kloop/report/              Chart.js (from npm at build time) for kloop report --html
@@ -37,6 +38,11 @@ add_custom_target(kloop-report-assets ALL DEPENDS ${_kloop_npm_stamp})
 add_dependencies(kloop kloop-report-assets)
 
 install(TARGETS kloop RUNTIME DESTINATION bin)
+# kloop optimize's search steps replay through this worker, which capture::findReplayWorker looks for
+# beside kloop; without it every replayed step would fall back to workload runs.
+if(TARGET kloop-replay)
+  install(TARGETS kloop-replay RUNTIME DESTINATION bin)
+endif()
 install(DIRECTORY ${CMAKE_BINARY_DIR}/${KLOOP_INSTALL_REPORT_DIR}/ DESTINATION ${KLOOP_INSTALL_REPORT_DIR})
 if(TARGET kloop-cupti)
   # The driver dlopens the library: it must find libcupti through its own RUNPATH once installed too.

@@ -10,7 +10,9 @@ Run on the GPU machine from the repository root (bench/throughput/README.md):
 
 Per example, in one run and side by side:
   1. kloop optimize with search.timing: workload, then with search.timing: replay (the builtin
-     proposer, --no-canary); from each journal: candidates per minute over the search rounds, the
+     proposer, --no-canary), both one candidate at a time (--prepare-jobs 0), then replay again with
+     the next candidates prepared ahead on --prepare-jobs threads (path "ahead"); from each journal:
+     candidates per minute over the search rounds, the
      GPU busy fraction (sum of the timed kernels' durations, median x samples per side, over the
      search's wall time), and the time split per candidate (propose, apply, build, verify+decide; for
      replayed steps also the replay worker's split from detail.replay_time);
@@ -48,7 +50,11 @@ def parse_args(argv):
     p.add_argument("--timing-rounds", type=int, default=1, help="kloop optimize --timing-rounds (default 1)")
     p.add_argument("--planted-flags", default="-Xptxas -O0",
                    help="extra compiler flags that make the planted slow cubin (default '-Xptxas -O0')")
-    p.add_argument("--paths", default="workload,replay", help="which search paths to run (default both)")
+    p.add_argument("--paths", default="workload,replay,ahead",
+                   help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
+                        "default all three")
+    p.add_argument("--prepare-jobs", type=int, default=8, help="kloop optimize --prepare-jobs of the ahead path "
+                                                               "(default 8)")
     p.add_argument("--kloop", default=None,
                    help="the kloop binary (default: kloop on PATH, else .gpu/kb/bin/kloop, where the GPU machine "
                         "unpacks the staged binaries)")
@@ -63,9 +69,11 @@ def parse_args(argv):
                                           else "at least 0"))
     a.examples = [e for e in a.examples.split(",") if e]
     a.paths = [x for x in a.paths.split(",") if x]
-    bad = [x for x in a.paths if x not in ("workload", "replay")]
+    bad = [x for x in a.paths if x not in ("workload", "replay", "ahead")]
     if bad or not a.paths:
-        p.error("--paths: expected workload and/or replay, got %r" % a.paths)
+        p.error("--paths: expected workload, replay and/or ahead, got %r" % a.paths)
+    if a.prepare_jobs < 1:
+        p.error("--prepare-jobs must be at least 1")
     for e in a.examples:
         if not os.path.isfile(os.path.join(a.examples_dir, e, ".kloop.yaml")):
             p.error("--examples: no %s/%s/.kloop.yaml" % (a.examples_dir, e))
@@ -131,7 +139,7 @@ def analyse(db):
     """Search-round figures of one kloop optimize journal."""
     steps = [s for s in steps_of(db) if s[0] >= 1]
     rounds = sorted({s[0] for s in steps})
-    out = {"candidates": len(rounds), "replayed": 0, "workload_timed": 0, "outcomes": {},
+    out = {"candidates": len(rounds), "replayed": 0, "workload_timed": 0, "prepared": 0, "outcomes": {},
            "split_s": {k: 0.0 for k, _ in SPLIT}, "replay_split_s": {k: 0.0 for k in REPLAY_SPLIT},
            "worker_starts": 0, "kernel_s": 0.0, "wall_s": 0.0, "per_round": {}}
     if not steps:
@@ -141,6 +149,8 @@ def analyse(db):
         for name, states in SPLIT:
             if state in states:
                 out["split_s"][name] += (fin - start) * 1e-9
+        if state == "apply" and "prepared_ahead_s" in p:
+            out["prepared"] += 1
         if state == "propose":
             out["per_round"].setdefault(rnd, {})["proposal"] = p.get("proposal")
         if state == "verify":
@@ -221,15 +231,17 @@ def bench_example(a, ex, top):
     res = {"example": ex, "paths": {}}
     log("=== %s" % ex)
     for path in a.paths:
-        n = a.candidates if path == "replay" else a.workload_candidates
+        n = a.workload_candidates if path == "workload" else a.candidates
         if n == 0:
             continue
+        timing = "workload" if path == "workload" else "replay"
         cfg = os.path.join(src_root, ex, ".kloop.%s.yaml" % path)
-        open(cfg, "w").write(with_timing(yaml_text, path))
+        open(cfg, "w").write(with_timing(yaml_text, timing))
         db, outdir = os.path.join(top, ex, path + ".db"), os.path.join(top, ex, path)
         cmd = [a.kloop, "optimize", "--config", cfg, "--journal", db, "-o", outdir, "--proposer", a.proposer,
                "--max-candidates", str(n), "--plateau", "0", "--no-canary", "--timing-rounds",
-               str(a.timing_rounds)] + shlex.split(a.extra_optimize_args) + ["--"] + shlex.split(a.compiler_args)
+               str(a.timing_rounds), "--prepare-jobs", str(a.prepare_jobs if path == "ahead" else 0)] + \
+            shlex.split(a.extra_optimize_args) + ["--"] + shlex.split(a.compiler_args)
         code, wall = run(cmd, os.path.join(top, ex, path + ".log"))
         if not os.path.exists(db):
             log("%s: kloop optimize (%s) exited %d without a journal; see %s/%s.log" % (ex, path, code, top + "/" + ex,
@@ -242,17 +254,20 @@ def bench_example(a, ex, top):
                                                    "apply", "build", "verify", "(s per candidate; outcomes)"))
     for path, r in res["paths"].items():
         pc = r.get("per_candidate_s", {})
-        cands = "%d" % r["candidates"] + (" (%d rep)" % r["replayed"] if path == "replay" else "")
+        cands = "%d" % r["candidates"] + (" (%d rep)" % r["replayed"] if path != "workload" else "") + \
+            (" %d ahead" % r["prepared"] if path == "ahead" else "")
         log("%-9s %10s %8s %8s%% %8s %8s %8s %9s  %s" % (
             path, cands, fmt(r.get("candidates_per_minute")), fmt(100 * r["gpu_busy"] if r.get("gpu_busy") is not None
                                                                    else None, "%.3f"),
             fmt(pc.get("propose")), fmt(pc.get("apply")), fmt(pc.get("build")), fmt(pc.get("verify")),
             ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items(), key=lambda kv: str(kv[0])))))
+    for path in ("replay", "ahead"):
+        r = res["paths"].get(path)
+        if r and r.get("per_replayed_step_s"):
+            log("%s split (s per replayed step): " % path + " ".join(
+                "%s %.3f" % (k[:-2], v) for k, v in r["per_replayed_step_s"].items()) +
+                "; worker started %d time(s)" % r["worker_starts"])
     rep = res["paths"].get("replay")
-    if rep and rep.get("per_replayed_step_s"):
-        log("replay split (s per replayed step): " + " ".join(
-            "%s %.3f" % (k[:-2], v) for k, v in rep["per_replayed_step_s"].items()) +
-            "; worker started %d time(s)" % rep["worker_starts"])
     res["checks"] = replay_checks(a, ex, top, src_root, yaml_text, rep)
     wl = res["paths"].get("workload")
     agreement(res, wl, rep)
@@ -354,7 +369,8 @@ def main(argv):
         results.append(bench_example(a, ex, os.path.abspath(a.out)))
     summary = {"schema": "kloop-throughput-bench/1", "wall_s": time.time() - t0, "examples": results,
                "settings": {k: getattr(a, k) for k in ("candidates", "workload_candidates", "comparisons", "iters",
-                                                        "timing_rounds", "planted_flags", "paths", "proposer")}}
+                                                        "timing_rounds", "planted_flags", "paths", "proposer",
+                                                        "prepare_jobs")}}
     with open(os.path.join(a.out, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     log("total %.0f s; %s/summary.json" % (summary["wall_s"], a.out))

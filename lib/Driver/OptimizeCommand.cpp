@@ -29,6 +29,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -146,6 +147,11 @@ cl::opt<unsigned> VerifyJobsOpt("verify-jobs",
                                 cl::desc("Verification runs (capture, determinism) made side by side on the GPU; "
                                          "never beside a timing run (default 4)"),
                                 cl::init(4), cl::sub(OptSub));
+cl::opt<int> PrepareJobsOpt("prepare-jobs",
+                            cl::desc("Candidates prepared ahead (applied, built, cubin built) on this many threads "
+                                     "while the current one is timed; builtin proposer only (default: half the "
+                                     "CPUs, 1 to 8; 0 = one candidate at a time)"),
+                            cl::init(-1), cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -204,6 +210,8 @@ Error checkOptions() {
                  "against the incumbent in that many ABAB rounds)");
   if (VerifyJobsOpt < 1)
     return usage("--verify-jobs must be at least 1 (1: one verification run at a time)");
+  if (PrepareJobsOpt < -1 || PrepareJobsOpt > 64)
+    return usage("--prepare-jobs must be 0 to 64 (0: one candidate at a time), not " + std::to_string(PrepareJobsOpt));
   if (ProgressOpt != "auto" && ProgressOpt != "always" && ProgressOpt != "never")
     return usage("--progress must be auto, always or never, not '" + ProgressOpt + "'");
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
@@ -385,6 +393,9 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
   sys::path::remove_dots(ConfigAbs, true);
   O.ConfigPath = std::string(ConfigAbs);
   O.Canary = !NoCanary;
+  // Default: half the CPUs (nvcc and clang each keep one busy), 1 to 8.
+  O.PrepareJobs = PrepareJobsOpt >= 0 ? unsigned(PrepareJobsOpt)
+                                      : std::clamp(llvm::hardware_concurrency().compute_thread_count() / 2, 1u, 8u);
   O.Timing = C.Search.Timing;
   for (const measure::ShapeSpec &Sh : C.Shapes)
     if (!Sh.HeldOut)

@@ -1,5 +1,6 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "Ahead.h"
 #include "kloop/Support/Error.h"
 #include "kloop/Optimize/ReplayTiming.h"
 #include "RunSteps.h"
@@ -38,6 +39,8 @@ Expected<CountersOutcome> Stages::counters(StringRef, StringRef) {
   return makeError("these stages cannot profile hardware counters");
 }
 
+void Stages::prepareReplay(StringRef, StringRef) {}
+
 Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef, StringRef) {
   ReplayCompareOutcome O;
   O.Fallback = "these stages cannot replay";
@@ -59,7 +62,7 @@ static void maybeCrash(StepState St, int64_t Round, StringRef Key) {
 
 namespace {
 /// The JSON kind of a payload field that a later step reads.
-enum class Kind { Bool, String, Int, Array, Any };
+enum class Kind { Bool, String, Int, Number, Array, Any };
 
 /// A payload field: key, kind, and whether it may be absent.
 struct Field {
@@ -76,6 +79,8 @@ bool hasKind(const json &V, Kind K) {
     return V.is_string();
   case Kind::Int:
     return V.is_number_integer();
+  case Kind::Number:
+    return V.is_number();
   case Kind::Array:
     return V.is_array();
   case Kind::Any:
@@ -86,6 +91,7 @@ bool hasKind(const json &V, Kind K) {
 
 const char *kindName(Kind K) {
   return K == Kind::Bool ? "a boolean" : K == Kind::String ? "a string" : K == Kind::Int ? "an integer"
+                                       : K == Kind::Number ? "a number"
                                        : K == Kind::Array  ? "an array"
                                                            : "present";
 }
@@ -224,17 +230,22 @@ private:
 } // namespace
 
 /// The apply step: applied or refused ("refusal": the refusals as one text, the proposer's feedback), with
-/// the typed "refusals" and a "failure" (journals written before these existed have neither).
+/// the typed "refusals" and a "failure" (journals written before these existed have neither), and
+/// "prepared_ahead_s" when the candidate was prepared ahead (the preparing thread's wall time).
 static std::string applyShape(const json &P) {
   return shapeProblem(P, {{"applied", Kind::Bool}, {"refusal", Kind::String}, {"source_dir", Kind::String},
-                          {"refusals", Kind::Array, true}, {"failure", Kind::String, true}});
+                          {"refusals", Kind::Array, true}, {"failure", Kind::String, true},
+                          {"prepared_ahead_s", Kind::Number, true}});
 }
 
-/// The apply step's payload: toJSON(ApplyOutcome), the refusals as one text, the candidate's source directory.
-static json applyPayload(const ApplyOutcome &A, StringRef SourceDir) {
+/// The apply step's payload: toJSON(ApplyOutcome), the refusals as one text, the candidate's source
+/// directory, and \p AheadS when it was prepared ahead.
+static json applyPayload(const ApplyOutcome &A, StringRef SourceDir, std::optional<double> AheadS) {
   json P = toJSON(A);
   P["refusal"] = A.refusalText();
   P["source_dir"] = SourceDir;
+  if (AheadS)
+    P["prepared_ahead_s"] = *AheadS;
   return P;
 }
 
@@ -244,7 +255,7 @@ struct ApplyStep {
   ApplyOutcome Outcome;
   std::string SourceDir;
   static std::string problem(const json &P) { return applyShape(P); }
-  json toJSON() const { return applyPayload(Outcome, SourceDir); }
+  json toJSON() const { return applyPayload(Outcome, SourceDir, AheadS); }
   /// \p P passed problem(). Refusals are read when the payload has them (journals of earlier
   /// versions do not); refusalText() of a payload is its "refusal".
   static ApplyStep fromJSON(const json &P) {
@@ -261,10 +272,14 @@ struct ApplyStep {
     if (P.contains("failure"))
       A.Outcome.Failure = P["failure"].get<std::string>();
     A.Refusal = P["refusal"].get<std::string>();
+    if (P.contains("prepared_ahead_s"))
+      A.AheadS = P["prepared_ahead_s"].get<double>();
     return A;
   }
   /// The refusals as one text, the proposer's feedback.
   std::string Refusal;
+  /// The preparing thread's wall time (s) when the candidate was prepared ahead.
+  std::optional<double> AheadS;
 };
 
 /// The build step's payload: whether the candidate built, its ptxas report (kloop/Support/Ptxas.h's
@@ -459,8 +474,12 @@ public:
       return E;
     if (Error E = countersStep(0, "baseline", BaseDir))
       return E;
-    if (Error E = rounds())
-      return E;
+    if (O.PrepareJobs && P.deterministic() && S.concurrentPrepare())
+      Ahead = std::make_unique<AheadQueue>(O.PrepareJobs);
+    Error Rounds = rounds();
+    dropAhead();
+    if (Rounds)
+      return Rounds;
     if (Error E = canary())
       return E;
     if (Error E = finish())
@@ -502,6 +521,11 @@ private:
   std::string IncumbentLaunch; // why the incumbent cannot be replayed ("" when it can)
   json BestSearch;             // {"timing", "evidence"} of the accepted candidate's search step
   json Counters;               // the incumbent's counters step payload (countersPayload); null without one
+  /// Rounds before this one have journaled steps (a resumed run): they are never prepared ahead.
+  unsigned FirstUnjournaledRound = 1;
+  /// Candidates prepared ahead (docs/optimize.md, "Preparing ahead"); none when each is prepared in its
+  /// round. Declared last: destroyed first, it waits for jobs that use the members above.
+  std::unique_ptr<AheadQueue> Ahead;
 
   void say(const std::string &Line, ProgressKind K = ProgressKind::Step) {
     if (Progress)
@@ -540,9 +564,11 @@ private:
     Expected<std::vector<StepRecord>> Prior = J.listSteps(Res.Run);
     if (!Prior)
       return Prior.takeError();
-    for (const StepRecord &St : *Prior)
+    for (const StepRecord &St : *Prior) {
       if (St.FinishedNs)
         PriorWorkS += double(*St.FinishedNs - St.StartedNs) / 1e9;
+      FirstUnjournaledRound = std::max<unsigned>(FirstUnjournaledRound, unsigned(St.Round) + 1);
+    }
     return false;
   }
 
@@ -827,7 +853,8 @@ private:
     int64_t PropId = (*Prop)["proposal_id"].get<int64_t>();
     const json &Proposal = (*Prop)["proposal"];
     json Hist = {{"round", N}, {"proposal", Proposal}, {"accepted", false}};
-    Expected<ApplyStep> Ap = apply(N, Key, PropId, Proposal);
+    std::optional<PreparedCandidate> Pre = takePrepared(N, Proposal);
+    Expected<ApplyStep> Ap = apply(N, Key, PropId, Proposal, Pre);
     if (!Ap)
       return Ap.takeError();
     std::string Prefix = "round " + std::to_string(N) + ": " + Key;
@@ -840,7 +867,7 @@ private:
       return true;
     }
     const std::string &CandDir = Ap->SourceDir;
-    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir);
+    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir, Pre ? Pre->Build : std::nullopt);
     if (!Bd)
       return Bd.takeError();
     Hist["spilled"] = Bd->Spilled;
@@ -849,13 +876,16 @@ private:
       lostRound(Hist, "build_failed", json(), Prefix + " does not build");
       return true;
     }
+    prepareAhead(N, Hist);
     Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir, Proposal);
     if (!Dc)
       return Dc.takeError();
     takeDecision(N, *Dc, CandDir, std::move(Hist));
-    if (Dc->Accepted)
+    if (Dc->Accepted) {
+      dropAhead(); // every queued candidate was prepared as if this one were rejected
       if (Error E = countersStep(N, Key, CandDir))
         return E;
+    }
     return true;
   }
 
@@ -892,17 +922,22 @@ private:
     return Error::success();
   }
 
+  /// The proposers' context for round \p N with history \p Hist (docs/proposers.md).
+  json contextFor(unsigned N, const json &Hist) const {
+    json Ctx = O.ExtraContext;
+    Ctx["inventory"] = inv::toJSON(Inventory); // the proposer protocol's JSON (docs/proposers.md)
+    Ctx["history"] = Hist;
+    Ctx["ptxas_baseline"] = BasePtxas;
+    Ctx["profile"] = Profile;
+    Ctx["counters"] = Counters;
+    Ctx["round"] = N;
+    return Ctx;
+  }
+
   /// The propose step: the proposer's reply journaled, or why there is none.
   Expected<json> propose(unsigned N, const std::string &Key) {
     return SR->step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
-      json Ctx = O.ExtraContext;
-      Ctx["inventory"] = inv::toJSON(Inventory); // the proposer protocol's JSON (docs/proposers.md)
-      Ctx["history"] = History;
-      Ctx["ptxas_baseline"] = BasePtxas;
-      Ctx["profile"] = Profile;
-      Ctx["counters"] = Counters;
-      Ctx["round"] = N;
-      Expected<ProposalReply> R = P.propose(Ctx);
+      Expected<ProposalReply> R = P.propose(contextFor(N, History));
       NewProposal NP;
       NP.ProposerKind = std::string(P.kind());
       if (!R)
@@ -974,31 +1009,54 @@ private:
     return Out;
   }
 
-  /// The apply step: a fresh copy of the incumbent (or of the baseline, for proposals relative to it)
-  /// with the proposal applied in place.
-  Expected<ApplyStep> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Proposal) {
+  /// The source directory a proposal applies to: the baseline's for proposals relative to it, else the
+  /// incumbent's.
+  const std::string &proposalBase() const { return O.AbsoluteProposals ? BaseDir : Incumbent; }
+
+  /// Candidate \p Key's source directory: a fresh copy of \p From with \p Proposal applied in place;
+  /// with what applying did. Touches only the stages and \p Key's files, so a preparing thread runs it too.
+  Expected<std::pair<std::string, ApplyOutcome>> applyFresh(const std::string &Key, const json &Proposal,
+                                                            const std::string &From) const {
+    std::string CandWork = CandRoot + "/" + Key;
+    Expected<std::string> D = S.copySources(From, CandWork);
+    if (!D)
+      return D.takeError();
+    std::string PF = CandWork + ".proposal.json";
+    if (Error E = writeFileAtomically(PF, dumpJSON(Proposal, 2) + "\n"))
+      return E;
+    Expected<ApplyOutcome> A = S.apply(PF, *D);
+    if (!A)
+      return A.takeError();
+    return std::make_pair(std::move(*D), std::move(*A));
+  }
+
+  /// Candidate \p Key's build directory.
+  std::string buildDirOf(const std::string &Key) const { return O.OutDir + "/build/" + Key; }
+
+  /// The apply step: a fresh copy of the proposal's base with the proposal applied in place, or the
+  /// candidate \p Pre prepared ahead.
+  Expected<ApplyStep> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Proposal,
+                            const std::optional<PreparedCandidate> &Pre) {
     return typedStep<ApplyStep>(N, StepState::Apply, Key, [&]() -> Expected<ApplyStep> {
-      std::string CandWork = CandRoot + "/" + Key;
-      Expected<std::string> D = S.copySources(O.AbsoluteProposals ? BaseDir : Incumbent, CandWork);
-      if (!D)
-        return D.takeError();
-      std::string PF = CandWork + ".proposal.json";
-      if (Error E = writeFileAtomically(PF, dumpJSON(Proposal, 2) + "\n"))
-        return E;
-      Expected<ApplyOutcome> A = S.apply(PF, *D);
+      using Applied = std::pair<std::string, ApplyOutcome>;
+      Expected<Applied> A = Pre ? Expected<Applied>(Applied(Pre->SourceDir, Pre->Apply))
+                                : applyFresh(Key, Proposal, proposalBase());
       if (!A)
         return A.takeError();
-      if (Error E = journalApply(J, PropId, Proposal, *A))
+      if (Error E = journalApply(J, PropId, Proposal, A->second))
         return E;
-      std::string Refusal = A->refusalText();
-      return ApplyStep{std::move(*A), *D, std::move(Refusal)};
+      std::string Refusal = A->second.refusalText();
+      std::optional<double> AheadS = Pre ? std::optional<double>(Pre->WallS) : std::nullopt;
+      return ApplyStep{std::move(A->second), std::move(A->first), std::move(Refusal), AheadS};
     });
   }
 
-  /// The build step of a candidate (+ ptxas report, and whether it spills more than the baseline).
-  Expected<BuildStep> build(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir) {
+  /// The build step of a candidate (+ ptxas report, and whether it spills more than the baseline), or
+  /// the build \p Ahead made when the candidate was prepared ahead.
+  Expected<BuildStep> build(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir,
+                            std::optional<BuildOutcome> Ahead) {
     return typedStep<BuildStep>(N, StepState::Build, Key, [&]() -> Expected<BuildStep> {
-      Expected<BuildOutcome> B = S.build(CandDir, O.OutDir + "/build/" + Key);
+      Expected<BuildOutcome> B = Ahead ? Expected<BuildOutcome>(std::move(*Ahead)) : S.build(CandDir, buildDirOf(Key));
       if (!B)
         return B.takeError();
       if (Error E = recordBuild(*B, N, PropId))
@@ -1011,6 +1069,101 @@ private:
           return V.takeError();
       return BuildStep{B->Succeeded, Spilled, B->Ptxas};
     });
+  }
+
+  /// Round \p N's candidate prepared ahead, when one was prepared for \p Proposal from this round's
+  /// base; otherwise none, and every queued candidate is dropped (their history did not happen).
+  std::optional<PreparedCandidate> takePrepared(unsigned N, const json &Proposal) {
+    if (!Ahead)
+      return std::nullopt;
+    std::vector<unsigned> Dropped;
+    std::optional<PreparedCandidate> C = Ahead->take(N, Proposal, proposalBase(), Dropped);
+    removePrepared(Dropped);
+    if (C && !C->Problem.empty()) {
+      say("round " + std::to_string(N) + ": preparing ahead failed (" + C->Problem + "); preparing it again");
+      return std::nullopt;
+    }
+    return C;
+  }
+
+  /// Queues the candidates of the rounds after \p N, up to OptimizeOptions::PrepareJobs ahead and within
+  /// the candidate and round budgets, as if round \p N (its history entry \p Hist so far) and every
+  /// candidate queued before were rejected: the common case, and the one in which the proposer's next
+  /// proposals are known before the verdict.
+  void prepareAhead(unsigned N, const json &Hist) {
+    if (!Ahead || N + 1 < FirstUnjournaledRound)
+      return;
+    json Hyp = History;
+    Hyp.push_back(asRejected(Hist));
+    for (auto &[Round, Proposal] : Ahead->queuedAfter(N))
+      Hyp.push_back(asRejected({{"round", Round}, {"proposal", Proposal}, {"accepted", false}}));
+    unsigned Last = std::min({N + O.PrepareJobs, O.MaxCandidates, O.MaxRounds});
+    for (unsigned M = std::max(Ahead->lastRound(), N) + 1; M <= Last; ++M) {
+      Expected<ProposalReply> R = P.propose(contextFor(M, Hyp));
+      if (!R) { // exhausted, or an error the real round will meet and report
+        consumeError(R.takeError());
+        return;
+      }
+      bool Cubin = WantReplay && replayBlocker(R->Proposal).empty();
+      Ahead->push(M, R->Proposal, proposalBase(),
+                  [this, Key = candKey(M), Proposal = R->Proposal, From = proposalBase(), Cubin] {
+                    return prepare(Key, Proposal, From, Cubin);
+                  });
+      Hyp.push_back(asRejected({{"round", M}, {"proposal", R->Proposal}, {"accepted", false}}));
+    }
+  }
+
+  /// History entry \p Hist completed as a rejected candidate (unmeasured without a GPU).
+  json asRejected(json Hist) const {
+    Hist["outcome"] = Gpu ? "rejected" : "unmeasured";
+    if (!Hist.contains("spilled"))
+      Hist["spilled"] = false;
+    return Hist;
+  }
+
+  /// Prepares candidate \p Key on a preparing thread: \p Proposal applied to a copy of \p From, its
+  /// build, and with \p Cubin the cubin its replayed step will need.
+  PreparedCandidate prepare(const std::string &Key, const json &Proposal, const std::string &From, bool Cubin) const {
+    auto Began = std::chrono::steady_clock::now();
+    PreparedCandidate C;
+    Expected<std::pair<std::string, ApplyOutcome>> A = applyFresh(Key, Proposal, From);
+    if (!A) {
+      C.Problem = llvm::toString(A.takeError());
+      return C;
+    }
+    C.SourceDir = std::move(A->first);
+    C.Apply = std::move(A->second);
+    if (C.Apply.Applied && !C.Apply.Failure) {
+      Expected<BuildOutcome> B = S.build(C.SourceDir, buildDirOf(Key));
+      if (!B) {
+        C.Problem = llvm::toString(B.takeError());
+        return C;
+      }
+      if (Cubin && B->Succeeded)
+        S.prepareReplay(C.SourceDir, CandRoot + "/" + Key + ".replay");
+      C.Build = std::move(*B);
+    }
+    C.WallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - Began).count();
+    return C;
+  }
+
+  /// Drops every queued candidate (waiting for the jobs under way) and removes what they wrote.
+  void dropAhead() {
+    if (!Ahead)
+      return;
+    std::vector<unsigned> Dropped;
+    Ahead->drain(Dropped);
+    removePrepared(Dropped);
+  }
+
+  /// Removes the files of the candidates of rounds \p Rounds prepared for a history that did not happen.
+  void removePrepared(const std::vector<unsigned> &Rounds) {
+    for (unsigned M : Rounds) {
+      std::string Key = candKey(M);
+      for (const std::string &Dir : {CandRoot + "/" + Key, CandRoot + "/" + Key + ".replay", buildDirOf(Key)})
+        llvm::sys::fs::remove_directories(Dir);
+      llvm::sys::fs::remove(CandRoot + "/" + Key + ".proposal.json");
+    }
   }
 
   /// Verify + measure (one interleaved comparison against the incumbent), then decide: the decide step's

@@ -1,5 +1,6 @@
 //===- ReplayStage.cpp - Capture and replay stages of kloop optimize ------===//
 #include "ReplayStage.h"
+#include "kloop/Support/Path.h"
 #include "kloop/Capture/Capture.h"
 #include "kloop/Support/Error.h"
 #include "kloop/Capture/Record.h"
@@ -185,8 +186,11 @@ Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef Build
 }
 
 Expected<std::string> ReplayStage::cubin(StringRef SourceDir, StringRef WorkDir, StringRef Side) {
-  if (auto It = Cubins.find(SourceDir.str()); It != Cubins.end() && llvm::sys::fs::exists(It->second))
-    return It->second;
+  {
+    std::lock_guard<std::mutex> L(CubinsLock);
+    if (auto It = Cubins.find(SourceDir.str()); It != Cubins.end() && llvm::sys::fs::exists(It->second))
+      return It->second;
+  }
   std::string Template = C.Search.CubinCommand;
   if (Template.empty()) {
     Expected<std::string> D = defaultCubinCommand(C);
@@ -212,8 +216,22 @@ Expected<std::string> ReplayStage::cubin(StringRef SourceDir, StringRef WorkDir,
     return makeError("search.cubin_command failed for the " + Side + " (exit " + llvm::Twine(R->ExitCode) +
                (R->TimedOut ? ", timed out" : "") + (R->ExitCode == 0 ? ", no cubin written" : "") +
                "): " + tail(R->Stderr));
+  std::lock_guard<std::mutex> L(CubinsLock);
   Cubins[SourceDir.str()] = Out;
   return Out;
+}
+
+void ReplayStage::prebuildCubin(StringRef SourceDir, StringRef WorkDir) {
+  if (llvm::sys::fs::create_directories(WorkDir))
+    return;
+  if (Expected<std::string> Cubin = cubin(SourceDir, WorkDir, "candidate"); !Cubin)
+    consumeError(Cubin.takeError()); // compare builds it again and reports why it cannot
+}
+
+void ReplayStage::forget(StringRef Dir) {
+  std::lock_guard<std::mutex> L(CubinsLock);
+  for (auto It = Cubins.begin(); It != Cubins.end();)
+    It = isAtOrBelow(It->first, Dir) ? Cubins.erase(It) : std::next(It);
 }
 
 Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,

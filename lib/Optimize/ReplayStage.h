@@ -21,6 +21,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace kloop {
@@ -65,6 +66,11 @@ public:
   /// compare (search step, canary, final check); not before the counters' metrics runs, which time
   /// nothing. The next replayed step starts a new worker.
   void releaseGpu();
+  /// Builds \p SourceDir's cubin into \p WorkDir ahead of its step (Stages::prepareReplay); may run
+  /// on another thread than compare, for another directory. A failure is left for compare to report.
+  void prebuildCubin(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
+  /// Forgets the cubins of source directories at or below \p Dir (a directory about to be replaced).
+  void forget(llvm::StringRef Dir);
 
 private:
   /// The cubin of \p SourceDir's kernels (built once per directory into \p WorkDir); an error's
@@ -73,8 +79,9 @@ private:
 
   const measure::WorkloadConfig &C;
   ReplayStageOptions O;
-  /// Source directory -> its cubin.
+  /// Source directory -> its cubin, under CubinsLock (prebuildCubin runs on other threads).
   std::map<std::string, std::string> Cubins;
+  std::mutex CubinsLock;
   /// The long-lived replay workers of the search, one per capture directory (one CUDA context, the
   /// capture loaded once), each started on its first replayed step and restarted after a candidate that
   /// crashed it.

@@ -13,6 +13,7 @@
 #include "kloop/Measure/Measure.h"
 #include "kloop/Propose/CommandProposer.h"
 #include "kloop/Support/Diff.h"
+#include "kloop/Support/Path.h"
 #include "kloop/Support/Ptxas.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -23,6 +24,8 @@
 
 #include <chrono>
 #include <map>
+#include <mutex>
+#include <optional>
 
 using json = nlohmann::json;
 using llvm::Error;
@@ -74,6 +77,7 @@ public:
     llvm::SmallString<256> Dest(Dir);
     for (const std::string &L : Leaf)
       llvm::sys::path::append(Dest, L);
+    forget(Dir);
     if (llvm::sys::fs::exists(Dir))
       if (std::error_code EC = llvm::sys::fs::remove_directories(Dir))
         return makeError("cannot clear " + Dir + ": " + EC.message());
@@ -166,7 +170,7 @@ public:
       if (Error E = measure::markBuildFinished(BuildDir, SourceDir))
         B.Log += "\n" + llvm::toString(std::move(E)) + " (kloop compare will build the candidate again)";
       else
-        Built[SourceDir.str()] = BuildDir.str();
+        remember(SourceDir, BuildDir);
       if (O.Ptxas) {
         std::vector<PtxasFunction> Fs = parsePtxasVerbose(Out);
         if (Fs.empty())
@@ -177,6 +181,10 @@ public:
     B.WallMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - Start).count();
     return B;
   }
+
+  bool concurrentPrepare() const override { return true; }
+
+  void prepareReplay(StringRef SourceDir, StringRef WorkDir) override { Replay.prebuildCubin(SourceDir, WorkDir); }
 
   bool haveGpu(std::string &Why) override {
     Expected<std::string> G = measure::probeGpu();
@@ -214,8 +222,8 @@ public:
     CO.CuptiLib = O.CuptiLib;
     CO.IncludeHeldOut = Final;
     CO.BaselineBuildCache = O.BaselineBuildCache;
-    if (auto It = Built.find(CandDir.str()); It != Built.end())
-      CO.CandidateBuildDir = It->second;
+    if (std::optional<std::string> B = builtDir(CandDir))
+      CO.CandidateBuildDir = *B;
     if (!Final) {
       CO.Thresholds.RequireHeldOutSeed = false;
       CO.MaxSeeds = O.ScreenSeeds;
@@ -301,8 +309,8 @@ public:
   /// The build of \p SourceDir from its build step, or (a resumed run that reused that step) a new one in
   /// \p Fallback. Errors name \p What the build is for.
   Expected<std::string> buildFor(StringRef SourceDir, StringRef Fallback, StringRef What) {
-    if (auto It = Built.find(SourceDir.str()); It != Built.end())
-      return It->second;
+    if (std::optional<std::string> Dir = builtDir(SourceDir))
+      return *Dir;
     Expected<BuildOutcome> B = build(SourceDir, Fallback);
     if (!B)
       return B.takeError();
@@ -441,10 +449,32 @@ private:
     return applyOutcomeFromJSON(J.Value, Name);
   }
 
+  /// Built[SourceDir] = BuildDir.
+  void remember(StringRef SourceDir, StringRef BuildDir) {
+    std::lock_guard<std::mutex> L(BuiltLock);
+    Built[SourceDir.str()] = BuildDir.str();
+  }
+  /// Forgets the builds and cubins of source directories at or below \p Dir, which is about to be
+  /// replaced (a candidate prepared ahead for a proposal that did not come is made again in place).
+  void forget(StringRef Dir) {
+    Replay.forget(Dir);
+    std::lock_guard<std::mutex> L(BuiltLock);
+    for (auto It = Built.begin(); It != Built.end();)
+      It = isAtOrBelow(It->first, Dir) ? Built.erase(It) : std::next(It);
+  }
+
   const measure::WorkloadConfig &C;
   ProcessStagesOptions O;
-  /// Source directory -> the build directory build() built it in (and stamped), for compare() to reuse.
+  /// Source directory -> the build directory build() built it in (and stamped), for compare() to reuse;
+  /// under BuiltLock (builds of candidates prepared ahead run on other threads).
   std::map<std::string, std::string> Built;
+  std::mutex BuiltLock;
+  /// The build of \p SourceDir recorded in Built, if any.
+  std::optional<std::string> builtDir(StringRef SourceDir) {
+    std::lock_guard<std::mutex> L(BuiltLock);
+    auto It = Built.find(SourceDir.str());
+    return It == Built.end() ? std::nullopt : std::optional<std::string>(It->second);
+  }
   ReplayStage Replay;
 
   static std::string tail(const std::string &S, size_t N = 2000) {

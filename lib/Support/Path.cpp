@@ -41,4 +41,9 @@ std::string relativePath(StringRef P, StringRef Root) {
   return P.str();
 }
 
+bool isAtOrBelow(StringRef P, StringRef Dir) {
+  Dir = Dir.rtrim('/');
+  return P.consume_front(Dir) && (P.empty() || P.starts_with("/"));
+}
+
 } // namespace kloop

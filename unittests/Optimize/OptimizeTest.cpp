@@ -4,7 +4,13 @@
 #include "kloop/Propose/Context.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/ADT/StringExtras.h"
 #include "gtest/gtest.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
 
 #include "../InventoryFixture.h"
 
@@ -507,3 +513,132 @@ TEST(ApplyOutcomeJSON, RefusesWhatIsNotAnOutcome) {
 }
 
 } // namespace
+
+namespace {
+/// FakeStages that may prepare candidates on other threads (Stages::concurrentPrepare): every method
+/// holds one lock. The first search compare waits (up to WaitS) for the build of the next candidate to
+/// begin, and records whether it did: the next candidate was being prepared while this one was timed.
+struct PreparingStages : FakeStages {
+  std::mutex M;
+  std::condition_variable BuildBegan;
+  bool SawNextBuild = false;
+  std::chrono::milliseconds Wait{20000};
+  bool concurrentPrepare() const override { return true; }
+  Expected<std::string> copySources(StringRef From, StringRef Dir) override {
+    std::lock_guard<std::mutex> L(M);
+    return FakeStages::copySources(From, Dir);
+  }
+  Expected<ApplyOutcome> apply(StringRef File, StringRef Dir) override {
+    std::lock_guard<std::mutex> L(M);
+    return FakeStages::apply(File, Dir);
+  }
+  Expected<BuildOutcome> build(StringRef Src, StringRef Dir) override {
+    std::lock_guard<std::mutex> L(M);
+    BuildBegan.notify_all();
+    return FakeStages::build(Src, Dir);
+  }
+  Expected<CompareOutcome> compare(StringRef Base, StringRef Cand, StringRef Work, bool Final) override {
+    std::unique_lock<std::mutex> L(M);
+    if (Compares == 0 && !Final) // builds so far: the baseline and this candidate
+      SawNextBuild = BuildBegan.wait_for(L, Wait, [&] { return Builds >= 3; });
+    return FakeStages::compare(Base, Cand, Work, Final);
+  }
+};
+
+/// Each round's proposal and outcome, in order, from the journal's propose and decide steps.
+std::vector<std::string> roundsOf(Journal &J, int64_t Run) {
+  std::vector<std::string> Out;
+  for (const StepRecord &St : cantFail(J.listSteps(Run)))
+    if (St.State == StepState::Propose || St.State == StepState::Decide)
+      Out.push_back(std::to_string(St.Round) + " " + stepStateName(St.State).str() + " " +
+                    St.Payload.value(St.State == StepState::Propose ? "proposal" : "outcome", json()).dump());
+  return Out;
+}
+
+/// Rounds whose apply step took a candidate prepared ahead.
+std::vector<int64_t> preparedRounds(Journal &J, int64_t Run) {
+  std::vector<int64_t> Out;
+  for (const StepRecord &St : cantFail(J.listSteps(Run)))
+    if (St.State == StepState::Apply && St.Payload.contains("prepared_ahead_s"))
+      Out.push_back(St.Round);
+  return Out;
+}
+
+/// The rounds of a run on \p S with the builtin proposer, one candidate at a time (journal and outputs
+/// in \p Dir/alone*); none when it fails.
+std::vector<std::string> roundsAlone(Stages &S, StringRef Dir) {
+  auto J = cantFail(Journal::open((Dir + "/alone.db").str(), Journal::OpenMode::OpenOrCreate));
+  builtin::BuiltinProposer P;
+  OptimizeOptions O;
+  O.OutDir = (Dir + "/alone").str();
+  O.BaselineDir = "/base";
+  O.AbsoluteProposals = true;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  if (!R) {
+    ADD_FAILURE() << toString(R.takeError());
+    return {};
+  }
+  EXPECT_TRUE(preparedRounds(*J, R->Run).empty());
+  return roundsOf(*J, R->Run);
+}
+} // namespace
+
+// Prepared ahead, a run journals the same proposals and verdicts as one candidate at a time; the second
+// candidate (128, proposed after 512 is rejected) is prepared while the first is timed, and taken.
+TEST_F(OptimizeTest, PreparedAheadTheRunIsTheSameAndTheNextCandidateIsBuiltWhileOneIsTimed) {
+  struct RejectAll : PreparingStages {
+    Expected<CompareOutcome> compare(StringRef Base, StringRef Cand, StringRef Work, bool Final) override {
+      Expected<CompareOutcome> C = PreparingStages::compare(Base, Cand, Work, Final);
+      if (C) {
+        C->Accepted = false;
+        C->Outcome = "rejected";
+      }
+      return C;
+    }
+  };
+  RejectAll One;
+  One.Wait = std::chrono::milliseconds(500); // nothing is prepared: do not wait long for it
+  std::vector<std::string> Alone = roundsAlone(One, Dir);
+  EXPECT_FALSE(One.SawNextBuild);
+  auto J = journal();
+  RejectAll S;
+  builtin::BuiltinProposer P;
+  OptimizeOptions O = opts();
+  O.PrepareJobs = 2;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  std::vector<std::string> Ahead = roundsOf(*J, R->Run);
+  EXPECT_EQ(Ahead, Alone);
+  ASSERT_GE(Ahead.size(), 4u) << "two rounds expected";
+  EXPECT_TRUE(S.SawNextBuild) << "the second candidate was not built while the first was timed";
+  EXPECT_EQ(preparedRounds(*J, R->Run), std::vector<int64_t>{2});
+}
+
+// A win makes every candidate prepared as if it were rejected useless: they are dropped, their files
+// removed, and the next round is prepared in line; the run is the same as one candidate at a time.
+TEST_F(OptimizeTest, PreparedAheadCandidatesAreDroppedAfterAWin) {
+  FakeStages One;
+  std::vector<std::string> Alone = roundsAlone(One, Dir);
+  auto J = journal();
+  PreparingStages S;
+  builtin::BuiltinProposer P;
+  OptimizeOptions O = opts();
+  O.PrepareJobs = 3;
+  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  ASSERT_TRUE(!!R) << toString(R.takeError());
+  EXPECT_EQ(roundsOf(*J, R->Run), Alone);
+  ASSERT_TRUE(R->Best);
+  EXPECT_EQ(*R->Best, 1u);
+  EXPECT_TRUE(S.SawNextBuild);
+  // Round 2 (1024, from the new incumbent 512) was not what was prepared (128, as if 512 lost).
+  std::vector<int64_t> Taken = preparedRounds(*J, R->Run);
+  EXPECT_TRUE(std::find(Taken.begin(), Taken.end(), 2) == Taken.end());
+  // Nothing is left of a candidate the journal does not know.
+  std::error_code EC;
+  for (llvm::sys::fs::directory_iterator I(O.OutDir + "/candidates", EC), E; I != E && !EC; I.increment(EC)) {
+    StringRef Name = llvm::sys::path::filename(I->path());
+    unsigned N = 0;
+    if (Name.consume_front("cand-") && !Name.take_while(llvm::isDigit).getAsInteger(10, N))
+      EXPECT_LE(N, R->Candidates) << I->path();
+  }
+}

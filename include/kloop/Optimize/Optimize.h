@@ -223,6 +223,15 @@ public:
   /// missing and cannot be built). The default says that these stages cannot
   /// profile.
   virtual llvm::Expected<CountersOutcome> counters(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
+  /// True when copySources, apply, build and prepareReplay may run on other
+  /// threads, several at once on distinct directories, while the calling
+  /// thread runs any method on other directories (OptimizeOptions::PrepareJobs).
+  /// Default false.
+  virtual bool concurrentPrepare() const { return false; }
+  /// Builds ahead, into \p WorkDir, what replayCompare will need of the
+  /// candidate \p SourceDir (its cubin). A failure is not reported here:
+  /// replayCompare then builds it again and reports it. Default: nothing.
+  virtual void prepareReplay(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
 };
 
 /// Options of runOptimize.
@@ -255,6 +264,14 @@ struct OptimizeOptions {
   /// each of them and a replayed search step times every one, as a workload
   /// search step does; empty: one capture, of the shape the stages choose.
   std::vector<std::string> SearchShapes;
+  /// Candidates prepared ahead (copied, applied, built, and their cubin built
+  /// when the step will replay) on this many threads while the loop times the
+  /// current one, for a deterministic proposer (Proposer::deterministic) and
+  /// stages that allow it (Stages::concurrentPrepare); 0: one candidate at a
+  /// time. A prepared candidate is used only when the proposer, asked after
+  /// the verdict, gives the very proposal it was prepared for; the journal is
+  /// the same either way (docs/optimize.md, "Preparing ahead").
+  unsigned PrepareJobs = 0;
   /// Extra context for proposers (e.g. the kernel source); merged into each context.
   nlohmann::json ExtraContext = nlohmann::json::object();
 };

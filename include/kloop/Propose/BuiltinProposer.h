@@ -239,6 +239,8 @@ public:
   llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
   /// "builtin".
   llvm::StringRef kind() const override { return "builtin"; }
+  /// True: the search replays its context's history and nothing else (see the file comment).
+  bool deterministic() const override { return true; }
 
 private:
   SearchOptions Opts;

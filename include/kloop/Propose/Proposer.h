@@ -145,6 +145,12 @@ public:
   virtual llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) = 0;
   /// Provenance::ProposerKind of this proposer's replies.
   virtual llvm::StringRef kind() const = 0;
+  /// True when propose() is a pure function of its context: the same context
+  /// always gives the same proposal, and a call costs nothing (no tokens, no
+  /// side effects). kloop optimize may then ask it about histories that have
+  /// not happened yet, to prepare candidates ahead (docs/optimize.md,
+  /// "Preparing ahead"). Default false.
+  virtual bool deterministic() const { return false; }
 };
 
 } // namespace kloop

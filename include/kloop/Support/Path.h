@@ -26,6 +26,10 @@ std::string installPrefix(const char *Argv0, void *MainAddr);
 /// empty. Inventory IDs and diffs name files this way (`kloop extract --root`).
 std::string relativePath(llvm::StringRef P, llvm::StringRef Root);
 
+/// True when the path \p P is the directory \p Dir or lies below it (a textual
+/// test on whole components as given, no normalization: "/a/bc" is not below "/a/b").
+bool isAtOrBelow(llvm::StringRef P, llvm::StringRef Dir);
+
 } // namespace kloop
 
 #endif

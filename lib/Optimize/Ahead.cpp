@@ -1,0 +1,58 @@
+//===- Ahead.cpp - Candidates prepared ahead on other threads -------------===//
+#include "Ahead.h"
+
+using json = nlohmann::json;
+
+namespace kloop {
+namespace optimize {
+
+AheadQueue::AheadQueue(unsigned Jobs) : Pool(llvm::hardware_concurrency(std::max(1u, Jobs))) {}
+
+AheadQueue::~AheadQueue() {
+  std::vector<unsigned> Ignored;
+  drain(Ignored);
+}
+
+void AheadQueue::push(unsigned Round, json Proposal, std::string From, std::function<PreparedCandidate()> Work) {
+  Jobs.push_back({Round, std::move(Proposal), std::move(From), Pool.async(std::move(Work))});
+}
+
+std::vector<std::pair<unsigned, json>> AheadQueue::queuedAfter(unsigned Round) const {
+  std::vector<std::pair<unsigned, json>> Out;
+  for (const Job &J : Jobs)
+    if (J.Round > Round)
+      Out.push_back({J.Round, J.Proposal});
+  return Out;
+}
+
+unsigned AheadQueue::lastRound() const { return Jobs.empty() ? 0 : Jobs.back().Round; }
+
+std::optional<PreparedCandidate> AheadQueue::take(unsigned Round, const json &Proposal, llvm::StringRef From,
+                                                  std::vector<unsigned> &Dropped) {
+  while (!Jobs.empty() && Jobs.front().Round < Round) {
+    Jobs.front().Result.wait();
+    Dropped.push_back(Jobs.front().Round);
+    ++DroppedCount;
+    Jobs.pop_front();
+  }
+  if (Jobs.empty() || Jobs.front().Round != Round || Jobs.front().Proposal != Proposal || Jobs.front().From != From) {
+    drain(Dropped);
+    return std::nullopt;
+  }
+  PreparedCandidate C = Jobs.front().Result.get();
+  Jobs.pop_front();
+  ++Used;
+  return C;
+}
+
+void AheadQueue::drain(std::vector<unsigned> &Dropped) {
+  for (Job &J : Jobs) {
+    J.Result.wait();
+    Dropped.push_back(J.Round);
+    ++DroppedCount;
+  }
+  Jobs.clear();
+}
+
+} // namespace optimize
+} // namespace kloop
