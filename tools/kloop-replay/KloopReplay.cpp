@@ -2,14 +2,15 @@
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 //              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
-//              [--timeout-ms T] [--device D]
+//              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
 // Loads a kloop-capture/1 directory, puts its allocations back at their captured addresses (CUDA's
 // virtual memory management API; relocated when the driver cannot give those addresses), loads the
 // kernels from cubins, and for every iteration and captured launch restores the inputs (untimed),
 // launches baseline and candidate alternately with the captured launch configuration, times each with
-// CUDA events, and checks every allocation against the captured reference. Prints one kloop-replay/1
+// CUDA events, and checks every allocation against the captured reference (on the GPU first, with the
+// embedded DeviceCheck.cu kernel; on the host, which names the first difference, when the GPU found one). Prints one kloop-replay/1
 // JSON object on stdout (docs/capture.md). With --serve it stays up for a whole search: it loads the
 // capture and maps its allocations once, prints a ready line, then answers one kloop-replay/1 line per
 // request line read from stdin ({"cubin", "candidate_cubin", "iters"}; docs/capture.md, "Serve mode").
@@ -62,6 +63,8 @@ struct Options {
   bool Serve = false;
   /// Enqueue the timed launches behind a stream wait (--no-gate turns it off, to measure what it changes).
   bool Gate = true;
+  /// Check every allocation on the host only (--host-check): the check before the device check existed.
+  bool HostCheck = false;
 };
 
 /// Nanoseconds since \p Since, for the time split of a request.
@@ -80,7 +83,7 @@ struct TimeSplit {
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
     "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison] [--timeout-ms T] [--device D]\n"
-    "       [--no-gate]\n"
+    "       [--no-gate] [--host-check]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
 bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
@@ -139,6 +142,8 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
       O.Serve = true;
     } else if (A == "--no-gate") {
       O.Gate = false;
+    } else if (A == "--host-check") {
+      O.HostCheck = true;
     } else if (!A.empty() && A[0] == '-') {
       Error = "unknown option " + A;
       return false;
@@ -218,6 +223,8 @@ public:
   /// The stream, events, timing gate, L2 flush buffer, pinned check buffer and device copies of
   /// \p Ps' inputs that every request uses; once per process.
   void prepareDevice(const std::vector<Prepared> &Ps);
+  /// Stream, events, gate, pinned buffers and device copies of the inputs (prepareDevice's first part).
+  void prepareHost(const std::vector<Prepared> &Ps);
   /// Finds every launch's kernel in \p Cubin (side 0) and \p CandidateCubin (side 1, "" for none);
   /// a cubin is loaded once per process and path.
   void loadKernels(std::vector<Prepared> &Ps, const std::string &Cubin, const std::string &CandidateCubin);
@@ -230,6 +237,9 @@ public:
   void classifyPoison(Prepared &P);
 
   bool Relocated = false;
+  /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference
+  /// is in device memory.
+  bool DeviceCheck = false;
   /// The timed launches are enqueued behind a stream wait that the host releases (see runOnce).
   bool Gated = false;
   std::string DeviceName;
@@ -273,6 +283,15 @@ private:
   /// Input blob -> its copy in device memory, restored from with a device-to-device copy; empty when
   /// the copies would not fit in half the free device memory (then inputs are copied from the host).
   std::map<const std::vector<uint8_t> *, CUdeviceptr> DeviceInputs;
+  /// The check on the GPU: DeviceCheck.cu's kernel, its result word, and each reference blob's device copy.
+  CUmodule CheckModule = nullptr;
+  CUfunction CheckFn = nullptr;
+  CUdeviceptr CheckFlag = 0;
+  std::map<const std::vector<uint8_t> *, CUdeviceptr> DeviceRefs;
+  void prepareDeviceCheck(const std::vector<Prepared> &Ps);
+  /// False when \p Bytes bytes at \p Got certainly match \p Ref (null: every byte is \p Fill) under
+  /// \p T; true when they may differ (the host check then decides and names the difference).
+  bool mayDiffer(CUdeviceptr Got, CUdeviceptr Ref, size_t Bytes, const replay::Tolerance &T, uint8_t Fill);
 };
 
 Replayer::~Replayer() = default; // the process exits right after; the driver tears the context down
@@ -439,6 +458,11 @@ uint8_t *Replayer::gotBuffer(size_t Bytes) {
 }
 
 void Replayer::prepareDevice(const std::vector<Prepared> &Ps) {
+  prepareHost(Ps);
+  prepareDeviceCheck(Ps);
+}
+
+void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
   check(cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(cuEventCreate(&Start, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventCreate(&Stop, CU_EVENT_DEFAULT), "cuEventCreate");
@@ -517,6 +541,79 @@ void Replayer::restore(const Prepared &P, bool Poison) {
   Split.Restore += nsSince(Began);
 }
 
+#ifdef KLOOP_REPLAY_DEVICE_CHECK
+/// DeviceCheck.cu compiled to PTX at build time (tools/kloop-replay/CMakeLists.txt).
+const char DeviceCheckPtx[] =
+#include "DeviceCheckPtx.inc"
+    ;
+#endif
+
+void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
+#ifdef KLOOP_REPLAY_DEVICE_CHECK
+  if (O.HostCheck)
+    return;
+  // The references in device memory when they fit in half of what is free after the inputs' copies;
+  // otherwise every check stays on the host, as before.
+  size_t RefBytes = 0;
+  std::map<const std::vector<uint8_t> *, size_t> Refs;
+  for (const Prepared &P : Ps)
+    for (const auto &After : P.After)
+      if (Refs.emplace(After.get(), After->size()).second)
+        RefBytes += After->size();
+  size_t Free = 0, Total = 0;
+  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || RefBytes > Free / 2)
+    return;
+  auto Undo = [&] {
+    for (auto &[B, Ptr] : DeviceRefs)
+      (void)cuMemFree(Ptr);
+    DeviceRefs.clear();
+    if (CheckFlag)
+      (void)cuMemFree(CheckFlag);
+    CheckFlag = 0;
+    if (CheckModule)
+      (void)cuModuleUnload(CheckModule);
+    CheckModule = nullptr;
+  };
+  if (cuModuleLoadData(&CheckModule, DeviceCheckPtx) != CUDA_SUCCESS ||
+      cuModuleGetFunction(&CheckFn, CheckModule, "kloop_replay_differs") != CUDA_SUCCESS ||
+      cuMemAlloc(&CheckFlag, sizeof(unsigned)) != CUDA_SUCCESS)
+    return Undo();
+  for (auto [Blob, Bytes] : Refs) {
+    CUdeviceptr D = 0;
+    if (Bytes && (cuMemAlloc(&D, Bytes) != CUDA_SUCCESS || cuMemcpyHtoD(D, Blob->data(), Bytes) != CUDA_SUCCESS)) {
+      if (D)
+        (void)cuMemFree(D);
+      return Undo();
+    }
+    DeviceRefs[Blob] = D;
+  }
+  DeviceCheck = true;
+#else
+  (void)Ps;
+#endif
+}
+
+bool Replayer::mayDiffer(CUdeviceptr Got, CUdeviceptr Ref, size_t Bytes, const replay::Tolerance &T, uint8_t Fill) {
+  if (!DeviceCheck)
+    return true;
+  if (Bytes == 0)
+    return false;
+  unsigned long long Size = Bytes;
+  int Kind = static_cast<int>(T.K), ElementBytes = static_cast<int>(T.ElementBytes);
+  double Value = T.Value;
+  unsigned FillWord = Fill;
+  unsigned Zero = 0, Differs = 1;
+  void *Args[] = {&Got, &Ref, &Size, &Kind, &Value, &ElementBytes, &FillWord, &CheckFlag};
+  // Enough blocks to stream the buffer at full bandwidth; each thread strides over the rest.
+  unsigned Blocks = static_cast<unsigned>(std::min<unsigned long long>(1024, (Size + 8191) / 8192 + 1));
+  if (cuMemcpyHtoDAsync(CheckFlag, &Zero, sizeof(Zero), Stream) != CUDA_SUCCESS ||
+      cuLaunchKernel(CheckFn, Blocks, 1, 1, 256, 1, 1, 0, Stream, Args, nullptr) != CUDA_SUCCESS ||
+      cuMemcpyDtoHAsync(&Differs, CheckFlag, sizeof(Differs), Stream) != CUDA_SUCCESS ||
+      cuStreamSynchronize(Stream) != CUDA_SUCCESS)
+    return true; // the host check decides
+  return Differs != 0;
+}
+
 void Replayer::waitFor(CUevent E, const std::string &Side) {
   auto Deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(O.TimeoutMs);
   for (;;) {
@@ -541,10 +638,13 @@ std::string Replayer::compare(const Prepared &P) {
   } Add{Split.Check, Began};
   for (size_t I = 0; I < P.Bases.size(); ++I) {
     const capture::Allocation &A = P.L->Allocations[I];
-    uint8_t *Got = gotBuffer(A.Bytes);
-    check(cuMemcpyDtoH(Got, P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
     // An allocation the launch did not change must stay bit-identical, whatever the tolerance.
     replay::Tolerance T = A.written() ? O.Tol : replay::Tolerance();
+    auto Ref = DeviceRefs.find(P.After[I].get());
+    if (Ref != DeviceRefs.end() && !mayDiffer(P.Bases[I], Ref->second, A.Bytes, T, 0))
+      continue;
+    uint8_t *Got = gotBuffer(A.Bytes);
+    check(cuMemcpyDtoH(Got, P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
     if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got, A.Bytes, T)) {
       char Where[96];
       std::snprintf(Where, sizeof(Where), " allocation %zu (%llu bytes at captured address 0x%llx) ", I,
@@ -555,6 +655,8 @@ std::string Replayer::compare(const Prepared &P) {
   }
   // Bytes mapped only because of the granularity: a write there is a write past an allocation's end.
   for (const replay::MappedRange &S : Slack) {
+    if (!mayDiffer(static_cast<CUdeviceptr>(translate(S.Start)), 0, S.Size, replay::Tolerance(), SlackByte))
+      continue;
     uint8_t *Got = gotBuffer(S.Size);
     check(cuMemcpyDtoH(Got, static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
     for (size_t I = 0; I < S.Size; ++I)
@@ -659,6 +761,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   J["l2"] = O.L2Flush ? "flush" : "warm";
   J["tolerance"] = replay::toleranceText(O.Tol);
   J["relocated"] = R && R->Relocated;
+  J["checked_on"] = R && R->DeviceCheck ? "device" : "host";
   json Launches = json::array();
   bool BaseOk = !Ps.empty(), CandOk = !Ps.empty();
   for (const Prepared &P : Ps) {

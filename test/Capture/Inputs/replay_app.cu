@@ -5,7 +5,8 @@
 //  - touch_managed (with --managed): managed memory, which capture refuses.
 // Prints checksums, so that a captured run can be compared with an uncaptured one.
 // Built as a program, and with -cubin as the replay's baseline; -DKLOOP_WRONG, -DKLOOP_FAULT and
-// -DKLOOP_HANG give candidates that compute a wrong saxpy, write to an invalid address, or never return.
+// -DKLOOP_HANG give candidates that compute a wrong saxpy, write to an invalid address, or never return;
+// -DKLOOP_ROUNDOFF one whose saxpy is off by a relative 2e-7 (within rel:1e-5, not exact).
 #include <cstdio>
 #include <cstring>
 #include <cuda_runtime.h>
@@ -26,6 +27,8 @@ __global__ void saxpy_struct(int n, float a, Bufs b) {
   if (i < n) {
 #if defined(KLOOP_WRONG)
     b.y[i] = a * b.x[i] + b.y[i] + (i == n / 2 ? 1.0f : 0.0f);
+#elif defined(KLOOP_ROUNDOFF)
+    b.y[i] = (a * b.x[i] + b.y[i]) * 1.0000002f; // within rel:1e-5 of the reference, not exact
 #elif defined(KLOOP_FAULT)
     reinterpret_cast<float *>(16)[i] = a * b.x[i] + b.y[i];
 #else
