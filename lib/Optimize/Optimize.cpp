@@ -854,6 +854,7 @@ private:
     const json &Proposal = (*Prop)["proposal"];
     json Hist = {{"round", N}, {"proposal", Proposal}, {"accepted", false}};
     std::optional<PreparedCandidate> Pre = takePrepared(N, Proposal);
+    prepareAhead(N, Hist); // beside this round's own apply and build when they are not prepared
     Expected<ApplyStep> Ap = apply(N, Key, PropId, Proposal, Pre);
     if (!Ap)
       return Ap.takeError();
@@ -876,7 +877,6 @@ private:
       lostRound(Hist, "build_failed", json(), Prefix + " does not build");
       return true;
     }
-    prepareAhead(N, Hist);
     Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir, Proposal);
     if (!Dc)
       return Dc.takeError();
@@ -1087,9 +1087,9 @@ private:
   }
 
   /// Queues the candidates of the rounds after \p N, up to OptimizeOptions::PrepareJobs ahead and within
-  /// the candidate and round budgets, as if round \p N (its history entry \p Hist so far) and every
-  /// candidate queued before were rejected: the common case, and the one in which the proposer's next
-  /// proposals are known before the verdict.
+  /// the candidate and round budgets, as if round \p N (its history entry \p Hist so far: its proposal)
+  /// and every candidate queued before were rejected, without spilling: the common case, and the one in
+  /// which the proposer's next proposals are known before round N is built and timed.
   void prepareAhead(unsigned N, const json &Hist) {
     if (!Ahead || N + 1 < FirstUnjournaledRound)
       return;
