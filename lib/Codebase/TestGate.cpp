@@ -43,6 +43,8 @@ public:
     return In->capture(BaseDir, CaptureDir, Shape);
   }
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override { return In->diff(BaseDir, CandDir); }
+  bool concurrentPrepare() const override { return In->concurrentPrepare(); }
+  void prepareReplay(StringRef SourceDir, StringRef WorkDir) override { In->prepareReplay(SourceDir, WorkDir); }
 
   Expected<optimize::CompareOutcome> compare(StringRef BaseDir, StringRef CandDir, StringRef WorkDir,
                                              bool Final) override {

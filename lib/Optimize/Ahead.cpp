@@ -13,8 +13,10 @@ AheadQueue::~AheadQueue() {
   drain(Ignored);
 }
 
-void AheadQueue::push(unsigned Round, json Proposal, std::string From, std::function<PreparedCandidate()> Work) {
-  Jobs.push_back({Round, std::move(Proposal), std::move(From), Pool.async(std::move(Work))});
+void AheadQueue::push(unsigned Round, json Proposal, std::string From, Work W) {
+  auto Cancelled = std::make_shared<std::atomic<bool>>(false);
+  auto Result = Pool.async([W = std::move(W), Cancelled] { return W(*Cancelled); });
+  Jobs.push_back({Round, std::move(Proposal), std::move(From), std::move(Cancelled), std::move(Result)});
 }
 
 std::vector<std::pair<unsigned, json>> AheadQueue::queuedAfter(unsigned Round) const {
@@ -29,12 +31,8 @@ unsigned AheadQueue::lastRound() const { return Jobs.empty() ? 0 : Jobs.back().R
 
 std::optional<PreparedCandidate> AheadQueue::take(unsigned Round, const json &Proposal, llvm::StringRef From,
                                                   std::vector<unsigned> &Dropped) {
-  while (!Jobs.empty() && Jobs.front().Round < Round) {
-    Jobs.front().Result.wait();
-    Dropped.push_back(Jobs.front().Round);
-    ++DroppedCount;
-    Jobs.pop_front();
-  }
+  while (!Jobs.empty() && Jobs.front().Round < Round)
+    dropFront(Dropped);
   if (Jobs.empty() || Jobs.front().Round != Round || Jobs.front().Proposal != Proposal || Jobs.front().From != From) {
     drain(Dropped);
     return std::nullopt;
@@ -45,13 +43,19 @@ std::optional<PreparedCandidate> AheadQueue::take(unsigned Round, const json &Pr
   return C;
 }
 
+void AheadQueue::dropFront(std::vector<unsigned> &Dropped) {
+  Jobs.front().Cancelled->store(true);
+  Jobs.front().Result.wait();
+  Dropped.push_back(Jobs.front().Round);
+  ++DroppedCount;
+  Jobs.pop_front();
+}
+
 void AheadQueue::drain(std::vector<unsigned> &Dropped) {
-  for (Job &J : Jobs) {
-    J.Result.wait();
-    Dropped.push_back(J.Round);
-    ++DroppedCount;
-  }
-  Jobs.clear();
+  for (Job &J : Jobs) // every job stops at its next stage, not one after the other
+    J.Cancelled->store(true);
+  while (!Jobs.empty())
+    dropFront(Dropped);
 }
 
 } // namespace optimize

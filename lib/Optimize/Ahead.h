@@ -18,9 +18,11 @@
 #include "kloop/Optimize/Optimize.h"
 #include "llvm/Support/ThreadPool.h"
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <future>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,20 +51,23 @@ public:
   explicit AheadQueue(unsigned Jobs);
   /// Waits for every job (their results are dropped).
   ~AheadQueue();
-  /// Queues round \p Round's candidate, \p Proposal applied to a copy of \p From, prepared by \p Work on
+  /// What prepares one candidate on a thread of the pool. It should look at \p Cancelled between its
+  /// stages and stop early when it is set: the candidate was dropped, and only what it wrote matters.
+  using Work = std::function<PreparedCandidate(const std::atomic<bool> &Cancelled)>;
+  /// Queues round \p Round's candidate, \p Proposal applied to a copy of \p From, prepared by \p W on
   /// a thread of the pool. Rounds are queued in increasing order.
-  void push(unsigned Round, nlohmann::json Proposal, std::string From, std::function<PreparedCandidate()> Work);
+  void push(unsigned Round, nlohmann::json Proposal, std::string From, Work W);
   /// The rounds and proposals queued after round \p Round, in order.
   std::vector<std::pair<unsigned, nlohmann::json>> queuedAfter(unsigned Round) const;
   /// The last round queued; 0 when none is.
   unsigned lastRound() const;
   /// Round \p Round's prepared candidate when it was queued for \p Proposal from \p From (waits for its
-  /// job). Otherwise every queued job is waited for and dropped, and their rounds are added to
+  /// job). Otherwise every queued job is cancelled, waited for and dropped, and their rounds are added to
   /// \p Dropped: each of them was prepared for a history that did not happen. Rounds before \p Round
   /// are dropped in either case.
   std::optional<PreparedCandidate> take(unsigned Round, const nlohmann::json &Proposal, llvm::StringRef From,
                                         std::vector<unsigned> &Dropped);
-  /// Waits for every queued job and drops it; adds their rounds to \p Dropped.
+  /// Cancels every queued job, waits for it and drops it; adds their rounds to \p Dropped.
   void drain(std::vector<unsigned> &Dropped);
   /// Candidates taken by their rounds, and candidates dropped, so far.
   unsigned used() const { return Used; }
@@ -73,8 +78,11 @@ private:
     unsigned Round;
     nlohmann::json Proposal;
     std::string From;
+    std::shared_ptr<std::atomic<bool>> Cancelled;
     std::shared_future<PreparedCandidate> Result;
   };
+  /// Cancels the front job, waits for it and drops it into \p Dropped.
+  void dropFront(std::vector<unsigned> &Dropped);
   llvm::StdThreadPool Pool;
   std::deque<Job> Jobs;
   unsigned Used = 0, DroppedCount = 0;

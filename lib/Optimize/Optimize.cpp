@@ -853,9 +853,8 @@ private:
     int64_t PropId = (*Prop)["proposal_id"].get<int64_t>();
     const json &Proposal = (*Prop)["proposal"];
     json Hist = {{"round", N}, {"proposal", Proposal}, {"accepted", false}};
-    std::optional<PreparedCandidate> Pre = takePrepared(N, Proposal);
-    prepareAhead(N, Hist); // beside this round's own apply and build when they are not prepared
-    Expected<ApplyStep> Ap = apply(N, Key, PropId, Proposal, Pre);
+    std::optional<BuildOutcome> AheadBuild;
+    Expected<ApplyStep> Ap = apply(N, Key, PropId, Hist, AheadBuild);
     if (!Ap)
       return Ap.takeError();
     std::string Prefix = "round " + std::to_string(N) + ": " + Key;
@@ -868,7 +867,7 @@ private:
       return true;
     }
     const std::string &CandDir = Ap->SourceDir;
-    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir, Pre ? Pre->Build : std::nullopt);
+    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir, std::move(AheadBuild));
     if (!Bd)
       return Bd.takeError();
     Hist["spilled"] = Bd->Spilled;
@@ -1018,6 +1017,10 @@ private:
   Expected<std::pair<std::string, ApplyOutcome>> applyFresh(const std::string &Key, const json &Proposal,
                                                             const std::string &From) const {
     std::string CandWork = CandRoot + "/" + Key;
+    // A build left by a candidate prepared for another proposal (a crash before it was removed) is not
+    // built over.
+    if (std::error_code EC = llvm::sys::fs::remove_directories(buildDirOf(Key)))
+      return makeError("cannot clear " + buildDirOf(Key) + ": " + EC.message());
     Expected<std::string> D = S.copySources(From, CandWork);
     if (!D)
       return D.takeError();
@@ -1033,11 +1036,17 @@ private:
   /// Candidate \p Key's build directory.
   std::string buildDirOf(const std::string &Key) const { return O.OutDir + "/build/" + Key; }
 
-  /// The apply step: a fresh copy of the proposal's base with the proposal applied in place, or the
-  /// candidate \p Pre prepared ahead.
-  Expected<ApplyStep> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Proposal,
-                            const std::optional<PreparedCandidate> &Pre) {
+  /// The apply step of round \p N (history entry \p Hist: its proposal): the candidate prepared ahead for
+  /// it, waited for within the step (its build goes to \p AheadBuild), else a fresh copy of the proposal's
+  /// base with the proposal applied in place; then the rounds after it are queued to be prepared ahead.
+  Expected<ApplyStep> apply(unsigned N, const std::string &Key, int64_t PropId, const json &Hist,
+                            std::optional<BuildOutcome> &AheadBuild) {
+    const json &Proposal = Hist["proposal"];
     return typedStep<ApplyStep>(N, StepState::Apply, Key, [&]() -> Expected<ApplyStep> {
+      std::optional<PreparedCandidate> Pre = takePrepared(N, Proposal);
+      prepareAhead(N, Hist); // beside this round's own apply and build when they are not prepared
+      if (Pre)
+        AheadBuild = Pre->Build;
       using Applied = std::pair<std::string, ApplyOutcome>;
       Expected<Applied> A = Pre ? Expected<Applied>(Applied(Pre->SourceDir, Pre->Apply))
                                 : applyFresh(Key, Proposal, proposalBase());
@@ -1106,9 +1115,8 @@ private:
       }
       bool Cubin = WantReplay && replayBlocker(R->Proposal).empty();
       Ahead->push(M, R->Proposal, proposalBase(),
-                  [this, Key = candKey(M), Proposal = R->Proposal, From = proposalBase(), Cubin] {
-                    return prepare(Key, Proposal, From, Cubin);
-                  });
+                  [this, Key = candKey(M), Proposal = R->Proposal, From = proposalBase(),
+                   Cubin](const std::atomic<bool> &Cancelled) { return prepare(Key, Proposal, From, Cubin, Cancelled); });
       Hyp.push_back(asRejected({{"round", M}, {"proposal", R->Proposal}, {"accepted", false}}));
     }
   }
@@ -1122,8 +1130,10 @@ private:
   }
 
   /// Prepares candidate \p Key on a preparing thread: \p Proposal applied to a copy of \p From, its
-  /// build, and with \p Cubin the cubin its replayed step will need.
-  PreparedCandidate prepare(const std::string &Key, const json &Proposal, const std::string &From, bool Cubin) const {
+  /// build, and with \p Cubin the cubin its replayed step will need; stops after a stage once
+  /// \p Cancelled is set (the candidate was dropped; what it wrote is removed).
+  PreparedCandidate prepare(const std::string &Key, const json &Proposal, const std::string &From, bool Cubin,
+                            const std::atomic<bool> &Cancelled) const {
     auto Began = std::chrono::steady_clock::now();
     PreparedCandidate C;
     Expected<std::pair<std::string, ApplyOutcome>> A = applyFresh(Key, Proposal, From);
@@ -1133,13 +1143,17 @@ private:
     }
     C.SourceDir = std::move(A->first);
     C.Apply = std::move(A->second);
+    if (Cancelled) {
+      C.Problem = "cancelled";
+      return C;
+    }
     if (C.Apply.Applied && !C.Apply.Failure) {
       Expected<BuildOutcome> B = S.build(C.SourceDir, buildDirOf(Key));
       if (!B) {
         C.Problem = llvm::toString(B.takeError());
         return C;
       }
-      if (Cubin && B->Succeeded)
+      if (Cubin && B->Succeeded && !Cancelled)
         S.prepareReplay(C.SourceDir, CandRoot + "/" + Key + ".replay");
       C.Build = std::move(*B);
     }

@@ -11,6 +11,8 @@ __device__ static bool within(double E, double G, int Kind, double Value) {
     return E != E && G != G;
   if (E == G)
     return true; // equal infinities too
+  if (isinf(E) || isinf(G))
+    return false; // an infinity matches nothing else
   double Diff = fabs(G - E);
   if (Kind == 1)
     return Diff <= Value;

@@ -84,6 +84,8 @@ bool within(double E, double G, const Tolerance &T) {
     return std::isnan(E) && std::isnan(G);
   if (E == G)
     return true; // equal infinities too
+  if (std::isinf(E) || std::isinf(G))
+    return false; // an infinity matches nothing else (|inf - x| <= rel * inf would hold)
   double Diff = std::fabs(G - E);
   if (T.K == Tolerance::Kind::Abs)
     return Diff <= T.Value;

@@ -38,7 +38,7 @@ std::string toleranceText(const Tolerance &T);
 /// The first difference between \p Expected and \p Got (\p Size bytes each) under \p T, as
 /// "byte 16 (element 4): expected 3f800000 (1), got 00000000 (0)"; std::nullopt when they match.
 /// Exact compares bytes; Abs and Rel compare elements (two NaNs match, NaN against a number does not,
-/// equal infinities match, as kloopVerify's tolerances do; docs/verify.md) and compare any trailing
+/// an infinity matches only the same infinity, as kloopVerify's tolerances do; docs/verify.md) and compare any trailing
 /// bytes that do not fill an element exactly.
 std::optional<std::string> firstMismatch(const uint8_t *Expected, const uint8_t *Got, size_t Size, const Tolerance &T);
 

@@ -18,6 +18,12 @@ std::vector<uint8_t> floats(std::initializer_list<float> Fs) {
   return B;
 }
 
+std::vector<uint8_t> doubles(std::initializer_list<double> Ds) {
+  std::vector<uint8_t> B(Ds.size() * 8);
+  std::memcpy(B.data(), Ds.begin(), B.size());
+  return B;
+}
+
 Tolerance tol(const std::string &Text) {
   Tolerance T;
   std::string Err;
@@ -68,6 +74,16 @@ TEST(FirstMismatch, NaNAndInfinityRules) {
   EXPECT_FALSE(firstMismatch(A.data(), B.data(), A.size(), tol("abs:0")));
   EXPECT_TRUE(firstMismatch(A.data(), C.data(), A.size(), tol("abs:1e30")));
   EXPECT_TRUE(firstMismatch(C.data(), A.data(), A.size(), tol("rel:1")));
+  // An infinity matches only the same infinity, under rel too (|inf - 1| <= x * inf would hold), as
+  // kloopVerify's tolerances have it: an overflowing candidate is a mismatch.
+  auto One = floats({1}), PosInf = floats({Inf}), NegInf = floats({-Inf});
+  for (const char *T : {"rel:1e-5", "rel:1", "abs:1e30"}) {
+    EXPECT_TRUE(firstMismatch(One.data(), PosInf.data(), 4, tol(T))) << T;
+    EXPECT_TRUE(firstMismatch(PosInf.data(), One.data(), 4, tol(T))) << T;
+    EXPECT_TRUE(firstMismatch(PosInf.data(), NegInf.data(), 4, tol(T))) << T;
+  }
+  auto OneD = doubles({1}), InfD = doubles({std::numeric_limits<double>::infinity()});
+  EXPECT_TRUE(firstMismatch(OneD.data(), InfD.data(), 8, tol("rel:1e-5,f64")));
 }
 
 TEST(FirstMismatch, TrailingBytesAreComparedExactly) {
