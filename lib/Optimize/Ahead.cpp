@@ -39,7 +39,6 @@ std::optional<PreparedCandidate> AheadQueue::take(unsigned Round, const json &Pr
   }
   PreparedCandidate C = Jobs.front().Result.get();
   Jobs.pop_front();
-  ++Used;
   return C;
 }
 
@@ -47,7 +46,6 @@ void AheadQueue::dropFront(std::vector<unsigned> &Dropped) {
   Jobs.front().Cancelled->store(true);
   Jobs.front().Result.wait();
   Dropped.push_back(Jobs.front().Round);
-  ++DroppedCount;
   Jobs.pop_front();
 }
 

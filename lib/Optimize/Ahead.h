@@ -69,9 +69,6 @@ public:
                                         std::vector<unsigned> &Dropped);
   /// Cancels every queued job, waits for it and drops it; adds their rounds to \p Dropped.
   void drain(std::vector<unsigned> &Dropped);
-  /// Candidates taken by their rounds, and candidates dropped, so far.
-  unsigned used() const { return Used; }
-  unsigned dropped() const { return DroppedCount; }
 
 private:
   struct Job {
@@ -85,7 +82,6 @@ private:
   void dropFront(std::vector<unsigned> &Dropped);
   llvm::StdThreadPool Pool;
   std::deque<Job> Jobs;
-  unsigned Used = 0, DroppedCount = 0;
 };
 
 } // namespace optimize

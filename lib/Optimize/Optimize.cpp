@@ -729,7 +729,7 @@ private:
     ReplayCompareOutcome All;
     for (size_t I = 0; I < Captures.size(); ++I) {
       const auto &[Shape, Dir] = Captures[I];
-      std::string Work = CandRoot + "/" + Key + (I ? "." + Shape : std::string()) + ".replay";
+      std::string Work = replayDirOf(Key, I ? Shape : "");
       Expected<ReplayCompareOutcome> R = S.replayCompare(Incumbent, CandDir, Dir, Work, Shape);
       if (!R || !R->Compare)
         return R;
@@ -1036,6 +1036,12 @@ private:
   /// Candidate \p Key's build directory.
   std::string buildDirOf(const std::string &Key) const { return O.OutDir + "/build/" + Key; }
 
+  /// Where candidate \p Key's replayed step works on the capture of search shape \p Shape ("": the
+  /// first search shape's, where its cubin is built).
+  std::string replayDirOf(const std::string &Key, const std::string &Shape = "") const {
+    return CandRoot + "/" + Key + (Shape.empty() ? "" : "." + Shape) + ".replay";
+  }
+
   /// The apply step of round \p N (history entry \p Hist: its proposal): the candidate prepared ahead for
   /// it, waited for within the step (its build goes to \p AheadBuild), else a fresh copy of the proposal's
   /// base with the proposal applied in place; then the rounds after it are queued to be prepared ahead.
@@ -1154,7 +1160,7 @@ private:
         return C;
       }
       if (Cubin && B->Succeeded && !Cancelled)
-        S.prepareReplay(C.SourceDir, CandRoot + "/" + Key + ".replay");
+        S.prepareReplay(C.SourceDir, replayDirOf(Key));
       C.Build = std::move(*B);
     }
     C.WallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - Began).count();
@@ -1174,7 +1180,7 @@ private:
   void removePrepared(const std::vector<unsigned> &Rounds) {
     for (unsigned M : Rounds) {
       std::string Key = candKey(M);
-      for (const std::string &Dir : {CandRoot + "/" + Key, CandRoot + "/" + Key + ".replay", buildDirOf(Key)})
+      for (const std::string &Dir : {CandRoot + "/" + Key, replayDirOf(Key), buildDirOf(Key)})
         llvm::sys::fs::remove_directories(Dir);
       llvm::sys::fs::remove(CandRoot + "/" + Key + ".proposal.json");
     }

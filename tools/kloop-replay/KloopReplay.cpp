@@ -280,14 +280,19 @@ private:
   size_t GotPinnedBytes = 0;
   std::vector<uint8_t> GotPageable;
   uint8_t *gotBuffer(size_t Bytes);
+  /// A blob -> its copy in device memory.
+  using DeviceBlobs = std::map<const std::vector<uint8_t> *, CUdeviceptr>;
   /// Input blob -> its copy in device memory, restored from with a device-to-device copy; empty when
   /// the copies would not fit in half the free device memory (then inputs are copied from the host).
-  std::map<const std::vector<uint8_t> *, CUdeviceptr> DeviceInputs;
+  DeviceBlobs DeviceInputs;
+  /// Device copies of the distinct non-empty blobs among \p Blobs, all or none: none when they would not
+  /// fit in half the free device memory, or an allocation or a copy fails.
+  DeviceBlobs deviceCopies(const std::vector<const std::vector<uint8_t> *> &Blobs);
   /// The check on the GPU: DeviceCheck.cu's kernel, its result word, and each reference blob's device copy.
   CUmodule CheckModule = nullptr;
   CUfunction CheckFn = nullptr;
   CUdeviceptr CheckFlag = 0;
-  std::map<const std::vector<uint8_t> *, CUdeviceptr> DeviceRefs;
+  DeviceBlobs DeviceRefs;
   void prepareDeviceCheck(const std::vector<Prepared> &Ps);
   /// False when \p Bytes bytes at \p Got certainly match \p Ref (null: every byte is \p Fill) under
   /// \p T; true when they may differ (the host check then decides and names the difference).
@@ -487,13 +492,12 @@ void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
   for (auto &[Name, Blob] : BlobCache)
     if (!Blob->empty())
       (void)cuMemHostRegister(Blob->data(), Blob->size(), CU_MEMHOSTREGISTER_PORTABLE);
-  size_t Largest = 0, InputBytes = 0;
-  std::map<const std::vector<uint8_t> *, size_t> Inputs;
+  size_t Largest = 0;
+  std::vector<const std::vector<uint8_t> *> Inputs;
   for (const Prepared &P : Ps)
-    for (size_t I = 0; I < P.Before.size(); ++I) {
-      Largest = std::max(Largest, P.Before[I]->size());
-      if (Inputs.emplace(P.Before[I].get(), P.Before[I]->size()).second)
-        InputBytes += P.Before[I]->size();
+    for (const auto &Before : P.Before) {
+      Largest = std::max(Largest, Before->size());
+      Inputs.push_back(Before.get());
     }
   for (const replay::MappedRange &S : Slack)
     Largest = std::max<size_t>(Largest, S.Size);
@@ -503,22 +507,32 @@ void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
     GotPinnedBytes = Largest;
   }
   // Device copies of the inputs turn each restore into device-to-device copies (HBM bandwidth instead
-  // of the host link), when they fit in half of the free memory.
+  // of the host link).
+  DeviceInputs = deviceCopies(Inputs);
+}
+
+Replayer::DeviceBlobs Replayer::deviceCopies(const std::vector<const std::vector<uint8_t> *> &Blobs) {
+  std::map<const std::vector<uint8_t> *, size_t> Distinct;
+  size_t Bytes = 0;
+  for (const std::vector<uint8_t> *B : Blobs)
+    if (!B->empty() && Distinct.emplace(B, B->size()).second)
+      Bytes += B->size();
+  DeviceBlobs Out;
   size_t Free = 0, Total = 0;
-  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || InputBytes > Free / 2)
-    return;
-  for (auto [Blob, Bytes] : Inputs) {
+  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || Bytes > Free / 2)
+    return Out;
+  for (auto [Blob, Size] : Distinct) {
     CUdeviceptr D = 0;
-    if (Bytes == 0 || cuMemAlloc(&D, Bytes) != CUDA_SUCCESS || cuMemcpyHtoD(D, Blob->data(), Bytes) != CUDA_SUCCESS) {
-      for (auto &[B, Ptr] : DeviceInputs)
-        (void)cuMemFree(Ptr);
-      DeviceInputs.clear();
+    if (cuMemAlloc(&D, Size) != CUDA_SUCCESS || cuMemcpyHtoD(D, Blob->data(), Size) != CUDA_SUCCESS) {
       if (D)
         (void)cuMemFree(D);
-      return;
+      for (auto &[B, Ptr] : Out)
+        (void)cuMemFree(Ptr);
+      return {};
     }
-    DeviceInputs[Blob] = D;
+    Out[Blob] = D;
   }
+  return Out;
 }
 
 void Replayer::restore(const Prepared &P, bool Poison) {
@@ -552,40 +566,25 @@ void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
 #ifdef KLOOP_REPLAY_DEVICE_CHECK
   if (O.HostCheck)
     return;
-  // The references in device memory when they fit in half of what is free after the inputs' copies;
-  // otherwise every check stays on the host, as before.
-  size_t RefBytes = 0;
-  std::map<const std::vector<uint8_t> *, size_t> Refs;
+  // The references in device memory (after the inputs' copies, so that those keep their room); when
+  // they are not all there, or the kernel does not load, every check stays on the host, as before.
+  std::vector<const std::vector<uint8_t> *> Refs;
   for (const Prepared &P : Ps)
     for (const auto &After : P.After)
-      if (Refs.emplace(After.get(), After->size()).second)
-        RefBytes += After->size();
-  size_t Free = 0, Total = 0;
-  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || RefBytes > Free / 2)
-    return;
-  auto Undo = [&] {
+      if (!After->empty())
+        Refs.push_back(After.get());
+  DeviceRefs = deviceCopies(Refs);
+  if (DeviceRefs.empty() != Refs.empty() ||
+      cuModuleLoadData(&CheckModule, DeviceCheckPtx) != CUDA_SUCCESS ||
+      cuModuleGetFunction(&CheckFn, CheckModule, "kloop_replay_differs") != CUDA_SUCCESS ||
+      cuMemAlloc(&CheckFlag, sizeof(unsigned)) != CUDA_SUCCESS) {
     for (auto &[B, Ptr] : DeviceRefs)
       (void)cuMemFree(Ptr);
     DeviceRefs.clear();
-    if (CheckFlag)
-      (void)cuMemFree(CheckFlag);
-    CheckFlag = 0;
     if (CheckModule)
       (void)cuModuleUnload(CheckModule);
     CheckModule = nullptr;
-  };
-  if (cuModuleLoadData(&CheckModule, DeviceCheckPtx) != CUDA_SUCCESS ||
-      cuModuleGetFunction(&CheckFn, CheckModule, "kloop_replay_differs") != CUDA_SUCCESS ||
-      cuMemAlloc(&CheckFlag, sizeof(unsigned)) != CUDA_SUCCESS)
-    return Undo();
-  for (auto [Blob, Bytes] : Refs) {
-    CUdeviceptr D = 0;
-    if (Bytes && (cuMemAlloc(&D, Bytes) != CUDA_SUCCESS || cuMemcpyHtoD(D, Blob->data(), Bytes) != CUDA_SUCCESS)) {
-      if (D)
-        (void)cuMemFree(D);
-      return Undo();
-    }
-    DeviceRefs[Blob] = D;
+    return;
   }
   DeviceCheck = true;
 #else

@@ -108,6 +108,13 @@ struct OptimizeTest : ::testing::Test {
   std::unique_ptr<Journal> journal() {
     return cantFail(Journal::open((Dir + "/run.db").str(), Journal::OpenMode::OpenOrCreate));
   }
+  /// A run of the builtin proposer on \p S with \p Jobs preparing threads, journaled in \p J.
+  Expected<OptimizeResult> runPrepared(Journal &J, Stages &S, unsigned Jobs) {
+    builtin::BuiltinProposer P;
+    OptimizeOptions O = opts();
+    O.PrepareJobs = Jobs;
+    return runOptimize(J, S, P, O);
+  }
   OptimizeOptions opts() {
     OptimizeOptions O;
     O.OutDir = (Dir + "/out").str();
@@ -602,10 +609,7 @@ TEST_F(OptimizeTest, PreparedAheadTheRunIsTheSameAndTheNextCandidateIsBuiltWhile
   EXPECT_FALSE(One.SawNextBuild);
   auto J = journal();
   RejectAll S;
-  builtin::BuiltinProposer P;
-  OptimizeOptions O = opts();
-  O.PrepareJobs = 2;
-  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  Expected<OptimizeResult> R = runPrepared(*J, S, 2);
   ASSERT_TRUE(!!R) << toString(R.takeError());
   std::vector<std::string> Ahead = roundsOf(*J, R->Run);
   EXPECT_EQ(Ahead, Alone);
@@ -621,10 +625,7 @@ TEST_F(OptimizeTest, PreparedAheadCandidatesAreDroppedAfterAWin) {
   std::vector<std::string> Alone = roundsAlone(One, Dir);
   auto J = journal();
   PreparingStages S;
-  builtin::BuiltinProposer P;
-  OptimizeOptions O = opts();
-  O.PrepareJobs = 3;
-  Expected<OptimizeResult> R = runOptimize(*J, S, P, O);
+  Expected<OptimizeResult> R = runPrepared(*J, S, 3);
   ASSERT_TRUE(!!R) << toString(R.takeError());
   EXPECT_EQ(roundsOf(*J, R->Run), Alone);
   ASSERT_TRUE(R->Best);
@@ -635,7 +636,7 @@ TEST_F(OptimizeTest, PreparedAheadCandidatesAreDroppedAfterAWin) {
   EXPECT_TRUE(std::find(Taken.begin(), Taken.end(), 2) == Taken.end());
   // Nothing is left of a candidate the journal does not know.
   std::error_code EC;
-  for (llvm::sys::fs::directory_iterator I(O.OutDir + "/candidates", EC), E; I != E && !EC; I.increment(EC)) {
+  for (llvm::sys::fs::directory_iterator I(opts().OutDir + "/candidates", EC), E; I != E && !EC; I.increment(EC)) {
     StringRef Name = llvm::sys::path::filename(I->path());
     unsigned N = 0;
     if (Name.consume_front("cand-") && !Name.take_while(llvm::isDigit).getAsInteger(10, N))
