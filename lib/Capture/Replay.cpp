@@ -331,14 +331,28 @@ Error ReplayServer::start(ReplayTimes &T) {
   return Error::success();
 }
 
+json toJSON(const ReplayConfigs &C) {
+  json Out = json::array();
+  for (auto [Side, M] : {std::pair{"baseline", &C.Baseline}, {"candidate", &C.Candidate}})
+    for (const auto &[Launch, L] : *M) {
+      Out.push_back({{"launch", Launch}, {"side", Side}, {"grid", L.Config.Grid}, {"block", L.Config.Block},
+                     {"shared_memory", L.Config.SharedMemory}});
+      if (!L.Kernel.empty())
+        Out.back()["kernel"] = L.Kernel;
+    }
+  return Out;
+}
+
 Expected<ReplayResult> ReplayServer::replay(const std::string &Cubin, const std::string &CandidateCubin,
-                                            unsigned Iters) {
+                                            unsigned Iters, const ReplayConfigs &Configs) {
   ReplayTimes T;
   if (Pid < 0)
     if (Error E = start(T))
       return E;
   json Req = {{"cubin", Cubin}, {"candidate_cubin", CandidateCubin.empty() ? json() : json(CandidateCubin)},
               {"iters", Iters}};
+  if (!Configs.empty())
+    Req["configs"] = toJSON(Configs);
   std::string Line = Req.dump() + "\n";
   auto Sent = Clock::now();
   for (size_t Off = 0; Off < Line.size();) {

@@ -57,8 +57,10 @@ public:
   }
 
   Expected<optimize::ReplayCompareOutcome> replayCompare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
-                                                         StringRef WorkDir, StringRef Shape) override {
-    Expected<optimize::ReplayCompareOutcome> R = In->replayCompare(BaseDir, CandDir, CaptureDir, WorkDir, Shape);
+                                                         StringRef WorkDir, StringRef Shape,
+                                                         const capture::ReplayConfigs &Configs) override {
+    Expected<optimize::ReplayCompareOutcome> R =
+        In->replayCompare(BaseDir, CandDir, CaptureDir, WorkDir, Shape, Configs);
     if (!R || !R->Compare || !R->Compare->Accepted)
       return R;
     if (llvm::Error E = gate(*R->Compare, CandDir, WorkDir))

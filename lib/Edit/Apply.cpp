@@ -437,6 +437,20 @@ private:
     for (unsigned I : Result.Applied)
       for (std::string &Why : editKindPlanner(P.Edits[I].Kind).checkEdited(P.Edits[I], Inv))
         addRefusal(Result, P, I, std::move(Why));
+    if (!refusedHere())
+      keepLaunchFormulas(Inv);
+  }
+
+  /// The edited code's launch formulas (ApplyResult::LaunchFormulas).
+  void keepLaunchFormulas(const EditedInventory &Inv) {
+    for (const auto &[ID, E] : Inv.Sites) {
+      if (!E->Data.contains("config_formula"))
+        continue;
+      if (Expected<inv::LaunchFormula> F = inv::launchFormulaFromJSON(E->Data["config_formula"], ID))
+        Result.LaunchFormulas[ID] = std::move(*F);
+      else
+        consumeError(F.takeError()); // the collector wrote it: cannot happen; the site then stays unknown
+    }
   }
 };
 

@@ -6,6 +6,7 @@
 #include "SharedArrayUses.h"
 #include "DotProducts.h"
 #include "ElementwiseLoops.h"
+#include "LaunchFormulaBuilder.h"
 #include "TreeReductions.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
@@ -1226,26 +1227,11 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     json J{{"expr", textOf(X->getSourceRange())}};
     noteContext(X, Ctxt, E.ID);
     // Evaluate dim3(a, b, c), integers, and dim3 locals initialised that way.
-    auto Strip = [](const Expr *S) {
-      for (;;) {
-        const Expr *Prev = S;
-        S = S->IgnoreImplicit()->IgnoreParens();
-        if (const auto *Tmp = dyn_cast<MaterializeTemporaryExpr>(S))
-          S = Tmp->getSubExpr();
-        if (const auto *FC = dyn_cast<CXXFunctionalCastExpr>(S))
-          S = FC->getSubExpr();
-        if (const auto *CC = dyn_cast<CXXConstructExpr>(S))
-          if (CC->getNumArgs() == 1 && CC->getConstructor()->isCopyOrMoveConstructor())
-            S = CC->getArg(0);
-        if (S == Prev)
-          return S;
-      }
-    };
-    const Expr *S = Strip(X);
+    const Expr *S = stripDim3(X);
     if (const auto *DRE = dyn_cast<DeclRefExpr>(S))
       if (const auto *V = dyn_cast<VarDecl>(DRE->getDecl()))
         if (V->getInit() && typeString(V->getType().getUnqualifiedType()) == "dim3") {
-          S = Strip(V->getInit());
+          S = stripDim3(V->getInit());
           J["via_variable"] = V->getNameAsString();
         }
     if (const auto *CC = dyn_cast<CXXConstructExpr>(S)) {
@@ -1296,6 +1282,14 @@ void Collector::collectLaunch(const CallExpr *CE, const FunctionDecl *Enclosing)
     }
   }
   E.Data["template_args"] = TArgs;
+  if (const auto *KC = dyn_cast<CUDAKernelCallExpr>(CE)) {
+    inv::LaunchFormula F = launchFormula(KC, Enclosing, Ctx);
+    if (const FunctionDecl *Callee = KC->getDirectCallee(); Callee && canMangle(Callee)) {
+      KernelSymbol S = kernelSymbol(Callee);
+      F.Symbol = S.Nvcc.empty() ? S.Clang : S.Nvcc;
+    }
+    E.Data["config_formula"] = inv::toJSON(F);
+  }
   Out.Entities.push_back(std::move(E));
 }
 

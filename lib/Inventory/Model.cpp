@@ -362,6 +362,13 @@ static void readFields(JSONObject &O, LaunchSite &L) {
   if (Stream)
     L.Stream = Stream->Expr;
   O.objects("template_args", L.TemplateArgs);
+  L.ConfigFormula.reset();
+  if (const json *F = O.member("config_formula", /*Required=*/false); F && !F->is_null()) {
+    if (llvm::Expected<LaunchFormula> LF = launchFormulaFromJSON(*F, "formula"))
+      L.ConfigFormula = std::move(*LF);
+    else
+      O.fail("config_formula", llvm::toString(LF.takeError()));
+  }
 }
 
 static void readFields(JSONObject &O, ConstantUse &U) {
@@ -719,6 +726,8 @@ static json write(const LaunchSite &L) {
   J["shared_memory"] = writeOrNull(L.SharedMemory);
   J["stream"] = L.Stream ? json{{"expr", *L.Stream}} : json(nullptr);
   J["template_args"] = writeAll(L.TemplateArgs);
+  if (L.ConfigFormula)
+    J["config_formula"] = toJSON(*L.ConfigFormula);
   return J;
 }
 static json write(const ConstantUse &U) {

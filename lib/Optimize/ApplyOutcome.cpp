@@ -23,6 +23,11 @@ json toJSON(const ApplyOutcome &A) {
   json J = {{"applied", A.Applied}, {"refusals", Rs}};
   if (A.Failure)
     J["failure"] = *A.Failure;
+  if (!A.LaunchFormulas.empty()) {
+    json &F = J["launch_formulas"] = json::object();
+    for (const auto &[ID, L] : A.LaunchFormulas)
+      F[ID] = inv::toJSON(L);
+  }
   return J;
 }
 
@@ -54,7 +59,7 @@ Expected<ApplyOutcome> applyOutcomeFromJSON(const json &J, llvm::StringRef Sourc
   if (!J.is_object())
     return bad(Source, "expected an object, found " + std::string(J.type_name()));
   for (const auto &[K, V] : J.items())
-    if (K != "applied" && K != "refusals" && K != "failure")
+    if (K != "applied" && K != "refusals" && K != "failure" && K != "launch_formulas")
       return bad(Source, "unknown key '" + K + "'");
   if (!J.contains("applied") || !J["applied"].is_boolean())
     return bad(Source, "\"applied\" must be a boolean");
@@ -73,6 +78,15 @@ Expected<ApplyOutcome> applyOutcomeFromJSON(const json &J, llvm::StringRef Sourc
     if (!J["failure"].is_string())
       return bad(Source, "\"failure\" must be a string");
     A.Failure = J["failure"].get<std::string>();
+  }
+  const json &Fs = J.value("launch_formulas", json::object());
+  if (!Fs.is_object())
+    return bad(Source, "\"launch_formulas\" must be an object");
+  for (const auto &[ID, F] : Fs.items()) {
+    Expected<inv::LaunchFormula> L = inv::launchFormulaFromJSON(F, "launch_formulas." + ID);
+    if (!L)
+      return bad(Source, llvm::toString(L.takeError()));
+    A.LaunchFormulas[ID] = std::move(*L);
   }
   if (A.Applied && (!A.Refusals.empty() || A.Failure))
     return bad(Source, "an applied outcome has neither refusals nor a failure");

@@ -3,6 +3,7 @@
 #include "Ahead.h"
 #include "kloop/Support/Error.h"
 #include "kloop/Optimize/ReplayTiming.h"
+#include "kloop/Capture/Capture.h"
 #include "RunSteps.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
@@ -41,7 +42,8 @@ Expected<CountersOutcome> Stages::counters(StringRef, StringRef) {
 
 void Stages::prepareReplay(StringRef, StringRef) {}
 
-Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef, StringRef) {
+Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef, StringRef,
+                                                     const capture::ReplayConfigs &) {
   ReplayCompareOutcome O;
   O.Fallback = "these stages cannot replay";
   return O;
@@ -62,7 +64,7 @@ static void maybeCrash(StepState St, int64_t Round, StringRef Key) {
 
 namespace {
 /// The JSON kind of a payload field that a later step reads.
-enum class Kind { Bool, String, Int, Number, Array, Any };
+enum class Kind { Bool, String, Int, Number, Array, Object, Any };
 
 /// A payload field: key, kind, and whether it may be absent.
 struct Field {
@@ -83,6 +85,8 @@ bool hasKind(const json &V, Kind K) {
     return V.is_number();
   case Kind::Array:
     return V.is_array();
+  case Kind::Object:
+    return V.is_object();
   case Kind::Any:
     return true;
   }
@@ -235,7 +239,7 @@ private:
 static std::string applyShape(const json &P) {
   return shapeProblem(P, {{"applied", Kind::Bool}, {"refusal", Kind::String}, {"source_dir", Kind::String},
                           {"refusals", Kind::Array, true}, {"failure", Kind::String, true},
-                          {"prepared_ahead_s", Kind::Number, true}});
+                          {"prepared_ahead_s", Kind::Number, true}, {"launch_formulas", Kind::Object, true}});
 }
 
 /// The apply step's payload: toJSON(ApplyOutcome), the refusals as one text, the candidate's source
@@ -264,6 +268,8 @@ struct ApplyStep {
     json Outcome = {{"applied", P["applied"]}, {"refusals", P.value("refusals", json::array())}};
     if (P.contains("failure"))
       Outcome["failure"] = P["failure"];
+    if (P.contains("launch_formulas"))
+      Outcome["launch_formulas"] = P["launch_formulas"];
     if (Expected<ApplyOutcome> O = applyOutcomeFromJSON(Outcome, "apply step"))
       A.Outcome = std::move(*O);
     else
@@ -519,6 +525,13 @@ private:
   std::vector<std::pair<std::string, std::string>> Captures;
   std::string NoReplay;     // why no search step can replay ("" when they can)
   std::string IncumbentLaunch; // why the incumbent cannot be replayed ("" when it can)
+  /// The launch formulas of the incumbent's and of this round's candidate's re-parsed launch sites
+  /// (docs/optimize.md, "Replaying a new launch configuration"); CandidateEvaluated: the candidate's
+  /// apply gave them.
+  SiteFormulas IncumbentFormulas, CandidateFormulas;
+  bool CandidateEvaluated = false;
+  /// Per capture directory: its manifest and each launch's parameter buffer, read once.
+  std::map<std::string, std::pair<capture::Manifest, std::vector<std::vector<uint8_t>>>> CaptureFacts;
   json BestSearch;             // {"timing", "evidence"} of the accepted candidate's search step
   json Counters;               // the incumbent's counters step payload (countersPayload); null without one
   /// Rounds before this one have journaled steps (a resumed run): they are never prepared ahead.
@@ -718,7 +731,22 @@ private:
       return NoReplay;
     if (!IncumbentLaunch.empty())
       return IncumbentLaunch;
-    return launchConfigChange(Proposal, Inventory);
+    return launchConfigChange(Proposal, Inventory, CandidateEvaluated);
+  }
+
+  /// What each side launches on capture \p Dir where it differs from the capture (replayConfigs).
+  Expected<capture::ReplayConfigs> configsFor(const std::string &Dir) {
+    auto It = CaptureFacts.find(Dir);
+    if (It == CaptureFacts.end()) {
+      Expected<capture::Manifest> M = capture::readCapture(Dir, capture::BlobCheck::Exist);
+      if (!M)
+        return M.takeError();
+      Expected<std::vector<std::vector<uint8_t>>> P = paramBuffers(Dir, *M);
+      if (!P)
+        return P.takeError();
+      It = CaptureFacts.emplace(Dir, std::pair{std::move(*M), std::move(*P)}).first;
+    }
+    return replayConfigs(It->second.first, It->second.second, Inventory, IncumbentFormulas, CandidateFormulas);
   }
 
   /// \p CandDir against the incumbent replayed on the capture of every search shape, in order, until one
@@ -730,7 +758,13 @@ private:
     for (size_t I = 0; I < Captures.size(); ++I) {
       const auto &[Shape, Dir] = Captures[I];
       std::string Work = replayDirOf(Key, I ? Shape : "");
-      Expected<ReplayCompareOutcome> R = S.replayCompare(Incumbent, CandDir, Dir, Work, Shape);
+      Expected<capture::ReplayConfigs> Configs = configsFor(Dir);
+      if (!Configs) {
+        ReplayCompareOutcome F;
+        F.Fallback = llvm::toString(Configs.takeError());
+        return F;
+      }
+      Expected<ReplayCompareOutcome> R = S.replayCompare(Incumbent, CandDir, Dir, Work, Shape, *Configs);
       if (!R || !R->Compare)
         return R;
       if (!All.Compare)
@@ -867,6 +901,7 @@ private:
       return true;
     }
     const std::string &CandDir = Ap->SourceDir;
+    noteCandidateFormulas(Proposal, Ap->Outcome.LaunchFormulas);
     Expected<BuildStep> Bd = build(N, Key, PropId, CandDir, std::move(AheadBuild));
     if (!Bd)
       return Bd.takeError();
@@ -1228,6 +1263,7 @@ private:
     if (Dc.Accepted) {
       Hist["accepted"] = true;
       Incumbent = CandDir;
+      IncumbentFormulas = CandidateFormulas;
       Best = N;
       BestSearch = {{"timing", Dc.Timing.value_or("workload")}, {"evidence", Evidence}};
       if (WantReplay && NoReplay.empty())
@@ -1260,10 +1296,22 @@ private:
     return Out;
   }
 
+  /// This round's candidate's launch formulas: \p Applied, its apply's, over the incumbent's unless
+  /// proposals are absolute (each is the whole change from the baseline); none when \p Proposal edits
+  /// device code only.
+  void noteCandidateFormulas(const json &Proposal, const SiteFormulas &Applied) {
+    CandidateEvaluated = !Applied.empty();
+    CandidateFormulas = O.AbsoluteProposals ? SiteFormulas() : IncumbentFormulas;
+    if (launchConfigChange(Proposal, Inventory).empty())
+      return; // device code only: the launches are the incumbent's (or, absolute, the baseline's)
+    for (const auto &[ID, F] : Applied)
+      CandidateFormulas[ID] = F;
+  }
+
   /// After candidate \p N with \p Proposal became the incumbent: later steps replay only while the
-  /// incumbent launches what the capture holds.
+  /// incumbent launches what the capture holds, or what its launch formulas give.
   void noteIncumbentLaunch(unsigned N, const json &Proposal) {
-    std::string Why = launchConfigChange(Proposal, Inventory);
+    std::string Why = launchConfigChange(Proposal, Inventory, CandidateEvaluated);
     if (O.AbsoluteProposals) // the proposal is the incumbent's whole change from the baseline
       IncumbentLaunch = Why.empty() ? "" : "the incumbent " + candKey(N) + ": " + Why;
     else if (!Why.empty() && IncumbentLaunch.empty())

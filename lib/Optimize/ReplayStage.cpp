@@ -235,7 +235,8 @@ void ReplayStage::forget(StringRef Dir) {
 }
 
 Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
-                                                    StringRef WorkDir, StringRef Shape) {
+                                                    StringRef WorkDir, StringRef Shape,
+                                                    const capture::ReplayConfigs &Configs) {
   auto Fallback = [](std::string Why) {
     ReplayCompareOutcome F;
     F.Fallback = std::move(Why);
@@ -273,7 +274,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.WorkDir = std::string(Logs);
     Server = std::make_unique<capture::ReplayServer>(RO);
   }
-  Expected<capture::ReplayResult> R = Server->replay(*Base, *Cand, std::max(1u, O.Rounds) * C.Iters);
+  Expected<capture::ReplayResult> R = Server->replay(*Base, *Cand, std::max(1u, O.Rounds) * C.Iters, Configs);
   if (!R)
     return Fallback("the replay worker failed: " + llvm::toString(R.takeError()));
   const measure::ShapeSpec *Sh = searchShape(C, Shape);
@@ -283,7 +284,8 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
       return Fallback(llvm::toString(M.takeError()));
     Outputs[CaptureDir.str()] = capturedOutputs(*M, C.Outputs);
   }
-  Expected<ReplayCompareOutcome> Out = judgeReplay(*R, Sh ? Sh->Name : Shape.str(), &Outputs[CaptureDir.str()]);
+  Expected<ReplayCompareOutcome> Out =
+      judgeReplay(*R, Sh ? Sh->Name : Shape.str(), &Outputs[CaptureDir.str()], !Configs.Candidate.empty());
   if (Out && Out->Compare)
     Out->Compare->Detail["replay_time"] = replayTimeJSON(R->Times.value_or(capture::ReplayTimes()), BuildS,
                                                          Server->starts(), R->Gated);

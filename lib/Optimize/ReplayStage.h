@@ -59,7 +59,7 @@ public:
   /// Stages::replayCompare: one served worker per capture (search shape), kept up between steps.
   llvm::Expected<ReplayCompareOutcome> compare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
                                                llvm::StringRef CaptureDir, llvm::StringRef WorkDir,
-                                               llvm::StringRef Shape);
+                                               llvm::StringRef Shape, const capture::ReplayConfigs &Configs);
   /// Stops every replay worker that is up, so that the GPU holds no context of kloop's while a workload
   /// is timed: the measurement runner discards every sample taken while another process uses the GPU
   /// (foreign GPU load, docs/measure.md), and the worker is such a process. Called before every

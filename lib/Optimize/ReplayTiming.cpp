@@ -5,6 +5,7 @@
 #include "kloop/Decide/Decision.h"
 #include "kloop/Decide/DecisionJSON.h"
 #include "kloop/Verify/Compare.h"
+#include "kloop/Inventory/KernelNames.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -14,6 +15,7 @@
 #include <map>
 
 using json = nlohmann::json;
+using llvm::Error;
 using llvm::Expected;
 using llvm::StringRef;
 
@@ -37,7 +39,7 @@ static std::string constantBlocker(StringRef ID, const inv::Inventory &Inv) {
   return "";
 }
 
-std::string launchConfigChange(const json &Proposal, const inv::Inventory &Inv) {
+std::string launchConfigChange(const json &Proposal, const inv::Inventory &Inv, bool Evaluated) {
   if (!Proposal.is_object() || !Proposal.contains("edits") || !Proposal["edits"].is_array())
     return "the proposal has no edits that kloop can read";
   // The kinds that edit device code only: the captured launches stay what the candidate launches.
@@ -49,6 +51,8 @@ std::string launchConfigChange(const json &Proposal, const inv::Inventory &Inv) 
     std::string ID = E.is_object() ? E.value("id", std::string()) : std::string();
     if (llvm::is_contained(DeviceOnly, StringRef(Kind)))
       continue;
+    if (Evaluated && (Kind == "set_constant" || Kind == "set_launch_config"))
+      continue; // replayConfigs evaluates the new configuration on the capture
     if (Kind == "set_constant") {
       if (std::string Why = constantBlocker(ID, Inv); !Why.empty())
         return Why;
@@ -63,6 +67,228 @@ std::string launchConfigChange(const json &Proposal, const inv::Inventory &Inv) 
     return "edit kind '" + Kind + "' is not known to leave the launches as they were captured";
   }
   return "";
+}
+
+namespace {
+
+/// Argument \p I of launch \p L as its parameter buffer \p Buf holds it (little-endian, up to 8 bytes).
+std::optional<uint64_t> paramBits(const capture::Launch &L, const std::vector<uint8_t> &Buf, size_t I) {
+  if (I >= L.Params.size() || L.Params[I].Size == 0 || L.Params[I].Size > 8 ||
+      L.Params[I].Offset + L.Params[I].Size > Buf.size())
+    return std::nullopt;
+  uint64_t V = 0;
+  for (uint64_t B = 0; B < L.Params[I].Size; ++B)
+    V |= uint64_t(Buf[L.Params[I].Offset + B]) << (8 * B);
+  return V;
+}
+
+inv::LaunchConfig capturedConfig(const capture::Launch &L) {
+  inv::LaunchConfig C;
+  for (size_t I = 0; I < 3; ++I)
+    C.Grid[I] = L.Grid[I], C.Block[I] = L.Block[I];
+  C.SharedMemory = L.DynamicSmem;
+  return C;
+}
+
+bool sameFormula(const inv::LaunchFormula &A, const inv::LaunchFormula &B) { return inv::toJSON(A) == inv::toJSON(B); }
+
+/// One captured launch traced to the launch sites that made it.
+class LaunchTrace {
+public:
+  LaunchTrace(const capture::Launch &L, size_t Index, const std::vector<uint8_t> &Buf)
+      : L(L), Index(Index), Buf(Buf), Captured(capturedConfig(L)) {}
+
+  /// "launch 3 (saxpy)": how errors name it.
+  std::string name() const {
+    return "launch " + std::to_string(Index) + " (" + (L.Name.empty() ? L.Kernel : L.Name.substr(0, L.Name.find('('))) + ")";
+  }
+
+  /// The sites among \p Sites whose formula yields the captured configuration, with the variables each binds.
+  void trace(const std::vector<const inv::LaunchSite *> &Sites) {
+    for (const inv::LaunchSite *S : Sites) {
+      if (!S->ConfigFormula)
+        continue;
+      if (!S->ConfigFormula->Unknown.empty() && Unknown.empty())
+        Unknown = "launch site " + S->ID + ": " + S->ConfigFormula->Unknown;
+      inv::VarValues V = bind(*S->ConfigFormula);
+      Expected<inv::LaunchConfig> C = inv::evaluateConfig(*S->ConfigFormula, V);
+      if (C && *C == Captured)
+        Origins.push_back({S, std::move(V)});
+      else if (!C)
+        consumeError(C.takeError());
+    }
+  }
+
+  /// What \p Side's formulas (\p Changed over the inventory's) make this launch; nullopt when as captured.
+  Expected<std::optional<capture::LaunchAs>> side(const SiteFormulas &Changed, StringRef Side) const {
+    if (Origins.empty() && !Unknown.empty())
+      return makeError(name() + ": the " + Side + " changes how its kernel is launched, and " + Unknown);
+    if (Origins.empty())
+      return makeError(name() + ": no launch site of its kernel yields its captured configuration (" +
+                       inv::describe(Captured) + ") from what the launch passes, and the " + Side +
+                       " changes a launch site of that kernel");
+    std::optional<capture::LaunchAs> Out;
+    for (const auto &[Site, Vars] : Origins) {
+      auto It = Changed.find(Site->ID);
+      const inv::LaunchFormula &F = It == Changed.end() ? *Site->ConfigFormula : It->second;
+      Expected<capture::LaunchAs> C = configOf(*Site, F, Vars, Side);
+      if (!C)
+        return C.takeError();
+      if (Out && *Out != *C)
+        return makeError(name() + ": launch sites " + Origins.front().first->ID + " and " + Site->ID +
+                         " both yield its captured configuration, and the " + Side + " launches them differently");
+      Out = *C;
+    }
+    if (Out->Config == Captured && Out->Kernel.empty())
+      return std::nullopt;
+    return Out;
+  }
+
+private:
+  const capture::Launch &L;
+  size_t Index;
+  const std::vector<uint8_t> &Buf;
+  inv::LaunchConfig Captured;
+  std::vector<std::pair<const inv::LaunchSite *, inv::VarValues>> Origins;
+  /// The first of the kernel's sites whose inventory formula is unknown, and why.
+  std::string Unknown;
+
+  inv::VarValues bind(const inv::LaunchFormula &F) const {
+    return inv::bindLaunch(F, [&](size_t I) { return paramBits(L, Buf, I); }, Captured);
+  }
+
+  /// \p F's configuration for this launch, after checking that it passes the captured arguments.
+  Expected<capture::LaunchAs> configOf(const inv::LaunchSite &Site, const inv::LaunchFormula &F,
+                                       const inv::VarValues &Vars, StringRef Side) const {
+    const inv::LaunchFormula &Was = *Site.ConfigFormula;
+    std::string At = name() + ", launch site " + Site.ID + " in the " + Side.str();
+    capture::LaunchAs Out;
+    // Another instantiation of the kernel's template: launched by its symbol (the worker checks that it
+    // takes the captured parameters).
+    if (F.Callee != Was.Callee && (F.Symbol.empty() || Was.Symbol.empty()))
+      return makeError(At + ": it launches " + F.Callee + ", not " + Was.Callee +
+                       " as captured, and kloop does not know its symbol");
+    if (F.Callee != Was.Callee)
+      Out.Kernel = F.Symbol;
+    if (F.Args.size() != Was.Args.size())
+      return makeError(At + ": the kernel call passes " + std::to_string(F.Args.size()) + " arguments, not " +
+                       std::to_string(Was.Args.size()));
+    for (size_t I = 0; I < F.Args.size(); ++I)
+      if (Error E = sameArgument(F.Args[I], Was.Args[I], I, Vars))
+        return makeError(At + ": " + llvm::toString(std::move(E)));
+    Expected<inv::LaunchConfig> C = inv::evaluateConfig(F, Vars);
+    if (!C)
+      return makeError(At + ": " + llvm::toString(C.takeError()));
+    Out.Config = *C;
+    return Out;
+  }
+
+  /// Whether argument \p I as \p Now passes what the capture holds (the code as \p Was passed it).
+  Error sameArgument(const inv::ArgFormula &Now, const inv::ArgFormula &Was, size_t I, const inv::VarValues &Vars) const {
+    std::string Arg = "argument " + std::to_string(I) + " (" + Now.Text + ")";
+    if (Now.F) {
+      Expected<uint64_t> V = inv::evaluate(*Now.F, Vars);
+      std::optional<uint64_t> P = paramBits(L, Buf, I);
+      if (V && P) {
+        inv::Formula Cap = inv::Formula::constant(Now.F->Type, *P);
+        if (Cap.Value != *V)
+          return makeError(Arg + " is " + std::to_string(int64_t(*V)) + ", and the capture passed " +
+                           std::to_string(int64_t(Cap.Value)));
+        return Error::success();
+      }
+      if (!V)
+        consumeError(V.takeError());
+    }
+    bool Same = Now.Text == Was.Text && Now.F.has_value() == Was.F.has_value() &&
+                (!Now.F || inv::toJSON(*Now.F) == inv::toJSON(*Was.F));
+    if (!Same)
+      return makeError(Arg + " changes (it was " + Was.Text + "), to a value kloop cannot evaluate");
+    return Error::success();
+  }
+};
+
+/// The sites of \p Inv that launch the kernel symbol \p Mangled.
+std::vector<const inv::LaunchSite *> sitesOf(const inv::Inventory &Inv, StringRef Mangled) {
+  std::vector<const inv::LaunchSite *> Out;
+  for (const inv::LaunchSite &S : Inv.LaunchSites) {
+    const inv::Kernel *K = S.Kernel ? Inv.kernel(*S.Kernel) : nullptr;
+    if (K && llvm::any_of(inventoryKernelSymbols(*K), [&](const KernelSymbol &Sym) { return symbolNamesKernel(Sym, Mangled); }))
+      Out.push_back(&S);
+  }
+  return Out;
+}
+
+/// Whether \p Changed may launch any of \p Sites otherwise than the inventory: another formula, or one that
+/// is unknown (the same unknown text may hide a constant that changed).
+bool changesAny(const SiteFormulas &Changed, const std::vector<const inv::LaunchSite *> &Sites) {
+  return llvm::any_of(Sites, [&](const inv::LaunchSite *S) {
+    auto It = Changed.find(S->ID);
+    return It != Changed.end() &&
+           (!It->second.Unknown.empty() || !S->ConfigFormula || !sameFormula(*S->ConfigFormula, It->second));
+  });
+}
+
+/// A site that a side changes, whose kernel a captured launch names by its demangled name, but whose
+/// kernel's symbols named no captured launch: replaying as captured could hide the change.
+Error untracedChange(const capture::Manifest &M, const inv::Inventory &Inv, const std::set<std::string> &Considered,
+                     std::initializer_list<const SiteFormulas *> Sides) {
+  for (const SiteFormulas *Side : Sides)
+    for (const auto &[ID, F] : *Side) {
+      const inv::LaunchSite *S = Inv.launchSite(ID);
+      if (!S || Considered.count(ID) || !S->Kernel ||
+          (F.Unknown.empty() && S->ConfigFormula && sameFormula(*S->ConfigFormula, F)))
+        continue;
+      for (const capture::Launch &L : M.Launches)
+        if (verify::kernelMatches(*S->Kernel, L.Kernel, L.Name))
+          return makeError("launch site " + ID + " changes, and kloop cannot tell which captured launches of " +
+                           *S->Kernel + " it makes (the kernel's symbols name none of them)");
+    }
+  return Error::success();
+}
+
+} // namespace
+
+Expected<ReplayConfigs> replayConfigs(const capture::Manifest &M, const std::vector<std::vector<uint8_t>> &Params,
+                                      const inv::Inventory &Inv, const SiteFormulas &Incumbent,
+                                      const SiteFormulas &Candidate) {
+  ReplayConfigs Out;
+  static const std::vector<uint8_t> NoParams;
+  std::set<std::string> Considered; // the sites some captured launch's kernel symbol names
+  for (size_t I = 0; I < M.Launches.size(); ++I) {
+    const capture::Launch &L = M.Launches[I];
+    std::vector<const inv::LaunchSite *> Sites = sitesOf(Inv, L.Kernel);
+    for (const inv::LaunchSite *S : Sites)
+      Considered.insert(S->ID);
+    bool Base = changesAny(Incumbent, Sites), Cand = changesAny(Candidate, Sites);
+    if (!Base && !Cand)
+      continue;
+    LaunchTrace T(L, I, I < Params.size() ? Params[I] : NoParams);
+    T.trace(Sites);
+    for (auto [Changes, Changed, Into, Side] : {std::tuple{Base, &Incumbent, &Out.Baseline, "incumbent"},
+                                                std::tuple{Cand, &Candidate, &Out.Candidate, "candidate"}}) {
+      if (!Changes)
+        continue; // launched as captured
+      Expected<std::optional<capture::LaunchAs>> C = T.side(*Changed, Side);
+      if (!C)
+        return C.takeError();
+      if (*C)
+        (*Into)[I] = **C;
+    }
+  }
+  if (Error E = untracedChange(M, Inv, Considered, {&Incumbent, &Candidate}))
+    return std::move(E);
+  return Out;
+}
+
+Expected<std::vector<std::vector<uint8_t>>> paramBuffers(const std::string &Dir, const capture::Manifest &M) {
+  std::vector<std::vector<uint8_t>> Out;
+  for (const capture::Launch &L : M.Launches) {
+    std::string Error;
+    Out.emplace_back();
+    if (!L.ParamBlob.empty() && !capture::readBlob(Dir, L.ParamBlob, M.Blobs, Out.back(), Error))
+      return makeError(Error);
+  }
+  return Out;
 }
 
 std::string runCommandTimingProblem(const measure::WorkloadConfig &C) {
@@ -207,7 +433,7 @@ static Expected<std::vector<decide::ShapeEvidence>> replayEvidence(const capture
 }
 
 Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, StringRef Shape,
-                                           const CapturedOutputs *Outputs) {
+                                           const CapturedOutputs *Outputs, bool Reconfigured) {
   if (R.Failed == "candidate")
     return refusal(R, "crashed", std::string("the candidate ") + (R.TimedOut ? "hung" : "crashed") +
                                      " under replay: " + R.Error);
@@ -218,6 +444,9 @@ Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, Strin
   if (!*R.CandidateMatch && Outputs)
     if (std::optional<std::string> Why = scratchMismatch(R, *Outputs))
       return fallback(*Why);
+  if (!*R.CandidateMatch && Reconfigured)
+    return fallback(firstMismatch(R) + ", under the launch configuration kloop evaluated for the candidate: the "
+                                       "workload's runs decide");
   if (!*R.CandidateMatch)
     return refusal(R, "failed_verification",
                    "the candidate's outputs differ from the captured reference under replay: " + firstMismatch(R));

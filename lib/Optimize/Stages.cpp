@@ -126,6 +126,8 @@ public:
     }
     Out.Applied = A->Written;
     Out.Refusals = A->Result.Refusals;
+    if (Out.Applied)
+      Out.LaunchFormulas = A->Result.LaunchFormulas;
     if (A->Unchanged) {
       Refusal R;
       R.Reason = "the proposal changes nothing";
@@ -396,8 +398,9 @@ public:
   }
 
   Expected<ReplayCompareOutcome> replayCompare(StringRef BaseDir, StringRef CandDir, StringRef CaptureDir,
-                                               StringRef WorkDir, StringRef Shape) override {
-    return Replay.compare(BaseDir, CandDir, CaptureDir, WorkDir, Shape);
+                                               StringRef WorkDir, StringRef Shape,
+                                               const capture::ReplayConfigs &Configs) override {
+    return Replay.compare(BaseDir, CandDir, CaptureDir, WorkDir, Shape, Configs);
   }
 
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override {

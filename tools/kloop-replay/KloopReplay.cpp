@@ -51,8 +51,27 @@ enum ExitCode { ExitMatch = 0, ExitCandidate = 1, ExitUsage = 2, ExitBaseline = 
 /// What the mapped bytes outside every captured allocation hold during replay.
 constexpr uint8_t SlackByte = 0xA5;
 
+/// How a side launches a captured launch: grid and block (x, y, z), dynamic shared memory (bytes), and the
+/// kernel's symbol.
+struct Dims {
+  uint32_t Grid[3] = {1, 1, 1}, Block[3] = {1, 1, 1};
+  uint64_t Smem = 0;
+  std::string Kernel;
+};
+
+Dims capturedDims(const capture::Launch &L) {
+  Dims D;
+  for (int I = 0; I < 3; ++I)
+    D.Grid[I] = L.Grid[I], D.Block[I] = L.Block[I];
+  D.Smem = L.DynamicSmem;
+  D.Kernel = L.Kernel;
+  return D;
+}
+
 struct Options {
   std::string Capture, Cubin, CandidateCubin;
+  /// A request's launch configurations instead of the captured ones: (launch index, side 0 or 1).
+  std::map<std::pair<size_t, int>, Dims> Configs;
   unsigned Iters = 10;
   std::vector<size_t> Launches;
   replay::Tolerance Tol;
@@ -205,6 +224,8 @@ struct Prepared {
   std::vector<std::shared_ptr<std::vector<uint8_t>>> Before, After;
   std::vector<bool> Poisoned;
   CUfunction Fn[2] = {nullptr, nullptr};
+  /// What each side launches: the captured configuration unless the request gives another.
+  Dims Config[2];
   std::vector<uint64_t> TimesNs[2];
   std::string Mismatch[2];
   /// The allocation index of Mismatch, -1 for none or a write outside every allocation.
@@ -430,15 +451,15 @@ void Replayer::loadKernels(std::vector<Prepared> &Ps, const std::string &Cubin, 
       }
     }
     for (Prepared &P : Ps) {
-      CUresult R = cuModuleGetFunction(&P.Fn[S], Mod, P.L->Kernel.c_str());
+      const Dims &D = P.Config[S];
+      CUresult R = cuModuleGetFunction(&P.Fn[S], Mod, D.Kernel.c_str());
       if (R != CUDA_SUCCESS)
-        throw CudaError(*Paths[S] + ": kernel " + P.L->Kernel + " (" + P.L->Name + ") not found: " + cuText(R));
+        throw CudaError(*Paths[S] + ": kernel " + D.Kernel + " (" + P.L->Name + ") not found: " + cuText(R));
       std::string Diff = layoutDifference(P.Fn[S], *P.L);
       if (!Diff.empty())
-        throw CudaError(*Paths[S] + ": kernel " + P.L->Name + " does not take the captured parameters: " + Diff);
-      if (P.L->DynamicSmem > 48 * 1024)
-        check(cuFuncSetAttribute(P.Fn[S], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                 static_cast<int>(P.L->DynamicSmem)),
+        throw CudaError(*Paths[S] + ": kernel " + D.Kernel + " does not take the captured parameters: " + Diff);
+      if (D.Smem > 48 * 1024)
+        check(cuFuncSetAttribute(P.Fn[S], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, static_cast<int>(D.Smem)),
               "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
     }
   }
@@ -689,9 +710,10 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
     Attrs[NumAttrs++].value.clusterDim.z = std::max(L.Cluster[2], 1u);
   }
   CUlaunchConfig C = {};
-  C.gridDimX = L.Grid[0], C.gridDimY = L.Grid[1], C.gridDimZ = L.Grid[2];
-  C.blockDimX = L.Block[0], C.blockDimY = L.Block[1], C.blockDimZ = L.Block[2];
-  C.sharedMemBytes = static_cast<unsigned>(L.DynamicSmem);
+  const Dims &D = P.Config[Side];
+  C.gridDimX = D.Grid[0], C.gridDimY = D.Grid[1], C.gridDimZ = D.Grid[2];
+  C.blockDimX = D.Block[0], C.blockDimY = D.Block[1], C.blockDimZ = D.Block[2];
+  C.sharedMemBytes = static_cast<unsigned>(D.Smem);
   C.hStream = Stream;
   C.attrs = NumAttrs ? Attrs : nullptr;
   C.numAttrs = NumAttrs;
@@ -740,6 +762,12 @@ void Replayer::classifyPoison(Prepared &P) {
 
 json timesJSON(const Prepared &P, int Side) {
   json J;
+  const Dims &D = P.Config[Side];
+  J["grid"] = {D.Grid[0], D.Grid[1], D.Grid[2]};
+  J["block"] = {D.Block[0], D.Block[1], D.Block[2]};
+  J["shared_memory"] = D.Smem;
+  if (D.Kernel != P.L->Kernel)
+    J["kernel"] = D.Kernel;
   J["times_ns"] = P.TimesNs[Side];
   J["median_ns"] = replay::median(P.TimesNs[Side]);
   J["match"] = P.Checked[Side] && P.Mismatch[Side].empty();
@@ -856,6 +884,13 @@ json replayRequest(Replayer &R, std::vector<Prepared> &Ps, const Options &O, int
   R.Split = TimeSplit();
   json J;
   Lost = false;
+  for (Prepared &P : Ps)
+    for (int S = 0; S < 2; ++S) {
+      auto It = O.Configs.find({P.Index, S});
+      P.Config[S] = It == O.Configs.end() ? capturedDims(*P.L) : It->second;
+      if (P.Config[S].Kernel.empty())
+        P.Config[S].Kernel = P.L->Kernel; // the request named no other kernel
+    }
   try {
     R.loadKernels(Ps, O.Cubin, O.CandidateCubin);
     replayAll(R, Ps, O);
@@ -879,7 +914,60 @@ json replayRequest(Replayer &R, std::vector<Prepared> &Ps, const Options &O, int
   return J;
 }
 
-/// A serve request line: {"cubin": FILE, "candidate_cubin": FILE or null, "iters": N >= 1}; false with
+/// Three dimensions, each in 1..2^31-1, from \p J into \p Out.
+bool parseDim(const json &J, uint32_t (&Out)[3]) {
+  if (!J.is_array() || J.size() != 3)
+    return false;
+  for (size_t I = 0; I < 3; ++I) {
+    if (!J[I].is_number_unsigned() || J[I].get<uint64_t>() == 0 || J[I].get<uint64_t>() > 0x7fffffffu)
+      return false;
+    Out[I] = J[I].get<uint32_t>();
+  }
+  return true;
+}
+
+/// A request's "configs": [{"launch": index, "side": "baseline"|"candidate", "grid": [x, y, z], "block": [x, y,
+/// z], "shared_memory": bytes}]; false with \p Error naming the entry.
+bool parseConfigs(const json &J, std::map<std::pair<size_t, int>, Dims> &Out, std::string &Error) {
+  if (!J.is_array()) {
+    Error = "request: configs: expected an array";
+    return false;
+  }
+  for (size_t I = 0; I < J.size(); ++I) {
+    const json &C = J[I];
+    std::string At = "request: configs[" + std::to_string(I) + "]: ";
+    Dims D;
+    bool Kernel = C.is_object() && C.contains("kernel");
+    if (!C.is_object() || C.size() != (Kernel ? 6u : 5u) || !C.contains("launch") || !C["launch"].is_number_unsigned() ||
+        !C.contains("side") || !C["side"].is_string() ||
+        (C["side"] != "baseline" && C["side"] != "candidate")) {
+      Error = At + "expected {\"launch\": index, \"side\": \"baseline\" or \"candidate\", \"grid\", \"block\", "
+                   "\"shared_memory\", and optionally \"kernel\"}";
+      return false;
+    }
+    if (!C.contains("grid") || !parseDim(C["grid"], D.Grid) || !C.contains("block") || !parseDim(C["block"], D.Block)) {
+      Error = At + "grid and block: expected three dimensions, each from 1 to 2^31-1";
+      return false;
+    }
+    if (!C.contains("shared_memory") || !C["shared_memory"].is_number_unsigned() ||
+        C["shared_memory"].get<uint64_t>() > 0xffffffffu) {
+      Error = At + "shared_memory: expected a byte count below 2^32";
+      return false;
+    }
+    D.Smem = C["shared_memory"].get<uint64_t>();
+    if (Kernel && (!C["kernel"].is_string() || C["kernel"].get<std::string>().empty())) {
+      Error = At + "kernel: expected a symbol";
+      return false;
+    }
+    if (Kernel)
+      D.Kernel = C["kernel"].get<std::string>();
+    Out[{C["launch"].get<size_t>(), C["side"] == "baseline" ? 0 : 1}] = D;
+  }
+  return true;
+}
+
+/// A serve request line: {"cubin": FILE, "candidate_cubin": FILE or null, "iters": N >= 1, "configs": optional
+/// (parseConfigs)}; false with
 /// \p Error naming what is wrong.
 bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
   json J = json::parse(Line, nullptr, /*allow_exceptions=*/false);
@@ -888,7 +976,7 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
     return false;
   }
   for (auto It = J.begin(); It != J.end(); ++It)
-    if (It.key() != "cubin" && It.key() != "candidate_cubin" && It.key() != "iters") {
+    if (It.key() != "cubin" && It.key() != "candidate_cubin" && It.key() != "iters" && It.key() != "configs") {
       Error = "request: unknown member '" + It.key() + "'";
       return false;
     }
@@ -905,6 +993,8 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
     Error = "request: iters: expected a count >= 1";
     return false;
   }
+  if (J.contains("configs") && !parseConfigs(J["configs"], Req.Configs, Error))
+    return false;
   Req.Cubin = J["cubin"].get<std::string>();
   Req.CandidateCubin = J.value("candidate_cubin", json()).is_string() ? J["candidate_cubin"].get<std::string>() : "";
   Req.Iters = J["iters"].get<unsigned>();
@@ -930,7 +1020,13 @@ int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t Loa
     int Code = ExitUsage;
     bool Lost = false;
     json J;
-    if (!parseRequest(Line, Req, Error))
+    bool Parsed = parseRequest(Line, Req, Error);
+    for (const auto &[Key, D] : Req.Configs)
+      if (Parsed && std::none_of(Ps.begin(), Ps.end(), [&](const Prepared &P) { return P.Index == Key.first; })) {
+        Error = "request: configs: launch " + std::to_string(Key.first) + " is not one this worker replays";
+        Parsed = false;
+      }
+    if (!Parsed)
       J = resultJSON(Req, &R, {}, Error, "", false);
     else
       J = replayRequest(R, Ps, Req, Code, Lost);

@@ -154,6 +154,11 @@ TEST(ReplayTiming, JudgeCrashMismatchAndFallbacks) {
   ASSERT_TRUE(bool(W) && W->Compare);
   EXPECT_EQ(W->Compare->Outcome, "failed_verification");
   EXPECT_NE(W->Compare->Explanation.find("launch 0 (saxpy): iteration 0"), std::string::npos);
+  // Launched with a configuration kloop evaluated, the same mismatch leaves the verdict to the workload.
+  llvm::Expected<ReplayCompareOutcome> WR = judgeReplay(Wrong, "n1K", nullptr, /*Reconfigured=*/true);
+  ASSERT_TRUE(bool(WR) && !WR->Compare);
+  EXPECT_EQ(WR->Fallback, "launch 0 (saxpy): iteration 0: output allocation 1 byte 4, under the launch configuration "
+                          "kloop evaluated for the candidate: the workload's runs decide");
 
   capture::ReplayResult Usage = result(2000, 1000);
   Usage.ExitCode = 2;
@@ -239,6 +244,196 @@ TEST(ReplayTiming, ScratchMismatchFallsBackToTheWorkload) {
   llvm::Expected<ReplayCompareOutcome> NoOutputs = judgeReplay(Wrong(2), "n1K");
   ASSERT_TRUE(bool(NoOutputs) && NoOutputs->Compare);
   EXPECT_EQ(NoOutputs->Compare->Outcome, "failed_verification");
+}
+
+} // namespace
+
+namespace {
+
+using inv::Formula;
+using llvm::Expected;
+const inv::IntType I32{32, true}, U32{32, false}, U64{64, false};
+
+Formula k(inv::IntType T, int64_t V) { return Formula::constant(T, uint64_t(V)); }
+Formula var(inv::IntType T, const std::string &N) {
+  Formula F;
+  F.K = Formula::Op::Var;
+  F.Type = T;
+  F.Var = N;
+  return F;
+}
+Formula op(Formula::Op K, inv::IntType T, std::vector<Formula> Args) {
+  Formula F;
+  F.K = K;
+  F.Type = T;
+  F.Args = std::move(Args);
+  return F;
+}
+
+/// saxpy<<<(n + B - 1) / B, B>>>(n, x): the formula with block size \p B.
+inv::LaunchFormula saxpyLaunch(int64_t B) {
+  using Op = Formula::Op;
+  inv::LaunchFormula L;
+  Formula Blocks = op(Op::Div, I32, {op(Op::Sub, I32, {op(Op::Add, I32, {var(I32, "n"), k(I32, B)}), k(I32, 1)}), k(I32, B)});
+  L.Grid = {op(Op::Cast, U32, {Blocks}), k(U32, 1), k(U32, 1)};
+  L.Block = {k(U32, B), k(U32, 1), k(U32, 1)};
+  L.SharedMemory = k(U64, 0);
+  L.Args = {{var(I32, "n"), "n"}, {std::nullopt, "x"}};
+  L.Callee = "saxpy";
+  return L;
+}
+
+/// An inventory of kernel saxpy (symbol _Z5saxpyiPf) launched at s.cu:launch/launch#1 with block size 128.
+inv::Inventory saxpyInventory() {
+  inv::Inventory I;
+  inv::Kernel K;
+  K.ID = "saxpy";
+  inv::Symbol S;
+  S.Mangled = S.ClangMangled = "_Z5saxpyiPf";
+  S.NvccKnown = true;
+  S.Linkage = "external";
+  S.MatchKey = "saxpy(int, float*)";
+  K.Symbols.push_back(S);
+  K.LaunchSites = {"s.cu:launch/launch#1"};
+  I.Kernels.push_back(K);
+  inv::LaunchSite L;
+  L.ID = "s.cu:launch/launch#1";
+  L.Kernel = "saxpy";
+  L.ConfigFormula = saxpyLaunch(128);
+  I.LaunchSites.push_back(L);
+  return I;
+}
+
+/// A capture of one saxpy launch with n = \p N (block 128), and its parameter buffer.
+std::pair<capture::Manifest, std::vector<std::vector<uint8_t>>> saxpyCapture(int32_t N) {
+  capture::Manifest M;
+  capture::Launch L;
+  L.Kernel = "_Z5saxpyiPf";
+  L.Name = "saxpy(int, float*)";
+  L.Grid[0] = uint32_t((N + 127) / 128);
+  L.Block[0] = 128;
+  L.Params = {{0, 4}, {8, 8}};
+  M.Launches.push_back(L);
+  std::vector<uint8_t> Buf(16, 0);
+  for (int B = 0; B < 4; ++B)
+    Buf[B] = uint8_t(uint32_t(N) >> (8 * B));
+  return {M, {Buf}};
+}
+
+std::string configsError(const SiteFormulas &Incumbent, const SiteFormulas &Candidate, int32_t N = 1000) {
+  auto [M, P] = saxpyCapture(N);
+  Expected<ReplayConfigs> C = replayConfigs(M, P, saxpyInventory(), Incumbent, Candidate);
+  return C ? std::string("no error") : llvm::toString(C.takeError());
+}
+
+TEST(ReplayConfigs, UnchangedLaunchesReplayAsCaptured) {
+  auto [M, P] = saxpyCapture(1000);
+  Expected<ReplayConfigs> C = replayConfigs(M, P, saxpyInventory(), {}, {});
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  EXPECT_TRUE(C->empty());
+  // The same formula written again is no change either.
+  C = replayConfigs(M, P, saxpyInventory(), {}, {{"s.cu:launch/launch#1", saxpyLaunch(128)}});
+  ASSERT_TRUE(bool(C));
+  EXPECT_TRUE(C->empty());
+}
+
+TEST(ReplayConfigs, ANewBlockSizeIsEvaluatedOnTheCapturedArguments) {
+  auto [M, P] = saxpyCapture(1000);
+  Expected<ReplayConfigs> C = replayConfigs(M, P, saxpyInventory(), {}, {{"s.cu:launch/launch#1", saxpyLaunch(256)}});
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  EXPECT_TRUE(C->Baseline.empty());
+  ASSERT_EQ(C->Candidate.size(), 1u);
+  inv::LaunchConfig Want;
+  Want.Grid = {4, 1, 1}; // (1000 + 255) / 256
+  Want.Block = {256, 1, 1};
+  EXPECT_EQ(C->Candidate.at(0).Config, Want);
+  EXPECT_EQ(C->Candidate.at(0).Kernel, "");
+  // An incumbent that won with block size 64 is replayed with its own configuration, the candidate with 256.
+  C = replayConfigs(M, P, saxpyInventory(), {{"s.cu:launch/launch#1", saxpyLaunch(64)}},
+                    {{"s.cu:launch/launch#1", saxpyLaunch(256)}});
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  ASSERT_EQ(C->Baseline.size(), 1u);
+  EXPECT_EQ(C->Baseline.at(0).Config.Grid[0], 16u); // (1000 + 63) / 64
+  EXPECT_EQ(C->Baseline.at(0).Config.Block[0], 64u);
+  EXPECT_EQ(C->Candidate.at(0).Config, Want);
+  // The request carries them.
+  EXPECT_EQ(capture::toJSON(*C).dump(),
+            R"([{"block":[64,1,1],"grid":[16,1,1],"launch":0,"shared_memory":0,"side":"baseline"},)"
+            R"({"block":[256,1,1],"grid":[4,1,1],"launch":0,"shared_memory":0,"side":"candidate"}])");
+}
+
+TEST(ReplayConfigs, AnotherInstantiationIsLaunchedByItsSymbol) {
+  // reduce<128><<<..., 128>>> becomes reduce<256><<<..., 256>>>: a set_constant of a template argument.
+  inv::Inventory Inv = saxpyInventory();
+  Inv.LaunchSites[0].ConfigFormula->Callee = "saxpy<128>";
+  Inv.LaunchSites[0].ConfigFormula->Symbol = "_Z5saxpyiPf";
+  inv::LaunchFormula Now = saxpyLaunch(256);
+  Now.Callee = "saxpy<256>";
+  Now.Symbol = "_Z5saxpyILi256EEviPf";
+  auto [M, P] = saxpyCapture(1000);
+  Expected<ReplayConfigs> C = replayConfigs(M, P, Inv, {}, {{"s.cu:launch/launch#1", Now}});
+  ASSERT_TRUE(bool(C)) << llvm::toString(C.takeError());
+  ASSERT_EQ(C->Candidate.size(), 1u);
+  EXPECT_EQ(C->Candidate.at(0).Kernel, "_Z5saxpyILi256EEviPf");
+  EXPECT_EQ(C->Candidate.at(0).Config.Block[0], 256u);
+  EXPECT_EQ(capture::toJSON(*C)[0]["kernel"], "_Z5saxpyILi256EEviPf");
+}
+
+TEST(ReplayConfigs, WhatCannotBeEvaluatedFallsBack) {
+  const std::string Site = "s.cu:launch/launch#1";
+  // The candidate's configuration is not a formula.
+  inv::LaunchFormula Unknown = saxpyLaunch(256);
+  Unknown.Unknown = "ceil(n / 256.0): a conversion from double (kloop evaluates integer formulas only)";
+  EXPECT_EQ(configsError({}, {{Site, Unknown}}),
+            "launch 0 (saxpy), launch site s.cu:launch/launch#1 in the candidate: ceil(n / 256.0): a conversion "
+            "from double (kloop evaluates integer formulas only)");
+  // It uses a variable the launch does not give away.
+  inv::LaunchFormula Free = saxpyLaunch(256);
+  Free.Block[0] = var(U32, "threads");
+  Free.Grid[1] = var(U32, "rows");
+  EXPECT_EQ(configsError({}, {{Site, Free}}),
+            "launch 0 (saxpy), launch site s.cu:launch/launch#1 in the candidate: rows is not passed to the "
+            "kernel, so its value is unknown");
+  // It launches another instantiation.
+  inv::LaunchFormula Other = saxpyLaunch(256);
+  Other.Callee = "saxpy<256>";
+  EXPECT_EQ(configsError({}, {{Site, Other}}),
+            "launch 0 (saxpy), launch site s.cu:launch/launch#1 in the candidate: it launches saxpy<256>, not "
+            "saxpy as captured, and kloop does not know its symbol");
+  // It passes a constant where the capture holds another value.
+  inv::LaunchFormula Arg = saxpyLaunch(256);
+  Arg.Args[0] = {k(I32, 4096), "N"};
+  EXPECT_EQ(configsError({}, {{Site, Arg}}),
+            "launch 0 (saxpy), launch site s.cu:launch/launch#1 in the candidate: argument 0 (N) is 4096, and "
+            "the capture passed 1000");
+  // It changes a pointer argument.
+  inv::LaunchFormula Ptr = saxpyLaunch(256);
+  Ptr.Args[1].Text = "x + 1";
+  EXPECT_EQ(configsError({}, {{Site, Ptr}}),
+            "launch 0 (saxpy), launch site s.cu:launch/launch#1 in the candidate: argument 1 (x + 1) changes (it "
+            "was x), to a value kloop cannot evaluate");
+}
+
+TEST(ReplayConfigs, TheCaptureMustBeTracedToASite) {
+  const std::string Site = "s.cu:launch/launch#1";
+  // The inventory's formula does not give the captured configuration (the capture has block 128, grid 8 for
+  // n = 1000, but the formula says grid 1000/128 rounded up = 8: make the capture disagree instead).
+  auto [M, P] = saxpyCapture(1000);
+  M.Launches[0].Block[0] = 64;
+  Expected<ReplayConfigs> C = replayConfigs(M, P, saxpyInventory(), {}, {{Site, saxpyLaunch(256)}});
+  ASSERT_FALSE(bool(C));
+  EXPECT_EQ(llvm::toString(C.takeError()),
+            "launch 0 (saxpy): no launch site of its kernel yields its captured configuration (grid (8, 1, 1), block "
+            "(64, 1, 1), 0 bytes of dynamic shared memory) from what the launch passes, and the candidate changes a "
+            "launch site of that kernel");
+  // A changed site whose kernel's symbols name no captured launch, though its name does.
+  auto [M2, P2] = saxpyCapture(1000);
+  M2.Launches[0].Kernel = "_Z5saxpyiPf_other_spelling";
+  C = replayConfigs(M2, P2, saxpyInventory(), {}, {{Site, saxpyLaunch(256)}});
+  ASSERT_FALSE(bool(C));
+  EXPECT_EQ(llvm::toString(C.takeError()),
+            "launch site s.cu:launch/launch#1 changes, and kloop cannot tell which captured launches of saxpy it "
+            "makes (the kernel's symbols name none of them)");
 }
 
 } // namespace

@@ -14,8 +14,11 @@
 #ifndef KLOOP_CAPTURE_REPLAY_H
 #define KLOOP_CAPTURE_REPLAY_H
 
+#include "kloop/Inventory/LaunchFormula.h"
+#include "nlohmann/json.hpp"
 #include "llvm/Support/Error.h"
 #include <chrono>
+#include <map>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,6 +58,28 @@ struct ReplayOptions {
   /// Directory for the worker's stdout/stderr files (created if needed).
   std::string WorkDir;
 };
+
+/// Launch configurations a replay request gives instead of the captured
+/// ones, by the captured launch's index, per side (docs/capture.md, "Serve
+/// mode": the request's "configs").
+/// How one side launches one captured launch instead of as captured.
+struct LaunchAs {
+  inv::LaunchConfig Config;
+  /// The symbol of the kernel launched instead of the captured one (another
+  /// instantiation of its template); "" for the captured kernel.
+  std::string Kernel;
+  bool operator==(const LaunchAs &O) const { return Config == O.Config && Kernel == O.Kernel; }
+  bool operator!=(const LaunchAs &O) const { return !(*this == O); }
+};
+
+struct ReplayConfigs {
+  std::map<uint64_t, LaunchAs> Baseline, Candidate;
+  bool empty() const { return Baseline.empty() && Candidate.empty(); }
+};
+
+/// The request's "configs" member for \p C: [{"launch", "side", "grid",
+/// "block", "shared_memory"}], with "kernel" when another kernel is launched.
+nlohmann::json toJSON(const ReplayConfigs &C);
 
 /// One side (baseline or candidate) of one replayed launch.
 struct ReplaySide {
@@ -158,8 +183,11 @@ public:
   /// known about the candidate): the worker cannot be started, is not ready
   /// within TimeoutS, refuses the capture (its message), or replies with
   /// something that is not a kloop-replay/1 result.
+  /// \p Configs: the launches either side launches with another
+  /// configuration than the captured one (the worker checks the outputs
+  /// against the captured reference all the same).
   llvm::Expected<ReplayResult> replay(const std::string &Cubin, const std::string &CandidateCubin,
-                                      unsigned Iters);
+                                      unsigned Iters, const ReplayConfigs &Configs = {});
   /// Workers started so far (a restart after a crash counts).
   unsigned starts() const { return Starts; }
 

@@ -18,7 +18,9 @@
 
 #include "kloop/Edit/Proposal.h"
 #include "kloop/Frontend/Frontend.h"
+#include "kloop/Inventory/LaunchFormula.h"
 #include "llvm/Support/Error.h"
+#include <map>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,12 @@ struct ApplyResult {
   std::vector<TextEdit> Edits;
   /// Indices of edits that were applied (all of them unless DropRefused).
   std::vector<unsigned> Applied;
+  /// The launch formulas of the edited code (kloop/Inventory/LaunchFormula.h)
+  /// of every `<<<>>>` launch site in a re-parsed translation unit, by the
+  /// inventory's launch site ID ("file:function/launch#N", the file relative
+  /// to ApplyOptions::Root). Empty when nothing was re-parsed or the proposal
+  /// was refused.
+  std::map<std::string, inv::LaunchFormula> LaunchFormulas;
   bool refused() const { return !Refusals.empty() && Applied.empty(); }
 };
 

@@ -23,6 +23,7 @@
 #ifndef KLOOP_INVENTORY_MODEL_H
 #define KLOOP_INVENTORY_MODEL_H
 
+#include "kloop/Inventory/LaunchFormula.h"
 #include "nlohmann/json.hpp"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -421,6 +422,10 @@ struct LaunchSite {
   std::optional<ExprValue> SharedMemory;
   std::optional<std::string> Stream; ///< the stream expression, null when defaulted
   std::vector<ExprValue> TemplateArgs;
+  /// The configuration as formulas of what the kernel call passes
+  /// (kloop/Inventory/LaunchFormula.h); absent for launches through an API
+  /// other than `<<<>>>`.
+  std::optional<LaunchFormula> ConfigFormula;
 };
 
 /// "uses[]" of a constant: one use in a tunable context.

@@ -29,6 +29,7 @@
 #ifndef KLOOP_OPTIMIZE_OPTIMIZE_H
 #define KLOOP_OPTIMIZE_OPTIMIZE_H
 
+#include "kloop/Capture/Replay.h"
 #include "kloop/Decide/Decision.h"
 #include "kloop/Edit/Apply.h"
 #include "kloop/Inventory/Model.h"
@@ -59,6 +60,9 @@ struct ApplyOutcome {
   std::vector<Refusal> Refusals;
   /// What failed, e.g. "apply: clang crashed while parsing /w/k.cu (host side)".
   std::optional<std::string> Failure;
+  /// The edited code's launch formulas by launch site ID
+  /// (ApplyResult::LaunchFormulas); empty unless applied.
+  std::map<std::string, inv::LaunchFormula> LaunchFormulas;
   /// The refusals as kloop apply prints them (Refusal::str()), joined by "; ".
   std::string refusalText() const;
 };
@@ -67,7 +71,8 @@ struct ApplyOutcome {
 /// step and by the `--apply-command` test seam: {"applied": bool, "refusals":
 /// [{"edit_index": 0-based integer or null (the whole proposal), "edit":
 /// label ("" for the whole proposal), "reason": string}], "failure": string
-/// (present only when failed)}.
+/// (present only when failed), "launch_formulas": {launch site ID: its
+/// config_formula} (present only when applied and known)}.
 nlohmann::json toJSON(const ApplyOutcome &A);
 
 /// Reads toJSON's form from \p J. Errors name \p Source and the field: an
@@ -208,11 +213,14 @@ public:
   /// Times and checks \p CandDir against \p BaseDir on the capture
   /// \p CaptureDir of search shape \p Shape with the replay worker
   /// (docs/capture.md); the evidence names \p Shape. Work files go below
-  /// \p WorkDir. Errors: only those that concern every candidate alike (a
-  /// work directory that cannot be made). The default falls back.
+  /// \p WorkDir. \p Configs: the captured launches either side launches
+  /// with another configuration (replayConfigs, kloop/Optimize/ReplayTiming.h).
+  /// Errors: only those that concern every candidate alike (a work directory
+  /// that cannot be made). The default falls back.
   virtual llvm::Expected<ReplayCompareOutcome> replayCompare(llvm::StringRef BaseDir, llvm::StringRef CandDir,
                                                              llvm::StringRef CaptureDir, llvm::StringRef WorkDir,
-                                                             llvm::StringRef Shape);
+                                                             llvm::StringRef Shape,
+                                                             const capture::ReplayConfigs &Configs);
   /// Unified diff of the editable sources between two source directories
   /// ("" when identical), with a/ b/ paths relative to the source directory.
   virtual llvm::Expected<std::string> diff(llvm::StringRef BaseDir, llvm::StringRef CandDir) = 0;

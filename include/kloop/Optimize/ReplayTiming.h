@@ -41,7 +41,49 @@ namespace optimize {
 /// were. Example: "set_constant macro:BLOCK: the launch configuration
 /// of launch site launch:main#1 (block_size) is computed by host code from
 /// it, and replay replays the captured one".
-std::string launchConfigChange(const nlohmann::json &Proposal, const inv::Inventory &Inv);
+///
+/// With \p Evaluated (the candidate's launch formulas are known, from its
+/// apply), set_launch_config and set_constant are not reasons: replayConfigs
+/// decides on the capture whether the new configuration can be replayed.
+std::string launchConfigChange(const nlohmann::json &Proposal, const inv::Inventory &Inv, bool Evaluated = false);
+
+/// The launch formulas of one side's source by launch site ID (the
+/// inventory's "file:function/launch#N"): the sites whose formulas an apply
+/// re-parsed, for a side whose edits may change a launch (launchConfigChange
+/// names a reason without formulas). A site not listed is as in the
+/// inventory the capture was made from; a site listed with an unknown formula
+/// may launch anything.
+using SiteFormulas = std::map<std::string, inv::LaunchFormula>;
+
+/// What each side of a replayed step launches where it differs from the
+/// capture, by the captured launch's index; a launch not listed is launched
+/// as captured.
+using ReplayConfigs = capture::ReplayConfigs;
+
+/// The configurations the incumbent (\p Incumbent, replayed as the baseline
+/// side) and the candidate (\p Candidate) give the launches of capture \p M,
+/// made from the code inventoried as \p Inv (docs/optimize.md, "Replaying a
+/// new launch configuration"). \p Params holds each launch's raw parameter
+/// buffer (paramBuffers). A captured launch is traced to the launch sites of
+/// its kernel (by symbol) whose inventory formula, with the variables the
+/// launch gives away (inv::bindLaunch), yields its captured configuration;
+/// each side's formulas for those sites then give that side's configuration.
+/// A launch whose kernel's sites no side changes is left as captured.
+///
+/// Errors, each a reason to time the step by workload runs instead, naming
+/// the launch and the site: no site of the kernel yields the captured
+/// configuration; sites that do but disagree on a side; a side's formula is
+/// unknown or cannot be evaluated (a variable the launch does not give away);
+/// the side calls another kernel instantiation; an argument the side passes
+/// differs from the captured one (a constant), or changes in a way kloop
+/// cannot evaluate.
+llvm::Expected<ReplayConfigs> replayConfigs(const capture::Manifest &M, const std::vector<std::vector<uint8_t>> &Params,
+                                            const inv::Inventory &Inv, const SiteFormulas &Incumbent,
+                                            const SiteFormulas &Candidate);
+
+/// The raw parameter buffer of every launch of capture \p M in directory
+/// \p Dir, in launch order. Errors name the blob (capture::readBlob).
+llvm::Expected<std::vector<std::vector<uint8_t>>> paramBuffers(const std::string &Dir, const capture::Manifest &M);
 
 /// What is wrong with \p C's run.command for `search.timing: workload`: ""
 /// when it uses both {seed} and {iters} or when search steps may replay
@@ -92,8 +134,13 @@ CapturedOutputs capturedOutputs(const capture::Manifest &M, const std::vector<me
 /// covers (a scratch buffer, such as a reduction's per-block partials, that
 /// the candidate may legitimately fill differently) is a Fallback instead of
 /// a refusal: the workload's own checks and the declared outputs decide.
+///
+/// With \p Reconfigured (the candidate was launched with a configuration kloop
+/// evaluated from its launch formulas, replayConfigs), a candidate whose
+/// outputs differ is a Fallback too: the evaluation rests on host values it
+/// assumes unchanged (docs/optimize.md), so the workload decides.
 llvm::Expected<ReplayCompareOutcome> judgeReplay(const capture::ReplayResult &R, llvm::StringRef Shape,
-                                                 const CapturedOutputs *Outputs = nullptr);
+                                                 const CapturedOutputs *Outputs = nullptr, bool Reconfigured = false);
 
 } // namespace optimize
 } // namespace kloop

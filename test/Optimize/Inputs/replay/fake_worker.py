@@ -9,7 +9,8 @@
 # lacks the kernel: exit 2, the worker goes on), mismatch (the candidate's first difference is in allocation 1,
 # the capture's written y: exit 1), and, for the first request of the whole test only
 # (a marker file beside the log), crash-once, die-once (exits without a reply) and hang-once (never
-# answers). Serving, each start appends "start" and each request "B C MODE iters=N" to
+# answers). Serving, each start appends "start" and each request "B C MODE iters=N" (then, per launch
+# configuration the request gives, " SIDE:LAUNCH:grid=X,Y,Z:block=X,Y,Z:smem=S") to
 # $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only. With $KLOOP_TEST_SLOW_CAPTURE=D, on
 # the capture in a directory named D (kloop optimize's capture/ or capture-SHAPE/) a fast candidate runs slow.
 import json, os, sys, time
@@ -33,13 +34,16 @@ def first_time():
     return True
 
 
-def result(base_cubin, cand_cubin, iters):
+def result(base_cubin, cand_cubin, iters, configs=None):
     base = open(base_cubin).read().strip()
     cand = open(cand_cubin).read().strip() if cand_cubin else None
     slow_here = os.path.basename(os.path.normpath(args[0])) == os.environ.get("KLOOP_TEST_SLOW_CAPTURE")
     if slow_here and cand == "fast":
         cand = "slow"
-    note("%s %s %s iters=%d" % (base, cand, mode, iters))
+    note("%s %s %s iters=%d" % (base, cand, mode, iters) +
+         "".join(" %s:%d:grid=%s:block=%s:smem=%d" % (c["side"], c["launch"], ",".join(map(str, c["grid"])),
+                                                      ",".join(map(str, c["block"])), c["shared_memory"])
+                 for c in configs or []))
     start = {"base": 2000, "fast": 1000, "slow": 3000}
     gate = "--no-gate" not in args
     ns = lambda v: [start[v] + (0 if gate else 500) + i for i in range(iters)]
@@ -82,7 +86,7 @@ if "--serve" in args:
                       "launches": 1, "gated": True, "time_ns": {"load": 5000000}}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
-        out, code = result(req["cubin"], req["candidate_cubin"], req["iters"])
+        out, code = result(req["cubin"], req["candidate_cubin"], req["iters"], req.get("configs"))
         out["exit"] = code
         out["time_ns"] = {"modules": 1000, "restore": 2000, "timed": 3000, "check": 4000, "total": 10000}
         print(json.dumps(out), flush=True)

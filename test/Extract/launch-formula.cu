@@ -1,0 +1,88 @@
+// Launch formulas (docs/inventory.md, "Launch formulas"): each <<<>>> launch's grid, block and dynamic
+// shared memory as integer formulas over what its kernel call passes, for replaying a new launch
+// configuration (docs/optimize.md). The host code before the launch is run symbolically.
+// RUN: kloop extract %s --root %S -- %mockcuda | python3 %inputs/formulas.py | FileCheck %s
+#include "cuda.h"
+#define BLOCK 256
+#define MAX_BLOCKS 65535
+
+__global__ void k(int n, float *p) { p[threadIdx.x] = n; }
+__global__ void k2(int w, int h, float *p) { p[threadIdx.x] = w + h; }
+template <int B> __global__ void kt(int n, float *p) { p[threadIdx.x] = B * n; }
+
+static int ceil_div(int a, int b) { return (a + b - 1) / b; }
+template <class T> T min(T a, T b) { return a < b ? a : b; }
+int g_blocks;
+
+// A grid-stride launch's clamp: the if becomes a conditional.
+void clamp(int n, float *p) {
+  int blocks = (n + BLOCK - 1) / BLOCK;
+  if (blocks > MAX_BLOCKS)
+    blocks = MAX_BLOCKS;
+  k<<<blocks, BLOCK>>>(n, p);
+}
+// CHECK-DAG: FORMULA launch-formula.cu:clamp/launch#1 callee=k grid=(u32)(((((n + 256) - 1) / 256) > 65535) ? 65535 : (((n + 256) - 1) / 256)),1,1 block=256,1,1 smem=0 args=n;-
+
+// dim3 locals and their members; a stream argument.
+void tiles(int w, int h, float *p, cudaStream_t s) {
+  dim3 block(16, 8);
+  dim3 grid((w + block.x - 1) / block.x, (h + block.y - 1) / block.y);
+  k2<<<grid, block, 0, s>>>(w, h, p);
+}
+// CHECK-DAG: FORMULA launch-formula.cu:tiles/launch#1 callee=k2 grid=((((u32)w + 16) - 1) / 16),((((u32)h + 8) - 1) / 8),1 block=16,8,1 smem=0 args=w;h;-
+
+// A call whose body is one return is inlined; min is a node; the shared memory is a formula.
+void inlined(int n, float *p) {
+  k<<<min(ceil_div(n, 128), 1024), 128, 128 * sizeof(float)>>>(n, p);
+}
+// CHECK-DAG: FORMULA launch-formula.cu:inlined/launch#1 callee=k grid=(u32)min((((n + 128) - 1) / 128), 1024),1,1 block=128,1,1 smem=512 args=n;-
+
+// A loop around the launch: what the loop changes is unknown at the launch.
+void sweep(int n, float *p) {
+  for (int b = 32; b <= 1024; b *= 2)
+    k<<<(n + b - 1) / b, b>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:sweep/launch#1 b is changed by `for (int b = 32; b <= 1024; b *= 2)`, which kloop does not follow
+
+// A parameter set from its own earlier value: kloop keeps no value of it.
+void halved(int n, float *p) {
+  n = n / 2;
+  int g = n;
+  k<<<g, 32>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:halved/launch#1 n is set from its own earlier value
+
+// A variable changed in a way kloop does not follow.
+void opaque(int n, float *p) {
+  int g = n;
+  g += 3;
+  k<<<g, 64>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:opaque/launch#1 g is changed by `g += 3`, which kloop does not follow
+
+// A global: host code elsewhere may set it, and a candidate's constants with it.
+void global(float *p) { k<<<g_blocks, 64>>>(g_blocks, p); }
+// CHECK-DAG: UNKNOWN launch-formula.cu:global/launch#1 g_blocks: a global, which host code elsewhere may set
+
+// A template instantiation is the callee; a launch that depends on a template parameter is unknown.
+template <int B> void launch_t(int n, float *p) { kt<B><<<(n + B - 1) / B, B>>>(n, p); }
+void instantiate(float *p) {
+  launch_t<128>(1000, p);
+  kt<64><<<1, 64>>>(7, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:launch_t/launch#1 (n + B - 1) / B: depends on a template parameter
+// CHECK-DAG: FORMULA launch-formula.cu:instantiate/launch#1 callee=kt<64> grid=1,1,1 block=64,1,1 smem=0 args=7;-
+
+// A floating-point step.
+void floating(int n, float *p) {
+  int g = (int)(n / 256.0f + 0.5f);
+  k<<<g, 256>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:floating/launch#1 (n / 256.0f + 0.5f): a conversion from float (kloop evaluates integer formulas only)
+
+// Another launch API has no formula.
+void api(int n, float *p) {
+  void *args[] = {&n, &p};
+  cudaLaunchKernel((const void *)k, dim3(8), dim3(BLOCK), args, 0, 0);
+}
+// CHECK-DAG: NONE launch-formula.cu:api/launch#1
