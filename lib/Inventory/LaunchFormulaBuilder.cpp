@@ -11,8 +11,9 @@
 //     it may modify (ExprMutationAnalyzer), and so does a loop around the
 //     launch. A variable without a known value is a Var leaf: its value at
 //     the launch, which the kernel's arguments may give away;
-//   - a call to a function whose body is one `return E;` is E with its
-//     parameters bound to the call's arguments (at most 8 calls deep).
+//   - a call to a function whose body is straight-line code ending in its
+//     only `return E;` is run the same way, its parameters bound to the
+//     call's arguments (at most 8 calls deep).
 // Anything else stops the walk, and the first reason is kept.
 //
 //===----------------------------------------------------------------------===//
@@ -184,7 +185,7 @@ std::optional<Formula> Builder::scalar(const Expr *E) {
     return fail(text(E) + ": not an integer (" + E->getType().getAsString() + ")");
   E = E->IgnoreParens();
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    if (const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl()); P && Bound.count(P))
+    if (const auto *P = dyn_cast<ParmVarDecl>(DRE->getDecl()); P && Bound.count(P) && !Env.count(P))
       return cast(Bound.at(P), *T);
   if (std::optional<Formula> C = constant(E, *T))
     return C;
@@ -265,13 +266,22 @@ std::optional<Formula> Builder::unary(const UnaryOperator *U, IntType T) {
   return node(*K, T, std::move(*Args));
 }
 
-/// The expression \p FD returns when its body is `{ return E; }`; null otherwise.
-static const Expr *onlyReturn(const FunctionDecl *FD) {
+/// The return statement that ends \p FD's body when it is the body's only one; null otherwise.
+static const ReturnStmt *lastReturn(const FunctionDecl *FD) {
   const auto *Body = dyn_cast_or_null<CompoundStmt>(FD->getBody());
-  if (!Body || Body->size() != 1)
+  if (!Body || Body->body_empty())
     return nullptr;
-  const auto *R = dyn_cast<ReturnStmt>(Body->body_front());
-  return R ? R->getRetValue() : nullptr;
+  const auto *R = dyn_cast<ReturnStmt>(Body->body_back());
+  if (!R || !R->getRetValue())
+    return nullptr;
+  std::function<bool(const Stmt *)> OtherReturn = [&](const Stmt *S) {
+    if (!S || S == R)
+      return false;
+    if (isa<ReturnStmt>(S))
+      return true;
+    return llvm::any_of(S->children(), OtherReturn);
+  };
+  return OtherReturn(Body) ? nullptr : R;
 }
 
 std::optional<Formula> Builder::call(const CallExpr *C, IntType T) {
@@ -287,23 +297,24 @@ std::optional<Formula> Builder::call(const CallExpr *C, IntType T) {
       A = cast(std::move(A), T);
     return node(Name == "min" ? Formula::Op::Min : Formula::Op::Max, T, std::move(*Args));
   }
-  const Expr *Ret = onlyReturn(FD);
+  const ReturnStmt *Ret = lastReturn(FD);
   if (!Ret || Depth >= 8 || C->getNumArgs() != FD->getNumParams())
-    return fail(text(C) + ": a call to " + Name.str() + ", whose body is not one return statement");
-  std::map<const ParmVarDecl *, Formula> Saved = Bound;
+    return fail(text(C) + ": a call to " + Name.str() +
+                ", whose body is not straight-line code ending in its only return statement");
+  // The callee's body runs symbolically with its parameters bound to the arguments' formulas.
+  Builder Inner(FD, Ctx);
+  Inner.Depth = Depth + 1;
   for (unsigned I = 0; I < C->getNumArgs(); ++I) {
     std::optional<Formula> A = scalar(C->getArg(I));
-    if (!A) {
-      Bound = std::move(Saved);
+    if (!A)
       return std::nullopt;
-    }
-    Bound[FD->getParamDecl(I)] = std::move(*A);
+    Inner.Bound[FD->getParamDecl(I)] = std::move(*A);
   }
-  ++Depth;
-  std::optional<Formula> R = scalar(Ret);
-  --Depth;
-  Bound = std::move(Saved);
-  return R ? std::optional<Formula>(cast(std::move(*R), T)) : std::nullopt;
+  Inner.runTo(Ret);
+  std::optional<Formula> R = Inner.scalar(Ret->getRetValue());
+  if (!R)
+    return fail(Inner.Why);
+  return cast(std::move(*R), T);
 }
 
 std::optional<Formula> Builder::variable(const VarDecl *V, IntType T) {
@@ -466,6 +477,9 @@ void Builder::forget(const Stmt *S) {
   for (const auto &[Name, V] : Leaves)
     if (!Env.count(V) && A.isMutated(V))
       Changed.push_back(V);
+  for (const auto &[P, F] : Bound) // an inlined function's parameters
+    if (!Env.count(P) && A.isMutated(P))
+      Changed.push_back(P);
   for (const VarDecl *V : Changed)
     assign(V, unknown(V->getNameAsString() + " is changed by `" + firstLine(S) + "`, which kloop does not follow"));
 }

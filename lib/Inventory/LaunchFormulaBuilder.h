@@ -20,10 +20,10 @@ namespace kloop {
 
 /// The configuration of \p Call, written in \p Enclosing (null at namespace
 /// scope), as formulas over the host variables it passes the kernel. What
-/// cannot be expressed (a floating-point step, a call with a body of more
-/// than one return, code that depends on a template parameter, a dim3 that is
-/// modified after its declaration) makes the result's Unknown name it; the
-/// arguments are listed either way.
+/// cannot be expressed (a floating-point step, a call to a function with a
+/// loop or several returns, code that depends on a template parameter, a
+/// variable changed in a way kloop does not follow) makes the result's
+/// Unknown name it; the arguments are listed either way.
 inv::LaunchFormula launchFormula(const clang::CUDAKernelCallExpr *Call, const clang::FunctionDecl *Enclosing,
                                  clang::ASTContext &Ctx);
 

@@ -37,6 +37,25 @@ void inlined(int n, float *p) {
 }
 // CHECK-DAG: FORMULA launch-formula.cu:inlined/launch#1 callee=k grid=(u32)min((((n + 128) - 1) / 128), 1024),1,1 block=128,1,1 smem=512 args=n;-
 
+// A helper with straight-line code ending in its only return runs the same way (reduction's pattern);
+// one with two returns does not.
+static int clamped_blocks(int n) {
+  int b = (n + BLOCK - 1) / BLOCK;
+  return b < MAX_BLOCKS ? b : MAX_BLOCKS;
+}
+static int two_returns(int n) {
+  if (n > 4096)
+    return 4096;
+  return n;
+}
+void helper(int n, float *p) {
+  const int blocks = clamped_blocks(n);
+  k<<<blocks, BLOCK>>>(n, p);
+  k<<<two_returns(n), BLOCK>>>(n, p);
+}
+// CHECK-DAG: FORMULA launch-formula.cu:helper/launch#1 callee=k grid=(u32)(((((n + 256) - 1) / 256) < 65535) ? (((n + 256) - 1) / 256) : 65535),1,1 block=256,1,1 smem=0 args=n;-
+// CHECK-DAG: UNKNOWN launch-formula.cu:helper/launch#2 two_returns(n): a call to two_returns, whose body is not straight-line code ending in its only return statement
+
 // A loop around the launch: what the loop changes is unknown at the launch.
 void sweep(int n, float *p) {
   for (int b = 32; b <= 1024; b *= 2)

@@ -15,7 +15,8 @@
 /// converted: its value is then read back from the captured parameter buffer
 /// (bindArguments). Locals that are never modified after their initialiser,
 /// dim3 locals among them, are replaced by that initialiser; calls to min/max
-/// and to functions whose body is one `return` are inlined.
+/// and to functions whose body is straight-line code ending in its only
+/// `return` are inlined.
 ///
 /// Values follow C++'s rules for each node's type: unsigned arithmetic wraps;
 /// signed overflow, division by zero and shifts by the width or more are
