@@ -219,7 +219,10 @@ Expected<LaunchConfig> evaluateConfig(const LaunchFormula &L, const VarValues &V
 static void bindVar(const Formula &F, uint64_t Bits, VarValues &Out, std::set<std::string> &Conflicts) {
   const Formula *X = &F;
   uint64_t V = normalize(Bits, X->Type);
-  while (X->K == Op::Cast && X->Args.size() == 1 && X->Args[0].Type.Bits != 1) {
+  // Only conversions that keep every bit of their operand can be undone (a narrowing one, or one to
+  // bool, loses what the variable held).
+  while (X->K == Op::Cast && X->Args.size() == 1 && X->Type.Bits != 1 && X->Args[0].Type.Bits != 1 &&
+         X->Args[0].Type.Bits <= X->Type.Bits) {
     X = &X->Args[0];
     V = normalize(V, X->Type);
   }

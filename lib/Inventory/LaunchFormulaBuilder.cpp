@@ -27,6 +27,7 @@
 #include "clang/Lex/Lexer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -64,10 +65,16 @@ private:
 public:
   /// Runs the enclosing function's statements before \p Launch symbolically (the header comment).
   void runTo(const Stmt *Launch) {
-    if (Enclosing && Enclosing->getBody())
+    if (std::string W = unfollowable(Enclosing); !W.empty())
+      Blocked = W;
+    else if (Enclosing && Enclosing->getBody())
       walkTo(Enclosing->getBody(), Launch);
+    if (InLambda)
+      Blocked = "the launch is in a lambda, whose body runs when it is called";
     AtLaunch = true;
   }
+  /// Why nothing at the launch can be followed ("" when it can).
+  std::string Blocked;
 
 private:
   /// What the symbolic run knows of a variable: an integer formula, a dim3, or neither (its value is
@@ -91,6 +98,33 @@ private:
   /// False while the statements before the launch run: a Var leaf then stands for the variable's value
   /// at that point, which only a local or parameter can keep until the launch.
   bool AtLaunch = false;
+  bool InLambda = false;
+  /// Why \p FD's body is not code the symbolic run follows: goto, labels, switch, try, inline assembly.
+  static std::string unfollowable(const FunctionDecl *FD) {
+    if (!FD || !FD->getBody())
+      return "";
+    std::string Out;
+    std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+      if (!S || !Out.empty())
+        return;
+      if (isa<GotoStmt, IndirectGotoStmt, LabelStmt>(S))
+        Out = "goto";
+      else if (isa<SwitchStmt>(S))
+        Out = "switch";
+      else if (isa<CXXTryStmt>(S))
+        Out = "try";
+      else if (isa<AsmStmt>(S))
+        Out = "inline assembly";
+      else if (isa<LambdaExpr>(S))
+        return; // its body is its own
+      for (const Stmt *C : S->children())
+        Walk(C);
+    };
+    Walk(FD->getBody());
+    if (isa<CXXTryStmt>(FD->getBody()))
+      Out = "try";
+    return Out.empty() ? "" : FD->getNameAsString() + " has " + Out + ", and kloop follows straight-line code only";
+  }
 
   static bool contains(const Stmt *S, const Stmt *T) {
     if (S == T)
@@ -107,6 +141,11 @@ private:
   Value valueOf(const Expr *Init, QualType T);
   /// Forgets what \p S may modify.
   void forget(const Stmt *S);
+  /// The variables of the enclosing function whose address is taken, or that a non-const reference is
+  /// bound to (a declaration, a call's argument, a lambda's capture): an alias may change them anywhere.
+  std::optional<std::set<const VarDecl *>> Escaped;
+  bool escapes(const VarDecl *V);
+  static void collectEscapes(const Stmt *S, std::set<const VarDecl *> &Out);
   std::string firstLine(const Stmt *S) const;
   static bool names(const Formula &F, const std::string &Var) {
     if (F.K == Formula::Op::Var && F.Var == Var)
@@ -135,8 +174,20 @@ private:
       return IntType{1, false};
     if (!T->isIntegralOrEnumerationType() || T->isDependentType())
       return std::nullopt;
-    return IntType{unsigned(Ctx.getIntWidth(T)), T->isSignedIntegerOrEnumerationType()};
+    unsigned W = unsigned(Ctx.getIntWidth(T));
+    if (W != 8 && W != 16 && W != 32 && W != 64)
+      return std::nullopt; // __int128, _BitInt(N): not a type formulas hold
+    return IntType{W, T->isSignedIntegerOrEnumerationType()};
   }
+  /// Formulas are kept small: a chain of clamps would otherwise double one at each step.
+  static constexpr size_t MaxNodes = 256;
+  static size_t nodes(const Formula &F) {
+    size_t N = 1;
+    for (const Formula &A : F.Args)
+      N += nodes(A);
+    return N;
+  }
+  static bool tooLarge(const Formula &F) { return nodes(F) > MaxNodes; }
   static Formula node(Formula::Op K, IntType T, std::vector<Formula> Args) {
     Formula F;
     F.K = K;
@@ -289,7 +340,9 @@ std::optional<Formula> Builder::call(const CallExpr *C, IntType T) {
   if (!FD || !FD->getIdentifier())
     return fail(text(C) + ": a call kloop cannot resolve");
   StringRef Name = FD->getName();
-  if ((Name == "min" || Name == "max") && C->getNumArgs() == 2) {
+  // min/max of the standard library or CUDA's headers; a user's own is inlined like any other function.
+  bool Library = FD->isInStdNamespace() || Ctx.getSourceManager().isInSystemHeader(FD->getLocation());
+  if ((Name == "min" || Name == "max") && C->getNumArgs() == 2 && Library) {
     std::optional<std::vector<Formula>> Args = operands({C->getArg(0), C->getArg(1)});
     if (!Args)
       return std::nullopt;
@@ -297,6 +350,10 @@ std::optional<Formula> Builder::call(const CallExpr *C, IntType T) {
       A = cast(std::move(A), T);
     return node(Name == "min" ? Formula::Op::Min : Formula::Op::Max, T, std::move(*Args));
   }
+  if (const auto *M = dyn_cast<CXXMethodDecl>(FD); M && M->isVirtual())
+    return fail(text(C) + ": a virtual call, which another class may override");
+  if (std::string Why = unfollowable(FD); !Why.empty())
+    return fail(text(C) + ": " + Why);
   const ReturnStmt *Ret = lastReturn(FD);
   if (!Ret || Depth >= 8 || C->getNumArgs() != FD->getNumParams())
     return fail(text(C) + ": a call to " + Name.str() +
@@ -330,6 +387,11 @@ std::optional<Formula> Builder::variable(const VarDecl *V, IntType T) {
   // parameter of the enclosing function that nothing before the launch changes (its callers are
   // outside what kloop follows, docs/inventory.md).
   const auto *P = dyn_cast<ParmVarDecl>(V);
+  if (P && P->getType()->isReferenceType())
+    return fail(V->getNameAsString() + ": a reference parameter, which may name what other code changes");
+  if (P && escapes(P))
+    return fail(V->getNameAsString() + " has its address taken or a reference bound to it in " +
+                Enclosing->getNameAsString() + ", so kloop cannot follow its value");
   if (!P || P->getDeclContext() != Enclosing)
     return fail(V->getNameAsString() + ": " + (V->hasLocalStorage() ? "a local kloop does not follow"
                                                                      : "a global, which host code elsewhere may set"));
@@ -432,12 +494,15 @@ void Builder::walkTo(const Stmt *S, const Stmt *T) {
     }
     return;
   }
-  if (isa<ForStmt, WhileStmt, DoStmt, CXXForRangeStmt>(S)) {
-    // The launch runs in a loop: its variables hold what an unknown number of iterations left.
-    if (const auto *F = dyn_cast<ForStmt>(S); F && F->getInit() && !contains(F->getInit(), T))
-      exec(F->getInit());
-    forget(S);
+  if (isa<LambdaExpr>(S)) {
+    InLambda = true; // the lambda's body runs when it is called, not where it is written
+    return;
   }
+  if (const auto *F = dyn_cast<ForStmt>(S); F && F->getInit() && !contains(F->getInit(), T))
+    exec(F->getInit());
+  // A statement around the launch (a loop, an if, an expression with a comma, && or ?:): what it may
+  // change, it may change before the launch.
+  forget(S);
   for (const Stmt *C : S->children())
     if (C && contains(C, T))
       return walkTo(C, T);
@@ -450,6 +515,8 @@ Builder::Value Builder::valueOf(const Expr *Init, QualType T) {
     V.Int = scalar(Init);
   else if (const CXXRecordDecl *R = T->getAsCXXRecordDecl(); R && R->getIdentifier() && R->getName() == "dim3")
     V.D = dim3(Init);
+  if ((V.Int && tooLarge(*V.Int)) || (V.D && llvm::any_of(*V.D, tooLarge)))
+    V = unknown("the formula of " + text(Init) + " grows past " + std::to_string(MaxNodes) + " nodes");
   if (!V.Int && !V.D)
     V.Why = Why.empty() ? "a " + T.getAsString() + ", not an integer or a dim3" : Why;
   Why = Before; // a value kloop cannot follow only makes the variable unknown
@@ -460,6 +527,10 @@ Builder::Value Builder::valueOf(const Expr *Init, QualType T) {
 
 void Builder::assign(const VarDecl *V, Value New) {
   std::string Name = V->getNameAsString();
+  if (escapes(V))
+    New = unknown(Name + " has its address taken or a reference bound to it in " +
+                  (Enclosing ? Enclosing->getNameAsString() : std::string("its function")) +
+                  ", so kloop cannot follow its value");
   if (names(New, Name))
     New = unknown(Name + " is set from its own earlier value"); // the Var leaf would stand for the new value
   for (auto &[W, Val] : Env)
@@ -468,20 +539,82 @@ void Builder::assign(const VarDecl *V, Value New) {
   Env[V] = std::move(New);
 }
 
+/// The variables \p S names.
+static void namedIn(const Stmt *S, std::set<const VarDecl *> &Out) {
+  if (!S)
+    return;
+  if (const auto *D = dyn_cast<DeclRefExpr>(S))
+    if (const auto *V = dyn_cast<VarDecl>(D->getDecl()))
+      Out.insert(V);
+  for (const Stmt *C : S->children())
+    namedIn(C, Out);
+}
+
 void Builder::forget(const Stmt *S) {
-  ExprMutationAnalyzer A(*S, Ctx);
+  // A statement can change a variable it does not name only through an alias, and a variable with an
+  // alias is never known (escapes()); so only the variables S names are asked about.
+  std::set<const VarDecl *> Named;
+  namedIn(S, Named);
   std::vector<const VarDecl *> Changed;
-  for (const auto &[V, Val] : Env)
-    if (A.isMutated(V))
+  std::unique_ptr<ExprMutationAnalyzer> A;
+  for (const VarDecl *V : Named) {
+    bool Tracked = Env.count(V) || (isa<ParmVarDecl>(V) && (V->getDeclContext() == Enclosing ||
+                                                           Bound.count(llvm::cast<ParmVarDecl>(V))));
+    if (!Tracked)
+      continue;
+    if (!A)
+      A = std::make_unique<ExprMutationAnalyzer>(*S, Ctx);
+    if (A->isMutated(V))
       Changed.push_back(V);
-  for (const auto &[Name, V] : Leaves)
-    if (!Env.count(V) && A.isMutated(V))
-      Changed.push_back(V);
-  for (const auto &[P, F] : Bound) // an inlined function's parameters
-    if (!Env.count(P) && A.isMutated(P))
-      Changed.push_back(P);
+  }
   for (const VarDecl *V : Changed)
     assign(V, unknown(V->getNameAsString() + " is changed by `" + firstLine(S) + "`, which kloop does not follow"));
+}
+
+bool Builder::escapes(const VarDecl *V) {
+  if (!Escaped) {
+    Escaped.emplace();
+    if (Enclosing && Enclosing->getBody())
+      collectEscapes(Enclosing->getBody(), *Escaped);
+  }
+  return Escaped->count(V);
+}
+
+/// The variable \p E names, ignoring parentheses (and implicit nodes when \p Implicit); null otherwise.
+static const VarDecl *varOf(const Expr *E, bool Implicit) {
+  if (!E)
+    return nullptr;
+  E = Implicit ? E->IgnoreParenImpCasts() : E->IgnoreParens();
+  const auto *D = dyn_cast<DeclRefExpr>(E);
+  return D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+}
+
+void Builder::collectEscapes(const Stmt *S, std::set<const VarDecl *> &Out) {
+  if (!S)
+    return;
+  if (const auto *U = dyn_cast<UnaryOperator>(S); U && U->getOpcode() == UO_AddrOf)
+    if (const VarDecl *V = varOf(U->getSubExpr(), true))
+      Out.insert(V); // &v
+  if (const auto *DS = dyn_cast<DeclStmt>(S))
+    for (const Decl *X : DS->decls())
+      if (const auto *R = dyn_cast<VarDecl>(X); R && R->getType()->isReferenceType())
+        if (const VarDecl *V = varOf(R->getInit(), true))
+          Out.insert(V); // T &r = v
+  if (const auto *C = dyn_cast<CallExpr>(S))
+    if (const FunctionDecl *F = C->getDirectCallee())
+      for (unsigned I = 0; I < C->getNumArgs() && I < F->getNumParams(); ++I) {
+        QualType P = F->getParamDecl(I)->getType();
+        if (P->isReferenceType() && !P.getNonReferenceType().isConstQualified())
+          if (const VarDecl *V = varOf(C->getArg(I), false))
+            Out.insert(V); // f(int &) called with v
+      }
+  if (const auto *L = dyn_cast<LambdaExpr>(S))
+    for (const LambdaCapture &Cap : L->captures())
+      if (Cap.capturesVariable() && Cap.getCaptureKind() == LCK_ByRef)
+        if (const auto *V = dyn_cast<VarDecl>(Cap.getCapturedVar()))
+          Out.insert(V); // [&v] or [&]
+  for (const Stmt *C : S->children())
+    collectEscapes(C, Out);
 }
 
 /// True when \p A and \p B hold the same knowledge (both unknown counts).
@@ -526,8 +659,12 @@ void Builder::execIf(const IfStmt *If) {
     Value A = Of(Then, V), B = Of(Else, V);
     if (Same(A, B))
       Env[V] = A;
-    else if (A.Int && B.Int && !CondStale)
-      Env[V] = Value{node(Formula::Op::Cond, A.Int->Type, {*Cond, *A.Int, *B.Int}), std::nullopt};
+    else if (A.Int && B.Int && !CondStale) {
+      Formula C = node(Formula::Op::Cond, A.Int->Type, {*Cond, *A.Int, *B.Int});
+      Env[V] = tooLarge(C) ? unknown(V->getNameAsString() + "'s formula grows past " + std::to_string(MaxNodes) +
+                                     " nodes at `" + firstLine(If) + "`")
+                           : Value{std::move(C), std::nullopt};
+    }
     else if (!A.Int && !A.D && !A.Why.empty())
       Env[V] = A; // why one branch leaves it unknown
     else if (!B.Int && !B.D && !B.Why.empty())
@@ -586,6 +723,12 @@ inv::LaunchFormula launchFormula(const CUDAKernelCallExpr *Call, const FunctionD
   inv::LaunchFormula L;
   Builder B(Enclosing, Ctx);
   B.runTo(Call);
+  if (!B.Blocked.empty()) {
+    L.Unknown = B.Blocked;
+    for (const Expr *A : Call->arguments())
+      L.Args.push_back({std::nullopt, B.text(A)});
+    return L;
+  }
   if (const FunctionDecl *FD = Call->getDirectCallee()) {
     llvm::raw_string_ostream OS(L.Callee);
     FD->getNameForDiagnostic(OS, Ctx.getPrintingPolicy(), /*Qualified=*/true);

@@ -31,11 +31,12 @@ void tiles(int w, int h, float *p, cudaStream_t s) {
 }
 // CHECK-DAG: FORMULA launch-formula.cu:tiles/launch#1 callee=k2 grid=((((u32)w + 16) - 1) / 16),((((u32)h + 8) - 1) / 8),1 block=16,8,1 smem=0 args=w;h;-
 
-// A call whose body is one return is inlined; min is a node; the shared memory is a formula.
+// A call whose body is one return is inlined (this file's own min too: only the standard library's and
+// CUDA's min/max are min/max nodes); the shared memory is a formula.
 void inlined(int n, float *p) {
   k<<<min(ceil_div(n, 128), 1024), 128, 128 * sizeof(float)>>>(n, p);
 }
-// CHECK-DAG: FORMULA launch-formula.cu:inlined/launch#1 callee=k grid=(u32)min((((n + 128) - 1) / 128), 1024),1,1 block=128,1,1 smem=512 args=n;-
+// CHECK-DAG: FORMULA launch-formula.cu:inlined/launch#1 callee=k grid=(u32)(((((n + 128) - 1) / 128) < 1024) ? (((n + 128) - 1) / 128) : 1024),1,1 block=128,1,1 smem=512 args=n;-
 
 // A helper with straight-line code ending in its only return runs the same way (reduction's pattern);
 // one with two returns does not.
@@ -78,6 +79,91 @@ void opaque(int n, float *p) {
   k<<<g, 64>>>(n, p);
 }
 // CHECK-DAG: UNKNOWN launch-formula.cu:opaque/launch#1 g is changed by `g += 3`, which kloop does not follow
+
+// Aliases: a variable whose address is taken, or that a reference or a by-reference lambda capture
+// names, is never known, even where it is assigned after the alias was made.
+void scale(int *);
+void bump(int &);
+void aliases(int n, float *p) {
+  int a = 64;
+  int *q = &a;
+  a = 128;
+  *q = 256;
+  k<<<1, a>>>(n, p);
+  int b = 32;
+  bump(b);
+  k<<<1, b>>>(n, p);
+  int c = 16;
+  auto set = [&c]() { c = 8; };
+  set();
+  k<<<1, c>>>(n, p);
+}
+void param_alias(int n, float *p) {
+  scale(&n);
+  k<<<n, 32>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:aliases/launch#1 a has its address taken or a reference bound to it in aliases, so kloop cannot follow its value
+// CHECK-DAG: UNKNOWN launch-formula.cu:aliases/launch#2 b has its address taken or a reference bound to it in aliases, so kloop cannot follow its value
+// CHECK-DAG: UNKNOWN launch-formula.cu:aliases/launch#3 c has its address taken or a reference bound to it in aliases, so kloop cannot follow its value
+// CHECK-DAG: UNKNOWN launch-formula.cu:param_alias/launch#1 n has its address taken or a reference bound to it in param_alias, so kloop cannot follow its value
+
+// Control flow the straight-line run does not model makes the whole launch unknown: goto, switch, a
+// launch inside a lambda; and what a statement around the launch changes is forgotten.
+void jumps(int n, float *p) {
+  int b = 128;
+  if (n > 5)
+    goto skip;
+  b = 64;
+skip:
+  k<<<1, b>>>(n, p);
+}
+void cases(int n, float *p) {
+  int b = 128;
+  switch (n) {
+  case 0:
+    b = 64;
+  default:
+    k<<<1, b>>>(n, p);
+  }
+}
+void in_lambda(int n, float *p) {
+  int b = 128;
+  auto f = [=]() { k<<<1, b>>>(n, p); };
+  f();
+}
+void comma(int n, float *p) {
+  int g = n + 1;
+  (n = 7), k<<<g, 1>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:jumps/launch#1 jumps has goto, and kloop follows straight-line code only
+// CHECK-DAG: UNKNOWN launch-formula.cu:cases/launch#1 cases has switch, and kloop follows straight-line code only
+// CHECK-DAG: UNKNOWN launch-formula.cu:in_lambda/launch#1 the launch is in a lambda, whose body runs when it is called
+// CHECK-DAG: UNKNOWN launch-formula.cu:comma/launch#1 g was computed from n, which changes before the launch
+
+// A reference parameter may name what other code changes; a virtual call may be overridden; a 128-bit
+// integer is not a type formulas hold.
+struct Sizer {
+  virtual int blocks(int n) { return n; }
+};
+void by_ref(const int &n, float *p) { k<<<n, 32>>>(n, p); }
+void by_virtual(Sizer &s, int n, float *p) { k<<<s.blocks(n), 32>>>(n, p); }
+void wide(__int128 n, float *p) { k<<<1, 32>>>((int)n, p); }
+// CHECK-DAG: UNKNOWN launch-formula.cu:by_ref/launch#1 n: a reference parameter, which may name what other code changes
+// CHECK-DAG: UNKNOWN launch-formula.cu:by_virtual/launch#1 s.blocks(n): a virtual call, which another class may override
+// CHECK-DAG: FORMULA launch-formula.cu:wide/launch#1 callee=k grid=1,1,1 block=32,1,1 smem=0 args=-;-
+
+// A chain of clamps would double the formula at each step: past 256 nodes it is unknown.
+void clamps(int n, float *p) {
+  int b = (n + 255) / 256;
+  if (b > 60000) b = 60000;
+  if (b > 50000) b = 50000;
+  if (b > 40000) b = 40000;
+  if (b > 30000) b = 30000;
+  if (b > 20000) b = 20000;
+  if (b > 10000) b = 10000;
+  k<<<b, 256>>>(n, p);
+}
+// CHECK-DAG: UNKNOWN launch-formula.cu:clamps/launch#1 b's formula grows past 256 nodes at `if (b > 20000) b = 20000`
 
 // A global: host code elsewhere may set it, and a candidate's constants with it.
 void global(float *p) { k<<<g_blocks, 64>>>(g_blocks, p); }

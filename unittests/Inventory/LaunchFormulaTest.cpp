@@ -99,6 +99,11 @@ TEST(LaunchFormula, BindFromArgumentsAndConfiguration) {
   // A negative i32 passed as i64 reads back the same.
   V = bindLaunch(L, [](size_t) { return std::optional<uint64_t>(uint64_t(-2)); }, Captured);
   EXPECT_EQ(int64_t(V.at("n")), -2);
+  // A narrowing conversion cannot be undone: the variable is not bound from it.
+  LaunchFormula Narrow = L;
+  Narrow.Args[0] = {op(Op::Cast, IntType{8, false}, {var(I32, "n")}), "n"};
+  Narrow.Block[0] = k(U32, 256);
+  EXPECT_FALSE(bindLaunch(Narrow, [](size_t) { return std::optional<uint64_t>(44); }, Captured).count("n"));
   // One variable given two values (a conversion lost bits) is not bound at all.
   L.Args.push_back({var(I32, "threads"), "threads"});
   V = bindLaunch(L, [](size_t I) { return std::optional<uint64_t>(I == 2 ? 128 : 1000); }, Captured);
