@@ -93,8 +93,6 @@ private:
   const FunctionDecl *Enclosing;
   ASTContext &Ctx;
   std::map<const VarDecl *, Value> Env;
-  /// The variables Var leaves in Env name: a change to one makes the formulas that name it stale.
-  std::map<std::string, const VarDecl *> Leaves;
   /// False while the statements before the launch run: a Var leaf then stands for the variable's value
   /// at that point, which only a local or parameter can keep until the launch.
   bool AtLaunch = false;
@@ -395,8 +393,6 @@ std::optional<Formula> Builder::variable(const VarDecl *V, IntType T) {
   if (!P || P->getDeclContext() != Enclosing)
     return fail(V->getNameAsString() + ": " + (V->hasLocalStorage() ? "a local kloop does not follow"
                                                                      : "a global, which host code elsewhere may set"));
-  if (auto [It, New] = Leaves.emplace(V->getNameAsString(), V); !New && It->second != V)
-    return fail("two variables named " + V->getNameAsString());
   Formula F;
   F.K = Formula::Op::Var;
   F.Type = *VT;
