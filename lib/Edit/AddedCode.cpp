@@ -467,6 +467,17 @@ private:
   }
 };
 
+/// Runs the SideEffectVisitor on the top-level declarations parsed in this run, leaving out those read
+/// from a precompiled preamble (kloop/Frontend/Preamble.h): the preamble holds only the implicit
+/// includes, parsed before any line of the translation unit, so no new text and no expansion of a macro
+/// the new text defines can be in them.
+void checkSideEffects(ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, std::vector<AddedCodeFinding> &Out) {
+  SideEffectVisitor V(Ctx, R, Dir, Out);
+  for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    if (!D->isFromASTFile())
+      V.TraverseDecl(D);
+}
+
 // --- includes and pragmas -----------------------------------------------------
 
 /// The identifiers of a pragma as written: for `#pragma clang diagnostic ignored "-Wx"` the
@@ -701,7 +712,7 @@ std::unique_ptr<ASTConsumer> makeAddedCodeConsumer(CompilerInstance &CI, const A
       if (In.Before)
         NewDeclChecker(Ctx, In, PP, Out).run();
       if (In.ExpressionRanges && !In.ExpressionRanges->empty())
-        SideEffectVisitor(Ctx, *In.ExpressionRanges, In.Directory, Out).TraverseDecl(Ctx.getTranslationUnitDecl());
+        checkSideEffects(Ctx, *In.ExpressionRanges, In.Directory, Out);
     }
     const AddedCodeInput &In;
     const NewTextPP &PP;

@@ -335,15 +335,19 @@ public:
       : St(St), P(St.P), Jobs(Jobs), FOpts(FOpts), NewRanges(NewRanges), Result(Result),
         RefusedBefore(Result.Refusals.size()) {}
 
-  /// True when the edited code refuses the proposal.
+  /// True when the edited code refuses the proposal. Meaningless when PreambleMismatch is set.
   bool refuses() {
     reparse();
-    if (refusedHere())
+    if (PreambleMismatch || refusedHere())
       return true;
     refuseAddedCode();
     checkEditedInventory();
     return refusedHere();
   }
+
+  /// A parse after the edit loaded a precompiled preamble where its parse before did not, or the
+  /// other way round (ApplyOptions::Preambles).
+  bool PreambleMismatch = false;
 
 private:
   const PlanState &St;
@@ -386,7 +390,10 @@ private:
         SideInventory Inv;
         AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
         ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                                         withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped);
+                                         withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped,
+                                         St.Opts.Preambles);
+        if (R.UsedPreamble != St.WithPreamble.count(parseKey(Job, S)) > 0)
+          PreambleMismatch = true;
         refuseNewDiagnostics(Job, S, R.Diagnostics);
         (S == Side::Host ? HostAfter : DeviceAfter).push_back(std::move(Inv));
       }
@@ -454,6 +461,12 @@ private:
   }
 };
 
+/// \p O without precompiled preambles: every parse reads every header.
+ApplyOptions withoutPreambles(ApplyOptions O) {
+  O.Preambles = nullptr;
+  return O;
+}
+
 /// Formats the changed lines of \p After when a .clang-format governs \p File.
 std::string formatChanged(const std::string &File, const std::string &After,
                           const std::vector<std::pair<unsigned, unsigned>> &NewRanges) {
@@ -518,9 +531,15 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   if (Error E = applyInMemory(Uniq, O.Root, Result, NewRanges))
     return E;
   // 5-7. Re-parse, added code, checks on the edited inventory.
-  if (O.Reparse && EditedCodeCheck(St, Jobs, FOpts, NewRanges, Result).refuses()) {
-    Result.Applied.clear();
-    return Result;
+  if (O.Reparse) {
+    EditedCodeCheck Check(St, Jobs, FOpts, NewRanges, Result);
+    bool Refused = Check.refuses();
+    if (Check.PreambleMismatch)
+      return applyProposal(P, Jobs, FOpts, withoutPreambles(Opts));
+    if (Refused) {
+      Result.Applied.clear();
+      return Result;
+    }
   }
   if (O.Format)
     formatChanges(Result, NewRanges);

@@ -441,7 +441,9 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
       return createStringError(inconvertibleErrorCode(), Job.File + ": " + *Job.Error);
     for (Side S : {Side::Host, Side::Device}) {
       ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                                       std::make_unique<PlanAction>(St, S, Job));
+                                       std::make_unique<PlanAction>(St, S, Job), {}, St.Opts.Preambles);
+      if (R.UsedPreamble)
+        St.WithPreamble.insert(parseKey(Job, S));
       if (parseUnusable(R)) {
         std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
                           " side) before the edit; kloop apply edits only code clang can read:";

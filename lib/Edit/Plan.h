@@ -35,6 +35,8 @@ struct PlanState {
   std::map<std::string, DeclCensus> Census;
   /// Diagnostics of each parse before the edit (diagKey), per parseKey.
   std::map<std::string, std::multiset<std::string>> BeforeDiags;
+  /// The parses before the edit that loaded a precompiled preamble (ApplyOptions::Preambles), by parseKey.
+  std::set<std::string> WithPreamble;
   PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
 };
 

@@ -2,6 +2,7 @@
 #include "kloop/Frontend/Frontend.h"
 #include "kloop/Frontend/Diagnostics.h"
 #include "kloop/Frontend/NvccArgs.h"
+#include "kloop/Frontend/Preamble.h"
 #include "kloop/Support/FileTransaction.h"
 #include "kloop/Support/Path.h"
 #include "HostCompiler.h"
@@ -617,9 +618,38 @@ static std::string crashedSide(const std::vector<std::string> &CommandLine) {
   return "both sides";
 }
 
+namespace {
+/// A parse through a PreambleCache: the tooling::ToolAction that hands it clang's invocation.
+class PreambleParse : public tooling::ToolAction {
+public:
+  PreambleParse(PreambleCache &Cache, std::string Key, bool OnDisk, std::unique_ptr<FrontendAction> Action)
+      : Cache(Cache), Key(std::move(Key)), OnDisk(OnDisk), Action(std::move(Action)) {}
+  bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
+                     std::shared_ptr<PCHContainerOperations> PCHOps, DiagnosticConsumer *Diags) override {
+    return Cache.run(Key, OnDisk, std::move(Invocation), Files, std::move(PCHOps), Diags, *Action, Used);
+  }
+  bool Used = false;
+
+private:
+  PreambleCache &Cache;
+  std::string Key;
+  bool OnDisk;
+  std::unique_ptr<FrontendAction> Action;
+};
+
+/// The parse a preamble stands for: its command line and working directory.
+std::string preambleKey(const std::vector<std::string> &CommandLine, StringRef Directory) {
+  std::string K = Directory.str();
+  for (const std::string &A : CommandLine)
+    K += '\0' + A;
+  return K;
+}
+} // namespace
+
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, StringRef Directory,
                              std::unique_ptr<FrontendAction> Action,
-                             const std::vector<std::pair<std::string, std::string>> &MappedFiles) {
+                             const std::vector<std::pair<std::string, std::string>> &MappedFiles,
+                             PreambleCache *Preambles) {
   ParseResult R;
   IntrusiveRefCntPtr<vfs::FileSystem> Physical = vfs::createPhysicalFileSystem();
   IntrusiveRefCntPtr<vfs::OverlayFileSystem> Overlay(new vfs::OverlayFileSystem(Physical));
@@ -636,11 +666,19 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
   IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), FS));
   CollectingDiagConsumer Diags;
   DiagnosticOptions DiagOpts;
-  tooling::ToolInvocation Invocation(Macros.CommandLine, std::move(Action), Files.get());
-  Invocation.setDiagnosticConsumer(&Diags);
-  Invocation.setDiagnosticOptions(&DiagOpts);
+  std::unique_ptr<PreambleParse> Cached;
+  if (Preambles)
+    Cached = std::make_unique<PreambleParse>(*Preambles, preambleKey(Macros.CommandLine, Directory),
+                                             MappedFiles.empty(), std::move(Action));
+  auto Invocation = Cached ? std::make_unique<tooling::ToolInvocation>(Macros.CommandLine, Cached.get(), Files.get(),
+                                                                        std::make_shared<PCHContainerOperations>())
+                           : std::make_unique<tooling::ToolInvocation>(Macros.CommandLine, std::move(Action), Files.get());
+  Invocation->setDiagnosticConsumer(&Diags);
+  Invocation->setDiagnosticOptions(&DiagOpts);
   bool Ok = false;
-  if (!runParseSafely([&] { Ok = Invocation.run(); })) {
+  bool Ran = runParseSafely([&] { Ok = Invocation->run(); });
+  R.UsedPreamble = Cached && Cached->Used;
+  if (!Ran) {
     ParseDiagnostic D;
     D.Level = "fatal";
     D.Message = "kloop crashed while parsing this translation unit (a construct nested too deep for the "

@@ -1469,7 +1469,10 @@ void Collector::classifyMacroUses() {
 SideInventory Collector::run() {
   Out.Which = Which;
   Visitor V(*this);
-  V.TraverseDecl(Ctx.getTranslationUnitDecl());
+  // Every top-level declaration, library ones too: not TraverseDecl of the translation unit, which
+  // follows the traversal scope that UserCodeParentMap sets.
+  for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
+    V.TraverseDecl(D);
   finishGlobalConstants();
   classifyMacroUses();
   // Deduplicate constant uses (a context can be noted twice, e.g. via a dim3 variable).
@@ -1492,8 +1495,31 @@ SideInventory Collector::run() {
 
 } // namespace
 
+namespace {
+/// While it lives, ASTContext::getParents maps only the top-level declarations outside system headers: the
+/// collector asks for the parents of nodes in the kernels, device and host functions written there, never
+/// in a library's (VisitFunctionDecl records only their names). Mapping every system header's bodies cost
+/// a tenth of an apply, more when they come from a precompiled preamble and must be read back first.
+class UserCodeParentMap {
+public:
+  explicit UserCodeParentMap(ASTContext &Ctx) : Ctx(Ctx), Old(Ctx.getTraversalScope()) {
+    std::vector<Decl *> Scope;
+    for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
+      if (D->getLocation().isInvalid() || !Ctx.getSourceManager().isInSystemHeader(D->getLocation()))
+        Scope.push_back(D);
+    Ctx.setTraversalScope(Scope);
+  }
+  ~UserCodeParentMap() { Ctx.setTraversalScope(Old); }
+
+private:
+  ASTContext &Ctx;
+  std::vector<Decl *> Old;
+};
+} // namespace
+
 SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable &Macros,
                                    const ErrorTable *Errors) {
+  UserCodeParentMap Parents(Ctx);
   Collector C(Ctx, Which, Macros);
   SideInventory Inv = C.run();
   Inv.Parsed = true;

@@ -62,6 +62,12 @@ struct ApplyOptions {
   /// Drop refused edits instead of refusing the proposal (used by built-in rules,
   /// whose candidate edits are filtered by the same checks). Refusals are still reported.
   bool DropRefused = false;
+  /// Precompiled preambles shared by the parses (kloop/Frontend/Preamble.h); null: none. kloop
+  /// optimize passes one per run, so that the implicit includes are parsed once. When a parse
+  /// after the edit cannot load the preamble its parse before the edit loaded (the edit changed a
+  /// file the preamble read), the proposal is applied again without preambles, so that both parses
+  /// see the same code.
+  PreambleCache *Preambles = nullptr;
 };
 
 /// What applyProposal produced.

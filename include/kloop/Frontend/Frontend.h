@@ -28,6 +28,8 @@ class FrontendAction;
 
 namespace kloop {
 
+class PreambleCache;
+
 /// Which compilation of a CUDA translation unit is parsed.
 enum class Side { Device, Host };
 
@@ -152,6 +154,9 @@ struct ParseResult {
   /// (device side)". Diagnostics then also holds a fatal error saying so, so
   /// that parseUnusable() is true.
   std::optional<std::string> Crash;
+  /// True when the parse loaded a precompiled preamble (parseCommandLine's
+  /// \p Preambles). InputFiles then lacks the files the preamble read.
+  bool UsedPreamble = false;
 };
 
 /// A parse that crashed (ParseResult::Crash) while a stage worked: not a
@@ -216,11 +221,15 @@ ParseResult parseSide(const CompileJob &Job, Side S, const FrontendOptions &Opts
 /// warning for a declaration without an initializer (nvcc: warning 20054-D), and the
 /// -D/-U flags of ordinary macro names (`-DN=64`) applied right after clang's CUDA
 /// wrapper instead of before it, whose extra headers (cuda.h, curand) use such names;
-/// their location still reads `<command line>`.
+/// their location still reads `<command line>`. With \p Preambles, the implicit
+/// includes are loaded from a precompiled preamble when one can be reused
+/// (kloop/Frontend/Preamble.h; ParseResult::UsedPreamble), and the parse is
+/// otherwise the same.
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
                              llvm::StringRef Directory,
                              std::unique_ptr<clang::FrontendAction> Action,
-                             const std::vector<std::pair<std::string, std::string>> &MappedFiles = {});
+                             const std::vector<std::pair<std::string, std::string>> &MappedFiles = {},
+                             PreambleCache *Preambles = nullptr);
 
 /// Absolute path under which parses see kloop's nvcc compatibility header (an in-memory
 /// file whose text is compiled into kloop, lib/Frontend/nvcc_compat.cuh); no such file

@@ -1,0 +1,117 @@
+//===- apply_bench.cpp - apply with and without the run's preambles -------===//
+//
+// kloop optimize applies every candidate's proposal to the incumbent's sources: each translation unit
+// is parsed on both sides before the edit and again after it. This prints, for one proposal, the wall
+// time of that apply (kloop::applyProposalFile, with the options kloop optimize's apply stage passes)
+// without precompiled preambles and with the preambles a run keeps, measured alternately in one run,
+// and their ratio. The first apply with preambles builds them; it is reported apart ("cold"). Every
+// apply must produce the same changes and refusals, else the benchmark fails.
+//
+// Usage: kloop-apply-bench [--reps R] PROPOSAL.json FILE... [-- COMPILER ARGS]   (default 5 repetitions)
+//
+//===----------------------------------------------------------------------===//
+#include "kloop/Edit/ApplyFile.h"
+#include "kloop/Frontend/Preamble.h"
+#include "kloop/Support/Path.h"
+
+#include "llvm/Support/FileSystem.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Args {
+  int Reps = 5;
+  std::string Proposal;
+  kloop::FrontendOptions Inputs;
+};
+
+bool parseArgs(int argc, char **argv, Args &A) {
+  int I = 1;
+  for (; I < argc && std::strcmp(argv[I], "--"); ++I) {
+    if (!std::strcmp(argv[I], "--reps") && I + 1 < argc)
+      A.Reps = std::atoi(argv[++I]);
+    else if (A.Proposal.empty())
+      A.Proposal = argv[I];
+    else
+      A.Inputs.Inputs.push_back(argv[I]);
+  }
+  if (I < argc) {
+    A.Inputs.HasExtraArgs = true;
+    A.Inputs.ExtraArgs.assign(argv + I + 1, argv + argc);
+  }
+  return A.Reps >= 1 && !A.Proposal.empty() && !A.Inputs.Inputs.empty();
+}
+
+/// What an apply produced, to check that preambles change nothing.
+std::string outcome(const kloop::ProposalApplication &A) {
+  std::string S;
+  for (const kloop::Refusal &R : A.Result.Refusals)
+    S += "refused: " + R.str() + "\n";
+  for (const kloop::FileChange &C : A.Result.Changes)
+    S += C.File + "\n" + C.After;
+  for (const auto &[ID, F] : A.Result.LaunchFormulas)
+    S += ID + "\n";
+  return S;
+}
+
+/// Seconds of one apply; its outcome goes to \p Out. Exits on an error.
+double timedApply(const Args &A, kloop::PreambleCache *Cache, std::string &Out) {
+  kloop::ApplyOptions AO;
+  llvm::SmallString<256> Cwd;
+  llvm::sys::fs::current_path(Cwd);
+  AO.Root = std::string(Cwd);
+  AO.Preambles = Cache;
+  auto T0 = std::chrono::steady_clock::now();
+  llvm::Expected<kloop::ProposalApplication> R = kloop::applyProposalFile(A.Proposal, A.Inputs, AO, false);
+  double S = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+  if (!R) {
+    std::fprintf(stderr, "kloop-apply-bench: error: %s\n", llvm::toString(R.takeError()).c_str());
+    std::exit(1);
+  }
+  Out = outcome(*R);
+  return S;
+}
+
+double median(std::vector<double> V) {
+  std::sort(V.begin(), V.end());
+  return V.size() % 2 ? V[V.size() / 2] : (V[V.size() / 2 - 1] + V[V.size() / 2]) / 2;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Args A;
+  if (!parseArgs(argc, argv, A)) {
+    std::fprintf(stderr, "usage: kloop-apply-bench [--reps R] PROPOSAL.json FILE... [-- COMPILER ARGS]\n");
+    return 2;
+  }
+  kloop::PreambleCache Cache;
+  std::string Plain, Cached;
+  double Cold = timedApply(A, &Cache, Cached);
+  std::vector<double> Without, With;
+  for (int I = 0; I < A.Reps; ++I) {
+    Without.push_back(timedApply(A, nullptr, Plain));
+    With.push_back(timedApply(A, &Cache, Cached));
+    if (Plain != Cached) {
+      std::fprintf(stderr, "kloop-apply-bench: error: the apply with preambles differs from the one without\n"
+                           "--- without:\n%s--- with:\n%s",
+                   Plain.c_str(), Cached.c_str());
+      return 1;
+    }
+  }
+  kloop::PreambleCache::Counts C = Cache.counts();
+  std::printf("proposal: %s (%s)\n", A.Proposal.c_str(), Plain.rfind("refused:", 0) == 0 ? "refused" : "applies");
+  std::printf("apply without preambles: median %.3f s over %d\n", median(Without), A.Reps);
+  std::printf("apply with preambles:    median %.3f s over %d (the first, which built them: %.3f s)\n",
+              median(With), A.Reps, Cold);
+  std::printf("preambles: %u built, %u parses loaded one, %u parsed without\n", C.Builds, C.Reused, C.Unused);
+  std::printf("with / without: %.3f\n", median(With) / median(Without));
+  return 0;
+}

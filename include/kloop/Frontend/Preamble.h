@@ -1,0 +1,103 @@
+//===- kloop/Frontend/Preamble.h - Parses that share their headers ---------===//
+///
+/// \file
+/// A cache of precompiled preambles (clang::PrecompiledPreamble, as clangd
+/// uses them) for the parses of one process. Every CUDA parse starts with the
+/// same implicit includes: clang's CUDA runtime wrapper, which pulls in the
+/// CUDA runtime and the C++ headers it needs, and kloop's nvcc compatibility
+/// header. On the bundled saxpy they are nearly all of a parse's time. kloop
+/// optimize parses the incumbent four times per candidate (each side before
+/// and after the edit); with this cache those headers are parsed once per run
+/// and loaded from memory afterwards.
+///
+/// What the preamble holds, and why no more: only the implicit includes, in
+/// the order the parse would process them, and none of the main file. The
+/// `-D` macros that kloop applies after the CUDA wrapper
+/// (commandLineMacrosPath(), docs/nvcc-compat.md) are processed after the
+/// preamble is loaded, so the inventory still sees their definitions. A
+/// user header or a `#define` of the main file inside a preamble would be
+/// invisible to the preprocessor callbacks that record the inventory's macros
+/// and their expansions, so none is put there.
+///
+/// A preamble is reused only when clang's own check passes
+/// (PrecompiledPreamble::CanReuse: every file it read unchanged, no file it
+/// missed now present) and the parse has the same command line and working
+/// directory. It is built only by a parse of the files as they are on disk
+/// (no mapped files), and only when that build reports no warning or error;
+/// otherwise the parse runs as before. Safe to use from several threads: a
+/// preamble is built once per key, and a parse that finds it being built
+/// runs without one.
+///
+//===----------------------------------------------------------------------===//
+#ifndef KLOOP_FRONTEND_PREAMBLE_H
+#define KLOOP_FRONTEND_PREAMBLE_H
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace llvm {
+class MemoryBuffer;
+}
+
+namespace clang {
+class CompilerInvocation;
+class DiagnosticConsumer;
+class FileManager;
+class FrontendAction;
+class PCHContainerOperations;
+class PrecompiledPreamble;
+} // namespace clang
+
+namespace kloop {
+
+/// Precompiled preambles by parse (command line and working directory).
+/// Owned by the caller for as long as its parses should share them (kloop
+/// optimize: one per run); the preambles live in memory, some tens of MB
+/// each (one per translation unit and side).
+class PreambleCache {
+public:
+  PreambleCache();
+  ~PreambleCache();
+  PreambleCache(const PreambleCache &) = delete;
+  PreambleCache &operator=(const PreambleCache &) = delete;
+
+  /// What the cache did, for tests and benchmarks.
+  struct Counts {
+    /// Preambles built (one per key, again after its files changed).
+    unsigned Builds = 0;
+    /// Parses that loaded a preamble.
+    unsigned Reused = 0;
+    /// Parses that ran without one: none could be reused or built (mapped
+    /// files changed what it read, it was being built by another parse, its
+    /// build failed or reported a diagnostic).
+    unsigned Unused = 0;
+  };
+  Counts counts() const;
+
+  /// Runs \p Action on \p Invocation (a parse's, as tooling::ToolInvocation
+  /// builds it from the command line; \p Files holds its file system) with
+  /// the preamble of \p Key loaded when one can be reused, building it first
+  /// when \p OnDisk (the parse maps no file) and there is none for \p Key or
+  /// its files changed. \p UsedPreamble tells which happened. Returns what
+  /// CompilerInstance::ExecuteAction returns.
+  bool run(const std::string &Key, bool OnDisk, std::shared_ptr<clang::CompilerInvocation> Invocation,
+           clang::FileManager *Files, std::shared_ptr<clang::PCHContainerOperations> PCHOps,
+           clang::DiagnosticConsumer *Diags, clang::FrontendAction &Action, bool &UsedPreamble);
+
+private:
+  struct Entry;
+  /// The preamble of \p Key if it can be reused for \p Main, else a new one when \p OnDisk, else null.
+  std::shared_ptr<const clang::PrecompiledPreamble> acquire(const std::string &Key, bool OnDisk,
+                                                            const clang::CompilerInvocation &Invocation,
+                                                            const llvm::MemoryBuffer &Main, clang::FileManager &Files,
+                                                            std::shared_ptr<clang::PCHContainerOperations> PCHOps);
+  mutable std::mutex M;
+  std::map<std::string, std::shared_ptr<Entry>> Entries;
+  Counts C;
+};
+
+} // namespace kloop
+
+#endif

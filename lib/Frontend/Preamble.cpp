@@ -1,0 +1,245 @@
+//===- Preamble.cpp - Parses that share their headers ---------------------===//
+#include "kloop/Frontend/Preamble.h"
+#include "NvccCompat.h"
+#include "kloop/Frontend/Frontend.h"
+
+#include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/FileManager.h"
+#include "clang/Frontend/CompilerInstance.h"
+#include "clang/Frontend/CompilerInvocation.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/PrecompiledPreamble.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/PreprocessorOptions.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/VirtualFileSystem.h"
+
+using namespace clang;
+using namespace llvm;
+
+namespace kloop {
+
+struct PreambleCache::Entry {
+  std::shared_ptr<const PrecompiledPreamble> P;
+  /// Its preamble may hold the main file's leading system includes (preambleBounds); cleared when a
+  /// build with them failed, so that the next holds only the implicit includes.
+  bool MainFileText = true;
+  /// A parse is building it; others run without one meanwhile.
+  bool Building = false;
+  /// Its build failed or reported a diagnostic: not tried again.
+  bool Failed = false;
+};
+
+PreambleCache::PreambleCache() = default;
+PreambleCache::~PreambleCache() = default;
+
+PreambleCache::Counts PreambleCache::counts() const {
+  std::lock_guard<std::mutex> L(M);
+  return C;
+}
+
+namespace {
+
+/// A preamble that holds none of the main file.
+PreambleBounds noMainFileText() { return PreambleBounds(0, /*PreambleEndsAtStartOfLine=*/true); }
+
+/// True for a line that is only `#include <name>`, with blanks and a trailing `//` comment.
+bool isAngledInclude(StringRef Line) {
+  Line = Line.trim();
+  if (!Line.consume_front("#"))
+    return false;
+  Line = Line.ltrim();
+  if (!Line.consume_front("include"))
+    return false;
+  Line = Line.ltrim();
+  if (!Line.consume_front("<"))
+    return false;
+  size_t Close = Line.find('>');
+  if (Close == StringRef::npos || Close == 0)
+    return false;
+  StringRef Rest = Line.drop_front(Close + 1).trim();
+  return Rest.empty() || Rest.starts_with("//");
+}
+
+/// The main file's text that may go into its preamble: the leading lines that are blank, `//` comments or
+/// `#include <name>`, up to the end of the last such include. Anything else ends it: a `#define` (the
+/// inventory records the main file's macros as the parse defines them), a quoted include, a block comment.
+/// Whether each include named there is a system header is checked when the preamble is built.
+PreambleBounds leadingAngledIncludes(StringRef Main) {
+  size_t End = 0, At = 0;
+  while (At < Main.size()) {
+    size_t NL = Main.find('\n', At);
+    size_t Next = NL == StringRef::npos ? Main.size() : NL + 1;
+    StringRef Line = Main.slice(At, Next).rtrim("\r\n");
+    StringRef T = Line.trim();
+    if (isAngledInclude(Line)) {
+      if (NL == StringRef::npos)
+        break; // an include on the last line without a newline: left out
+      End = Next;
+    } else if (!T.empty() && !(T.starts_with("//") && !T.ends_with("\\"))) {
+      break;
+    }
+    At = Next;
+  }
+  return PreambleBounds(End, /*PreambleEndsAtStartOfLine=*/true);
+}
+
+/// The bounds a preamble of \p CI gets for main file \p Main: its leading system includes, or none when
+/// kloop's deferred `-D` macros must be defined before them (they are processed after the preamble).
+PreambleBounds preambleBounds(const CompilerInvocation &CI, const MemoryBuffer &Main, bool MainFileText) {
+  if (!MainFileText || llvm::is_contained(CI.getPreprocessorOpts().Includes, commandLineMacrosPath().str()))
+    return noMainFileText();
+  return leadingAngledIncludes(Main.getBuffer());
+}
+
+/// Notes whether a preamble's build entered a user file: a header found outside the system include
+/// directories (a `-I` directory that shadows a system header), whose macros the inventory would miss.
+class UserFileCheck : public PreambleCallbacks {
+public:
+  bool EnteredUserFile = false;
+  void BeforeExecute(CompilerInstance &CI) override { SM = &CI.getSourceManager(); }
+  std::unique_ptr<PPCallbacks> createPPCallbacks() override { return std::make_unique<Watch>(*this); }
+
+private:
+  SourceManager *SM = nullptr;
+  struct Watch : PPCallbacks {
+    explicit Watch(UserFileCheck &C) : C(C) {}
+    void FileChanged(SourceLocation Loc, FileChangeReason Reason, SrcMgr::CharacteristicKind Kind,
+                     FileID) override {
+      if (Reason != EnterFile || Kind != SrcMgr::C_User || !C.SM)
+        return;
+      FileID F = C.SM->getFileID(Loc);
+      OptionalFileEntryRef E = C.SM->getFileEntryRefForID(F);
+      if (F != C.SM->getMainFileID() && E && E->getName() != nvccCompatHeaderPath())
+        C.EnteredUserFile = true;
+    }
+    UserFileCheck &C;
+  };
+};
+
+/// Counts the warnings and errors a preamble build reports (system headers' are not reported).
+class CountingDiags : public DiagnosticConsumer {
+public:
+  unsigned N = 0;
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
+    DiagnosticConsumer::HandleDiagnostic(Level, Info);
+    if (Level >= DiagnosticsEngine::Warning)
+      ++N;
+  }
+};
+
+/// The main file of \p CI as the parse reads it through \p Files (mapped files and kloop's launch
+/// chevron rewrite included); null when it cannot be read (the parse then reports why).
+std::unique_ptr<MemoryBuffer> mainFileBuffer(const CompilerInvocation &CI, FileManager &Files) {
+  const clang::FrontendOptions &FO = CI.getFrontendOpts();
+  if (FO.Inputs.size() != 1 || !FO.Inputs[0].isFile())
+    return nullptr;
+  ErrorOr<std::unique_ptr<MemoryBuffer>> B = Files.getVirtualFileSystem().getBufferForFile(FO.Inputs[0].getFile());
+  return B ? std::move(*B) : nullptr;
+}
+
+/// The preamble of \p CI: its implicit includes up to kloop's deferred `-D` macros, which stay out so
+/// that the parse's preprocessor callbacks see them, then \p Bounds of the main file. Null when clang
+/// cannot build it, reports a warning or an error while doing so, or enters a user file.
+std::shared_ptr<const PrecompiledPreamble> buildPreamble(const CompilerInvocation &CI, const MemoryBuffer &Main,
+                                                         PreambleBounds Bounds, FileManager &Files,
+                                                         std::shared_ptr<PCHContainerOperations> PCHOps) {
+  CompilerInvocation PCI(CI);
+  std::vector<std::string> &Includes = PCI.getPreprocessorOpts().Includes;
+  auto Macros = llvm::find(Includes, commandLineMacrosPath().str());
+  Includes.erase(Macros, Includes.end());
+  CountingDiags Counter;
+  IntrusiveRefCntPtr<DiagnosticsEngine> DE = CompilerInstance::createDiagnostics(
+      Files.getVirtualFileSystem(), PCI.getDiagnosticOpts(), &Counter, /*ShouldOwnClient=*/false);
+  UserFileCheck Callbacks;
+  ErrorOr<PrecompiledPreamble> P =
+      PrecompiledPreamble::Build(PCI, &Main, Bounds, DE, Files.getVirtualFileSystemPtr(), std::move(PCHOps),
+                                 /*StoreInMemory=*/true, /*StoragePath=*/"", Callbacks);
+  if (!P || Counter.N || Callbacks.EnteredUserFile)
+    return nullptr;
+  return std::make_shared<const PrecompiledPreamble>(std::move(*P));
+}
+
+} // namespace
+
+std::shared_ptr<const PrecompiledPreamble> PreambleCache::acquire(const std::string &Key, bool OnDisk,
+                                                                  const CompilerInvocation &Invocation,
+                                                                  const MemoryBuffer &Main, FileManager &Files,
+                                                                  std::shared_ptr<PCHContainerOperations> PCHOps) {
+  std::shared_ptr<Entry> E;
+  std::shared_ptr<const PrecompiledPreamble> Have;
+  bool MainFileText;
+  {
+    std::lock_guard<std::mutex> L(M);
+    std::shared_ptr<Entry> &Slot = Entries[Key];
+    if (!Slot)
+      Slot = std::make_shared<Entry>();
+    E = Slot;
+    Have = E->P;
+    MainFileText = E->MainFileText;
+  }
+  PreambleBounds Bounds = preambleBounds(Invocation, Main, MainFileText);
+  // clang's check stats every file the preamble read: outside the lock.
+  if (Have && Have->CanReuse(Invocation, Main.getMemBufferRef(), Bounds, Files.getVirtualFileSystem())) {
+    std::lock_guard<std::mutex> L(M);
+    ++C.Reused;
+    return Have;
+  }
+  {
+    std::lock_guard<std::mutex> L(M);
+    if (!OnDisk || E->Building || E->Failed) {
+      ++C.Unused;
+      return nullptr;
+    }
+    E->Building = true;
+  }
+  // Built outside the lock: a crash in clang abandons this thread's frames (Frontend.h), and a
+  // mutex held there would stop every other parse.
+  std::shared_ptr<const PrecompiledPreamble> Built = buildPreamble(Invocation, Main, Bounds, Files, PCHOps);
+  if (!Built && Bounds.Size > 0) {
+    MainFileText = false;
+    Built = buildPreamble(Invocation, Main, noMainFileText(), Files, std::move(PCHOps));
+  }
+  std::lock_guard<std::mutex> L(M);
+  E->Building = false;
+  E->MainFileText = MainFileText;
+  if (!Built) {
+    E->Failed = true;
+    ++C.Unused;
+    return nullptr;
+  }
+  E->P = Built;
+  ++C.Builds;
+  ++C.Reused;
+  return Built;
+}
+
+bool PreambleCache::run(const std::string &Key, bool OnDisk, std::shared_ptr<CompilerInvocation> Invocation,
+                        FileManager *Files, std::shared_ptr<PCHContainerOperations> PCHOps,
+                        DiagnosticConsumer *Diags, FrontendAction &Action, bool &UsedPreamble) {
+  IntrusiveRefCntPtr<vfs::FileSystem> VFS = Files->getVirtualFileSystemPtr();
+  IntrusiveRefCntPtr<FileManager> FM(Files);
+  // Both stay alive until the parse ends: clang reads the preamble and the main file from them.
+  std::unique_ptr<MemoryBuffer> Main = mainFileBuffer(*Invocation, *Files);
+  std::shared_ptr<const PrecompiledPreamble> P =
+      Main ? acquire(Key, OnDisk, *Invocation, *Main, *Files, PCHOps) : nullptr;
+  UsedPreamble = P != nullptr;
+  if (P) {
+    P->AddImplicitPreamble(*Invocation, VFS, Main.get());
+    Invocation->getPreprocessorOpts().RetainRemappedFileBuffers = true; // Main stays ours
+    FM = new FileManager(Files->getFileSystemOpts(), VFS);
+  }
+  CompilerInstance Compiler(std::move(Invocation), std::move(PCHOps));
+  Compiler.setVirtualFileSystem(VFS);
+  Compiler.setFileManager(FM);
+  Compiler.createDiagnostics(Diags, /*ShouldOwnClient=*/false);
+  if (!Compiler.hasDiagnostics())
+    return false;
+  Compiler.createSourceManager();
+  bool Ok = Compiler.ExecuteAction(Action);
+  FM->clearStatCache();
+  return Ok;
+}
+
+} // namespace kloop
