@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AddedCode.h"
+#include "kloop/Frontend/Preamble.h"
 #include "llvm/Support/Process.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -184,11 +185,11 @@ DeclClass classify(const Decl *D, ASTContext &Ctx) {
   return C;
 }
 
-/// Calls \p Fn for every top-level declaration of \p DC, through namespaces and
-/// linkage blocks, and for the static data members (and nested classes) of class
+/// Calls \p Fn for every top-level declaration of \p DC parsed from source (parsedDecls), through
+/// namespaces and linkage blocks, and for the static data members (and nested classes) of class
 /// definitions (\p InRecord: \p DC is one).
 void forEachTopLevel(const DeclContext *DC, const std::function<void(const Decl *)> &Fn, bool InRecord = false) {
-  for (const Decl *D : DC->decls()) {
+  for (const Decl *D : parsedDecls(DC)) {
     if (D->isImplicit())
       continue;
     if (isa<NamespaceDecl, LinkageSpecDecl, ExportDecl>(D)) {
@@ -467,15 +468,12 @@ private:
   }
 };
 
-/// Runs the SideEffectVisitor on the top-level declarations parsed in this run, leaving out those read
-/// from a precompiled preamble (kloop/Frontend/Preamble.h): the preamble holds only the implicit
-/// includes, parsed before any line of the translation unit, so no new text and no expansion of a macro
-/// the new text defines can be in them.
+/// Runs the SideEffectVisitor on the top-level declarations parsed from source (parsedDecls): no new
+/// text, and no expansion of a macro the new text defines, can be in a precompiled preamble's.
 void checkSideEffects(ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, std::vector<AddedCodeFinding> &Out) {
   SideEffectVisitor V(Ctx, R, Dir, Out);
-  for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
-    if (!D->isFromASTFile())
-      V.TraverseDecl(D);
+  for (const Decl *D : parsedDecls(Ctx.getTranslationUnitDecl()))
+    V.TraverseDecl(const_cast<Decl *>(D));
 }
 
 // --- includes and pragmas -----------------------------------------------------

@@ -8,6 +8,7 @@
 #include "ElementwiseLoops.h"
 #include "LaunchFormulaBuilder.h"
 #include "TreeReductions.h"
+#include "kloop/Frontend/Preamble.h"
 #include "kloop/Inventory/Inventory.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Inventory/KernelNames.h"
@@ -61,6 +62,8 @@ json SourceSpan::toJson() const {
 }
 
 namespace {
+
+class Visitor;
 
 class Collector {
 public:
@@ -304,6 +307,9 @@ public:
   }
 
   void collectKernel(const FunctionDecl *FD);
+  /// Traverses with \p V every declaration of \p DC written outside system headers, and lists the
+  /// kernels that library declarations define (collectLibraryKernel).
+  void walk(DeclContext *DC, Visitor &V);
   void collectLibraryKernel(const FunctionDecl *FD);
   /// name, qualified_name, static, anonymous_namespace, explicit_specialization.
   void addKernelIdentity(Entity &K, const FunctionDecl *FD);
@@ -1466,13 +1472,57 @@ void Collector::classifyMacroUses() {
   }
 }
 
+namespace {
+bool inSystemHeader(const Decl *D, const SourceManager &SM) {
+  return D->getLocation().isValid() && SM.isInSystemHeader(D->getLocation());
+}
+
+/// The function \p D declares, itself or as a template's pattern; null for anything else.
+FunctionDecl *declaredFunction(Decl *D) {
+  if (auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+    return FT->getTemplatedDecl();
+  return dyn_cast<FunctionDecl>(D);
+}
+
+/// The declarations inside \p D that can declare a kernel: a namespace's, a linkage or export
+/// block's, a class definition's (also a class template's pattern); null for any other \p D.
+DeclContext *kernelScope(Decl *D) {
+  if (isa<NamespaceDecl, LinkageSpecDecl, ExportDecl>(D))
+    return cast<DeclContext>(D);
+  if (auto *CT = dyn_cast<ClassTemplateDecl>(D))
+    D = CT->getTemplatedDecl();
+  auto *RD = dyn_cast<CXXRecordDecl>(D);
+  return RD && RD->isThisDeclarationADefinition() ? RD : nullptr;
+}
+} // namespace
+
+void Collector::walk(DeclContext *DC, Visitor &V) {
+  auto One = [&](Decl *D) {
+    if (!inSystemHeader(D, SM))
+      V.TraverseDecl(D);
+    // A library's declarations yield only its kernels' names (Visitor::VisitFunctionDecl), and a
+    // kernel is never declared inside a function's body: its bodies, which a precompiled preamble
+    // would have to read back, are not walked.
+    else if (FunctionDecl *FD = declaredFunction(D))
+      V.VisitFunctionDecl(FD);
+    else if (DeclContext *Inner = kernelScope(D))
+      walk(Inner, V);
+  };
+  // The host side lists nothing from a library: it need not read a preamble's declarations back.
+  if (Which == Side::Host)
+    for (const Decl *D : parsedDecls(DC))
+      One(const_cast<Decl *>(D));
+  else
+    for (Decl *D : DC->decls())
+      One(D);
+}
+
 SideInventory Collector::run() {
   Out.Which = Which;
   Visitor V(*this);
-  // Every top-level declaration, library ones too: not TraverseDecl of the translation unit, which
-  // follows the traversal scope that UserCodeParentMap sets.
-  for (Decl *D : Ctx.getTranslationUnitDecl()->decls())
-    V.TraverseDecl(D);
+  // Not TraverseDecl of the translation unit, which follows the traversal scope that
+  // UserCodeParentMap sets.
+  walk(Ctx.getTranslationUnitDecl(), V);
   finishGlobalConstants();
   classifyMacroUses();
   // Deduplicate constant uses (a context can be noted twice, e.g. via a dim3 variable).

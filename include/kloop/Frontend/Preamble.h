@@ -32,6 +32,9 @@
 #ifndef KLOOP_FRONTEND_PREAMBLE_H
 #define KLOOP_FRONTEND_PREAMBLE_H
 
+#include "clang/AST/DeclBase.h"
+#include "llvm/ADT/STLExtras.h"
+
 #include <map>
 #include <memory>
 #include <mutex>
@@ -97,6 +100,17 @@ private:
   std::map<std::string, std::shared_ptr<Entry>> Entries;
   Counts C;
 };
+
+/// The declarations of \p DC that this parse read from source, leaving out, and not reading back, those
+/// loaded from a precompiled preamble. A preamble holds only headers found in system directories (the
+/// implicit includes and the main file's leading `#include <...>` lines), parsed before anything an
+/// edit can change: an edit inside that text makes the parse after it run without the preamble, and
+/// then apply reruns the parse before it without one too (EditedCodeCheck::PreambleMismatch), so both
+/// sides of a comparison leave out the same declarations. Reading every library declaration back from
+/// the preamble costs a fifth of a parse.
+inline auto parsedDecls(const clang::DeclContext *DC) {
+  return llvm::make_filter_range(DC->noload_decls(), [](const clang::Decl *D) { return !D->isFromASTFile(); });
+}
 
 } // namespace kloop
 
