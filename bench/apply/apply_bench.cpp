@@ -122,7 +122,8 @@ int main(int argc, char **argv) {
   std::printf("apply without preambles: median %.3f s over %d\n", median(Without), A.Reps);
   std::printf("apply with preambles:    median %.3f s over %d (the first, which built them: %.3f s)\n",
               median(With), A.Reps, Cold);
-  std::printf("preambles: %u built, %u parses loaded one, %u parsed without\n", C.Builds, C.Reused, C.Unused);
+  std::printf("preambles: %u built, %u parses loaded one, %u parsed without, %.1f MB held\n", C.Builds, C.Reused,
+              C.Unused, C.Bytes / 1e6);
   std::printf("with / without: %.3f\n", median(With) / median(Without));
   return 0;
 }

@@ -29,8 +29,8 @@ public:
 
   Expected<inv::Inventory> extract() override { return In->extract(); }
   Expected<std::string> copySources(StringRef From, StringRef Dir) override { return In->copySources(From, Dir); }
-  Expected<optimize::ApplyOutcome> apply(StringRef ProposalFile, StringRef SourceDir) override {
-    return In->apply(ProposalFile, SourceDir);
+  Expected<optimize::ApplyOutcome> apply(StringRef ProposalFile, StringRef SourceDir, StringRef From) override {
+    return In->apply(ProposalFile, SourceDir, From);
   }
   Expected<optimize::BuildOutcome> build(StringRef SourceDir, StringRef BuildDir) override {
     return In->build(SourceDir, BuildDir);

@@ -29,14 +29,43 @@ struct PreambleCache::Entry {
   bool Building = false;
   /// Its build failed or reported a diagnostic: not tried again.
   bool Failed = false;
+  /// When a parse last asked for it (PreambleCache::Clock), to evict the least recently used.
+  uint64_t LastUse = 0;
 };
 
-PreambleCache::PreambleCache() = default;
+PreambleCache::PreambleCache(size_t MaxEntries) : MaxEntries(std::max<size_t>(MaxEntries, 1)) {}
 PreambleCache::~PreambleCache() = default;
 
 PreambleCache::Counts PreambleCache::counts() const {
   std::lock_guard<std::mutex> L(M);
-  return C;
+  Counts Out = C;
+  for (const auto &[Key, E] : Entries)
+    if (E->P)
+      Out.Bytes += E->P->getSize();
+  return Out;
+}
+
+std::shared_ptr<PreambleCache::Entry> PreambleCache::entry(const std::string &Key) {
+  std::shared_ptr<Entry> &Slot = Entries[Key];
+  if (!Slot) {
+    Slot = std::make_shared<Entry>();
+    evictOne();
+  }
+  Slot->LastUse = ++Clock;
+  return Slot;
+}
+
+void PreambleCache::evictOne() {
+  if (Entries.size() <= MaxEntries)
+    return;
+  auto Oldest = Entries.end();
+  for (auto It = Entries.begin(); It != Entries.end(); ++It)
+    if (!It->second->Building && It->second->LastUse && (Oldest == Entries.end() || It->second->LastUse < Oldest->second->LastUse))
+      Oldest = It;
+  if (Oldest != Entries.end()) {
+    Entries.erase(Oldest); // a parse that holds its preamble keeps it alive
+    ++C.Evicted;
+  }
 }
 
 namespace {
@@ -172,10 +201,7 @@ std::shared_ptr<const PrecompiledPreamble> PreambleCache::acquire(const std::str
   bool MainFileText;
   {
     std::lock_guard<std::mutex> L(M);
-    std::shared_ptr<Entry> &Slot = Entries[Key];
-    if (!Slot)
-      Slot = std::make_shared<Entry>();
-    E = Slot;
+    E = entry(Key);
     Have = E->P;
     MainFileText = E->MainFileText;
   }

@@ -1062,7 +1062,7 @@ private:
     std::string PF = CandWork + ".proposal.json";
     if (Error E = writeFileAtomically(PF, dumpJSON(Proposal, 2) + "\n"))
       return E;
-    Expected<ApplyOutcome> A = S.apply(PF, *D);
+    Expected<ApplyOutcome> A = S.apply(PF, *D, From);
     if (!A)
       return A.takeError();
     return std::make_pair(std::move(*D), std::move(*A));

@@ -5,6 +5,7 @@
 #include "ReplayStage.h"
 #include "kloop/Decide/DecisionJSON.h"
 #include "kloop/Edit/ApplyFile.h"
+#include "kloop/Frontend/Preamble.h"
 #include "kloop/Inventory/Extract.h"
 #include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Measure/Compare.h"
@@ -59,18 +60,10 @@ public:
   Expected<std::string> copySources(StringRef From, StringRef Dir) override {
     // The copy keeps the layout around the source directory that sources and
     // protected files reach with "..": Dir/<up-levels...>/<leaf dirs>.
-    unsigned Up = 0;
-    std::vector<std::string> Rel(C.Sources.begin(), C.Sources.end());
-    Rel.insert(Rel.end(), C.Protected.begin(), C.Protected.end());
-    for (const std::string &R : Rel) {
-      unsigned U = 0;
-      for (auto I = llvm::sys::path::begin(R), E = llvm::sys::path::end(R); I != E && *I == ".."; ++I)
-        ++U;
-      Up = std::max(Up, U);
-    }
+    std::vector<std::string> Rel = copiedFiles();
     llvm::SmallString<256> Root(From);
     std::vector<std::string> Leaf;
-    for (unsigned I = 0; I < Up; ++I) {
+    for (unsigned I = 0, Up = upLevels(); I < Up; ++I) {
       Leaf.insert(Leaf.begin(), llvm::sys::path::filename(Root).str());
       Root.resize(llvm::sys::path::parent_path(Root).size()); // a prefix: assigning it to Root itself asserted
     }
@@ -107,13 +100,22 @@ public:
     return std::string(Dest);
   }
 
-  Expected<ApplyOutcome> apply(StringRef ProposalFile, StringRef SourceDir) override {
+  Expected<ApplyOutcome> apply(StringRef ProposalFile, StringRef SourceDir, StringRef From) override {
     if (!O.ApplyCommand.empty())
       return applyByCommand(ProposalFile, SourceDir);
+    // Parsed in From, which every candidate of an incumbent is copied from, so that their parses
+    // share the run's preambles; the changes are written to the copy.
     ApplyOptions AO;
-    AO.Root = SourceDir.str();
-    Expected<ProposalApplication> A =
-        applyProposalFile(ProposalFile, frontendOptions(SourceDir), AO, /*InPlace=*/true);
+    AO.Root = From.str();
+    AO.Preambles = &Preambles;
+    Expected<ProposalApplication> A = applyProposalFile(ProposalFile, frontendOptions(From), AO, /*InPlace=*/false);
+    if (A && !A->Refused && !A->Unchanged) {
+      for (FileChange &Ch : A->Result.Changes)
+        Ch.File = inCopy(Ch.File, From, SourceDir);
+      if (Error E = writeChangesInPlace(A->Result.Changes))
+        return E;
+      A->Written = true;
+    }
     ApplyOutcome Out;
     if (!A) {
       // A crash is this candidate's failure; any other error concerns every candidate and ends the run.
@@ -419,6 +421,43 @@ public:
 private:
   /// The workload's sources below \p SourceDir, parsed with the compiler arguments given after `--`
   /// (relative ones taken from \p SourceDir).
+  /// The files copySources copies besides the top of the source directory: sources and protected files,
+  /// as the workload names them.
+  std::vector<std::string> copiedFiles() const {
+    std::vector<std::string> Rel(C.Sources.begin(), C.Sources.end());
+    Rel.insert(Rel.end(), C.Protected.begin(), C.Protected.end());
+    return Rel;
+  }
+
+  /// How many directories above the source directory a copy keeps: the most leading ".." of a copied file.
+  unsigned upLevels() const {
+    unsigned Up = 0;
+    for (const std::string &R : copiedFiles()) {
+      unsigned U = 0;
+      for (auto I = llvm::sys::path::begin(R), E = llvm::sys::path::end(R); I != E && *I == ".."; ++I)
+        ++U;
+      Up = std::max(Up, U);
+    }
+    return Up;
+  }
+
+  /// \p File, a file of the sources at \p From, at its place in their copy at \p To (copySources: the
+  /// layout is kept up to upLevels() directories above); a file outside that layout stays as it is.
+  std::string inCopy(StringRef File, StringRef From, StringRef To) const {
+    llvm::SmallString<256> Above(From), T(To);
+    for (unsigned I = 0;; ++I) {
+      if (isAtOrBelow(File, Above)) {
+        T += File.drop_front(Above.size());
+        llvm::sys::path::remove_dots(T, /*remove_dot_dot=*/true);
+        return std::string(T);
+      }
+      if (I == upLevels())
+        return File.str();
+      Above.resize(llvm::sys::path::parent_path(Above).size());
+      T += "/..";
+    }
+  }
+
   FrontendOptions frontendOptions(StringRef SourceDir) const {
     FrontendOptions F;
     F.WorkingDir = SourceDir.str();
@@ -479,6 +518,8 @@ private:
     return It == Built.end() ? std::nullopt : std::optional<std::string>(It->second);
   }
   ReplayStage Replay;
+  /// The run's precompiled preambles, shared by every apply (and thread) of the run.
+  PreambleCache Preambles;
 
   static std::string tail(const std::string &S, size_t N = 2000) {
     return S.size() <= N ? S : "..." + S.substr(S.size() - N);

@@ -40,7 +40,7 @@ struct FakeStages : Stages {
   }
   /// Outcomes apply() returns instead of applying, in turn (then it applies).
   std::vector<ApplyOutcome> Scripted;
-  Expected<ApplyOutcome> apply(StringRef File, StringRef Dir) override {
+  Expected<ApplyOutcome> apply(StringRef File, StringRef Dir, StringRef) override {
     if (!Scripted.empty()) {
       ApplyOutcome A = Scripted.front();
       Scripted.erase(Scripted.begin());
@@ -535,9 +535,9 @@ struct PreparingStages : FakeStages {
     std::lock_guard<std::mutex> L(M);
     return FakeStages::copySources(From, Dir);
   }
-  Expected<ApplyOutcome> apply(StringRef File, StringRef Dir) override {
+  Expected<ApplyOutcome> apply(StringRef File, StringRef Dir, StringRef From) override {
     std::lock_guard<std::mutex> L(M);
-    return FakeStages::apply(File, Dir);
+    return FakeStages::apply(File, Dir, From);
   }
   Expected<BuildOutcome> build(StringRef Src, StringRef Dir) override {
     std::lock_guard<std::mutex> L(M);

@@ -35,6 +35,8 @@
 #include "clang/AST/DeclBase.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -57,11 +59,14 @@ namespace kloop {
 
 /// Precompiled preambles by parse (command line and working directory).
 /// Owned by the caller for as long as its parses should share them (kloop
-/// optimize: one per run); the preambles live in memory, some tens of MB
-/// each (one per translation unit and side).
+/// optimize: one per run). The preambles live in memory, one per translation
+/// unit and side (host, device) and some tens of MB each (Counts::Bytes; the
+/// bundled saxpy's two: see bench/apply/README.md).
 class PreambleCache {
 public:
-  PreambleCache();
+  /// Keeps at most \p MaxEntries preambles (at least 1), evicting the least
+  /// recently used: 16 bound the memory at some hundreds of MB.
+  explicit PreambleCache(size_t MaxEntries = 16);
   ~PreambleCache();
   PreambleCache(const PreambleCache &) = delete;
   PreambleCache &operator=(const PreambleCache &) = delete;
@@ -76,6 +81,10 @@ public:
     /// files changed what it read, it was being built by another parse, its
     /// build failed or reported a diagnostic).
     unsigned Unused = 0;
+    /// Preambles dropped to stay within MaxEntries.
+    unsigned Evicted = 0;
+    /// Bytes of the preambles held now (PrecompiledPreamble::getSize).
+    uint64_t Bytes = 0;
   };
   Counts counts() const;
 
@@ -91,6 +100,10 @@ public:
 
 private:
   struct Entry;
+  /// \p Key's entry, made (and the oldest evicted) when new, marked used now. Under M.
+  std::shared_ptr<Entry> entry(const std::string &Key);
+  /// Drops the least recently used entry nobody is building when there are more than MaxEntries. Under M.
+  void evictOne();
   /// The preamble of \p Key if it can be reused for \p Main, else a new one when \p OnDisk, else null.
   std::shared_ptr<const clang::PrecompiledPreamble> acquire(const std::string &Key, bool OnDisk,
                                                             const clang::CompilerInvocation &Invocation,
@@ -98,6 +111,8 @@ private:
                                                             std::shared_ptr<clang::PCHContainerOperations> PCHOps);
   mutable std::mutex M;
   std::map<std::string, std::shared_ptr<Entry>> Entries;
+  size_t MaxEntries;
+  uint64_t Clock = 0;
   Counts C;
 };
 

@@ -183,11 +183,16 @@ public:
   /// anything there); returns the source directory inside the copy.
   virtual llvm::Expected<std::string> copySources(llvm::StringRef From, llvm::StringRef Dir) = 0;
   /// Applies \p ProposalFile (a proposal JSON) to the sources in \p SourceDir
-  /// in place (kloop/Edit/ApplyFile.h). A crashed parse is an outcome
-  /// (ApplyOutcome::Failure); errors: the proposal file or a source cannot be
-  /// read, a source does not parse before the edit, the write fails.
-  virtual llvm::Expected<ApplyOutcome> apply(llvm::StringRef ProposalFile,
-                                             llvm::StringRef SourceDir) = 0;
+  /// in place (kloop/Edit/ApplyFile.h). \p SourceDir is a fresh copy
+  /// (copySources) of \p From, which no stage changes: the process stages
+  /// parse the sources there, so that the parses of every candidate made from
+  /// one incumbent share their precompiled preambles
+  /// (kloop/Frontend/Preamble.h), and write the changed files into
+  /// \p SourceDir. A crashed parse is an outcome (ApplyOutcome::Failure);
+  /// errors: the proposal file or a source cannot be read, a source does not
+  /// parse before the edit, the write fails.
+  virtual llvm::Expected<ApplyOutcome> apply(llvm::StringRef ProposalFile, llvm::StringRef SourceDir,
+                                             llvm::StringRef From) = 0;
   /// Builds \p SourceDir into \p BuildDir and produces its ptxas report.
   virtual llvm::Expected<BuildOutcome> build(llvm::StringRef SourceDir, llvm::StringRef BuildDir) = 0;
   /// True when a GPU is usable; \p Why says why not otherwise.
