@@ -42,6 +42,8 @@ bool parseArgs(int argc, char **argv, Args &A) {
       A.Reps = std::atoi(argv[++I]);
     else if (!std::strcmp(argv[I], "--with-only"))
       A.WithOnly = true;
+    else if (argv[I][0] == '-' && argv[I][1])
+      return false;
     else if (A.Proposal.empty())
       A.Proposal = argv[I];
     else
