@@ -7,9 +7,12 @@
 // and their ratio. The first apply with preambles builds them; it is reported apart ("cold"). Every
 // apply must produce the same changes and refusals, else the benchmark fails.
 //
-// Usage: kloop-apply-bench [--reps R] [--with-only] PROPOSAL.json FILE... [-- COMPILER ARGS]
-//   --reps R      repetitions of each side (default 5)
-//   --with-only   only applies with preambles, for a profiler (no ratio is printed)
+// Usage: kloop-apply-bench [--reps R] [--with-only] [--before KLOOP] PROPOSAL.json FILE... [-- COMPILER ARGS]
+//   --reps R        repetitions of each side (default 5)
+//   --with-only     only applies with preambles, for a profiler (no ratio is printed)
+//   --before KLOOP  also times `KLOOP apply PROPOSAL FILE... -- ARGS`, the whole command of a kloop built
+//                   from an earlier commit, alternated with the two applies; exit 0 (applied) or 1
+//                   (refused) is expected of it
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Edit/ApplyFile.h"
@@ -17,12 +20,14 @@
 #include "kloop/Support/Path.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +36,7 @@ namespace {
 struct Args {
   int Reps = 5;
   bool WithOnly = false;
+  std::string Before;
   std::string Proposal;
   kloop::FrontendOptions Inputs;
 };
@@ -42,6 +48,8 @@ bool parseArgs(int argc, char **argv, Args &A) {
       A.Reps = std::atoi(argv[++I]);
     else if (!std::strcmp(argv[I], "--with-only"))
       A.WithOnly = true;
+    else if (!std::strcmp(argv[I], "--before") && I + 1 < argc)
+      A.Before = argv[++I];
     else if (argv[I][0] == '-' && argv[I][1])
       return false;
     else if (A.Proposal.empty())
@@ -86,6 +94,25 @@ double timedApply(const Args &A, kloop::PreambleCache *Cache, std::string &Out) 
   return S;
 }
 
+/// Seconds of `Before apply PROPOSAL FILE... -- ARGS`, its output discarded. Exits on a failure.
+double timedBefore(const Args &A) {
+  std::vector<llvm::StringRef> Argv = {A.Before, "apply", A.Proposal};
+  Argv.insert(Argv.end(), A.Inputs.Inputs.begin(), A.Inputs.Inputs.end());
+  Argv.push_back("--");
+  Argv.insert(Argv.end(), A.Inputs.ExtraArgs.begin(), A.Inputs.ExtraArgs.end());
+  std::optional<llvm::StringRef> Null[] = {std::nullopt, llvm::StringRef(""), llvm::StringRef("")};
+  std::string Err;
+  auto T0 = std::chrono::steady_clock::now();
+  int RC = llvm::sys::ExecuteAndWait(A.Before, Argv, std::nullopt, Null, 0, 0, &Err);
+  double S = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+  if (RC != 0 && RC != 1) {
+    std::fprintf(stderr, "kloop-apply-bench: error: %s apply failed (exit %d)%s%s\n", A.Before.c_str(), RC,
+                 Err.empty() ? "" : ": ", Err.c_str());
+    std::exit(1);
+  }
+  return S;
+}
+
 double median(std::vector<double> V) {
   std::sort(V.begin(), V.end());
   return V.size() % 2 ? V[V.size() / 2] : (V[V.size() / 2 - 1] + V[V.size() / 2]) / 2;
@@ -96,7 +123,7 @@ double median(std::vector<double> V) {
 int main(int argc, char **argv) {
   Args A;
   if (!parseArgs(argc, argv, A)) {
-    std::fprintf(stderr, "usage: kloop-apply-bench [--reps R] [--with-only] PROPOSAL.json FILE... [-- COMPILER ARGS]\n");
+    std::fprintf(stderr, "usage: kloop-apply-bench [--reps R] [--with-only] [--before KLOOP] PROPOSAL.json FILE... [-- COMPILER ARGS]\n");
     return 2;
   }
   kloop::PreambleCache Cache;
@@ -109,7 +136,10 @@ int main(int argc, char **argv) {
     std::printf("apply with preambles: median %.3f s over %d (cold %.3f s)\n", median(With), A.Reps, Cold);
     return 0;
   }
+  std::vector<double> Before;
   for (int I = 0; I < A.Reps; ++I) {
+    if (!A.Before.empty())
+      Before.push_back(timedBefore(A));
     Without.push_back(timedApply(A, nullptr, Plain));
     With.push_back(timedApply(A, &Cache, Cached));
     if (Plain != Cached) {
@@ -127,5 +157,10 @@ int main(int argc, char **argv) {
   std::printf("preambles: %u built, %u parses loaded one, %u parsed without, %.1f MB held\n", C.Builds, C.Reused,
               C.Unused, C.Bytes / 1e6);
   std::printf("with / without: %.3f\n", median(With) / median(Without));
+  if (!Before.empty()) {
+    std::printf("kloop apply before (%s): median %.3f s over %d, the whole command\n", A.Before.c_str(),
+                median(Before), A.Reps);
+    std::printf("with / before: %.3f\n", median(With) / median(Before));
+  }
   return 0;
 }
