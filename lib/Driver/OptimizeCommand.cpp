@@ -243,6 +243,8 @@ Expected<std::string> outputDir() {
                                                    : (sys::path::parent_path(JournalPath) + "/kloop-out").str())
                                             : OutDirOpt.getValue());
   sys::fs::make_absolute(OutDir);
+  // Without "." or ".." components, so that every path made under it names each file one way.
+  sys::path::remove_dots(OutDir, /*remove_dot_dot=*/true);
   if (sys::fs::exists(OutDir) && !sys::fs::is_directory(OutDir))
     return failure("cannot use " + OutDir + " as the output directory: it exists and is not a directory");
   return std::string(OutDir);

@@ -110,11 +110,14 @@ public:
     AO.Preambles = &Preambles;
     Expected<ProposalApplication> A = applyProposalFile(ProposalFile, frontendOptions(From), AO, /*InPlace=*/false);
     if (A && !A->Refused && !A->Unchanged) {
-      for (FileChange &Ch : A->Result.Changes)
-        Ch.File = inCopy(Ch.File, From, SourceDir);
-      if (Error E = writeChangesInPlace(A->Result.Changes))
+      if (std::optional<Refusal> Outside = mapIntoCopy(A->Result.Changes, From, SourceDir)) {
+        A->Result.Refusals.push_back(std::move(*Outside));
+        A->Refused = true;
+      } else if (Error E = writeChangesInPlace(A->Result.Changes)) {
         return E;
-      A->Written = true;
+      } else {
+        A->Written = true;
+      }
     }
     ApplyOutcome Out;
     if (!A) {
@@ -429,33 +432,52 @@ private:
     return Rel;
   }
 
-  /// How many directories above the source directory a copy keeps: the most leading ".." of a copied file.
+  /// How many directories above the source directory a copy keeps: the most leading ".." of a copied
+  /// file ("." components passed over: "./../x" reaches one up).
   unsigned upLevels() const {
     unsigned Up = 0;
     for (const std::string &R : copiedFiles()) {
       unsigned U = 0;
-      for (auto I = llvm::sys::path::begin(R), E = llvm::sys::path::end(R); I != E && *I == ".."; ++I)
-        ++U;
+      for (auto I = llvm::sys::path::begin(R), E = llvm::sys::path::end(R); I != E && (*I == ".." || *I == "."); ++I)
+        U += *I == "..";
       Up = std::max(Up, U);
     }
     return Up;
   }
 
   /// \p File, a file of the sources at \p From, at its place in their copy at \p To (copySources: the
-  /// layout is kept up to upLevels() directories above); a file outside that layout stays as it is.
-  std::string inCopy(StringRef File, StringRef From, StringRef To) const {
-    llvm::SmallString<256> Above(From), T(To);
+  /// layout is kept up to upLevels() directories above); none when it lies outside that layout. Both
+  /// paths are compared without "." and ".." components.
+  std::optional<std::string> inCopy(StringRef File, StringRef From, StringRef To) const {
+    llvm::SmallString<256> F(File), Above(From), T(To);
+    for (llvm::SmallString<256> *P : {&F, &Above, &T})
+      llvm::sys::path::remove_dots(*P, /*remove_dot_dot=*/true);
     for (unsigned I = 0;; ++I) {
-      if (isAtOrBelow(File, Above)) {
-        T += File.drop_front(Above.size());
-        llvm::sys::path::remove_dots(T, /*remove_dot_dot=*/true);
+      if (isAtOrBelow(F, Above)) {
+        T += F.substr(Above.size());
         return std::string(T);
       }
-      if (I == upLevels())
-        return File.str();
+      if (I == upLevels() || !llvm::sys::path::has_parent_path(Above))
+        return std::nullopt;
       Above.resize(llvm::sys::path::parent_path(Above).size());
-      T += "/..";
+      T.resize(llvm::sys::path::parent_path(T).size());
     }
+  }
+
+  /// Points each of \p Changes, made to the sources at \p From, at the same file in their copy at \p To
+  /// (inCopy); a refusal of the whole proposal when the copy does not hold one of them (outside its
+  /// layout, or a file copySources does not copy), and then nothing is written: writing it where it is
+  /// would change a file that every candidate, or the user's own tree, shares.
+  std::optional<Refusal> mapIntoCopy(std::vector<FileChange> &Changes, StringRef From, StringRef To) const {
+    for (FileChange &Ch : Changes) {
+      std::optional<std::string> In = inCopy(Ch.File, From, To);
+      if (!In || !llvm::sys::fs::exists(*In))
+        return Refusal{-1, "", "the proposal changes " + Ch.File + ", which is not among the files kloop optimize "
+                               "copies for a candidate (the .kloop.yaml's sources and protected files, and the "
+                               "regular files beside the sources)"};
+      Ch.File = *In;
+    }
+    return std::nullopt;
   }
 
   FrontendOptions frontendOptions(StringRef SourceDir) const {

@@ -47,15 +47,19 @@ protected:
     auto B = llvm::MemoryBuffer::getFile(P);
     return B ? (*B)->getBuffer().str() : "<unreadable " + P + ">";
   }
-  /// A candidate: a fresh copy of the workload's sources at \p Name, \p Proposal applied to it.
-  std::pair<std::string, ApplyOutcome> candidate(const std::string &Name, const std::string &Proposal) {
+  /// A candidate: a fresh copy of the workload's sources at \p Name, \p Proposal applied to it, the
+  /// sources parsed at \p From (default: the workload's directory).
+  std::pair<std::string, ApplyOutcome> candidate(const std::string &Name, const std::string &Proposal,
+                                                 std::string From = "") {
+    if (From.empty())
+      From = C.Dir;
     llvm::Expected<std::string> Dir = S->copySources(C.Dir, Root + "/cand/" + Name);
     EXPECT_TRUE(bool(Dir)) << (Dir ? "" : llvm::toString(Dir.takeError()));
     if (!Dir)
       return {};
     std::string PF = Root + "/cand/" + Name + ".proposal.json";
     std::ofstream(PF) << Proposal;
-    llvm::Expected<ApplyOutcome> A = S->apply(PF, *Dir, C.Dir);
+    llvm::Expected<ApplyOutcome> A = S->apply(PF, *Dir, From);
     EXPECT_TRUE(bool(A)) << (A ? "" : llvm::toString(A.takeError()));
     if (!A)
       return {};
@@ -79,6 +83,29 @@ TEST_F(ProcessStagesApply, WritesTheCopyAndLeavesTheParsedSources) {
     EXPECT_EQ(read(Root + "/common/k2.cu"), K2) << "the parsed sources are not written";
     EXPECT_FALSE(A.LaunchFormulas.empty());
   }
+}
+
+TEST_F(ProcessStagesApply, FromWithDotComponents) {
+  // kloop optimize -o ./out: the directory parsed is named with a "." component.
+  const char *Set = R"({"rationale":"t","edits":[{"kind":"set_constant","id":"macro:BLOCK","value":128}]})";
+  auto [Dir, A] = candidate("c1", Set, Root + "/./app/../app");
+  ASSERT_TRUE(A.Applied) << A.refusalText();
+  EXPECT_NE(read(Dir + "/../common/k2.cu"), K2);
+  EXPECT_EQ(read(Root + "/common/k2.cu"), K2) << "the parsed sources are not written";
+}
+
+TEST_F(ProcessStagesApply, ChangeOutsideTheCopyIsRefused) {
+  // A header that no source names is not copied: the candidate cannot hold its change.
+  write("common/cfg.h", "#define WIDTH 64\n");
+  write("app/k.cu", "#include <cuda.h>\n#include \"../common/cfg.h\"\n__global__ void k(float *p) { p[threadIdx.x] = 0; }\n"
+                    "void run(float *p) { k<<<1, WIDTH>>>(p); }\n");
+  const char *Set = R"({"rationale":"t","edits":[{"kind":"set_constant","id":"macro:WIDTH","value":128}]})";
+  auto [Dir, A] = candidate("c1", Set);
+  EXPECT_FALSE(A.Applied);
+  EXPECT_NE(A.refusalText().find("the proposal changes " + Root + "/common/cfg.h, which is not among the files"),
+            std::string::npos)
+      << A.refusalText();
+  EXPECT_EQ(read(Root + "/common/cfg.h"), "#define WIDTH 64\n");
 }
 
 TEST_F(ProcessStagesApply, RefusalWritesNothing) {
