@@ -93,7 +93,8 @@ bool isAngledInclude(StringRef Line) {
 
 /// The main file's text that may go into its preamble: the leading lines that are blank, `//` comments or
 /// `#include <name>`, up to the end of the last such include. Anything else ends it: a `#define` (the
-/// inventory records the main file's macros as the parse defines them), a quoted include, a block comment.
+/// inventory records the main file's macros as the parse defines them), a quoted include, a block comment,
+/// a line with a backslash or a carriage return that does not end it.
 /// Whether each include named there is a system header is checked when the preamble is built.
 PreambleBounds leadingAngledIncludes(StringRef Main) {
   size_t End = 0, At = 0;
@@ -102,11 +103,15 @@ PreambleBounds leadingAngledIncludes(StringRef Main) {
     size_t Next = NL == StringRef::npos ? Main.size() : NL + 1;
     StringRef Line = Main.slice(At, Next).rtrim("\r\n");
     StringRef T = Line.trim();
+    // A backslash (or the trigraph for one) may continue the line, and a lone carriage return ends one
+    // for clang: such lines are not read here, so they end the text.
+    if (Line.contains('\\') || Line.contains('\r') || Line.contains("??/"))
+      break;
     if (isAngledInclude(Line)) {
       if (NL == StringRef::npos)
         break; // an include on the last line without a newline: left out
       End = Next;
-    } else if (!T.empty() && !(T.starts_with("//") && !T.ends_with("\\"))) {
+    } else if (!T.empty() && !T.starts_with("//")) {
       break;
     }
     At = Next;

@@ -131,4 +131,24 @@ TEST_F(PreambleApply, EditInsideThePrecompiledTextRunsWithoutPreambles) {
   EXPECT_GT(Cache.counts().Unused, 0u) << "the parses after the edit ran without a preamble";
 }
 
+TEST_F(PreambleApply, LineContinuedCommentEndsThePrecompiledText) {
+  // The comment after the include goes on into the next line, which declares nothing.
+  write("k.cu", "#include <cuda.h> // note \\\n__global__ void hidden(float *x) { x[0] = 1.f; }\n"
+                "#define BLOCK 256\n" + Kernel);
+  std::string Bounds = R"({"rationale":"t","edits":[{"kind":"set_launch_bounds","id":"hidden","max_threads":128}]})";
+  std::string Without = apply(Bounds, nullptr);
+  ASSERT_NE(Without.find("unknown inventory ID 'hidden'"), std::string::npos) << Without;
+  PreambleCache Cache;
+  EXPECT_EQ(apply(Bounds, &Cache), Without);
+}
+
+TEST_F(PreambleApply, LoneCarriageReturnEndsThePrecompiledText) {
+  // clang ends the comment line at the carriage return: BLOCK is the main file's macro.
+  write("k.cu", "// header comment\r#define BLOCK 256\n#include <cuda.h>\n" + Kernel);
+  std::string Without = apply(SetBlock, nullptr);
+  ASSERT_NE(Without.find("#define BLOCK 128"), std::string::npos) << Without;
+  PreambleCache Cache;
+  EXPECT_EQ(apply(SetBlock, &Cache), Without);
+}
+
 } // namespace
