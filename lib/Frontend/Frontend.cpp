@@ -626,7 +626,7 @@ public:
       : Cache(Cache), Key(std::move(Key)), OnDisk(OnDisk), Action(std::move(Action)) {}
   bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
                      std::shared_ptr<PCHContainerOperations> PCHOps, DiagnosticConsumer *Diags) override {
-    return Cache.run(Key, OnDisk, std::move(Invocation), Files, std::move(PCHOps), Diags, *Action, Used);
+    return Cache.run(Key, OnDisk, std::move(Invocation), Files, std::move(PCHOps), Diags, std::move(Action), Used);
   }
   bool Used = false;
 

@@ -11,6 +11,8 @@
 #include "clang/Frontend/PrecompiledPreamble.h"
 #include "clang/Lex/PPCallbacks.h"
 #include "clang/Lex/PreprocessorOptions.h"
+#include "clang/Lex/Preprocessor.h"
+#include "clang/Sema/Sema.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -20,8 +22,15 @@ using namespace llvm;
 
 namespace kloop {
 
+struct PreambleCache::Stored {
+  PrecompiledPreamble P;
+  /// Where its build left `__COUNTER__`: a parse that loads the preamble starts from 0 otherwise, and
+  /// CCCL's and cooperative groups' headers advance it.
+  unsigned Counter;
+};
+
 struct PreambleCache::Entry {
-  std::shared_ptr<const PrecompiledPreamble> P;
+  std::shared_ptr<const Stored> P;
   /// Its preamble may hold the main file's leading system includes (preambleBounds); cleared when a
   /// build with them failed, so that the next holds only the implicit includes.
   bool MainFileText = true;
@@ -41,7 +50,7 @@ PreambleCache::Counts PreambleCache::counts() const {
   Counts Out = C;
   for (const auto &[Key, E] : Entries)
     if (E->P)
-      Out.Bytes += E->P->getSize();
+      Out.Bytes += E->P->P.getSize();
   return Out;
 }
 
@@ -127,18 +136,21 @@ PreambleBounds preambleBounds(const CompilerInvocation &CI, const MemoryBuffer &
   return leadingAngledIncludes(Main.getBuffer());
 }
 
-/// Notes whether a preamble's build entered a user file: a header found outside the system include
-/// directories (a `-I` directory that shadows a system header), whose macros the inventory would miss.
-class UserFileCheck : public PreambleCallbacks {
+/// What a preamble's build did that a parse loading it would not see the same way: whether it entered a
+/// user file (a header found outside the system include directories, such as a `-I` directory that
+/// shadows a system header), whose macros the inventory would miss; where it left `__COUNTER__`.
+class PreambleBuildCheck : public PreambleCallbacks {
 public:
   bool EnteredUserFile = false;
+  unsigned Counter = 0;
   void BeforeExecute(CompilerInstance &CI) override { SM = &CI.getSourceManager(); }
+  void AfterExecute(CompilerInstance &CI) override { Counter = CI.getPreprocessor().getCounterValue(); }
   std::unique_ptr<PPCallbacks> createPPCallbacks() override { return std::make_unique<Watch>(*this); }
 
 private:
   SourceManager *SM = nullptr;
   struct Watch : PPCallbacks {
-    explicit Watch(UserFileCheck &C) : C(C) {}
+    explicit Watch(PreambleBuildCheck &C) : C(C) {}
     void FileChanged(SourceLocation Loc, FileChangeReason Reason, SrcMgr::CharacteristicKind Kind,
                      FileID) override {
       if (Reason != EnterFile || Kind != SrcMgr::C_User || !C.SM)
@@ -148,7 +160,7 @@ private:
       if (F != C.SM->getMainFileID() && E && E->getName() != nvccCompatHeaderPath())
         C.EnteredUserFile = true;
     }
-    UserFileCheck &C;
+    PreambleBuildCheck &C;
   };
 };
 
@@ -176,7 +188,7 @@ std::unique_ptr<MemoryBuffer> mainFileBuffer(const CompilerInvocation &CI, FileM
 /// The preamble of \p CI: its implicit includes up to kloop's deferred `-D` macros, which stay out so
 /// that the parse's preprocessor callbacks see them, then \p Bounds of the main file. Null when clang
 /// cannot build it, reports a warning or an error while doing so, or enters a user file.
-std::shared_ptr<const PrecompiledPreamble> buildPreamble(const CompilerInvocation &CI, const MemoryBuffer &Main,
+std::shared_ptr<const PreambleCache::Stored> buildPreamble(const CompilerInvocation &CI, const MemoryBuffer &Main,
                                                          PreambleBounds Bounds, FileManager &Files,
                                                          std::shared_ptr<PCHContainerOperations> PCHOps) {
   CompilerInvocation PCI(CI);
@@ -186,23 +198,23 @@ std::shared_ptr<const PrecompiledPreamble> buildPreamble(const CompilerInvocatio
   CountingDiags Counter;
   IntrusiveRefCntPtr<DiagnosticsEngine> DE = CompilerInstance::createDiagnostics(
       Files.getVirtualFileSystem(), PCI.getDiagnosticOpts(), &Counter, /*ShouldOwnClient=*/false);
-  UserFileCheck Callbacks;
+  PreambleBuildCheck Callbacks;
   ErrorOr<PrecompiledPreamble> P =
       PrecompiledPreamble::Build(PCI, &Main, Bounds, DE, Files.getVirtualFileSystemPtr(), std::move(PCHOps),
                                  /*StoreInMemory=*/true, /*StoragePath=*/"", Callbacks);
   if (!P || Counter.N || Callbacks.EnteredUserFile)
     return nullptr;
-  return std::make_shared<const PrecompiledPreamble>(std::move(*P));
+  return std::make_shared<const PreambleCache::Stored>(PreambleCache::Stored{std::move(*P), Callbacks.Counter});
 }
 
 } // namespace
 
-std::shared_ptr<const PrecompiledPreamble> PreambleCache::acquire(const std::string &Key, bool OnDisk,
+std::shared_ptr<const PreambleCache::Stored> PreambleCache::acquire(const std::string &Key, bool OnDisk,
                                                                   const CompilerInvocation &Invocation,
                                                                   const MemoryBuffer &Main, FileManager &Files,
                                                                   std::shared_ptr<PCHContainerOperations> PCHOps) {
   std::shared_ptr<Entry> E;
-  std::shared_ptr<const PrecompiledPreamble> Have;
+  std::shared_ptr<const Stored> Have;
   bool MainFileText;
   {
     std::lock_guard<std::mutex> L(M);
@@ -212,7 +224,7 @@ std::shared_ptr<const PrecompiledPreamble> PreambleCache::acquire(const std::str
   }
   PreambleBounds Bounds = preambleBounds(Invocation, Main, MainFileText);
   // clang's check stats every file the preamble read: outside the lock.
-  if (Have && Have->CanReuse(Invocation, Main.getMemBufferRef(), Bounds, Files.getVirtualFileSystem())) {
+  if (Have && Have->P.CanReuse(Invocation, Main.getMemBufferRef(), Bounds, Files.getVirtualFileSystem())) {
     std::lock_guard<std::mutex> L(M);
     ++C.Reused;
     return Have;
@@ -227,7 +239,7 @@ std::shared_ptr<const PrecompiledPreamble> PreambleCache::acquire(const std::str
   }
   // Built outside the lock: a crash in clang abandons this thread's frames (Frontend.h), and a
   // mutex held there would stop every other parse.
-  std::shared_ptr<const PrecompiledPreamble> Built = buildPreamble(Invocation, Main, Bounds, Files, PCHOps);
+  std::shared_ptr<const Stored> Built = buildPreamble(Invocation, Main, Bounds, Files, PCHOps);
   if (!Built && Bounds.Size > 0) {
     MainFileText = false;
     Built = buildPreamble(Invocation, Main, noMainFileText(), Files, std::move(PCHOps));
@@ -246,20 +258,37 @@ std::shared_ptr<const PrecompiledPreamble> PreambleCache::acquire(const std::str
   return Built;
 }
 
+namespace {
+/// Runs the parse's action with `__COUNTER__` set, once the preamble is loaded, to where the preamble's
+/// build left it.
+class CounterRestore : public WrapperFrontendAction {
+public:
+  CounterRestore(std::unique_ptr<FrontendAction> Inner, unsigned Counter)
+      : WrapperFrontendAction(std::move(Inner)), Counter(Counter) {}
+  bool BeginSourceFileAction(CompilerInstance &CI) override {
+    CI.getPreprocessor().setCounterValue(Counter);
+    return WrapperFrontendAction::BeginSourceFileAction(CI);
+  }
+
+private:
+  unsigned Counter;
+};
+} // namespace
+
 bool PreambleCache::run(const std::string &Key, bool OnDisk, std::shared_ptr<CompilerInvocation> Invocation,
                         FileManager *Files, std::shared_ptr<PCHContainerOperations> PCHOps,
-                        DiagnosticConsumer *Diags, FrontendAction &Action, bool &UsedPreamble) {
+                        DiagnosticConsumer *Diags, std::unique_ptr<FrontendAction> Action, bool &UsedPreamble) {
   IntrusiveRefCntPtr<vfs::FileSystem> VFS = Files->getVirtualFileSystemPtr();
   IntrusiveRefCntPtr<FileManager> FM(Files);
   // Both stay alive until the parse ends: clang reads the preamble and the main file from them.
   std::unique_ptr<MemoryBuffer> Main = mainFileBuffer(*Invocation, *Files);
-  std::shared_ptr<const PrecompiledPreamble> P =
-      Main ? acquire(Key, OnDisk, *Invocation, *Main, *Files, PCHOps) : nullptr;
+  std::shared_ptr<const Stored> P = Main ? acquire(Key, OnDisk, *Invocation, *Main, *Files, PCHOps) : nullptr;
   UsedPreamble = P != nullptr;
   if (P) {
-    P->AddImplicitPreamble(*Invocation, VFS, Main.get());
+    P->P.AddImplicitPreamble(*Invocation, VFS, Main.get());
     Invocation->getPreprocessorOpts().RetainRemappedFileBuffers = true; // Main stays ours
     FM = new FileManager(Files->getFileSystemOpts(), VFS);
+    Action = std::make_unique<CounterRestore>(std::move(Action), P->Counter);
   }
   CompilerInstance Compiler(std::move(Invocation), std::move(PCHOps));
   Compiler.setVirtualFileSystem(VFS);
@@ -268,7 +297,7 @@ bool PreambleCache::run(const std::string &Key, bool OnDisk, std::shared_ptr<Com
   if (!Compiler.hasDiagnostics())
     return false;
   Compiler.createSourceManager();
-  bool Ok = Compiler.ExecuteAction(Action);
+  bool Ok = Compiler.ExecuteAction(*Action);
   FM->clearStatCache();
   return Ok;
 }

@@ -151,4 +151,17 @@ TEST_F(PreambleApply, LoneCarriageReturnEndsThePrecompiledText) {
   EXPECT_EQ(apply(SetBlock, &Cache), Without);
 }
 
+TEST_F(PreambleApply, CounterContinuesWhereThePreambleLeftIt) {
+  // A system header advances __COUNTER__ (CCCL's do); the main file's code depends on its value.
+  write("sys/counter.h", "enum { CounterA = __COUNTER__, CounterB = __COUNTER__ };\n");
+  write("k.cu", "#include <cuda.h>\n#include <counter.h>\n#if __COUNTER__ == 0\n"
+                "__global__ void first(float *x) { x[0] = 1.f; }\n#endif\n#define BLOCK 256\n" + Kernel);
+  std::string Bounds = R"({"rationale":"t","edits":[{"kind":"set_launch_bounds","id":"first","max_threads":128}]})";
+  std::string Without = apply(Bounds, nullptr, {"-isystem", "sys"});
+  ASSERT_NE(Without.find("unknown inventory ID 'first'"), std::string::npos) << Without;
+  PreambleCache Cache;
+  EXPECT_EQ(apply(Bounds, &Cache, {"-isystem", "sys"}), Without);
+  EXPECT_EQ(Cache.counts().Unused, 0u) << "the header is precompiled";
+}
+
 } // namespace

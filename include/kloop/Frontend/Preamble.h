@@ -102,7 +102,10 @@ public:
   /// CompilerInstance::ExecuteAction returns.
   bool run(const std::string &Key, bool OnDisk, std::shared_ptr<clang::CompilerInvocation> Invocation,
            clang::FileManager *Files, std::shared_ptr<clang::PCHContainerOperations> PCHOps,
-           clang::DiagnosticConsumer *Diags, clang::FrontendAction &Action, bool &UsedPreamble);
+           clang::DiagnosticConsumer *Diags, std::unique_ptr<clang::FrontendAction> Action, bool &UsedPreamble);
+
+  /// A preamble as the cache keeps it (Preamble.cpp).
+  struct Stored;
 
 private:
   struct Entry;
@@ -111,7 +114,7 @@ private:
   /// Drops the least recently used entry nobody is building when there are more than MaxEntries. Under M.
   void evictOne();
   /// The preamble of \p Key if it can be reused for \p Main, else a new one when \p OnDisk, else null.
-  std::shared_ptr<const clang::PrecompiledPreamble> acquire(const std::string &Key, bool OnDisk,
+  std::shared_ptr<const Stored> acquire(const std::string &Key, bool OnDisk,
                                                             const clang::CompilerInvocation &Invocation,
                                                             const llvm::MemoryBuffer &Main, clang::FileManager &Files,
                                                             std::shared_ptr<clang::PCHContainerOperations> PCHOps);
