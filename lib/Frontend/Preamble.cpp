@@ -38,43 +38,40 @@ struct PreambleCache::Entry {
   bool Building = false;
   /// Its build failed or reported a diagnostic: not tried again.
   bool Failed = false;
-  /// When a parse last asked for it (PreambleCache::Clock), to evict the least recently used.
-  uint64_t LastUse = 0;
 };
 
-PreambleCache::PreambleCache(size_t MaxEntries) : MaxEntries(std::max<size_t>(MaxEntries, 1)) {}
+PreambleCache::PreambleCache(uint64_t MaxBytes) : MaxBytes(MaxBytes) {}
 PreambleCache::~PreambleCache() = default;
+
+uint64_t PreambleCache::heldBytes() const {
+  uint64_t N = 0;
+  for (const auto &[Key, E] : Entries)
+    if (E->P)
+      N += E->P->P.getSize();
+  return N;
+}
 
 PreambleCache::Counts PreambleCache::counts() const {
   std::lock_guard<std::mutex> L(M);
   Counts Out = C;
-  for (const auto &[Key, E] : Entries)
-    if (E->P)
-      Out.Bytes += E->P->P.getSize();
+  Out.Bytes = heldBytes();
   return Out;
 }
 
-std::shared_ptr<PreambleCache::Entry> PreambleCache::entry(const std::string &Key) {
-  std::shared_ptr<Entry> &Slot = Entries[Key];
-  if (!Slot) {
-    Slot = std::make_shared<Entry>();
-    evictOne();
-  }
-  Slot->LastUse = ++Clock;
-  return Slot;
+std::shared_ptr<PreambleCache::Entry> PreambleCache::entry(const std::string &Key, bool Make) {
+  auto It = Entries.find(Key);
+  if (It != Entries.end())
+    return It->second;
+  if (!Make)
+    return nullptr;
+  return Entries[Key] = std::make_shared<Entry>();
 }
 
-void PreambleCache::evictOne() {
-  if (Entries.size() <= MaxEntries)
-    return;
-  auto Oldest = Entries.end();
-  for (auto It = Entries.begin(); It != Entries.end(); ++It)
-    if (!It->second->Building && It->second->LastUse && (Oldest == Entries.end() || It->second->LastUse < Oldest->second->LastUse))
-      Oldest = It;
-  if (Oldest != Entries.end()) {
-    Entries.erase(Oldest); // a parse that holds its preamble keeps it alive
-    ++C.Evicted;
-  }
+void PreambleCache::keepOnly(llvm::StringRef Directory) {
+  std::lock_guard<std::mutex> L(M);
+  for (auto It = Entries.begin(); It != Entries.end();) // a parse that holds a preamble keeps it alive
+    It = !It->second->Building && StringRef(It->first).split('\0').first != Directory ? Entries.erase(It)
+                                                                                     : std::next(It);
 }
 
 namespace {
@@ -218,7 +215,12 @@ std::shared_ptr<const PreambleCache::Stored> PreambleCache::acquire(const std::s
   bool MainFileText;
   {
     std::lock_guard<std::mutex> L(M);
-    E = entry(Key);
+    // A parse of mapped files cannot build one: it makes no entry.
+    E = entry(Key, OnDisk);
+    if (!E) {
+      ++C.Unused;
+      return nullptr;
+    }
     Have = E->P;
     MainFileText = E->MainFileText;
   }
@@ -247,7 +249,8 @@ std::shared_ptr<const PreambleCache::Stored> PreambleCache::acquire(const std::s
   std::lock_guard<std::mutex> L(M);
   E->Building = false;
   E->MainFileText = MainFileText;
-  if (!Built) {
+  // Over the budget, the preamble is not kept, nor built again for this key.
+  if (!Built || heldBytes() + Built->P.getSize() > MaxBytes) {
     E->Failed = true;
     ++C.Unused;
     return nullptr;

@@ -105,6 +105,7 @@ public:
       return applyByCommand(ProposalFile, SourceDir);
     // Parsed in From, which every candidate of an incumbent is copied from, so that their parses
     // share the run's preambles; the changes are written to the copy.
+    keepPreamblesOf(From);
     ApplyOptions AO;
     AO.Root = From.str();
     AO.Preambles = &Preambles;
@@ -542,6 +543,17 @@ private:
   ReplayStage Replay;
   /// The run's precompiled preambles, shared by every apply (and thread) of the run.
   PreambleCache Preambles;
+  /// The directory the last apply parsed, under PreamblesFromLock.
+  std::string PreamblesFrom;
+  std::mutex PreamblesFromLock;
+  /// Drops the preambles of the sources parsed before \p From, once the incumbent changed.
+  void keepPreamblesOf(StringRef From) {
+    std::lock_guard<std::mutex> L(PreamblesFromLock);
+    if (PreamblesFrom == From)
+      return;
+    PreamblesFrom = From.str();
+    Preambles.keepOnly(From);
+  }
 
   static std::string tail(const std::string &S, size_t N = 2000) {
     return S.size() <= N ? S : "..." + S.substr(S.size() - N);

@@ -164,4 +164,28 @@ TEST_F(PreambleApply, CounterContinuesWhereThePreambleLeftIt) {
   EXPECT_EQ(Cache.counts().Unused, 0u) << "the header is precompiled";
 }
 
+TEST_F(PreambleApply, OverTheBudgetNothingIsKept) {
+  write("k.cu", std::string("#include <cuda.h>\n#define BLOCK 256\n") + Kernel);
+  std::string Without = apply(SetBlock, nullptr);
+  PreambleCache Tiny(/*MaxBytes=*/1);
+  EXPECT_EQ(apply(SetBlock, &Tiny), Without);
+  EXPECT_EQ(apply(SetBlock, &Tiny), Without);
+  PreambleCache::Counts C = Tiny.counts();
+  EXPECT_EQ(C.Builds, 0u);
+  EXPECT_EQ(C.Reused, 0u);
+  EXPECT_EQ(C.Bytes, 0u);
+}
+
+TEST_F(PreambleApply, KeepOnlyDropsOtherDirectories) {
+  write("k.cu", std::string("#include <cuda.h>\n#define BLOCK 256\n") + Kernel);
+  PreambleCache Cache;
+  apply(SetBlock, &Cache);
+  uint64_t Held = Cache.counts().Bytes;
+  ASSERT_GT(Held, 0u);
+  Cache.keepOnly(Dir);
+  EXPECT_EQ(Cache.counts().Bytes, Held);
+  Cache.keepOnly(Dir + "/elsewhere");
+  EXPECT_EQ(Cache.counts().Bytes, 0u);
+}
+
 } // namespace

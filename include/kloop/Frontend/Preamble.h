@@ -40,6 +40,7 @@
 
 #include "clang/AST/DeclBase.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -66,13 +67,15 @@ namespace kloop {
 /// Precompiled preambles by parse (command line and working directory).
 /// Owned by the caller for as long as its parses should share them (kloop
 /// optimize: one per run). The preambles live in memory, one per translation
-/// unit and side (host, device) and some tens of MB each (Counts::Bytes; the
-/// bundled saxpy's two: see bench/apply/README.md).
+/// unit and side (host, device): 10 to 50 MB each, 100 MB with CUB and
+/// Thrust (Counts::Bytes; bench/apply/README.md).
 class PreambleCache {
 public:
-  /// Keeps at most \p MaxEntries preambles (at least 1), evicting the least
-  /// recently used: 16 bound the memory at some hundreds of MB.
-  explicit PreambleCache(size_t MaxEntries = 16);
+  /// Keeps preambles of at most \p MaxBytes in all: a preamble that would
+  /// go over is dropped once built, and its key then parses without one
+  /// (nothing is evicted, so that parses that cycle through more keys than
+  /// fit do not rebuild them in turn). The default, 2 GiB, holds some forty.
+  explicit PreambleCache(uint64_t MaxBytes = uint64_t(2) << 30);
   ~PreambleCache();
   PreambleCache(const PreambleCache &) = delete;
   PreambleCache &operator=(const PreambleCache &) = delete;
@@ -87,12 +90,15 @@ public:
     /// files changed what it read, it was being built by another parse, its
     /// build failed or reported a diagnostic).
     unsigned Unused = 0;
-    /// Preambles dropped to stay within MaxEntries.
-    unsigned Evicted = 0;
     /// Bytes of the preambles held now (PrecompiledPreamble::getSize).
     uint64_t Bytes = 0;
   };
   Counts counts() const;
+
+  /// Drops the preambles of parses whose working directory is not
+  /// \p Directory (kloop optimize: those of a former incumbent's sources).
+  /// A parse that holds one keeps it until it ends.
+  void keepOnly(llvm::StringRef Directory);
 
   /// Runs \p Action on \p Invocation (a parse's, as tooling::ToolInvocation
   /// builds it from the command line; \p Files holds its file system) with
@@ -109,10 +115,10 @@ public:
 
 private:
   struct Entry;
-  /// \p Key's entry, made (and the oldest evicted) when new, marked used now. Under M.
-  std::shared_ptr<Entry> entry(const std::string &Key);
-  /// Drops the least recently used entry nobody is building when there are more than MaxEntries. Under M.
-  void evictOne();
+  /// \p Key's entry; a new one when there is none and \p Make, else null. Under M.
+  std::shared_ptr<Entry> entry(const std::string &Key, bool Make);
+  /// The bytes of the preambles held. Under M.
+  uint64_t heldBytes() const;
   /// The preamble of \p Key if it can be reused for \p Main, else a new one when \p OnDisk, else null.
   std::shared_ptr<const Stored> acquire(const std::string &Key, bool OnDisk,
                                                             const clang::CompilerInvocation &Invocation,
@@ -120,8 +126,7 @@ private:
                                                             std::shared_ptr<clang::PCHContainerOperations> PCHOps);
   mutable std::mutex M;
   std::map<std::string, std::shared_ptr<Entry>> Entries;
-  size_t MaxEntries;
-  uint64_t Clock = 0;
+  uint64_t MaxBytes;
   Counts C;
 };
 
