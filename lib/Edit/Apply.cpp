@@ -392,7 +392,7 @@ private:
         ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
                                          withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped,
                                          St.Opts.Preambles);
-        if (R.UsedPreamble != St.WithPreamble.count(parseKey(Job, S)) > 0)
+        if (R.UsedPreamble != St.WithPreamble.count(parseKey(Job, S)) > 0 || R.PreambleStateLost)
           PreambleMismatch = true;
         refuseNewDiagnostics(Job, S, R.Diagnostics);
         (S == Side::Host ? HostAfter : DeviceAfter).push_back(std::move(Inv));
@@ -510,6 +510,8 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   // 1. Resolve IDs: plan every edit on the AST of every parse.
   if (Error E = planEdits(St, Jobs, FOpts))
     return E;
+  if (St.PreambleStateLost)
+    return applyProposal(P, Jobs, FOpts, withoutPreambles(Opts));
   // 2. Preconditions.
   ApplyResult Result;
   if (refuseSameEntityEdits(P, Result))

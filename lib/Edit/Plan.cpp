@@ -444,6 +444,7 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
                                        std::make_unique<PlanAction>(St, S, Job), {}, St.Opts.Preambles);
       if (R.UsedPreamble)
         St.WithPreamble.insert(parseKey(Job, S));
+      St.PreambleStateLost |= R.PreambleStateLost;
       if (parseUnusable(R)) {
         std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
                           " side) before the edit; kloop apply edits only code clang can read:";

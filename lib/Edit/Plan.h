@@ -37,6 +37,8 @@ struct PlanState {
   std::map<std::string, std::multiset<std::string>> BeforeDiags;
   /// The parses before the edit that loaded a precompiled preamble (ApplyOptions::Preambles), by parseKey.
   std::set<std::string> WithPreamble;
+  /// A parse before the edit loaded a preamble that lost state (ParseResult::PreambleStateLost).
+  bool PreambleStateLost = false;
   PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
 };
 

@@ -626,9 +626,10 @@ public:
       : Cache(Cache), Key(std::move(Key)), OnDisk(OnDisk), Action(std::move(Action)) {}
   bool runInvocation(std::shared_ptr<CompilerInvocation> Invocation, FileManager *Files,
                      std::shared_ptr<PCHContainerOperations> PCHOps, DiagnosticConsumer *Diags) override {
-    return Cache.run(Key, OnDisk, std::move(Invocation), Files, std::move(PCHOps), Diags, std::move(Action), Used);
+    return Cache.run(Key, OnDisk, std::move(Invocation), Files, std::move(PCHOps), Diags, std::move(Action), Used,
+                     Lost);
   }
-  bool Used = false;
+  bool Used = false, Lost = false;
 
 private:
   PreambleCache &Cache;
@@ -678,6 +679,7 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
   bool Ok = false;
   bool Ran = runParseSafely([&] { Ok = Invocation->run(); });
   R.UsedPreamble = Cached && Cached->Used;
+  R.PreambleStateLost = Cached && Cached->Lost;
   if (!Ran) {
     ParseDiagnostic D;
     D.Level = "fatal";

@@ -4,6 +4,7 @@
 #include "kloop/Frontend/Frontend.h"
 
 #include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticLex.h"
 #include "clang/Basic/FileManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/CompilerInvocation.h"
@@ -65,6 +66,14 @@ std::shared_ptr<PreambleCache::Entry> PreambleCache::entry(const std::string &Ke
   if (!Make)
     return nullptr;
   return Entries[Key] = std::make_shared<Entry>();
+}
+
+void PreambleCache::drop(const std::string &Key) {
+  std::lock_guard<std::mutex> L(M);
+  if (std::shared_ptr<Entry> E = entry(Key, /*Make=*/false)) {
+    E->P = nullptr;
+    E->Failed = true;
+  }
 }
 
 void PreambleCache::keepOnly(llvm::StringRef Directory) {
@@ -262,6 +271,19 @@ std::shared_ptr<const PreambleCache::Stored> PreambleCache::acquire(const std::s
 }
 
 namespace {
+/// Forwards a parse's diagnostics and notes a `#pragma pop_macro` that found nothing pushed: a push in
+/// the preamble's headers, which a loaded preamble does not carry over.
+class PopWatch : public ForwardingDiagnosticConsumer {
+public:
+  explicit PopWatch(DiagnosticConsumer &Target) : ForwardingDiagnosticConsumer(Target) {}
+  bool Lost = false;
+  void HandleDiagnostic(DiagnosticsEngine::Level Level, const Diagnostic &Info) override {
+    if (Info.getID() == diag::warn_pragma_pop_macro_no_push)
+      Lost = true;
+    ForwardingDiagnosticConsumer::HandleDiagnostic(Level, Info);
+  }
+};
+
 /// Runs the parse's action with `__COUNTER__` set, once the preamble is loaded, to where the preamble's
 /// build left it.
 class CounterRestore : public WrapperFrontendAction {
@@ -280,7 +302,8 @@ private:
 
 bool PreambleCache::run(const std::string &Key, bool OnDisk, std::shared_ptr<CompilerInvocation> Invocation,
                         FileManager *Files, std::shared_ptr<PCHContainerOperations> PCHOps,
-                        DiagnosticConsumer *Diags, std::unique_ptr<FrontendAction> Action, bool &UsedPreamble) {
+                        DiagnosticConsumer *Diags, std::unique_ptr<FrontendAction> Action, bool &UsedPreamble,
+                        bool &StateLost) {
   IntrusiveRefCntPtr<vfs::FileSystem> VFS = Files->getVirtualFileSystemPtr();
   IntrusiveRefCntPtr<FileManager> FM(Files);
   // Both stay alive until the parse ends: clang reads the preamble and the main file from them.
@@ -293,15 +316,19 @@ bool PreambleCache::run(const std::string &Key, bool OnDisk, std::shared_ptr<Com
     FM = new FileManager(Files->getFileSystemOpts(), VFS);
     Action = std::make_unique<CounterRestore>(std::move(Action), P->Counter);
   }
+  PopWatch Watch(*Diags);
   CompilerInstance Compiler(std::move(Invocation), std::move(PCHOps));
   Compiler.setVirtualFileSystem(VFS);
   Compiler.setFileManager(FM);
-  Compiler.createDiagnostics(Diags, /*ShouldOwnClient=*/false);
+  Compiler.createDiagnostics(&Watch, /*ShouldOwnClient=*/false);
   if (!Compiler.hasDiagnostics())
     return false;
   Compiler.createSourceManager();
   bool Ok = Compiler.ExecuteAction(*Action);
   FM->clearStatCache();
+  StateLost = P && Watch.Lost;
+  if (StateLost)
+    drop(Key);
   return Ok;
 }
 

@@ -164,6 +164,21 @@ TEST_F(PreambleApply, CounterContinuesWhereThePreambleLeftIt) {
   EXPECT_EQ(Cache.counts().Unused, 0u) << "the header is precompiled";
 }
 
+TEST_F(PreambleApply, MacroPushedInAPrecompiledHeaderAndPoppedAfter) {
+  // A loaded preamble does not carry the push_macro stack: the parse notices the pop that finds
+  // nothing, drops the preamble, and apply runs again without preambles.
+  write("sys/push.h", "#define WIDE 1\n#pragma push_macro(\"WIDE\")\n#undef WIDE\n#define WIDE 0\n");
+  write("k.cu", "#include <cuda.h>\n#include <push.h>\n#pragma pop_macro(\"WIDE\")\n#if WIDE\n"
+                "__global__ void wide(float *x) { x[0] = 1.f; }\n#endif\n#define BLOCK 256\n" + Kernel);
+  std::string Bounds = R"({"rationale":"t","edits":[{"kind":"set_launch_bounds","id":"wide","max_threads":128}]})";
+  std::string Without = apply(Bounds, nullptr, {"-isystem", "sys"});
+  ASSERT_NE(Without.find("__launch_bounds__(128) wide"), std::string::npos) << Without;
+  PreambleCache Cache;
+  EXPECT_EQ(apply(Bounds, &Cache, {"-isystem", "sys"}), Without);
+  EXPECT_EQ(apply(Bounds, &Cache, {"-isystem", "sys"}), Without);
+  EXPECT_EQ(Cache.counts().Bytes, 0u) << "the preamble that lost the push is dropped";
+}
+
 TEST_F(PreambleApply, OverTheBudgetNothingIsKept) {
   write("k.cu", std::string("#include <cuda.h>\n#define BLOCK 256\n") + Kernel);
   std::string Without = apply(SetBlock, nullptr);

@@ -157,6 +157,10 @@ struct ParseResult {
   /// True when the parse loaded a precompiled preamble (parseCommandLine's
   /// \p Preambles). InputFiles then lacks the files the preamble read.
   bool UsedPreamble = false;
+  /// True when the preamble it loaded did not carry over what the parse
+  /// needed of it (PreambleCache::run's StateLost): its results may differ
+  /// from a parse without one.
+  bool PreambleStateLost = false;
 };
 
 /// A parse that crashed (ParseResult::Crash) while a stage worked: not a

@@ -104,11 +104,16 @@ public:
   /// builds it from the command line; \p Files holds its file system) with
   /// the preamble of \p Key loaded when one can be reused, building it first
   /// when \p OnDisk (the parse maps no file) and there is none for \p Key or
-  /// its files changed. \p UsedPreamble tells which happened. Returns what
-  /// CompilerInstance::ExecuteAction returns.
+  /// its files changed. \p UsedPreamble tells which happened. \p StateLost:
+  /// the preamble did not carry over what the parse needed of it (a
+  /// `#pragma pop_macro` found nothing pushed: the push was in a
+  /// precompiled header), so the parse may differ from one without a
+  /// preamble; that preamble is dropped and its key parses without one from
+  /// then on. Returns what CompilerInstance::ExecuteAction returns.
   bool run(const std::string &Key, bool OnDisk, std::shared_ptr<clang::CompilerInvocation> Invocation,
            clang::FileManager *Files, std::shared_ptr<clang::PCHContainerOperations> PCHOps,
-           clang::DiagnosticConsumer *Diags, std::unique_ptr<clang::FrontendAction> Action, bool &UsedPreamble);
+           clang::DiagnosticConsumer *Diags, std::unique_ptr<clang::FrontendAction> Action, bool &UsedPreamble,
+           bool &StateLost);
 
   /// A preamble as the cache keeps it (Preamble.cpp).
   struct Stored;
@@ -117,6 +122,8 @@ private:
   struct Entry;
   /// \p Key's entry; a new one when there is none and \p Make, else null. Under M.
   std::shared_ptr<Entry> entry(const std::string &Key, bool Make);
+  /// Drops \p Key's preamble and builds none again for it.
+  void drop(const std::string &Key);
   /// The bytes of the preambles held. Under M.
   uint64_t heldBytes() const;
   /// The preamble of \p Key if it can be reused for \p Main, else a new one when \p OnDisk, else null.
