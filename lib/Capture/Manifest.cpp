@@ -704,5 +704,11 @@ bool verifyBlobs(const std::string &Dir, const Manifest &M, std::string &Error) 
   return true;
 }
 
+const char *const L2Modes = "flush, flush-clean, flush-dirty or warm";
+
+bool isL2Mode(const std::string &Text) {
+  return Text == "flush" || Text == "flush-clean" || Text == "flush-dirty" || Text == "warm";
+}
+
 } // namespace capture
 } // namespace kloop

@@ -36,8 +36,8 @@ std::string workerCommand(const ReplayOptions &O) {
   std::string C = shellQuote(O.Worker) + " " + shellQuote(O.Capture) + " --cubin " + shellQuote(O.Cubin);
   if (!O.CandidateCubin.empty())
     C += " --candidate-cubin " + shellQuote(O.CandidateCubin);
-  C += " --iters " + std::to_string(O.Iters) + " --tolerance " + shellQuote(O.Tolerance) + " --l2 " +
-       (O.L2Flush ? "flush" : "warm") + " --timeout-ms " + std::to_string(O.LaunchTimeoutMs);
+  C += " --iters " + std::to_string(O.Iters) + " --tolerance " + shellQuote(O.Tolerance) + " --l2 " + O.L2 +
+       " --timeout-ms " + std::to_string(O.LaunchTimeoutMs);
   for (uint64_t L : O.Launches)
     C += " --launch " + std::to_string(L);
   if (O.Poison)
@@ -196,7 +196,7 @@ double secondsSince(Clock::time_point T) { return std::chrono::duration<double>(
 /// The worker's arguments for serving \p O.
 std::vector<std::string> serveArgv(const ReplayOptions &O) {
   std::vector<std::string> A = {O.Worker,    O.Capture, "--serve", "--tolerance", O.Tolerance, "--l2",
-                                O.L2Flush ? "flush" : "warm", "--timeout-ms", std::to_string(O.LaunchTimeoutMs)};
+                                O.L2, "--timeout-ms", std::to_string(O.LaunchTimeoutMs)};
   for (uint64_t L : O.Launches)
     A.insert(A.end(), {"--launch", std::to_string(L)});
   if (O.Poison)

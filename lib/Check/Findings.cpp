@@ -1,6 +1,7 @@
 //===- Findings.cpp - The builtin rules on the touched kernels -------------===//
 #include "kloop/Check/Check.h"
 #include "kloop/Edit/Rules.h"
+#include "kloop/Frontend/Preamble.h"
 #include "kloop/Support/Path.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -152,6 +153,8 @@ Expected<ApplyResult> planFixes(const Proposal &P, const std::vector<CompileJob>
   AO.Root = Root.str();
   AO.Format = false;
   AO.DropRefused = true;
+  PreambleCache Preambles;
+  AO.Preambles = &Preambles;
   ParseCrashScope Crashes;
   Expected<ApplyResult> R = applyProposal(P, Jobs, Inputs, AO);
   if (Error E = Crashes.takeError("check")) {

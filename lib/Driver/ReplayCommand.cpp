@@ -1,7 +1,7 @@
 //===- ReplayCommand.cpp - `kloop replay`: time and check cubins on a capture ===//
 ///
 /// kloop replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
+///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-clean|flush-dirty|warm] [--poison]
 ///              [--launch-timeout-ms T] [--timeout S] [--work-dir DIR] [-o result.json]
 ///              [--repeat K] [--no-gate]
 ///
@@ -51,7 +51,8 @@ cl::opt<std::string> TolOpt("tolerance",
                             cl::desc("How written allocations are compared: exact (default), abs:X or rel:X, "
                                      "optionally ,f32 or ,f64"),
                             cl::value_desc("spec"), cl::init("exact"), cl::sub(ReplaySub));
-cl::opt<std::string> L2Opt("l2", cl::desc("flush (default): clear L2 before each timed launch; warm: do not"),
+cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (default: clean, plus the launch's "
+                                          "written bytes dirty), flush-clean, flush-dirty or warm (not flushed)"),
                            cl::value_desc("policy"), cl::init("flush"), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));
@@ -83,8 +84,8 @@ std::string usageProblem() {
       return "'" + *F + "': no such file";
   if (ItersOpt == 0)
     return "--iters must be at least 1";
-  if (L2Opt != "flush" && L2Opt != "warm")
-    return "--l2 '" + L2Opt + "': expected flush or warm";
+  if (!kloop::capture::isL2Mode(L2Opt))
+    return "--l2 '" + L2Opt + "': expected " + kloop::capture::L2Modes;
   if (LaunchTimeoutOpt == 0 || TimeoutOpt == 0)
     return "--launch-timeout-ms and --timeout must be at least 1";
   if (RepeatOpt > 0 && CandidateOpt.empty())
@@ -188,7 +189,7 @@ int runReplay(const CommandContext &Ctx) {
   O.Iters = ItersOpt;
   O.Launches.assign(LaunchOpt.begin(), LaunchOpt.end());
   O.Tolerance = TolOpt;
-  O.L2Flush = L2Opt == "flush";
+  O.L2 = L2Opt;
   O.Poison = PoisonOpt;
   O.LaunchTimeoutMs = LaunchTimeoutOpt;
   O.TimeoutS = TimeoutOpt;

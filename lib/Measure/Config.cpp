@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kloop/Measure/Config.h"
+#include "kloop/Capture/Manifest.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -291,7 +292,7 @@ struct RawRun : RawCommand {
 };
 
 struct RawSearch {
-  OptStr Timing, CubinCommand;
+  OptStr Timing, CubinCommand, ReplayL2;
   SearchSpec Out;
 };
 
@@ -521,10 +522,16 @@ template <> struct MappingTraits<RawSearch> {
   static void mapping(IO &IO, RawSearch &C) {
     IO.mapOptional("timing", C.Timing);
     IO.mapOptional("cubin_command", C.CubinCommand);
+    IO.mapOptional("replay_l2", C.ReplayL2);
   }
   static std::string validate(IO &IO, RawSearch &C) {
-    if (skipValidation(IO, {"timing", "cubin_command"}))
+    if (skipValidation(IO, {"timing", "cubin_command", "replay_l2"}))
       return "";
+    if (C.ReplayL2) {
+      if (!kloop::capture::isL2Mode(StringRef(*C.ReplayL2).trim().str()))
+        return "search.replay_l2: '" + *C.ReplayL2 + "' is not one of " + kloop::capture::L2Modes;
+      C.Out.ReplayL2 = StringRef(*C.ReplayL2).trim().str();
+    }
     if (C.Timing) {
       StringRef T = StringRef(*C.Timing).trim();
       if (T == "auto")

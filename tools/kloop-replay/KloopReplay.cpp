@@ -1,7 +1,7 @@
 //===- KloopReplay.cpp - the replay worker (kloop replay) -----------------===//
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison]
+//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-clean|flush-dirty|warm] [--poison]
 //              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
@@ -75,7 +75,11 @@ struct Options {
   unsigned Iters = 10;
   std::vector<size_t> Launches;
   replay::Tolerance Tol;
-  bool L2Flush = true;
+  /// The L2 state before each timed launch (--l2; docs/capture.md, "The L2 before a timed launch"):
+  /// "flush" (the default: a clean L2, then as many dirty lines as the launch writes, up to the L2's size),
+  /// "flush-clean" (a clean L2), "flush-dirty" (an L2 full of dirty lines) or "warm" (whatever the restore left).
+  std::string L2 = "flush";
+  bool flushes() const { return L2 != "warm"; }
   bool Poison = false;
   unsigned TimeoutMs = 10000;
   int Device = 0;
@@ -101,7 +105,7 @@ struct TimeSplit {
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-clean|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
     "       [--no-gate] [--host-check]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
@@ -150,11 +154,11 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
     } else if (A == "--l2") {
       if (!Value(V))
         return false;
-      if (std::string(V) != "flush" && std::string(V) != "warm") {
-        Error = std::string("--l2 '") + V + "': expected flush or warm";
+      if (!capture::isL2Mode(V)) {
+        Error = std::string("--l2 '") + V + "': expected " + capture::L2Modes;
         return false;
       }
-      O.L2Flush = std::string(V) == "flush";
+      O.L2 = V;
     } else if (A == "--poison") {
       O.Poison = true;
     } else if (A == "--serve") {
@@ -223,6 +227,8 @@ struct Prepared {
   std::vector<CUdeviceptr> Bases; // relocated Allocation::Base
   std::vector<std::shared_ptr<std::vector<uint8_t>>> Before, After;
   std::vector<bool> Poisoned;
+  /// Bytes of the allocations the captured launch wrote (Allocation::written).
+  size_t WrittenBytes = 0;
   CUfunction Fn[2] = {nullptr, nullptr};
   /// What each side launches: the captured configuration unless the request gives another.
   Dims Config[2];
@@ -257,6 +263,8 @@ public:
   uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
   void classifyPoison(Prepared &P);
 
+  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2).
+  bool flushReads() const { return FlushFn != nullptr; }
   bool Relocated = false;
   /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference
   /// is in device memory.
@@ -282,8 +290,17 @@ private:
   CUstream Stream = nullptr;
   CUevent Start = nullptr, Stop = nullptr;
   CUdeviceptr Scratch = 0;
-  size_t ScratchBytes = 0;
+  size_t ScratchBytes = 0, L2Bytes = 0;
   unsigned Flushes = 0;
+  /// DeviceCheck.cu's kloop_replay_l2_flush, which reads Scratch (null: not loaded, and the flush writes it).
+  CUfunction FlushFn = nullptr;
+  CUdeviceptr FlushSink = 0;
+  void loadFlushKernel();
+  /// Sets the L2 state before \p P's timed launch (Options::L2): reads Scratch with FlushFn, so that L2
+  /// holds only clean lines, then for "flush" writes min(the bytes P writes, L2) of it, as the launch
+  /// before it would have left them in a program that runs it back to back. "flush-dirty", or no FlushFn,
+  /// writes all of Scratch instead.
+  void flushL2(const Prepared &P);
   std::vector<replay::MappedRange> Ranges;
   /// Mapped bytes outside every captured allocation (captured addresses): filled with SlackByte.
   std::vector<replay::MappedRange> Slack;
@@ -309,8 +326,11 @@ private:
   /// Device copies of the distinct non-empty blobs among \p Blobs, all or none: none when they would not
   /// fit in half the free device memory, or an allocation or a copy fails.
   DeviceBlobs deviceCopies(const std::vector<const std::vector<uint8_t> *> &Blobs);
+  /// DeviceCheck.cu's module (the check and the L2 flush), loaded on first use; null when it is not built
+  /// in or does not load.
+  CUmodule UtilityModule = nullptr;
+  CUmodule utilityModule();
   /// The check on the GPU: DeviceCheck.cu's kernel, its result word, and each reference blob's device copy.
-  CUmodule CheckModule = nullptr;
   CUfunction CheckFn = nullptr;
   CUdeviceptr CheckFlag = 0;
   DeviceBlobs DeviceRefs;
@@ -350,6 +370,8 @@ std::string Replayer::loadBlobs(std::vector<Prepared> &Ps) {
                " is entirely 0xFF bytes (NaN or poison): no candidate can be checked against it";
     }
     P.Poisoned.assign(P.L->Allocations.size(), false);
+    for (const capture::Allocation &A : P.L->Allocations)
+      P.WrittenBytes += A.written() ? A.Bytes : 0;
   }
   return "";
 }
@@ -483,6 +505,13 @@ uint8_t *Replayer::gotBuffer(size_t Bytes) {
   return GotPageable.data();
 }
 
+#ifdef KLOOP_REPLAY_DEVICE_CHECK
+/// DeviceCheck.cu compiled to PTX at build time (tools/kloop-replay/CMakeLists.txt).
+const char DeviceCheckPtx[] =
+#include "DeviceCheckPtx.inc"
+    ;
+#endif
+
 void Replayer::prepareDevice(const std::vector<Prepared> &Ps) {
   prepareHost(Ps);
   prepareDeviceCheck(Ps);
@@ -492,11 +521,14 @@ void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
   check(cuStreamCreate(&Stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
   check(cuEventCreate(&Start, CU_EVENT_DEFAULT), "cuEventCreate");
   check(cuEventCreate(&Stop, CU_EVENT_DEFAULT), "cuEventCreate");
-  if (O.L2Flush) {
+  if (O.flushes()) {
     int L2 = 0;
     check(cuDeviceGetAttribute(&L2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, Dev), "cuDeviceGetAttribute(L2)");
-    ScratchBytes = std::max<size_t>(2 * static_cast<size_t>(L2), size_t(32) << 20);
+    L2Bytes = static_cast<size_t>(L2);
+    ScratchBytes = std::max<size_t>(2 * L2Bytes, size_t(32) << 20);
     check(cuMemAlloc(&Scratch, ScratchBytes), "cuMemAlloc of the L2 flush buffer");
+    check(cuMemsetD32Async(Scratch, 0, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush buffer)");
+    loadFlushKernel();
   }
   // The gate: without it the start event, recorded on an idle stream, fires at once and the interval
   // also holds the host's launch latency (the kernel reaches the GPU microseconds later). A host-mapped
@@ -570,18 +602,11 @@ void Replayer::restore(const Prepared &P, bool Poison) {
   for (const replay::MappedRange &S : Slack)
     check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
           "cuMemsetD8Async (slack)");
-  if (O.L2Flush)
-    check(cuMemsetD32Async(Scratch, ++Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
+  if (O.flushes())
+    flushL2(P);
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
   Split.Restore += nsSince(Began);
 }
-
-#ifdef KLOOP_REPLAY_DEVICE_CHECK
-/// DeviceCheck.cu compiled to PTX at build time (tools/kloop-replay/CMakeLists.txt).
-const char DeviceCheckPtx[] =
-#include "DeviceCheckPtx.inc"
-    ;
-#endif
 
 void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
 #ifdef KLOOP_REPLAY_DEVICE_CHECK
@@ -595,22 +620,51 @@ void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
       if (!After->empty())
         Refs.push_back(After.get());
   DeviceRefs = deviceCopies(Refs);
-  if (DeviceRefs.empty() != Refs.empty() ||
-      cuModuleLoadData(&CheckModule, DeviceCheckPtx) != CUDA_SUCCESS ||
-      cuModuleGetFunction(&CheckFn, CheckModule, "kloop_replay_differs") != CUDA_SUCCESS ||
+  CUmodule Module = utilityModule();
+  if (DeviceRefs.empty() != Refs.empty() || !Module ||
+      cuModuleGetFunction(&CheckFn, Module, "kloop_replay_differs") != CUDA_SUCCESS ||
       cuMemAlloc(&CheckFlag, sizeof(unsigned)) != CUDA_SUCCESS) {
     for (auto &[B, Ptr] : DeviceRefs)
       (void)cuMemFree(Ptr);
     DeviceRefs.clear();
-    if (CheckModule)
-      (void)cuModuleUnload(CheckModule);
-    CheckModule = nullptr;
     return;
   }
   DeviceCheck = true;
 #else
   (void)Ps;
 #endif
+}
+
+CUmodule Replayer::utilityModule() {
+#ifdef KLOOP_REPLAY_DEVICE_CHECK
+  if (!UtilityModule && cuModuleLoadData(&UtilityModule, DeviceCheckPtx) != CUDA_SUCCESS)
+    UtilityModule = nullptr;
+#endif
+  return UtilityModule;
+}
+
+void Replayer::loadFlushKernel() {
+  CUmodule Module = utilityModule();
+  if (!Module || cuModuleGetFunction(&FlushFn, Module, "kloop_replay_l2_flush") != CUDA_SUCCESS ||
+      cuMemAlloc(&FlushSink, sizeof(unsigned)) != CUDA_SUCCESS)
+    FlushFn = nullptr;
+}
+
+void Replayer::flushL2(const Prepared &P) {
+  ++Flushes;
+  if (!FlushFn || O.L2 == "flush-dirty") {
+    check(cuMemsetD32Async(Scratch, Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
+    return;
+  }
+  CUdeviceptr Buffer = Scratch;
+  unsigned long long Words = ScratchBytes / 16;
+  void *Args[] = {&Buffer, &Words, &FlushSink};
+  check(cuLaunchKernel(FlushFn, 1024, 1, 1, 256, 1, 1, 0, Stream, Args, nullptr), "cuLaunchKernel (L2 flush)");
+  if (O.L2 != "flush")
+    return;
+  size_t Dirty = std::min(P.WrittenBytes, L2Bytes) / 4 * 4;
+  if (Dirty)
+    check(cuMemsetD32Async(Scratch, Flushes, Dirty / 4, Stream), "cuMemsetD32Async (L2 dirty lines)");
 }
 
 bool Replayer::mayDiffer(CUdeviceptr Got, CUdeviceptr Ref, size_t Bytes, const replay::Tolerance &T, uint8_t Fill) {
@@ -785,7 +839,8 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   J["candidate_cubin"] = O.CandidateCubin.empty() ? json(nullptr) : json(O.CandidateCubin);
   J["device"] = R ? R->DeviceName : "";
   J["iters"] = O.Iters;
-  J["l2"] = O.L2Flush ? "flush" : "warm";
+  J["l2"] = O.L2;
+  J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() && O.L2 != "flush-dirty" ? "read" : "write";
   J["tolerance"] = replay::toleranceText(O.Tol);
   J["relocated"] = R && R->Relocated;
   J["checked_on"] = R && R->DeviceCheck ? "device" : "host";

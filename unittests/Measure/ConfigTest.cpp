@@ -200,19 +200,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"l2: rotate", "l2: rotate\nsearch: {timng: replay}", "unknown key 'timng'"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \"nvcc -o {cubin} {seed}.cu\"}",
                 "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
-        BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"}));
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_l2: cold}",
+                "search.replay_l2: 'cold' is not one of flush, flush-clean, flush-dirty or warm"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");
   ASSERT_TRUE(bool(Default)) << toString(Default.takeError());
   EXPECT_EQ(Default->Search.Timing, SearchTiming::Auto);
   EXPECT_EQ(Default->Search.CubinCommand, "");
-  auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n"
+  EXPECT_EQ(Default->Search.ReplayL2, "flush");
+  auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-clean\n"
                                                "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
                          "w/.kloop.yaml");
   ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
   EXPECT_EQ(Set->Search.Timing, SearchTiming::Replay);
   EXPECT_EQ(Set->Search.CubinCommand, "nvcc -cubin -o {cubin} {source_dir}/saxpy.cu");
+  EXPECT_EQ(Set->Search.ReplayL2, "flush-clean");
   EXPECT_EQ(searchTimingName(SearchTiming::Workload), "workload");
 }
 

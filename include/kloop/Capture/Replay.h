@@ -41,8 +41,10 @@ struct ReplayOptions {
   /// "exact", "abs:X" or "rel:X", optionally ",f32"/",f64" (the worker
   /// parses it).
   std::string Tolerance = "exact";
-  /// Clear L2 before each timed launch.
-  bool L2Flush = true;
+  /// The L2 state before each timed launch (capture::isL2Mode): "flush"
+  /// (default), "flush-clean", "flush-dirty" or "warm"; docs/capture.md,
+  /// "The L2 before a timed launch".
+  std::string L2 = "flush";
   /// Poison the outputs the baseline writes without reading (classified by
   /// the worker) before each launch.
   bool Poison = false;
@@ -170,7 +172,7 @@ llvm::Expected<ReplayResult> runReplayWorker(const ReplayOptions &O);
 /// last) and the next request starts a new worker.
 class ReplayServer {
 public:
-  /// \p O: Worker, Capture, Tolerance, L2Flush, Poison, LaunchTimeoutMs,
+  /// \p O: Worker, Capture, Tolerance, L2, Poison, LaunchTimeoutMs,
   /// Launches, TimeoutS; WorkDir receives each worker's stderr
   /// (`replay-worker-N.stderr`, N counting starts from 1).
   explicit ReplayServer(ReplayOptions O);
