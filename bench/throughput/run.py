@@ -55,7 +55,7 @@ def parse_args(argv):
                    help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
                         "default all three")
     p.add_argument("--replay-l2", default="flush",
-                   help="comma-separated search.replay_l2 modes (flush, flush-clean, flush-dirty, warm); the replay "
+                   help="comma-separated search.replay_l2 modes (flush, flush-dirty, warm); the replay "
                         "and ahead paths run once per mode, the first under the path's name, the others as "
                         "PATH@MODE (default flush)")
     p.add_argument("--prepare-jobs", type=int, default=8, help="kloop optimize --prepare-jobs of the ahead path "
@@ -78,9 +78,9 @@ def parse_args(argv):
     if bad or not a.paths:
         p.error("--paths: expected workload, replay and/or ahead, got %r" % a.paths)
     a.replay_l2 = [m for m in a.replay_l2.split(",") if m]
-    bad = [m for m in a.replay_l2 if m not in ("flush", "flush-clean", "flush-dirty", "warm")]
+    bad = [m for m in a.replay_l2 if m not in ("flush", "flush-dirty", "warm")]
     if bad or not a.replay_l2:
-        p.error("--replay-l2: expected flush, flush-clean, flush-dirty and/or warm, got %r" % a.replay_l2)
+        p.error("--replay-l2: expected flush, flush-dirty and/or warm, got %r" % a.replay_l2)
     if a.prepare_jobs < 1:
         p.error("--prepare-jobs must be at least 1")
     for e in a.examples:
@@ -290,13 +290,20 @@ def runs_of(a):
     return out
 
 
+def edits_of(round_):
+    """A round's proposed edits: what makes two runs' candidates the same (the rationale and provenance
+    quote the profile, whose figures differ from run to run)."""
+    p = round_.get("proposal")
+    return p.get("edits") if isinstance(p, dict) else p
+
+
 def common_candidates(w, r):
     """Every round both runs judged from the same incumbent (nothing accepted before it in either), with
     the same proposal, timed by the workload in w and by replay in r."""
     out = []
     for rnd in sorted(set(w["per_round"]) & set(r["per_round"])):
         a, b = w["per_round"][rnd], r["per_round"][rnd]
-        if a.get("proposal") != b.get("proposal"):
+        if edits_of(a) != edits_of(b):
             break
         if a.get("timing") == "workload" and b.get("timing") == "replay" and a.get("evidence") and b.get("evidence"):
             out.append((rnd, a, b))

@@ -1,7 +1,7 @@
 //===- KloopReplay.cpp - the replay worker (kloop replay) -----------------===//
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-clean|flush-dirty|warm] [--poison]
+//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-dirty|warm] [--poison]
 //              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
@@ -76,8 +76,8 @@ struct Options {
   std::vector<size_t> Launches;
   replay::Tolerance Tol;
   /// The L2 state before each timed launch (--l2; docs/capture.md, "The L2 before a timed launch"):
-  /// "flush" (the default: a clean L2, then as many dirty lines as the launch writes, up to the L2's size),
-  /// "flush-clean" (a clean L2), "flush-dirty" (an L2 full of dirty lines) or "warm" (whatever the restore left).
+  /// "flush" (the default: a clean L2), "flush-dirty" (an L2 full of dirty lines) or "warm" (whatever the
+  /// restore left).
   std::string L2 = "flush";
   bool flushes() const { return L2 != "warm"; }
   bool Poison = false;
@@ -105,7 +105,7 @@ struct TimeSplit {
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-clean|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
     "       [--no-gate] [--host-check]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
@@ -227,8 +227,6 @@ struct Prepared {
   std::vector<CUdeviceptr> Bases; // relocated Allocation::Base
   std::vector<std::shared_ptr<std::vector<uint8_t>>> Before, After;
   std::vector<bool> Poisoned;
-  /// Bytes of the allocations the captured launch wrote (Allocation::written).
-  size_t WrittenBytes = 0;
   CUfunction Fn[2] = {nullptr, nullptr};
   /// What each side launches: the captured configuration unless the request gives another.
   Dims Config[2];
@@ -290,17 +288,15 @@ private:
   CUstream Stream = nullptr;
   CUevent Start = nullptr, Stop = nullptr;
   CUdeviceptr Scratch = 0;
-  size_t ScratchBytes = 0, L2Bytes = 0;
+  size_t ScratchBytes = 0;
   unsigned Flushes = 0;
   /// DeviceCheck.cu's kloop_replay_l2_flush, which reads Scratch (null: not loaded, and the flush writes it).
   CUfunction FlushFn = nullptr;
   CUdeviceptr FlushSink = 0;
   void loadFlushKernel();
-  /// Sets the L2 state before \p P's timed launch (Options::L2): reads Scratch with FlushFn, so that L2
-  /// holds only clean lines, then for "flush" writes min(the bytes P writes, L2) of it, as the launch
-  /// before it would have left them in a program that runs it back to back. "flush-dirty", or no FlushFn,
-  /// writes all of Scratch instead.
-  void flushL2(const Prepared &P);
+  /// Sets the L2 state before a timed launch (Options::L2): reads Scratch with FlushFn, so that L2 holds
+  /// only clean lines; "flush-dirty", or no FlushFn, writes Scratch instead (L2 then holds dirty lines).
+  void flushL2();
   std::vector<replay::MappedRange> Ranges;
   /// Mapped bytes outside every captured allocation (captured addresses): filled with SlackByte.
   std::vector<replay::MappedRange> Slack;
@@ -370,8 +366,6 @@ std::string Replayer::loadBlobs(std::vector<Prepared> &Ps) {
                " is entirely 0xFF bytes (NaN or poison): no candidate can be checked against it";
     }
     P.Poisoned.assign(P.L->Allocations.size(), false);
-    for (const capture::Allocation &A : P.L->Allocations)
-      P.WrittenBytes += A.written() ? A.Bytes : 0;
   }
   return "";
 }
@@ -524,8 +518,7 @@ void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
   if (O.flushes()) {
     int L2 = 0;
     check(cuDeviceGetAttribute(&L2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, Dev), "cuDeviceGetAttribute(L2)");
-    L2Bytes = static_cast<size_t>(L2);
-    ScratchBytes = std::max<size_t>(2 * L2Bytes, size_t(32) << 20);
+    ScratchBytes = std::max<size_t>(2 * static_cast<size_t>(L2), size_t(32) << 20);
     check(cuMemAlloc(&Scratch, ScratchBytes), "cuMemAlloc of the L2 flush buffer");
     check(cuMemsetD32Async(Scratch, 0, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush buffer)");
     loadFlushKernel();
@@ -603,7 +596,7 @@ void Replayer::restore(const Prepared &P, bool Poison) {
     check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
           "cuMemsetD8Async (slack)");
   if (O.flushes())
-    flushL2(P);
+    flushL2();
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
   Split.Restore += nsSince(Began);
 }
@@ -650,7 +643,7 @@ void Replayer::loadFlushKernel() {
     FlushFn = nullptr;
 }
 
-void Replayer::flushL2(const Prepared &P) {
+void Replayer::flushL2() {
   ++Flushes;
   if (!FlushFn || O.L2 == "flush-dirty") {
     check(cuMemsetD32Async(Scratch, Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
@@ -660,11 +653,6 @@ void Replayer::flushL2(const Prepared &P) {
   unsigned long long Words = ScratchBytes / 16;
   void *Args[] = {&Buffer, &Words, &FlushSink};
   check(cuLaunchKernel(FlushFn, 1024, 1, 1, 256, 1, 1, 0, Stream, Args, nullptr), "cuLaunchKernel (L2 flush)");
-  if (O.L2 != "flush")
-    return;
-  size_t Dirty = std::min(P.WrittenBytes, L2Bytes) / 4 * 4;
-  if (Dirty)
-    check(cuMemsetD32Async(Scratch, Flushes, Dirty / 4, Stream), "cuMemsetD32Async (L2 dirty lines)");
 }
 
 bool Replayer::mayDiffer(CUdeviceptr Got, CUdeviceptr Ref, size_t Bytes, const replay::Tolerance &T, uint8_t Fill) {

@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_l2: cold}",
-                "search.replay_l2: 'cold' is not one of flush, flush-clean, flush-dirty or warm"}));
+                "search.replay_l2: 'cold' is not one of flush, flush-dirty or warm"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");
@@ -210,13 +210,13 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   EXPECT_EQ(Default->Search.Timing, SearchTiming::Auto);
   EXPECT_EQ(Default->Search.CubinCommand, "");
   EXPECT_EQ(Default->Search.ReplayL2, "flush");
-  auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-clean\n"
+  auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-dirty\n"
                                                "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
                          "w/.kloop.yaml");
   ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
   EXPECT_EQ(Set->Search.Timing, SearchTiming::Replay);
   EXPECT_EQ(Set->Search.CubinCommand, "nvcc -cubin -o {cubin} {source_dir}/saxpy.cu");
-  EXPECT_EQ(Set->Search.ReplayL2, "flush-clean");
+  EXPECT_EQ(Set->Search.ReplayL2, "flush-dirty");
   EXPECT_EQ(searchTimingName(SearchTiming::Workload), "workload");
 }
 
