@@ -297,6 +297,15 @@ def edits_of(round_):
     return p.get("edits") if isinstance(p, dict) else p
 
 
+def same_kernel(a, b):
+    """Whether two evidence rows name one kernel: the workload's rows name the target ("layernorm_rows"),
+    replay's the captured launch's demangled name ("void layernorm_rows<128>(...)")."""
+    def base(n):
+        n = re.sub(r"^void\s+", "", n)
+        return re.split(r"[<(]", n, 1)[0].split("::")[-1].strip()
+    return base(a) == base(b)
+
+
 def common_candidates(w, r):
     """Every round both runs judged from the same incumbent (nothing accepted before it in either), with
     the same proposal, timed by the workload in w and by replay in r."""
@@ -318,7 +327,7 @@ def agreement(res, path, wl, rep):
     rows = []
     for rnd, a, b in common_candidates(wl, rep):
         for e in b["evidence"]:
-            match = [x for x in a["evidence"] if x["kernel"] == e["kernel"] and x["shape"] == e["shape"]]
+            match = [x for x in a["evidence"] if same_kernel(x["kernel"], e["kernel"]) and x["shape"] == e["shape"]]
             if match and match[0].get("speedup") and e.get("speedup"):
                 d = (e["speedup"] / match[0]["speedup"] - 1) * 100
                 rows.append({"round": rnd, "kernel": e["kernel"], "shape": e["shape"], "replay": e["speedup"],
