@@ -72,7 +72,7 @@ extern "C" __global__ void kloop_replay_differs(const unsigned char *Got, const 
   }
 }
 
-// The replay worker's L2 flush (docs/capture.md, "Cache state"): reads Words 16-byte words, twice the L2 at
+// The replay worker's L2 flush (docs/capture.md, "The L2 before a timed launch"): reads Words 16-byte words, twice the L2 at
 // least, so that what the restore and the last launch left in L2 (dirty lines among them) is evicted, and
 // written back, before the timed launch, and L2 holds only clean lines of this buffer. A flush that writes
 // (cuMemsetD32Async) leaves L2 full of dirty lines instead, whose write-back the timed launch then pays:
