@@ -528,9 +528,10 @@ template <> struct MappingTraits<RawSearch> {
     if (skipValidation(IO, {"timing", "cubin_command", "replay_l2"}))
       return "";
     if (C.ReplayL2) {
-      if (!kloop::capture::isL2Mode(StringRef(*C.ReplayL2).trim().str()))
+      std::string Mode = StringRef(*C.ReplayL2).trim().str();
+      if (!kloop::capture::isL2Mode(Mode))
         return "search.replay_l2: '" + *C.ReplayL2 + "' is not one of " + kloop::capture::L2Modes;
-      C.Out.ReplayL2 = StringRef(*C.ReplayL2).trim().str();
+      C.Out.ReplayL2 = Mode;
     }
     if (C.Timing) {
       StringRef T = StringRef(*C.Timing).trim();

@@ -261,8 +261,9 @@ public:
   uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
   void classifyPoison(Prepared &P);
 
-  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2).
-  bool flushReads() const { return FlushFn != nullptr; }
+  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush"
+  /// with the flush kernel loaded.
+  bool flushReads() const { return FlushFn && O.L2 == "flush"; }
   bool Relocated = false;
   /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference
   /// is in device memory.
@@ -645,7 +646,7 @@ void Replayer::loadFlushKernel() {
 
 void Replayer::flushL2() {
   ++Flushes;
-  if (!FlushFn || O.L2 == "flush-dirty") {
+  if (!flushReads()) {
     check(cuMemsetD32Async(Scratch, Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
     return;
   }
@@ -828,7 +829,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   J["device"] = R ? R->DeviceName : "";
   J["iters"] = O.Iters;
   J["l2"] = O.L2;
-  J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() && O.L2 != "flush-dirty" ? "read" : "write";
+  J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() ? "read" : "write";
   J["tolerance"] = replay::toleranceText(O.Tol);
   J["relocated"] = R && R->Relocated;
   J["checked_on"] = R && R->DeviceCheck ? "device" : "host";
