@@ -379,24 +379,35 @@ private:
     return -1;
   }
 
-  /// 5. Both sides of every TU with the edited files mapped in memory.
+  /// 5. Both sides of every TU with the edited files mapped in memory, FOpts.Jobs at a time;
+  /// their diagnostics and added code are judged in job order, host side first.
   void reparse() {
     std::vector<std::pair<std::string, std::string>> Mapped;
     for (const FileChange &C : Result.Changes)
       Mapped.emplace_back(C.File, C.After);
     NewTextRanges Expressions = expressionRanges(P, NewRanges);
-    for (const CompileJob &Job : Jobs)
-      for (Side S : {Side::Host, Side::Device}) {
-        SideInventory Inv;
-        AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
-        ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                                         withAddedCodeCheck(makeInventoryAction(S, Inv), In, Added), Mapped,
-                                         St.Opts.Preambles);
-        if (R.UsedPreamble != St.WithPreamble.count(parseKey(Job, S)) > 0 || R.PreambleStateLost)
-          PreambleMismatch = true;
-        refuseNewDiagnostics(Job, S, R.Diagnostics);
-        (S == Side::Host ? HostAfter : DeviceAfter).push_back(std::move(Inv));
-      }
+    size_t N = Jobs.size();
+    HostAfter.assign(N, {});
+    DeviceAfter.assign(N, {});
+    std::vector<ParseResult> Parses(2 * N);
+    std::vector<std::vector<AddedCodeFinding>> AddedBy(2 * N);
+    parallelFor(2 * N, FOpts.Jobs, [&](size_t U) {
+      const CompileJob &Job = Jobs[U / 2];
+      Side S = U % 2 ? Side::Device : Side::Host;
+      AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
+      SideInventory &Inv = (S == Side::Host ? HostAfter : DeviceAfter)[U / 2];
+      Parses[U] = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
+                                   withAddedCodeCheck(makeInventoryAction(S, Inv), In, AddedBy[U]), Mapped,
+                                   St.Opts.Preambles);
+    });
+    for (size_t U = 0; U < 2 * N; ++U) {
+      const CompileJob &Job = Jobs[U / 2];
+      Side S = U % 2 ? Side::Device : Side::Host;
+      if (Parses[U].UsedPreamble != (St.WithPreamble.count(parseKey(Job, S)) > 0) || Parses[U].PreambleStateLost)
+        PreambleMismatch = true;
+      refuseNewDiagnostics(Job, S, Parses[U].Diagnostics);
+      Added.insert(Added.end(), AddedBy[U].begin(), AddedBy[U].end());
+    }
   }
 
   /// New: an error inside the new text, or a diagnostic the baseline does not have as often.

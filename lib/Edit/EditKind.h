@@ -125,7 +125,8 @@ public:
   /// The text of \p File as this parse read it; empty when it did not.
   llvm::StringRef bufferOf(const std::string &File) const;
   std::string textOf(clang::SourceRange R) const;
-  /// A launch (of any TU planned so far on the host side) that passes aliased pointers to
+  /// A launch (of the host side of any TU of the proposal; planEdits plans a device side once
+  /// every host side is done) that passes aliased pointers to
   /// parameter \p Param of \p Kernel; \p Site is set to its ID.
   std::optional<LaunchFacts::Alias> aliasFor(const std::string &Kernel, const std::string &Param,
                                              std::string &Site) const;

@@ -234,13 +234,14 @@ std::string PlanContext::textOf(SourceRange R) const {
 std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kernel, const std::string &Param,
                                                         std::string &Site) const {
   std::lock_guard<std::mutex> L(St.M);
-  for (const LaunchFacts &F : St.Launches)
-    if (F.Kernel == Kernel)
-      for (const LaunchFacts::Alias &A : F.Aliases)
-        if (A.P1 == Param || A.P2 == Param) {
-          Site = F.SiteID;
-          return A;
-        }
+  for (const PlanState::UnitPlan &U : St.Units)
+    for (const LaunchFacts &F : U.Launches)
+      if (F.Kernel == Kernel)
+        for (const LaunchFacts::Alias &A : F.Aliases)
+          if (A.P1 == Param || A.P2 == Param) {
+            Site = F.SiteID;
+            return A;
+          }
   return std::nullopt;
 }
 
@@ -316,13 +317,15 @@ bool plansOn(EditKindPlanner::Sides S, Side W) {
 /// Plans every edit on one side of one parse and records what it saw in the PlanState.
 class Planner {
 public:
-  Planner(PlanState &St, Side W, const CompileJob &Job, ASTContext &Ctx, const MacroTable &Macros,
+  Planner(PlanState &St, Side W, size_t Unit, const CompileJob &Job, ASTContext &Ctx, const MacroTable &Macros,
           const ErrorTable &Errors)
-      : St(St), W(W), Inv(collectSideInventory(Ctx, W, Macros, &Errors)), C(St, W, Job, Ctx, Inv) {}
+      : St(St), W(W), Unit(Unit), Inv(collectSideInventory(Ctx, W, Macros, &Errors)), C(St, W, Job, Ctx, Inv) {}
 
   void run() {
     if (W == Side::Host)
       collectLaunchFacts();
+    else
+      waitForHostSides();
     std::vector<Outcome> Out(St.P.Edits.size());
     for (size_t I = 0; I < St.P.Edits.size(); ++I)
       Out[I] = plan(St.P.Edits[I]);
@@ -335,19 +338,26 @@ public:
       }
     }
     St.HostFunctions.insert(HostFns.begin(), HostFns.end());
-    for (size_t I = 0; I < Out.size(); ++I)
-      St.PerEdit[I].push_back(std::move(Out[I]));
-    for (LaunchFacts &F : Facts)
-      St.Launches.push_back(std::move(F));
+    PlanState::UnitPlan &U = St.Units[Unit];
+    U.Ran = true;
+    U.Outcomes = std::move(Out);
+    U.Launches = std::move(Facts);
   }
 
 private:
   PlanState &St;
   Side W;
+  size_t Unit;
   SideInventory Inv;
   PlanContext C;
   std::vector<LaunchFacts> Facts;
   std::set<std::string> HostFns;
+
+  /// add_restrict asks every TU's launches whether they alias a parameter (PlanContext::aliasFor).
+  void waitForHostSides() {
+    std::unique_lock<std::mutex> L(St.M);
+    St.HostsDone.wait(L, [&] { return St.HostsPending == 0; });
+  }
 
   void collectLaunchFacts() {
     for (auto &[ID, E] : C.entities())
@@ -395,14 +405,14 @@ private:
 
 class PlanConsumer : public ASTConsumer {
 public:
-  PlanConsumer(PlanState &St, Side W, const CompileJob &Job, MacroTable &M, ErrorTable &Errors)
-      : St(St), W(W), Job(Job), M(M), Errors(Errors) {}
+  PlanConsumer(PlanState &St, Side W, size_t Unit, const CompileJob &Job, MacroTable &M, ErrorTable &Errors)
+      : St(St), W(W), Unit(Unit), Job(Job), M(M), Errors(Errors) {}
   void HandleTranslationUnit(ASTContext &Ctx) override {
     // An imperfect TU is planned on clang's recovered AST (entities its errors touch are not
     // editable); after a fatal error nothing is trusted.
     if (Ctx.getDiagnostics().hasFatalErrorOccurred())
       return;
-    Planner(St, W, Job, Ctx, M, Errors).run();
+    Planner(St, W, Unit, Job, Ctx, M, Errors).run();
     DeclCensus C = takeDeclCensus(Ctx);
     std::lock_guard<std::mutex> L(St.M);
     St.Census[parseKey(Job, W)] = std::move(C);
@@ -411,6 +421,7 @@ public:
 private:
   PlanState &St;
   Side W;
+  size_t Unit;
   const CompileJob &Job;
   MacroTable &M;
   ErrorTable &Errors;
@@ -418,45 +429,86 @@ private:
 
 class PlanAction : public ASTFrontendAction {
 public:
-  PlanAction(PlanState &St, Side W, const CompileJob &Job) : St(St), W(W), Job(Job) {}
+  PlanAction(PlanState &St, Side W, size_t Unit, const CompileJob &Job) : St(St), W(W), Unit(Unit), Job(Job) {}
   std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
     recordMacros(CI.getPreprocessor(), Macros);
     recordErrors(CI.getDiagnostics(), W, Errors);
-    return std::make_unique<PlanConsumer>(St, W, Job, Macros, Errors);
+    return std::make_unique<PlanConsumer>(St, W, Unit, Job, Macros, Errors);
   }
 
 private:
   PlanState &St;
   Side W;
+  size_t Unit;
   const CompileJob &Job;
   MacroTable Macros;
   ErrorTable Errors;
 };
 
+/// Parse unit \p U of \p NJobs jobs: every job's host side, then every job's device side, so
+/// that the host sides are scheduled first (a device-side planner waits for all of them).
+std::pair<size_t, Side> planUnit(size_t U, size_t NJobs) {
+  return {U % NJobs, U < NJobs ? Side::Host : Side::Device};
+}
+
+/// One plan parse; a host side, however it ends, lets the device-side planners go on.
+ParseResult planParse(PlanState &St, const CompileJob &Job, Side S, size_t Unit, const FrontendOptions &FOpts) {
+  ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
+                                   std::make_unique<PlanAction>(St, S, Unit, Job), {}, St.Opts.Preambles);
+  if (S == Side::Host) {
+    std::lock_guard<std::mutex> L(St.M);
+    if (--St.HostsPending == 0)
+      St.HostsDone.notify_all();
+  }
+  return R;
+}
+
+/// St.PerEdit from the units' plans, in job order, host side before device side.
+void foldUnitPlans(PlanState &St, size_t NJobs) {
+  for (size_t J = 0; J < NJobs; ++J)
+    for (size_t U : {J, NJobs + J})
+      if (St.Units[U].Ran)
+        for (size_t I = 0; I < St.PerEdit.size(); ++I)
+          St.PerEdit[I].push_back(std::move(St.Units[U].Outcomes[I]));
+}
+
+/// What the parse before the edit of \p Job on side \p S leaves in \p St; an error when it is unusable.
+Error notePlanParse(PlanState &St, const CompileJob &Job, Side S, const ParseResult &R) {
+  if (R.UsedPreamble)
+    St.WithPreamble.insert(parseKey(Job, S));
+  St.PreambleStateLost |= R.PreambleStateLost;
+  if (parseUnusable(R)) {
+    std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
+                      " side) before the edit; kloop apply edits only code clang can read:";
+    for (const ParseDiagnostic &D : R.Diagnostics)
+      if (D.Level != "warning")
+        Msg += "\n  " + D.str();
+    return createStringError(inconvertibleErrorCode(), Msg);
+  }
+  for (const ParseDiagnostic &D : R.Diagnostics)
+    St.BeforeDiags[parseKey(Job, S)].insert(diagKey(D));
+  return Error::success();
+}
+
 } // namespace
 
 Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts) {
-  for (const CompileJob &Job : Jobs) {
+  for (const CompileJob &Job : Jobs)
     if (Job.Error)
       return createStringError(inconvertibleErrorCode(), Job.File + ": " + *Job.Error);
-    for (Side S : {Side::Host, Side::Device}) {
-      ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
-                                       std::make_unique<PlanAction>(St, S, Job), {}, St.Opts.Preambles);
-      if (R.UsedPreamble)
-        St.WithPreamble.insert(parseKey(Job, S));
-      St.PreambleStateLost |= R.PreambleStateLost;
-      if (parseUnusable(R)) {
-        std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
-                          " side) before the edit; kloop apply edits only code clang can read:";
-        for (const ParseDiagnostic &D : R.Diagnostics)
-          if (D.Level != "warning")
-            Msg += "\n  " + D.str();
-        return createStringError(inconvertibleErrorCode(), Msg);
-      }
-      for (const ParseDiagnostic &D : R.Diagnostics)
-        St.BeforeDiags[parseKey(Job, S)].insert(diagKey(D));
-    }
-  }
+  size_t N = Jobs.size();
+  St.Units.assign(2 * N, {});
+  St.HostsPending = N;
+  std::vector<ParseResult> Results(2 * N);
+  parallelFor(2 * N, FOpts.Jobs, [&](size_t U) {
+    auto [J, S] = planUnit(U, N);
+    Results[U] = planParse(St, Jobs[J], S, U, FOpts);
+  });
+  foldUnitPlans(St, N);
+  for (size_t J = 0; J < N; ++J)
+    for (size_t U : {J, N + J})
+      if (Error E = notePlanParse(St, Jobs[J], planUnit(U, N).second, Results[U]))
+        return E;
   return Error::success();
 }
 

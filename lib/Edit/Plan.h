@@ -13,6 +13,7 @@
 #include "AddedCode.h"
 #include "EditKind.h"
 
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -30,7 +31,18 @@ struct PlanState {
   std::map<EntityKind, std::set<std::string>> Known;
   std::map<std::string, EntityKind> KindOf;
   std::set<std::string> HostFunctions;
-  std::vector<LaunchFacts> Launches;
+  /// What one parse's planner made, per parse unit (planUnit: every job's host side, then every
+  /// job's device side).
+  struct UnitPlan {
+    bool Ran = false;              ///< the planner ran (no fatal error)
+    std::vector<Outcome> Outcomes; ///< per edit
+    std::vector<LaunchFacts> Launches; ///< host side: the launches of the TU
+  };
+  std::vector<UnitPlan> Units;
+  /// Host-side parses not yet finished; a device-side planner waits for none (PlanContext::aliasFor
+  /// reads every TU's launches).
+  size_t HostsPending = 0;
+  std::condition_variable HostsDone;
   /// Top-level declarations before the edit, per parseKey (AddedCode.h).
   std::map<std::string, DeclCensus> Census;
   /// Diagnostics of each parse before the edit (diagKey), per parseKey.
@@ -51,7 +63,9 @@ std::string diagKey(const ParseDiagnostic &D);
 std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts);
 
 /// Parses every job on both sides and plans every edit of St.P on each parse
-/// (St.PerEdit, St.Known, ...). An error when a job cannot be parsed at all.
+/// (St.PerEdit, St.Known, ...), FOpts.Jobs parses at a time. St.PerEdit holds each
+/// edit's outcomes in job order, host side before device side, however the parses were
+/// scheduled. An error when a job cannot be parsed at all (the first such job and side).
 llvm::Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);
 
 } // namespace edit

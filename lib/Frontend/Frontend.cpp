@@ -595,6 +595,11 @@ struct ParseCrashNotifier {
     if (CurrentCrashScope)
       CurrentCrashScope->Crashes.push_back(What);
   }
+  /// Crashes another thread's scope saw, noted in this thread's.
+  static void forward(const std::vector<std::string> &Seen) {
+    if (CurrentCrashScope)
+      llvm::append_range(CurrentCrashScope->Crashes, Seen);
+  }
 };
 
 /// The main source file of a clang command line: its last argument that is not an option and not the
@@ -735,10 +740,18 @@ void parallelFor(size_t N, unsigned Jobs, const std::function<void(size_t)> &Fn)
       Fn(I);
     return;
   }
+  // Each task's crashes are noted in the caller's scope, in index order, as a serial loop would.
+  std::vector<std::vector<std::string>> Crashes(N);
   DefaultThreadPool Pool(llvm::hardware_concurrency(std::min<size_t>(Threads, N)));
   for (size_t I = 0; I < N; ++I)
-    Pool.async([&Fn, I] { Fn(I); });
+    Pool.async([&Fn, &Crashes, I] {
+      ParseCrashScope Task;
+      Fn(I);
+      Crashes[I] = Task.crashes();
+    });
   Pool.wait();
+  for (const std::vector<std::string> &C : Crashes)
+    ParseCrashNotifier::forward(C);
 }
 
 } // namespace kloop

@@ -190,8 +190,9 @@ bool anyParseCrashed();
 /// thread runs while the scope lives, for callers that reach the parses only
 /// through a library function that folds the ParseResult into its own result
 /// (applyProposal turns an unusable parse into an error or a refusal). Scopes
-/// nest; a crash is noted in the innermost one. Parses run on other threads
-/// (runInventory's parallelFor) are not seen: read their ParseResult::Crash.
+/// nest; a crash is noted in the innermost one. The parses of a parallelFor the
+/// thread calls are noted too, in index order; parses of threads it starts in
+/// other ways are not seen: read their ParseResult::Crash.
 class ParseCrashScope {
 public:
   ParseCrashScope();
@@ -257,7 +258,9 @@ llvm::StringRef nvccCompatHeaderText();
 /// Returns std::nullopt when there is nothing to rewrite.
 std::optional<std::string> normalizeLaunchChevrons(llvm::StringRef Source);
 
-/// Runs \p Fn(I) for I in [0, N) on \p Jobs threads (0: one per hardware thread).
+/// Runs \p Fn(I) for I in [0, N) on \p Jobs threads (0: one per hardware thread);
+/// the tasks start in index order. The crashed parses of the tasks are noted in the
+/// calling thread's ParseCrashScope, in index order.
 void parallelFor(size_t N, unsigned Jobs, const std::function<void(size_t)> &Fn);
 
 /// Path of the clang++ driver that kloop parses with (LLVM 22's bin directory,
