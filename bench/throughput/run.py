@@ -28,6 +28,7 @@ Writes OUT/summary.json and, per example, OUT/EX/ (journals, logs, cubins).
 """
 import argparse
 import json
+import math
 import os
 import re
 import shlex
@@ -53,7 +54,7 @@ def parse_args(argv):
                    help="extra compiler flags that make the planted slow cubin (default '-Xptxas -O0')")
     p.add_argument("--paths", default="workload,replay,ahead",
                    help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
-                        "default all three")
+                        "default all three; a path named twice runs twice, the second as PATH#2")
     p.add_argument("--replay-l2", default="flush",
                    help="comma-separated search.replay_l2 modes (flush, flush-dirty, warm); the replay "
                         "and ahead paths run once per mode, the first under the path's name, the others as "
@@ -274,19 +275,22 @@ def bench_example(a, ex, top):
     baseline_agreement(res, wl, rep)
     for path, r in res["paths"].items():
         if wl and path != "workload":
-            agreement(res, path, wl, r)
+            agreement(res, path, wl, r, "workload" if path.startswith("workload") else "replay")
     return res
 
 
 def runs_of(a):
-    """(run name, path kind, search.replay_l2 or None) for every kloop optimize run of an example."""
-    out = []
+    """(run name, path kind, search.replay_l2 or None) for every kloop optimize run of an example. A path
+    named again in --paths runs again: its second run is PATH#2 (the run-to-run spread of one path)."""
+    out, seen = [], {}
     for path in a.paths:
+        seen[path] = seen.get(path, 0) + 1
+        again = "" if seen[path] == 1 else "#%d" % seen[path]
         if path == "workload":
-            out.append((path, path, None))
+            out.append((path + again, path, None))
             continue
         for i, mode in enumerate(a.replay_l2):
-            out.append((path if i == 0 else "%s@%s" % (path, mode), path, mode))
+            out.append(((path if i == 0 else "%s@%s" % (path, mode)) + again, path, mode))
     return out
 
 
@@ -306,38 +310,69 @@ def same_kernel(a, b):
     return base(a) == base(b)
 
 
-def common_candidates(w, r):
+def common_candidates(w, r, timing):
     """Every round both runs judged from the same incumbent (nothing accepted before it in either), with
-    the same proposal, timed by the workload in w and by replay in r."""
+    the same proposal, timed by the workload in w and as `timing` says in r."""
     out = []
     for rnd in sorted(set(w["per_round"]) & set(r["per_round"])):
         a, b = w["per_round"][rnd], r["per_round"][rnd]
         if edits_of(a) != edits_of(b):
             break
-        if a.get("timing") == "workload" and b.get("timing") == "replay" and a.get("evidence") and b.get("evidence"):
+        if a.get("timing") == "workload" and b.get("timing") == timing and a.get("evidence") and b.get("evidence"):
             out.append((rnd, a, b))
         if a.get("accepted") or b.get("accepted"):
             break
     return out
 
 
-def agreement(res, path, wl, rep):
-    """Issue 14, item 5: per common candidate and shape, the speed-up by replay (run `path`) and by the
-    workload, their difference, and the largest one."""
+AGREE_PCT = 2.0  # issue 14, item 5
+
+
+def difference_interval(e, w):
+    """The ~95% interval (percent) of speed-up e / speed-up w from the two rows' bootstrap 95% intervals
+    (ci_low, ci_high of median(base) / median(cand), docs/optimize.md): on the log scale, the half-widths
+    added in quadrature, as for the difference of two independent estimates. None without both intervals."""
+    if not all(isinstance(x.get(k), (int, float)) and x.get(k) > 0 for x in (e, w) for k in ("ci_low", "ci_high")):
+        return None
+    h = math.hypot(math.log(e["ci_high"] / e["ci_low"]) / 2, math.log(w["ci_high"] / w["ci_low"]) / 2)
+    d = math.log(e["speedup"] / w["speedup"])
+    return [(math.exp(d - h) - 1) * 100, (math.exp(d + h) - 1) * 100]
+
+
+def verdict(interval):
+    """Whether the difference is shown within AGREE_PCT, shown beyond it, or neither."""
+    if interval is None:
+        return "no interval"
+    lo, hi = interval
+    if -AGREE_PCT <= lo and hi <= AGREE_PCT:
+        return "within"
+    return "beyond" if lo > AGREE_PCT or hi < -AGREE_PCT else "undecided"
+
+
+def agreement(res, path, wl, rep, timing="replay"):
+    """Issue 14, item 5: per common candidate and shape, the speed-up by the run `path` (replay, or the
+    workload again) and by the workload run, their difference with its interval, and whether that shows
+    agreement within AGREE_PCT."""
     rows = []
-    for rnd, a, b in common_candidates(wl, rep):
+    for rnd, a, b in common_candidates(wl, rep, timing):
         for e in b["evidence"]:
             match = [x for x in a["evidence"] if same_kernel(x["kernel"], e["kernel"]) and x["shape"] == e["shape"]]
             if match and match[0].get("speedup") and e.get("speedup"):
-                d = (e["speedup"] / match[0]["speedup"] - 1) * 100
-                rows.append({"round": rnd, "kernel": e["kernel"], "shape": e["shape"], "replay": e["speedup"],
-                             "workload": match[0]["speedup"], "difference_pct": d})
-                log("agreement %-16s cand-%d %s/%s: replay %.4fx, workload %.4fx, %+.2f%%" % (
-                    path, rnd, e["kernel"], e["shape"], e["speedup"], match[0]["speedup"], d))
+                w = match[0]
+                d = (e["speedup"] / w["speedup"] - 1) * 100
+                ci = difference_interval(e, w)
+                rows.append({"round": rnd, "kernel": e["kernel"], "shape": e["shape"], "timing": timing,
+                             "replay": e["speedup"],
+                             "workload": w["speedup"], "difference_pct": d, "difference_ci_pct": ci,
+                             "verdict": verdict(ci)})
+                log("agreement %-16s cand-%d %s/%s: %s %.4fx, workload %.4fx, %+.2f%% [%s] %s" % (
+                    path, rnd, e["kernel"], e["shape"], timing, e["speedup"], w["speedup"], d,
+                    "%+.2f%%, %+.2f%%" % tuple(ci) if ci else "-", verdict(ci)))
     worst = max((abs(x["difference_pct"]) for x in rows), default=None)
-    log("agreement %-16s %d comparison(s); largest difference %s (issue 14: within 2%%)" % (
-        path, len(rows), fmt(worst, "%.2f%%")))
-    res.setdefault("agreement", {})[path] = {"rows": rows, "largest_difference_pct": worst}
+    counts = {v: sum(1 for x in rows if x["verdict"] == v) for v in ("within", "beyond", "undecided")}
+    log("agreement %-16s %d comparison(s); largest difference %s; within %g%%: %d, beyond: %d, undecided: %d" % (
+        path, len(rows), fmt(worst, "%.2f%%"), AGREE_PCT, counts["within"], counts["beyond"], counts["undecided"]))
+    res.setdefault("agreement", {})[path] = {"rows": rows, "largest_difference_pct": worst, "verdicts": counts}
 
 
 def build_cubin(a, ex, src_root, yaml_text, out, flags, logfile):
