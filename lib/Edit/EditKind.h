@@ -88,8 +88,12 @@ std::optional<std::string> codeSlotProblemOf(const Edit &Ed, CodeSlot S, llvm::S
 /// parameters that receive the same pointer (or one derived from it).
 struct LaunchFacts {
   std::string SiteID, Kernel;
+  /// Parameters by position (0-based): the launching TU may declare the kernel with other
+  /// parameter names than its definition, or none. A1 and A2 are the argument texts, Base the
+  /// variable both derive from.
   struct Alias {
-    std::string P1, P2, A1, A2, Base;
+    unsigned I1 = 0, I2 = 0;
+    std::string A1, A2, Base;
   };
   std::vector<Alias> Aliases;
 };
@@ -126,10 +130,9 @@ public:
   llvm::StringRef bufferOf(const std::string &File) const;
   std::string textOf(clang::SourceRange R) const;
   /// A launch (of the host side of any TU of the proposal; planEdits plans a device side once
-  /// every host side is done) that passes aliased pointers to
-  /// parameter \p Param of \p Kernel; \p Site is set to its ID.
-  std::optional<LaunchFacts::Alias> aliasFor(const std::string &Kernel, const std::string &Param,
-                                             std::string &Site) const;
+  /// every host side is done) that passes aliased pointers to the
+  /// parameter at position \p Param (0-based) of \p Kernel; \p Site is set to its ID.
+  std::optional<LaunchFacts::Alias> aliasFor(const std::string &Kernel, unsigned Param, std::string &Site) const;
 
 private:
   PlanState &St;

@@ -231,14 +231,14 @@ std::string PlanContext::textOf(SourceRange R) const {
   return bufferOf(F->File).substr(F->Begin, F->End - F->Begin).str();
 }
 
-std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kernel, const std::string &Param,
+std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kernel, unsigned Param,
                                                         std::string &Site) const {
   std::lock_guard<std::mutex> L(St.M);
   for (const PlanState::UnitPlan &U : St.Units)
     for (const LaunchFacts &F : U.Launches)
       if (F.Kernel == Kernel)
         for (const LaunchFacts::Alias &A : F.Aliases)
-          if (A.P1 == Param || A.P2 == Param) {
+          if (A.I1 == Param || A.I2 == Param) {
             Site = F.SiteID;
             return A;
           }
@@ -292,8 +292,7 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
       std::string TI = C.textOf(KCE->getArg(I)->getSourceRange()), TJ = C.textOf(KCE->getArg(J)->getSourceRange());
       bool Same = (BI && BI == BJ) || (!TI.empty() && TI == TJ);
       if (Same)
-        F.Aliases.push_back(
-            {PI->getNameAsString(), PJ->getNameAsString(), TI, TJ, BI ? BI->getNameAsString() : TI});
+        F.Aliases.push_back({I, J, TI, TJ, BI ? BI->getNameAsString() : TI});
     }
   return F;
 }

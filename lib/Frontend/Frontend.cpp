@@ -25,6 +25,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ThreadPool.h"
 #include "llvm/Support/Threading.h"
 #include "llvm/Support/VirtualFileSystem.h"
@@ -652,6 +653,17 @@ std::string preambleKey(const std::vector<std::string> &CommandLine, StringRef D
 }
 } // namespace
 
+/// clang's `#pragma clang __debug crash` (and its other crashing `__debug` pragmas) made inert, as
+/// clangd does: source kloop reads, a proposal's code included, must not crash it on purpose. A
+/// recovered crash also leaves a Timer of the dead stack in LLVM's global TimerGroup, and a second
+/// such crash on another thread deadlocks on that group's lock. The crash tests of kloop's own
+/// recovery set KLOOP_TEST_PRAGMA_CRASH=1 to keep the pragma.
+static void disablePragmaDebugCrash(std::vector<std::string> &CommandLine) {
+  if (CommandLine.empty() || sys::Process::GetEnv("KLOOP_TEST_PRAGMA_CRASH"))
+    return;
+  CommandLine.insert(CommandLine.begin() + 1, {"-Xclang", "-disable-pragma-debug-crash"});
+}
+
 ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, StringRef Directory,
                              std::unique_ptr<FrontendAction> Action,
                              const std::vector<std::pair<std::string, std::string>> &MappedFiles,
@@ -666,6 +678,7 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
     Overlay->pushOverlay(Mem);
   }
   DeferredMacros Macros = deferCommandLineMacros(CommandLine);
+  disablePragmaDebugCrash(Macros.CommandLine);
   IntrusiveRefCntPtr<vfs::FileSystem> FS = withNvccCompat(Overlay, Macros.Header);
   if (!Directory.empty())
     FS->setCurrentWorkingDirectory(Directory);

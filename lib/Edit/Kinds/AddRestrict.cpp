@@ -18,6 +18,15 @@ namespace edit {
 
 namespace {
 
+/// The name of parameter \p I of the kernel that \p P belongs to, as its definition spells it
+/// ("#N", 1-based, when it has none).
+std::string paramName(const ParmVarDecl &P, unsigned I) {
+  const auto *F = dyn_cast<FunctionDecl>(P.getDeclContext());
+  if (F && I < F->getNumParams() && !F->getParamDecl(I)->getName().empty())
+    return F->getParamDecl(I)->getNameAsString();
+  return "#" + std::to_string(I + 1);
+}
+
 class AddRestrict : public EditKindPlanner {
 public:
   EditKind kind() const override { return EditKind::AddRestrict; }
@@ -31,9 +40,10 @@ public:
     if (P->getType().isRestrictQualified())
       return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
     std::string Site;
-    if (auto A = C.aliasFor(E.Owner, P->getNameAsString(), Site))
+    if (auto A = C.aliasFor(E.Owner, P->getFunctionScopeIndex(), Site))
       return refuse("launch site " + Site + " passes '" + A->A1 + "' and '" + A->A2 + "' (both derived from '" +
-                    A->Base + "') to parameters '" + A->P1 + "' and '" + A->P2 + "', which may overlap");
+                    A->Base + "') to parameters '" + paramName(*P, A->I1) + "' and '" + paramName(*P, A->I2) +
+                    "', which may overlap");
     if (auto PTL = unqualifiedTypeLoc(*P).getAs<PointerTypeLoc>()) {
       auto R = C.pointOf(PTL.getStarLoc());
       if (!R)
