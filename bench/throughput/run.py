@@ -367,7 +367,7 @@ def agreement(res, path, wl, rep, timing="replay"):
                              "verdict": verdict(ci)})
                 log("agreement %-16s cand-%d %s/%s: %s %.4fx, workload %.4fx, %+.2f%% [%s] %s" % (
                     path, rnd, e["kernel"], e["shape"], timing, e["speedup"], w["speedup"], d,
-                    "%+.2f%%, %+.2f%%" % tuple(ci) if ci else "-", verdict(ci)))
+                    "%+.2f%%, %+.2f%%" % tuple(ci) if ci else "-", rows[-1]["verdict"]))
     worst = max((abs(x["difference_pct"]) for x in rows), default=None)
     counts = {v: sum(1 for x in rows if x["verdict"] == v) for v in ("within", "beyond", "undecided")}
     log("agreement %-16s %d comparison(s); largest difference %s; within %g%%: %d, beyond: %d, undecided: %d" % (

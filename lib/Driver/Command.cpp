@@ -65,24 +65,18 @@ static void printVersion(raw_ostream &OS) { OS << "kloop 0.1.0 (LLVM/Clang 22)\n
 /// process ends here with \p RC after flushing its output, without LLVM's shutdown: a crashed parse
 /// abandons its thread's stack with objects still registered in LLVM's global lists (clang's `#pragma
 /// clang __debug crash` leaves its Timer in the default TimerGroup), and llvm_shutdown would walk them.
-static int exitAfterParseCrash(int RC) {
-  if (!anyParseCrashed())
+/// Otherwise the records of the timers clang ran are dropped, which LLVM would print as a
+/// "Miscellaneous Ungrouped Timers" table at shutdown: the `__debug crash` pragma, made inert in
+/// kloop's parses (parseCommandLine), still times itself.
+static int endCommand(int RC) {
+  if (!anyParseCrashed()) {
+    TimerGroup::printAll(nulls());
     return RC;
+  }
   outs().flush();
   errs().flush();
   std::fflush(nullptr);
   std::_Exit(RC);
-}
-
-/// Drops the records of timers that clang ran during the parses, which LLVM would otherwise print
-/// as a "Miscellaneous Ungrouped Timers" table when the process ends: clang's `#pragma clang __debug
-/// crash`, made inert in kloop's parses (parseCommandLine), still times itself. Not after a crashed
-/// parse, whose Timer lies on an abandoned stack (exitAfterParseCrash ends the process before LLVM
-/// would print anything).
-static int withoutTimerReport(int RC) {
-  if (!anyParseCrashed())
-    TimerGroup::printAll(nulls());
-  return RC;
 }
 
 int kloopMain(int Argc, const char **Argv) {
@@ -130,7 +124,7 @@ int kloopMain(int Argc, const char **Argv) {
     return 2;
   for (const RegisteredCommand &C : registeredCommands())
     if (*C.Sub)
-      return exitAfterParseCrash(withoutTimerReport(C.Fn(Ctx)));
+      return endCommand(C.Fn(Ctx));
   errs() << "kloop: error: no subcommand given; run `kloop --help` for the list\n";
   return 2;
 }

@@ -392,17 +392,16 @@ private:
     std::vector<ParseResult> Parses(2 * N);
     std::vector<std::vector<AddedCodeFinding>> AddedBy(2 * N);
     parallelFor(2 * N, FOpts.Jobs, [&](size_t U) {
-      const CompileJob &Job = Jobs[U / 2];
-      Side S = U % 2 ? Side::Device : Side::Host;
-      AddedCodeInput In = addedCodeInput(P, Job, S, FOpts, NewRanges, Expressions, St.Census);
-      SideInventory &Inv = (S == Side::Host ? HostAfter : DeviceAfter)[U / 2];
-      Parses[U] = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
+      auto [J, S] = parseUnit(U, N);
+      AddedCodeInput In = addedCodeInput(P, Jobs[J], S, FOpts, NewRanges, Expressions, St.Census);
+      SideInventory &Inv = (S == Side::Host ? HostAfter : DeviceAfter)[J];
+      Parses[U] = parseCommandLine(checkedCommandLine(Jobs[J], S, FOpts), Jobs[J].Directory,
                                    withAddedCodeCheck(makeInventoryAction(S, Inv), In, AddedBy[U]), Mapped,
                                    St.Opts.Preambles);
     });
-    for (size_t U = 0; U < 2 * N; ++U) {
-      const CompileJob &Job = Jobs[U / 2];
-      Side S = U % 2 ? Side::Device : Side::Host;
+    for (size_t U : unitsInJobOrder(N)) {
+      auto [J, S] = parseUnit(U, N);
+      const CompileJob &Job = Jobs[J];
       if (Parses[U].UsedPreamble != (St.WithPreamble.count(parseKey(Job, S)) > 0) || Parses[U].PreambleStateLost)
         PreambleMismatch = true;
       refuseNewDiagnostics(Job, S, Parses[U].Diagnostics);

@@ -338,7 +338,6 @@ public:
     }
     St.HostFunctions.insert(HostFns.begin(), HostFns.end());
     PlanState::UnitPlan &U = St.Units[Unit];
-    U.Ran = true;
     U.Outcomes = std::move(Out);
     U.Launches = std::move(Facts);
   }
@@ -444,12 +443,6 @@ private:
   ErrorTable Errors;
 };
 
-/// Parse unit \p U of \p NJobs jobs: every job's host side, then every job's device side, so
-/// that the host sides are scheduled first (a device-side planner waits for all of them).
-std::pair<size_t, Side> planUnit(size_t U, size_t NJobs) {
-  return {U % NJobs, U < NJobs ? Side::Host : Side::Device};
-}
-
 /// One plan parse; a host side, however it ends, lets the device-side planners go on.
 ParseResult planParse(PlanState &St, const CompileJob &Job, Side S, size_t Unit, const FrontendOptions &FOpts) {
   ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
@@ -464,11 +457,9 @@ ParseResult planParse(PlanState &St, const CompileJob &Job, Side S, size_t Unit,
 
 /// St.PerEdit from the units' plans, in job order, host side before device side.
 void foldUnitPlans(PlanState &St, size_t NJobs) {
-  for (size_t J = 0; J < NJobs; ++J)
-    for (size_t U : {J, NJobs + J})
-      if (St.Units[U].Ran)
-        for (size_t I = 0; I < St.PerEdit.size(); ++I)
-          St.PerEdit[I].push_back(std::move(St.Units[U].Outcomes[I]));
+  for (size_t U : unitsInJobOrder(NJobs))
+    for (size_t I = 0; I < St.Units[U].Outcomes.size(); ++I)
+      St.PerEdit[I].push_back(std::move(St.Units[U].Outcomes[I]));
 }
 
 /// What the parse before the edit of \p Job on side \p S leaves in \p St; an error when it is unusable.
@@ -491,6 +482,17 @@ Error notePlanParse(PlanState &St, const CompileJob &Job, Side S, const ParseRes
 
 } // namespace
 
+std::pair<size_t, Side> parseUnit(size_t U, size_t NJobs) {
+  return {U % NJobs, U < NJobs ? Side::Host : Side::Device};
+}
+
+std::vector<size_t> unitsInJobOrder(size_t NJobs) {
+  std::vector<size_t> Out;
+  for (size_t J = 0; J < NJobs; ++J)
+    Out.insert(Out.end(), {J, NJobs + J});
+  return Out;
+}
+
 Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts) {
   for (const CompileJob &Job : Jobs)
     if (Job.Error)
@@ -500,14 +502,15 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
   St.HostsPending = N;
   std::vector<ParseResult> Results(2 * N);
   parallelFor(2 * N, FOpts.Jobs, [&](size_t U) {
-    auto [J, S] = planUnit(U, N);
+    auto [J, S] = parseUnit(U, N);
     Results[U] = planParse(St, Jobs[J], S, U, FOpts);
   });
   foldUnitPlans(St, N);
-  for (size_t J = 0; J < N; ++J)
-    for (size_t U : {J, N + J})
-      if (Error E = notePlanParse(St, Jobs[J], planUnit(U, N).second, Results[U]))
-        return E;
+  for (size_t U : unitsInJobOrder(N)) {
+    auto [J, S] = parseUnit(U, N);
+    if (Error E = notePlanParse(St, Jobs[J], S, Results[U]))
+      return E;
+  }
   return Error::success();
 }
 

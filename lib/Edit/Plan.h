@@ -31,11 +31,9 @@ struct PlanState {
   std::map<EntityKind, std::set<std::string>> Known;
   std::map<std::string, EntityKind> KindOf;
   std::set<std::string> HostFunctions;
-  /// What one parse's planner made, per parse unit (planUnit: every job's host side, then every
-  /// job's device side).
+  /// What one parse's planner made, per parse unit (parseUnit).
   struct UnitPlan {
-    bool Ran = false;              ///< the planner ran (no fatal error)
-    std::vector<Outcome> Outcomes; ///< per edit
+    std::vector<Outcome> Outcomes;     ///< per edit; empty when the planner did not run (a fatal error)
     std::vector<LaunchFacts> Launches; ///< host side: the launches of the TU
   };
   std::vector<UnitPlan> Units;
@@ -61,6 +59,14 @@ std::string parseKey(const CompileJob &Job, Side S);
 std::string diagKey(const ParseDiagnostic &D);
 /// The command line of a parse, with checkedWarningFlags() added.
 std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts);
+
+/// Parse unit \p U of the 2 x \p NJobs that planEdits and the re-parse run: the job and the side.
+/// Every job's host side comes first, then every job's device side, so that the host sides are
+/// scheduled first (a device-side planner waits for all of them).
+std::pair<size_t, Side> parseUnit(size_t U, size_t NJobs);
+/// The 2 x \p NJobs parse units in job order, each job's host side before its device side: the order
+/// their results are judged in, whatever order the parses ran in.
+std::vector<size_t> unitsInJobOrder(size_t NJobs);
 
 /// Parses every job on both sides and plans every edit of St.P on each parse
 /// (St.PerEdit, St.Known, ...), FOpts.Jobs parses at a time. St.PerEdit holds each
