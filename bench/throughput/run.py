@@ -56,7 +56,7 @@ def parse_args(argv):
                    help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
                         "default all three; a path named twice runs twice, the second as PATH#2")
     p.add_argument("--replay-l2", default="flush",
-                   help="comma-separated search.replay_l2 modes (flush, flush-dirty, warm); the replay "
+                   help="comma-separated search.replay_l2 modes (flush, steady, flush-dirty, warm); the replay "
                         "and ahead paths run once per mode, the first under the path's name, the others as "
                         "PATH@MODE (default flush)")
     p.add_argument("--prepare-jobs", type=int, default=8, help="kloop optimize --prepare-jobs of the ahead path "
@@ -79,9 +79,9 @@ def parse_args(argv):
     if bad or not a.paths:
         p.error("--paths: expected workload, replay and/or ahead, got %r" % a.paths)
     a.replay_l2 = [m for m in a.replay_l2.split(",") if m]
-    bad = [m for m in a.replay_l2 if m not in ("flush", "flush-dirty", "warm")]
+    bad = [m for m in a.replay_l2 if m not in ("flush", "steady", "flush-dirty", "warm")]
     if bad or not a.replay_l2:
-        p.error("--replay-l2: expected flush, flush-dirty and/or warm, got %r" % a.replay_l2)
+        p.error("--replay-l2: expected flush, steady, flush-dirty and/or warm, got %r" % a.replay_l2)
     if a.prepare_jobs < 1:
         p.error("--prepare-jobs must be at least 1")
     for e in a.examples:
@@ -301,13 +301,16 @@ def edits_of(round_):
     return p.get("edits") if isinstance(p, dict) else p
 
 
+def kernel_base(name):
+    """A kernel's name without "void", template arguments, parameters and namespaces: the workload's
+    evidence rows name the target ("layernorm_rows"), replay's the captured launch's demangled name
+    ("void layernorm_rows<128>(...)")."""
+    return re.split(r"[<(]", re.sub(r"^void\s+", "", name), 1)[0].split("::")[-1].strip()
+
+
 def same_kernel(a, b):
-    """Whether two evidence rows name one kernel: the workload's rows name the target ("layernorm_rows"),
-    replay's the captured launch's demangled name ("void layernorm_rows<128>(...)")."""
-    def base(n):
-        n = re.sub(r"^void\s+", "", n)
-        return re.split(r"[<(]", n, 1)[0].split("::")[-1].strip()
-    return base(a) == base(b)
+    """Whether two evidence rows name one kernel (kernel_base)."""
+    return kernel_base(a) == kernel_base(b)
 
 
 def common_candidates(w, r, timing):
@@ -424,25 +427,31 @@ def replay_checks(a, ex, top, src_root, yaml_text, rep):
     return checks
 
 
+def kernel_shape_key(key):
+    """A baseline_medians key with the kernel named as same_kernel compares names: "layernorm_rows/SHAPE"
+    for both the workload's "layernorm_rows" and replay's "void layernorm_rows<128>"."""
+    kernel, _, shape = key.rpartition("/")
+    return "%s/%s" % (kernel_base(kernel), shape)
+
+
 def baseline_agreement(res, wl, rep):
-    log("baseline median       %-24s %14s %14s %14s %9s" % ("kernel/shape", "workload", "replay", "replay no-gate",
-                                                            "rep/wl"))
-    wmed = baseline_medians(wl) if wl else {}
-    rmed = baseline_medians(rep) if rep else {}
+    log("baseline median       %-24s %14s %14s %9s" % ("kernel/shape", "workload", "replay", "rep/wl"))
+    wmed = {kernel_shape_key(k): v for k, v in (baseline_medians(wl) if wl else {}).items()}
+    rmed = {kernel_shape_key(k): v for k, v in (baseline_medians(rep) if rep else {}).items()}
     gated = res["checks"].get("median_gated", {})
     ungated = res["checks"].get("median_ungated", {})
     rows = []
     for key in sorted(set(wmed) | set(rmed)):
         w, r = wmed.get(key), rmed.get(key)
-        u = ungated.get(0) * 1e3 if ungated.get(0) is not None and r is not None else None
-        rows.append({"shape": key, "workload_ns": w, "replay_ns": r, "replay_ungated_ns": u})
-        log("                      %-24s %14s %14s %14s %9s" % (
+        rows.append({"shape": key, "workload_ns": w, "replay_ns": r})
+        log("                      %-24s %14s %14s %9s" % (
             key, fmt(w / 1e3 if w else None, "%.3f us"), fmt(r / 1e3 if r else None, "%.3f us"),
-            fmt(u / 1e3 if u else None, "%.3f us"), fmt(r / w if r and w else None, "%.3f")))
+            fmt(r / w if r and w else None, "%.3f")))
     if gated:
-        log("replay of the baseline alone (launch 0): gated %s us, no gate %s us" % (
+        log("replay of the baseline alone (the first search shape's capture, launch 0): gated %s us, no gate %s us" % (
             fmt(gated.get(0), "%.3f"), fmt(ungated.get(0), "%.3f")))
     res["baseline_medians"] = rows
+
 
 def main(argv):
     a = parse_args(argv)

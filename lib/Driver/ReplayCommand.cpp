@@ -1,7 +1,7 @@
 //===- ReplayCommand.cpp - `kloop replay`: time and check cubins on a capture ===//
 ///
 /// kloop replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-dirty|warm] [--poison]
+///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|flush-dirty|warm] [--poison]
 ///              [--launch-timeout-ms T] [--timeout S] [--work-dir DIR] [-o result.json]
 ///              [--repeat K] [--no-gate]
 ///
@@ -51,8 +51,9 @@ cl::opt<std::string> TolOpt("tolerance",
                             cl::desc("How written allocations are compared: exact (default), abs:X or rel:X, "
                                      "optionally ,f32 or ,f64"),
                             cl::value_desc("spec"), cl::init("exact"), cl::sub(ReplaySub));
-cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (default: evicted, clean), flush-dirty "
-                                          "(evicted, full of dirty lines) or warm (not flushed)"),
+cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (default: evicted, clean), steady (evicted, "
+                                          "then the dirty lines the launch's own previous run would leave), "
+                                          "flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
                            cl::value_desc("policy"), cl::init("flush"), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));

@@ -1,7 +1,7 @@
 //===- KloopReplay.cpp - the replay worker (kloop replay) -----------------===//
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-dirty|warm] [--poison]
+//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|flush-dirty|warm] [--poison]
 //              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
@@ -76,8 +76,9 @@ struct Options {
   std::vector<size_t> Launches;
   replay::Tolerance Tol;
   /// The L2 state before each timed launch (--l2; docs/capture.md, "The L2 before a timed launch"):
-  /// "flush" (the default: a clean L2), "flush-dirty" (an L2 full of dirty lines) or "warm" (whatever the
-  /// restore left).
+  /// "flush" (the default: a clean L2), "steady" (clean but for the dirty lines the launch's own previous
+  /// run would leave, replay::steadyDirtyBytes), "flush-dirty" (an L2 full of dirty lines) or "warm"
+  /// (whatever the restore left).
   std::string L2 = "flush";
   bool flushes() const { return L2 != "warm"; }
   bool Poison = false;
@@ -105,7 +106,7 @@ struct TimeSplit {
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
     "       [--no-gate] [--host-check]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
@@ -227,6 +228,8 @@ struct Prepared {
   std::vector<CUdeviceptr> Bases; // relocated Allocation::Base
   std::vector<std::shared_ptr<std::vector<uint8_t>>> Before, After;
   std::vector<bool> Poisoned;
+  /// Bytes of L2 left dirty before each timed launch in the "steady" L2 mode (Replayer::setSteadyDirty).
+  uint64_t SteadyDirtyBytes = 0;
   CUfunction Fn[2] = {nullptr, nullptr};
   /// What each side launches: the captured configuration unless the request gives another.
   Dims Config[2];
@@ -247,7 +250,7 @@ public:
   void mapAllocations(const std::vector<Prepared> &Ps);
   /// The stream, events, timing gate, L2 flush buffer, pinned check buffer and device copies of
   /// \p Ps' inputs that every request uses; once per process.
-  void prepareDevice(const std::vector<Prepared> &Ps);
+  void prepareDevice(std::vector<Prepared> &Ps);
   /// Stream, events, gate, pinned buffers and device copies of the inputs (prepareDevice's first part).
   void prepareHost(const std::vector<Prepared> &Ps);
   /// Finds every launch's kernel in \p Cubin (side 0) and \p CandidateCubin (side 1, "" for none);
@@ -261,9 +264,12 @@ public:
   uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
   void classifyPoison(Prepared &P);
 
-  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush"
-  /// with the flush kernel loaded.
-  bool flushReads() const { return FlushFn && O.L2 == "flush"; }
+  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush" or
+  /// "steady" with the flush kernel loaded.
+  bool flushReads() const { return FlushFn && (O.L2 == "flush" || O.L2 == "steady"); }
+  /// In the "steady" L2 mode, sets each launch's SteadyDirtyBytes from its captured allocations: all of
+  /// them touched, the written ones written (replay::steadyDirtyBytes).
+  void setSteadyDirty(std::vector<Prepared> &Ps) const;
   bool Relocated = false;
   /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference
   /// is in device memory.
@@ -290,14 +296,17 @@ private:
   CUevent Start = nullptr, Stop = nullptr;
   CUdeviceptr Scratch = 0;
   size_t ScratchBytes = 0;
+  /// CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, bytes (0 until prepareHost reads it, and when no mode flushes).
+  uint64_t L2Bytes = 0;
   unsigned Flushes = 0;
   /// DeviceCheck.cu's kloop_replay_l2_flush, which reads Scratch (null: not loaded, and the flush writes it).
   CUfunction FlushFn = nullptr;
   CUdeviceptr FlushSink = 0;
   void loadFlushKernel();
-  /// Sets the L2 state before a timed launch (Options::L2): reads Scratch with FlushFn, so that L2 holds
-  /// only clean lines; "flush-dirty", or no FlushFn, writes Scratch instead (L2 then holds dirty lines).
-  void flushL2();
+  /// Sets the L2 state before a timed launch of \p P (Options::L2): reads Scratch with FlushFn, so that
+  /// L2 holds only clean lines; "flush-dirty", or no FlushFn, writes Scratch instead (L2 then holds dirty
+  /// lines); "steady" then writes P.SteadyDirtyBytes of Scratch again, which stay in L2 dirty.
+  void flushL2(const Prepared &P);
   std::vector<replay::MappedRange> Ranges;
   /// Mapped bytes outside every captured allocation (captured addresses): filled with SlackByte.
   std::vector<replay::MappedRange> Slack;
@@ -507,8 +516,9 @@ const char DeviceCheckPtx[] =
     ;
 #endif
 
-void Replayer::prepareDevice(const std::vector<Prepared> &Ps) {
+void Replayer::prepareDevice(std::vector<Prepared> &Ps) {
   prepareHost(Ps);
+  setSteadyDirty(Ps);
   prepareDeviceCheck(Ps);
 }
 
@@ -519,6 +529,7 @@ void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
   if (O.flushes()) {
     int L2 = 0;
     check(cuDeviceGetAttribute(&L2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, Dev), "cuDeviceGetAttribute(L2)");
+    L2Bytes = static_cast<uint64_t>(L2);
     ScratchBytes = std::max<size_t>(2 * static_cast<size_t>(L2), size_t(32) << 20);
     check(cuMemAlloc(&Scratch, ScratchBytes), "cuMemAlloc of the L2 flush buffer");
     check(cuMemsetD32Async(Scratch, 0, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush buffer)");
@@ -597,7 +608,7 @@ void Replayer::restore(const Prepared &P, bool Poison) {
     check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
           "cuMemsetD8Async (slack)");
   if (O.flushes())
-    flushL2();
+    flushL2(P);
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
   Split.Restore += nsSince(Began);
 }
@@ -644,7 +655,7 @@ void Replayer::loadFlushKernel() {
     FlushFn = nullptr;
 }
 
-void Replayer::flushL2() {
+void Replayer::flushL2(const Prepared &P) {
   ++Flushes;
   if (!flushReads()) {
     check(cuMemsetD32Async(Scratch, Flushes, ScratchBytes / 4, Stream), "cuMemsetD32Async (L2 flush)");
@@ -654,6 +665,23 @@ void Replayer::flushL2() {
   unsigned long long Words = ScratchBytes / 16;
   void *Args[] = {&Buffer, &Words, &FlushSink};
   check(cuLaunchKernel(FlushFn, 1024, 1, 1, 256, 1, 1, 0, Stream, Args, nullptr), "cuLaunchKernel (L2 flush)");
+  // The flush read Scratch from its start, so its first bytes left L2 first: writing them now makes lines
+  // that stay in L2 dirty until the timed launch evicts them.
+  if (O.L2 == "steady" && P.SteadyDirtyBytes >= 4)
+    check(cuMemsetD32Async(Scratch, Flushes, std::min<uint64_t>(P.SteadyDirtyBytes, ScratchBytes) / 4, Stream),
+          "cuMemsetD32Async (steady L2)");
+}
+
+void Replayer::setSteadyDirty(std::vector<Prepared> &Ps) const {
+  for (Prepared &P : Ps) {
+    uint64_t Written = 0, Footprint = 0;
+    for (size_t I = 0; I < P.L->Allocations.size(); ++I) {
+      Footprint += P.L->Allocations[I].Bytes;
+      if (P.L->Allocations[I].written())
+        Written += P.L->Allocations[I].Bytes;
+    }
+    P.SteadyDirtyBytes = O.L2 == "steady" ? replay::steadyDirtyBytes(Written, Footprint, L2Bytes) : 0;
+  }
 }
 
 bool Replayer::mayDiffer(CUdeviceptr Got, CUdeviceptr Ref, size_t Bytes, const replay::Tolerance &T, uint8_t Fill) {
@@ -846,6 +874,8 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
       if (P.Poisoned[I])
         Poisoned.push_back(I);
     L["poisoned"] = Poisoned;
+    if (O.L2 == "steady")
+      L["l2_dirty_bytes"] = P.SteadyDirtyBytes;
     L["baseline"] = timesJSON(P, 0);
     BaseOk &= P.Checked[0] && P.Mismatch[0].empty();
     if (!O.CandidateCubin.empty()) {

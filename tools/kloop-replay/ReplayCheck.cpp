@@ -186,5 +186,14 @@ uint64_t median(std::vector<uint64_t> V) {
   return N % 2 ? V[N / 2] : (V[N / 2 - 1] + V[N / 2]) / 2;
 }
 
+uint64_t steadyDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes) {
+  if (!WrittenBytes || !FootprintBytes)
+    return 0;
+  WrittenBytes = std::min(WrittenBytes, FootprintBytes);
+  if (FootprintBytes <= L2Bytes)
+    return WrittenBytes;
+  return static_cast<uint64_t>(static_cast<long double>(WrittenBytes) * L2Bytes / FootprintBytes);
+}
+
 } // namespace replay
 } // namespace kloop

@@ -64,6 +64,16 @@ bool allBytesAre(const std::vector<uint8_t> &Bytes, uint8_t B);
 /// Median of \p V (mean of the two middle values for an even count); 0 when empty.
 uint64_t median(std::vector<uint64_t> V);
 
+/// Bytes of dirty lines that L2 (\p L2Bytes) holds when a launch starts right after another launch of
+/// the same kernel on the same sizes, as in a workload's back-to-back timed launches (the `--l2 steady`
+/// mode; docs/capture.md, "The L2 before a timed launch"). The previous launch touched \p FootprintBytes
+/// bytes of allocations and wrote \p WrittenBytes of them (both bytes, WrittenBytes <= FootprintBytes):
+/// when the footprint fits in L2 all its writes are still there, dirty; otherwise L2 keeps the last
+/// L2Bytes of its traffic, of which the written share is dirty: WrittenBytes * L2Bytes / FootprintBytes.
+/// A model, not a measurement: it assumes L2 keeps the most recently touched lines and that a launch's
+/// reads and writes interleave evenly over its run. 0 when nothing is written or the footprint is 0.
+uint64_t steadyDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes);
+
 } // namespace replay
 } // namespace kloop
 

@@ -139,3 +139,19 @@ TEST(Misc, AllBytesAndMedian) {
 }
 
 } // namespace
+
+TEST(Misc, SteadyDirtyBytes) {
+  const uint64_t MiB = 1 << 20, L2 = 50 * MiB;
+  // saxpy n1M: x and y (4 MiB each), y written; the footprint fits in L2, so all of y is dirty.
+  EXPECT_EQ(steadyDirtyBytes(4 * MiB, 8 * MiB, L2), 4 * MiB);
+  // layernorm r16384c1024: 64 MiB in, 64 MiB out; L2 keeps the last 50 MiB, half of them written.
+  EXPECT_EQ(steadyDirtyBytes(64 * MiB, 128 * MiB, L2), 25 * MiB);
+  // saxpy n16M: 128 MiB touched, 64 MiB of it written: a third of L2.
+  EXPECT_EQ(steadyDirtyBytes(64 * MiB, 128 * MiB + 64 * MiB, 48 * MiB), 16 * MiB);
+  // Nothing written, nothing touched, and a written count above the footprint (clamped).
+  EXPECT_EQ(steadyDirtyBytes(0, 8 * MiB, L2), 0u);
+  EXPECT_EQ(steadyDirtyBytes(4 * MiB, 0, L2), 0u);
+  EXPECT_EQ(steadyDirtyBytes(9 * MiB, 8 * MiB, L2), 8 * MiB);
+  // A footprint far larger than L2 (no overflow in the product).
+  EXPECT_EQ(steadyDirtyBytes(uint64_t(1) << 40, uint64_t(1) << 41, L2), L2 / 2);
+}

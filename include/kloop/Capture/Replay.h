@@ -42,7 +42,7 @@ struct ReplayOptions {
   /// parses it).
   std::string Tolerance = "exact";
   /// The L2 state before each timed launch (capture::isL2Mode): "flush"
-  /// (default), "flush-dirty" or "warm"; docs/capture.md,
+  /// (default), "steady", "flush-dirty" or "warm"; docs/capture.md,
   /// "The L2 before a timed launch".
   std::string L2 = "flush";
   /// Poison the outputs the baseline writes without reading (classified by
