@@ -55,10 +55,10 @@ def parse_args(argv):
     p.add_argument("--paths", default="workload,replay,ahead",
                    help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
                         "default all three; a path named twice runs twice, the second as PATH#2")
-    p.add_argument("--replay-l2", default="flush",
+    p.add_argument("--replay-l2", default="steady",
                    help="comma-separated search.replay_l2 modes (flush, steady, flush-dirty, warm); the replay "
                         "and ahead paths run once per mode, the first under the path's name, the others as "
-                        "PATH@MODE (default flush)")
+                        "PATH@MODE (default steady)")
     p.add_argument("--prepare-jobs", type=int, default=8, help="kloop optimize --prepare-jobs of the ahead path "
                                                                "(default 8)")
     p.add_argument("--kloop", default=None,
@@ -196,13 +196,16 @@ def analyse(db):
 
 
 def baseline_medians(a):
-    """Shape -> the baseline's median (ns) from the first step that measured it."""
+    """Shape -> the baseline's median (ns) from the first step that measured it, up to the run's first
+    acceptance (the rounds after it time a new incumbent, not the baseline)."""
     out = {}
     for rnd in sorted(a["per_round"]):
         for e in a["per_round"][rnd].get("evidence", []):
             key = "%s/%s" % (e["kernel"], e["shape"])
             if e.get("base_median_ns") and key not in out:
                 out[key] = e["base_median_ns"]
+        if a["per_round"][rnd].get("accepted"):
+            break
     return out
 
 

@@ -51,10 +51,10 @@ cl::opt<std::string> TolOpt("tolerance",
                             cl::desc("How written allocations are compared: exact (default), abs:X or rel:X, "
                                      "optionally ,f32 or ,f64"),
                             cl::value_desc("spec"), cl::init("exact"), cl::sub(ReplaySub));
-cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (default: evicted, clean), steady (evicted, "
+cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (evicted, clean), steady (default: evicted, "
                                           "then the dirty lines the launch's own previous run would leave), "
                                           "flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
-                           cl::value_desc("policy"), cl::init("flush"), cl::sub(ReplaySub));
+                           cl::value_desc("policy"), cl::init("steady"), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));
 cl::opt<unsigned> LaunchTimeoutOpt("launch-timeout-ms",

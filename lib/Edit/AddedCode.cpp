@@ -565,7 +565,7 @@ public:
       Why = "clang's header search resolves it to " + Real +
             ", outside the CUDA toolkit's and the compiler's system include directories";
     if (!Why.empty())
-      Out.push_back({(int)*E, Head + ": " + Why + "; " + IncludeRule});
+      Out.push_back({(int)*E, Head + ": " + Why + "; " + IncludeRule, /*Preprocessor=*/true});
   }
 
   void PragmaDirective(SourceLocation Loc, PragmaIntroducerKind K) override {
@@ -586,7 +586,8 @@ public:
                                 ": only #pragma unroll and #pragma nounroll may appear in edited code; other "
                                 "pragmas can switch off the warnings kloop checks (clang/GCC diagnostic, "
                                 "nv_diag_suppress, diag_suppress, warning) or change how the code after the edit "
-                                "compiles"});
+                                "compiles",
+                    /*Preprocessor=*/true});
   }
 
   bool trusted(StringRef Real) const {

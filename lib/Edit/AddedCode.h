@@ -83,6 +83,8 @@ DeclCensus takeDeclCensus(clang::ASTContext &Ctx);
 struct AddedCodeFinding {
   int Edit = -1;      ///< 0-based edit index; -1: the proposal as a whole
   std::string Reason; ///< the refusal reason, as printed after "edit #i (...): "
+  /// An include or pragma (NewTextPP): refused before the re-parse's errors, which it may cause.
+  bool Preprocessor = false;
 };
 
 /// What the added-code check of one parse (one TU, one side) needs.

@@ -253,10 +253,26 @@ Expected<std::string> readFile(const std::string &Path) {
 
 /// Result.Changes, Edits and Applied from the replacements \p Uniq; \p NewRanges: where each
 /// edit's text lies in the edited files (begin, length, edit).
+/// \p Text with the line endings of \p File's text: every bare "\n" becomes "\r\n" when \p File's first
+/// line ends in "\r\n", so that an inserted line (a #pragma, a device function) does not mix endings.
+std::string withLineEndingsOf(StringRef File, StringRef Text) {
+  size_t NL = File.find('\n');
+  if (NL == StringRef::npos || NL == 0 || File[NL - 1] != '\r')
+    return Text.str();
+  std::string Out;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    if (Text[I] == '\n' && (I == 0 || Text[I - 1] != '\r'))
+      Out += '\r';
+    Out += Text[I];
+  }
+  return Out;
+}
+
 Error applyInMemory(const std::vector<TextEdit> &Uniq, StringRef Root, ApplyResult &Result,
                     NewTextRanges &NewRanges) {
-  std::map<std::string, std::vector<const TextEdit *>> ByFile;
-  for (const TextEdit &T : Uniq)
+  Result.Edits = Uniq; // their texts take each file's line endings below, as the fix-its kloop check exports
+  std::map<std::string, std::vector<TextEdit *>> ByFile;
+  for (TextEdit &T : Result.Edits)
     ByFile[T.File].push_back(&T);
   for (auto &[File, Edits] : ByFile) {
     auto Text = readFile(File);
@@ -267,9 +283,10 @@ Error applyInMemory(const std::vector<TextEdit> &Uniq, StringRef Root, ApplyResu
     C.RelPath = relativePath(File, Root);
     C.Before = *Text;
     unsigned Pos = 0;
-    for (const TextEdit *T : Edits) {
+    for (TextEdit *T : Edits) {
       if (T->Offset + T->Length > C.Before.size())
         return createStringError(inconvertibleErrorCode(), File + " changed while kloop apply was running");
+      T->Text = withLineEndingsOf(C.Before, T->Text);
       C.After += C.Before.substr(Pos, T->Offset - Pos);
       NewRanges[File].emplace_back((unsigned)C.After.size(), (unsigned)T->Text.size(), T->EditIndex);
       C.After += T->Text;
@@ -278,7 +295,6 @@ Error applyInMemory(const std::vector<TextEdit> &Uniq, StringRef Root, ApplyResu
     C.After += C.Before.substr(Pos);
     Result.Changes.push_back(std::move(C));
   }
-  Result.Edits = Uniq;
   std::set<unsigned> AppliedSet;
   for (const TextEdit &T : Uniq)
     AppliedSet.insert(T.EditIndex);
@@ -327,7 +343,9 @@ AddedCodeInput addedCodeInput(const Proposal &P, const CompileJob &Job, Side S, 
 }
 
 /// Steps 5 to 7: re-parse the edited code, then what the edits add, then each kind's checks on
-/// the edited inventory. Each step runs only when the one before refused nothing.
+/// the edited inventory. Each step runs only when the one before refused nothing, except that an
+/// include or pragma the edits write is refused before the errors of the re-parse: it explains them
+/// (`#include </etc/passwd>` otherwise shows up only as the errors of parsing that file).
 class EditedCodeCheck {
 public:
   EditedCodeCheck(const PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts,
@@ -338,9 +356,18 @@ public:
   /// True when the edited code refuses the proposal. Meaningless when PreambleMismatch is set.
   bool refuses() {
     reparse();
-    if (PreambleMismatch || refusedHere())
+    if (PreambleMismatch)
       return true;
-    refuseAddedCode();
+    refuseAddedCode(/*Preprocessor=*/true);
+    if (refusedHere())
+      return true;
+    for (const auto &[U, Diags] : NewDiagnostics) {
+      auto [J, S] = parseUnit(U, Jobs.size());
+      refuseNewDiagnostics(Jobs[J], S, Diags);
+    }
+    if (refusedHere())
+      return true;
+    refuseAddedCode(/*Preprocessor=*/false);
     checkEditedInventory();
     return refusedHere();
   }
@@ -359,6 +386,8 @@ private:
   size_t RefusedBefore;
   std::vector<SideInventory> HostAfter, DeviceAfter; // per job
   std::vector<AddedCodeFinding> Added;
+  /// Each parse unit's diagnostics after the edit, in job order (unitsInJobOrder).
+  std::vector<std::pair<size_t, std::vector<ParseDiagnostic>>> NewDiagnostics;
   std::set<std::string> Reported;
 
   bool refusedHere() const { return Result.Refusals.size() > RefusedBefore; }
@@ -404,7 +433,7 @@ private:
       const CompileJob &Job = Jobs[J];
       if (Parses[U].UsedPreamble != (St.WithPreamble.count(parseKey(Job, S)) > 0) || Parses[U].PreambleStateLost)
         PreambleMismatch = true;
-      refuseNewDiagnostics(Job, S, Parses[U].Diagnostics);
+      NewDiagnostics.emplace_back(U, std::move(Parses[U].Diagnostics));
       Added.insert(Added.end(), AddedBy[U].begin(), AddedBy[U].end());
     }
   }
@@ -432,11 +461,12 @@ private:
     }
   }
 
-  /// 6. What the edits add to each TU: includes, pragmas, declarations, side effects (AddedCode.h).
-  void refuseAddedCode() {
+  /// 6. What the edits add to each TU (AddedCode.h): with \p Preprocessor the includes and pragmas,
+  /// else the declarations and side effects.
+  void refuseAddedCode(bool Preprocessor) {
     std::set<std::pair<int, std::string>> Seen;
     for (const AddedCodeFinding &F : Added)
-      if (Seen.insert({F.Edit, F.Reason}).second)
+      if (F.Preprocessor == Preprocessor && Seen.insert({F.Edit, F.Reason}).second)
         addRefusal(Result, P, F.Edit, F.Reason);
   }
 

@@ -16,6 +16,13 @@
 #if defined(__CUDA__) && defined(__CUDACC__) && defined(__cplusplus) &&                        \
     defined(__CLANG_CUDA_RUNTIME_WRAPPER_H__)
 
+// --- __CUDACC__ is 1 -------------------------------------------------------------------------
+// nvcc defines __CUDACC__ as 1 (`nvcc -x cu -E -Xcompiler -dM`), so `#if __CUDACC__` holds (CUDA 13's
+// nccl_device headers test it that way). clang's wrapper defines it empty, and `#if __CUDACC__` is
+// "expected value in expression".
+#undef __CUDACC__
+#define __CUDACC__ 1
+
 // --- <math.h> in every CUDA translation unit ------------------------------------------------
 // nvcc: crt/math_functions.h (included by cuda_runtime.h) includes <math.h> (unless NVRTC), so
 // isfinite, isnan, isinf, signbit, isnormal, fpclassify, isgreater, ... are visible in the

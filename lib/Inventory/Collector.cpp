@@ -372,7 +372,8 @@ public:
 // ---------------------------------------------------------------------------
 // Parameter write analysis: does the kernel store through a pointer parameter?
 // Conservative: a store through the parameter, through a local pointer derived
-// from it, or passing it to a callee that takes a pointer to non-const counts.
+// from it, passing it to a callee that takes a pointer to non-const, or handing it
+// (or anything derived from it) to inline asm counts.
 // ---------------------------------------------------------------------------
 class WriteAnalysis {
 public:
@@ -429,14 +430,26 @@ private:
     return nullptr;
   }
 
+  /// Records a write through \p LHS's parameter when \p LHS dereferences it (a store, not a new value
+  /// of the pointer itself).
   void mark(const Expr *LHS, const char *What, SourceLocation Loc) {
     bool Deref = false;
     if (const ParmVarDecl *P = rootOf(LHS, Deref))
-      if (Deref && !Written.count(P)) {
-        PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
-            Ctx.getSourceManager().getExpansionLoc(Loc));
-        Written[P] = std::string(What) + (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
-      }
+      if (Deref)
+        record(P, What, Loc);
+  }
+  /// Records a possible write through \p E's parameter, dereferenced or not (asm operands).
+  void markAny(const Expr *E, const char *What, SourceLocation Loc) {
+    bool Deref = false;
+    if (const ParmVarDecl *P = rootOf(E, Deref))
+      record(P, What, Loc);
+  }
+  /// Keeps the first evidence of a write through \p P: \p What at \p Loc's line.
+  void record(const ParmVarDecl *P, const std::string &What, SourceLocation Loc) {
+    if (Written.count(P))
+      return;
+    PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(Ctx.getSourceManager().getExpansionLoc(Loc));
+    Written[P] = What + (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
   }
 
   void walk(const Stmt *S) {
@@ -461,6 +474,11 @@ private:
     } else if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(S)) {
       if (OC->isAssignmentOp() && OC->getNumArgs() > 0)
         mark(OC->getArg(0), "store", OC->getOperatorLoc());
+    } else if (const auto *A = dyn_cast<AsmStmt>(S)) {
+      // asm may store through any address it is given (red.global.add, st.global, ...).
+      for (const Stmt *Operand : A->children())
+        if (const auto *E = dyn_cast_or_null<Expr>(Operand))
+          markAny(E, "handed to inline asm", A->getAsmLoc());
     } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
       const FunctionDecl *Callee = CE->getDirectCallee();
       for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
@@ -482,10 +500,7 @@ private:
         if (!P || Written.count(P))
           continue;
         std::string Name = Callee ? Callee->getNameAsString() : std::string("an indirect call");
-        PresumedLoc PL = Ctx.getSourceManager().getPresumedLoc(
-            Ctx.getSourceManager().getExpansionLoc(CE->getBeginLoc()));
-        Written[P] = "passed to " + Name + " as a pointer to non-const" +
-                     (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
+        record(P, "passed to " + Name + " as a pointer to non-const", CE->getBeginLoc());
       }
     }
     for (const Stmt *C : S->children())
@@ -935,8 +950,11 @@ void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::str
       llvm::raw_string_ostream OS(Args);
       if (const TemplateArgumentList *TAL = Spec->getTemplateSpecializationArgs())
         printTemplateArgumentList(OS, TAL->asArray(), Ctx.getPrintingPolicy());
+      json Names = add(Spec);
+      if (Names.empty())
+        continue; // an instantiation that failed (tolerant parsing) has no symbol to list
       json I{{"id", KID + Args}, {"template_args", Args}};
-      I.update(add(Spec));
+      I.update(Names);
       Insts.push_back(I);
     }
   }

@@ -15,6 +15,13 @@ __global__ void params(float *__restrict__ out, const float *in, float *alias, f
   float x = untouched[i];
   (void)x;
 }
+// Inline asm may store through any address it is given: the operand counts as a write (found on
+// NVIDIA/nccl-tests, whose `bad` counters are only written by red.global.add).
+__global__ void asm_params(long long *viaasm, long long *derived, float *unused) {
+  long long b = 1;
+  asm volatile("red.global.add.u64 [%0],%1;" ::"l"(viaasm), "l"(b) : "memory");
+  asm volatile("red.global.add.u64 [%0],%1;" ::"l"(derived + 2), "l"(b) : "memory");
+}
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
@@ -25,4 +32,7 @@ __global__ void params(float *__restrict__ out, const float *in, float *alias, f
 // CHECK: PARAM params/param:untouched type=float * ptr=1 const=0 restrict=0 written=0
 // CHECK: PARAM params/param:n type=int ptr=0 const=0 restrict=0 written=-
 // CHECK: CALLS params device:store
+// CHECK: PARAM asm_params/param:viaasm type=long long * ptr=1 const=0 restrict=0 written=1
+// CHECK: PARAM asm_params/param:derived type=long long * ptr=1 const=0 restrict=0 written=1
+// CHECK: PARAM asm_params/param:unused type=float * ptr=1 const=0 restrict=0 written=0
 // CHECK: DEVFN device:store

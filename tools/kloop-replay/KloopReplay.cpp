@@ -76,10 +76,10 @@ struct Options {
   std::vector<size_t> Launches;
   replay::Tolerance Tol;
   /// The L2 state before each timed launch (--l2; docs/capture.md, "The L2 before a timed launch"):
-  /// "flush" (the default: a clean L2), "steady" (clean but for the dirty lines the launch's own previous
+  /// "flush" (a clean L2), "steady" (the default: clean but for the dirty lines the launch's own previous
   /// run would leave, replay::steadyDirtyBytes), "flush-dirty" (an L2 full of dirty lines) or "warm"
   /// (whatever the restore left).
-  std::string L2 = "flush";
+  std::string L2 = "steady";
   bool flushes() const { return L2 != "warm"; }
   bool Poison = false;
   unsigned TimeoutMs = 10000;

@@ -41,10 +41,10 @@ struct ReplayOptions {
   /// "exact", "abs:X" or "rel:X", optionally ",f32"/",f64" (the worker
   /// parses it).
   std::string Tolerance = "exact";
-  /// The L2 state before each timed launch (capture::isL2Mode): "flush"
-  /// (default), "steady", "flush-dirty" or "warm"; docs/capture.md,
+  /// The L2 state before each timed launch (capture::isL2Mode): "flush",
+  /// "steady" (default), "flush-dirty" or "warm"; docs/capture.md,
   /// "The L2 before a timed launch".
-  std::string L2 = "flush";
+  std::string L2 = "steady";
   /// Poison the outputs the baseline writes without reading (classified by
   /// the worker) before each launch.
   bool Poison = false;

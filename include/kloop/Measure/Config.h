@@ -150,8 +150,8 @@ struct SearchSpec {
   /// -arch=native -o {cubin} {source_dir}/SRC` when `sources` lists exactly one `.cu` file.
   std::string CubinCommand;
   /// `search.replay_l2`: the L2 state the replay worker times each launch from (capture::isL2Mode;
-  /// docs/capture.md, "The L2 before a timed launch"). Default "flush".
-  std::string ReplayL2 = "flush";
+  /// docs/capture.md, "The L2 before a timed launch"). Default "steady".
+  std::string ReplayL2 = "steady";
 };
 
 /// The whole workload description.
