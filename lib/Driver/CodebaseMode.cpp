@@ -373,12 +373,10 @@ int runCodebaseMode(const CommandContext &Ctx, const CodebaseArgs &A, const Tune
   P.Root = std::string(Cwd);
   P.BuildDir = absolute(A.BuildPath);
   P.RunDir = absolute(A.OutDir.empty() ? std::string("kloop-codebase") : A.OutDir);
-  std::string Why;
-  std::unique_ptr<clang::tooling::JSONCompilationDatabase> DB = clang::tooling::JSONCompilationDatabase::loadFromFile(
-      P.BuildDir + "/compile_commands.json", Why, clang::tooling::JSONCommandLineSyntax::AutoDetect);
+  Expected<std::unique_ptr<clang::tooling::JSONCompilationDatabase>> DB =
+      loadCompilationDatabase(P.BuildDir + "/compile_commands.json");
   if (!DB)
-    return failed("-p " + A.BuildPath + ": no usable compilation database " + P.BuildDir +
-                  "/compile_commands.json: " + Why);
+    return failed("-p " + A.BuildPath + ": no usable compilation database: " + toString(DB.takeError()));
   if (sys::fs::exists(P.RunDir) && !sys::fs::is_directory(P.RunDir))
     return failed("-o " + P.RunDir + ": it exists and is not a directory");
   std::string Build = A.Build;
@@ -416,7 +414,7 @@ int runCodebaseMode(const CommandContext &Ctx, const CodebaseArgs &A, const Tune
       double Used = std::chrono::duration<double>(std::chrono::steady_clock::now() - Start).count();
       BudgetS = std::max(1.0, (*A.TimeBudgetS - Used) / double(S->Chosen.size() - I));
     }
-    if (Error E = tuneKernel(Ctx, A, P, *S, I, In, *DB, Tune, BudgetS, All))
+    if (Error E = tuneKernel(Ctx, A, P, *S, I, In, **DB, Tune, BudgetS, All))
       return failed(toString(std::move(E)));
   }
   return writeSeries(A, P, All);

@@ -23,6 +23,7 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
@@ -288,6 +289,52 @@ static void collectCudaFiles(StringRef Dir, std::vector<std::string> &Out) {
   llvm::sort(Out);
 }
 
+/// "" when \p Text is a compilation database clang can read as the JSON format specifies it (an array of
+/// objects, each with a string "directory" and "file" and a string "command" or an "arguments" array of
+/// strings); else what is wrong: the JSON parser's message with line and column, or the first entry
+/// (0-based) whose fields are not so. clang's own reader says only "Expected string as value." or a
+/// YAML error without the file's name.
+static std::string compilationDatabaseProblem(StringRef Text) {
+  Expected<json::Value> V = json::parse(Text);
+  if (!V)
+    return "not valid JSON: " + toString(V.takeError());
+  const json::Array *Entries = V->getAsArray();
+  if (!Entries)
+    return "not a JSON array of entries";
+  for (size_t I = 0; I < Entries->size(); ++I) {
+    std::string At = "entry " + std::to_string(I) + ": ";
+    const json::Object *E = (*Entries)[I].getAsObject();
+    if (!E)
+      return At + "not a JSON object";
+    for (const char *Key : {"directory", "file"})
+      if (!E->getString(Key))
+        return At + "\"" + Key + "\" is " + (E->get(Key) ? "not a string" : "missing");
+    const json::Array *Args = E->getArray("arguments");
+    if (Args && llvm::any_of(*Args, [](const json::Value &A) { return !A.getAsString(); }))
+      return At + "\"arguments\" is not an array of strings";
+    if (!Args && !E->getString("command"))
+      return At + (E->get("command") ? "\"command\" is not a string" : "neither \"command\" nor \"arguments\"");
+  }
+  return "";
+}
+
+Expected<std::unique_ptr<tooling::JSONCompilationDatabase>> loadCompilationDatabase(StringRef Path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> Text = MemoryBuffer::getFile(Path);
+  if (!Text)
+    return createStringError(inconvertibleErrorCode(), "%s: cannot read compilation database: %s",
+                             Path.str().c_str(), Text.getError().message().c_str());
+  if (std::string Why = compilationDatabaseProblem((*Text)->getBuffer()); !Why.empty())
+    return createStringError(inconvertibleErrorCode(), "%s: not a compilation database: %s", Path.str().c_str(),
+                             Why.c_str());
+  std::string Err;
+  std::unique_ptr<tooling::JSONCompilationDatabase> DB =
+      tooling::JSONCompilationDatabase::loadFromFile(Path, Err, tooling::JSONCommandLineSyntax::AutoDetect);
+  if (!DB)
+    return createStringError(inconvertibleErrorCode(), "%s: cannot read compilation database: %s",
+                             Path.str().c_str(), Err.c_str());
+  return DB;
+}
+
 Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
   std::vector<CompileJob> Jobs;
   std::unique_ptr<tooling::CompilationDatabase> DB;
@@ -299,7 +346,6 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
     Cwd = std::string(C);
   }
   if (!Opts.BuildPath.empty()) {
-    std::string Err;
     SmallString<256> Json(Opts.BuildPath);
     if (!sys::fs::is_directory(Opts.BuildPath) && sys::path::filename(Opts.BuildPath) == "compile_commands.json")
       Json = Opts.BuildPath;
@@ -309,10 +355,10 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
       return createStringError(inconvertibleErrorCode(), "%s: no compile_commands.json there",
                                Opts.BuildPath.c_str());
     DbDir = sys::path::parent_path(absolutePath(Json, Cwd)).str();
-    DB = tooling::JSONCompilationDatabase::loadFromFile(Json, Err, tooling::JSONCommandLineSyntax::AutoDetect);
-    if (!DB)
-      return createStringError(inconvertibleErrorCode(), "%s: cannot read compilation database: %s",
-                               Json.c_str(), Err.c_str());
+    Expected<std::unique_ptr<tooling::JSONCompilationDatabase>> Loaded = loadCompilationDatabase(Json);
+    if (!Loaded)
+      return Loaded.takeError();
+    DB = std::move(*Loaded);
     if (Opts.Inputs.empty()) {
       for (const auto &[File, Cmds] : cudaEntriesByFile(DB->getAllCompileCommands(), DbDir))
         for (CompileJob &J : jobsOfEntries(Cmds, DbDir, Opts.StrictFlags))
@@ -460,7 +506,7 @@ namespace {
 class CollectingDiagConsumer : public DiagnosticConsumer {
 public:
   std::vector<ParseDiagnostic> Diags;
-  /// Errors reported as warnings because nvcc accepts the code (isNvccSharedInitWarning).
+  /// Errors reported as warnings because nvcc accepts the code (nvccAcceptedError).
   unsigned NvccWarnings = 0;
   /// Errors reported as errors.
   unsigned RealErrors = 0;
@@ -475,8 +521,10 @@ public:
     DiagnosticConsumer::HandleDiagnostic(Level, Info);
     if (Level < DiagnosticsEngine::Warning)
       return;
-    bool AsNvccWarning = Level == DiagnosticsEngine::Error && isNvccSharedInitWarning(Info);
-    if (AsNvccWarning) {
+    std::optional<std::string> NvccNote;
+    if (Level == DiagnosticsEngine::Error)
+      NvccNote = nvccAcceptedError(Info);
+    if (NvccNote) {
       Level = DiagnosticsEngine::Warning;
       ++NvccWarnings;
       // clang has counted it as an error, which would make consumers treat the AST as
@@ -488,8 +536,8 @@ public:
       ++RealErrors;
     }
     ParseDiagnostic D = toParseDiagnostic(Level, Info);
-    if (AsNvccWarning)
-      D.Message += " (nvcc: warning 20054-D, the variable is not initialized)";
+    if (NvccNote)
+      D.Message += *NvccNote;
     Diags.push_back(std::move(D));
   }
 };

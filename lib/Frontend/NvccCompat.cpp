@@ -3,6 +3,7 @@
 #include "kloop/Frontend/Frontend.h"
 
 #include "clang/Basic/Diagnostic.h"
+#include "clang/Basic/DiagnosticAST.h"
 #include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/LangOptions.h"
 #include "clang/Lex/Lexer.h"
@@ -285,15 +286,18 @@ DeferredMacros deferCommandLineMacros(const std::vector<std::string> &CommandLin
   return D;
 }
 
-bool isNvccSharedInitWarning(const Diagnostic &Info) {
+std::optional<std::string> nvccAcceptedError(const Diagnostic &Info) {
+  if (Info.getID() == diag::err_asm_invalid_escape)
+    return std::string(" (nvcc hands the asm text to ptxas as it is: %laneid, %tid.x and the like are PTX "
+                       "special registers)");
   if (Info.getID() != diag::err_shared_var_init)
-    return false;
+    return std::nullopt;
   // clang diagnoses the initializer's range; an implicit default construction has the
   // declared name's location as its whole range, a written one does not.
   for (const CharSourceRange &R : Info.getRanges())
     if (R.getBegin() != Info.getLocation() || R.getEnd() != Info.getLocation())
-      return false;
-  return true;
+      return std::nullopt;
+  return std::string(" (nvcc: warning 20054-D, the variable is not initialized)");
 }
 
 } // namespace kloop

@@ -56,7 +56,7 @@ DeferredMacros deferCommandLineMacros(const std::vector<std::string> &CommandLin
 /// CURAND_, NV_ or PSTL_ (CUDA_API_PER_THREAD_DEFAULT_STREAM, NV_MATH_USE_TEMPLATE, ...).
 bool macroConfiguresHeaders(llvm::StringRef Name);
 
-// isNvccSharedInitWarning is declared in kloop/Frontend/Frontend.h (the inventory's error
+// nvccAcceptedError is declared in kloop/Frontend/Frontend.h (the inventory's error
 // recorder asks it too).
 
 } // namespace kloop

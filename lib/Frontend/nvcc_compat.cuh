@@ -23,6 +23,18 @@
 #undef __CUDACC__
 #define __CUDACC__ 1
 
+// --- __CUDACC_VER_MAJOR__, __CUDACC_VER_MINOR__, __CUDACC_VER_BUILD__ ------------------------
+// nvcc defines its version (13, 0 and 88 for nvcc 13.0.88); clang defines none of the three, so
+// `#if __CUDACC_VER_MAJOR__ >= 11` is false and a kernel under it silently disappears, and
+// `static_assert(__CUDACC_VER_MAJOR__ > 10)` is an undeclared identifier (tiny-cuda-nn). The major
+// and minor come from the toolkit's cuda.h (CUDA_VERSION is 1000 x major + 10 x minor), as
+// expressions that #if and C++ both evaluate; no header holds the build number, so it is 0.
+#if !defined(__CUDACC_VER_MAJOR__) && defined(CUDA_VERSION)
+#define __CUDACC_VER_MAJOR__ (CUDA_VERSION / 1000)
+#define __CUDACC_VER_MINOR__ (CUDA_VERSION % 1000 / 10)
+#define __CUDACC_VER_BUILD__ 0
+#endif
+
 // --- <math.h> in every CUDA translation unit ------------------------------------------------
 // nvcc: crt/math_functions.h (included by cuda_runtime.h) includes <math.h> (unless NVRTC), so
 // isfinite, isnan, isinf, signbit, isnormal, fpclassify, isgreater, ... are visible in the

@@ -75,7 +75,7 @@ public:
     if (Next)
       Next->HandleDiagnostic(Level, Info);
     // nvcc accepts some code clang refuses; the parse reports those as nvcc's warnings.
-    if (Level == DiagnosticsEngine::Error && isNvccSharedInitWarning(Info)) {
+    if (Level == DiagnosticsEngine::Error && nvccAcceptedError(Info)) {
       InError = false;
       return;
     }
@@ -117,16 +117,15 @@ bool sameError(const LocatedError &A, const LocatedError &B) {
 
 } // namespace
 
+/// True when \p P lies inside \p S: same file, offset in [BeginOffset, EndOffset].
+static bool inSpan(const SourcePoint &P, const SourceSpan &S) {
+  return !P.File.empty() && P.File == S.File && P.Offset >= S.BeginOffset && P.Offset <= S.EndOffset;
+}
+
+bool LocatedError::at(const SourceSpan &S) const { return inSpan(At, S); }
+
 bool LocatedError::touches(const SourceSpan &S) const {
-  auto In = [&](const SourcePoint &P) {
-    return !P.File.empty() && P.File == S.File && P.Offset >= S.BeginOffset && P.Offset <= S.EndOffset;
-  };
-  if (In(At))
-    return true;
-  for (const SourcePoint &P : Context)
-    if (In(P))
-      return true;
-  return false;
+  return inSpan(At, S) || llvm::any_of(Context, [&](const SourcePoint &P) { return inSpan(P, S); });
 }
 
 void recordErrors(DiagnosticsEngine &Diags, Side Which, ErrorTable &Table) {

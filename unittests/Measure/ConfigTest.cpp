@@ -202,14 +202,14 @@ INSTANTIATE_TEST_SUITE_P(
                 "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_l2: cold}",
-                "search.replay_l2: 'cold' is not one of flush, flush-dirty or warm"}));
+                "search.replay_l2: 'cold' is not one of flush, steady, flush-dirty or warm"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");
   ASSERT_TRUE(bool(Default)) << toString(Default.takeError());
   EXPECT_EQ(Default->Search.Timing, SearchTiming::Auto);
   EXPECT_EQ(Default->Search.CubinCommand, "");
-  EXPECT_EQ(Default->Search.ReplayL2, "flush");
+  EXPECT_EQ(Default->Search.ReplayL2, "steady");
   auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-dirty\n"
                                                "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
                          "w/.kloop.yaml");

@@ -24,7 +24,10 @@
 namespace clang {
 class Diagnostic;
 class FrontendAction;
+namespace tooling {
+class JSONCompilationDatabase;
 }
+} // namespace clang
 
 namespace kloop {
 
@@ -103,6 +106,12 @@ struct CompileJob {
 /// only when nothing can be done at all (e.g. `-p DIR` without a readable
 /// compile_commands.json, or no inputs).
 llvm::Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts);
+
+/// The compilation database in the JSON file \p Path (clang's JSON format, commands auto-detected).
+/// Before clang reads it, kloop checks that it is a JSON array of objects, each with a string
+/// "directory" and "file" and a string "command" or an "arguments" array of strings; errors name
+/// \p Path and what is wrong: the JSON parser's line and column, or the first bad entry (0-based).
+llvm::Expected<std::unique_ptr<clang::tooling::JSONCompilationDatabase>> loadCompilationDatabase(llvm::StringRef Path);
 
 /// Compile jobs ready to be parsed: planCompileJobs's, after an interrupted
 /// `kloop apply --in-place` next to their files was finished or rolled back.
@@ -241,12 +250,17 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
 /// exists on disk.
 llvm::StringRef nvccCompatHeaderPath();
 
-/// True for clang's "initialization is not supported for __shared__ variables" on a
-/// declaration with no initializer written (`__shared__ cuda::barrier<...> b;`, whose type has
-/// a non-empty constructor or destructor). nvcc accepts it with warning 20054-D ("dynamic
-/// initialization is not supported for a function-scope static __shared__ variable") and runs
-/// no constructor; an initializer that is written stays an error, as in nvcc.
-bool isNvccSharedInitWarning(const clang::Diagnostic &Info);
+/// For an error clang reports in code nvcc accepts, the note kloop appends to it when it reports it
+/// as a warning instead; std::nullopt for a real error. Two such errors:
+/// - clang's "initialization is not supported for __shared__ variables" on a declaration with no
+///   initializer written (`__shared__ cuda::barrier<...> b;`, whose type has a non-empty
+///   constructor or destructor). nvcc accepts it with warning 20054-D ("dynamic initialization is
+///   not supported for a function-scope static __shared__ variable") and runs no constructor; an
+///   initializer that is written stays an error, as in nvcc.
+/// - "invalid % escape in inline assembly string" (`asm("mov.u32 %0, %laneid;" : "=r"(r))`): nvcc
+///   hands the text to ptxas as it is, where %laneid is a PTX special register. clang's Sema keeps
+///   the asm statement, operands included, in the AST.
+std::optional<std::string> nvccAcceptedError(const clang::Diagnostic &Info);
 
 /// The text of kloop's nvcc compatibility header.
 llvm::StringRef nvccCompatHeaderText();

@@ -107,6 +107,8 @@ struct LocatedError {
   /// True when At or one of Context lies inside \p S (same file, offset in
   /// [BeginOffset, EndOffset]).
   bool touches(const SourceSpan &S) const;
+  /// True when At itself lies inside \p S (the context notes are not looked at).
+  bool at(const SourceSpan &S) const;
 };
 
 /// The errors one parse reported, in order; filled by recordErrors.
