@@ -482,6 +482,9 @@ std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const Fr
   Extra.push_back("--cuda-gpu-arch=" + Arch);
   Extra.push_back(S == Side::Device ? "--cuda-device-only" : "--cuda-host-only");
   Extra.push_back("-Wno-unknown-cuda-version");
+  // nvcc accepts GNU's `typeof` under any -std (its front end hands __typeof__ to the host compiler);
+  // clang knows it only in gnu++ modes (docs/nvcc-compat.md).
+  Extra.push_back("-fgnu-keywords");
   Extra.push_back("-Qunused-arguments");
   Extra.push_back("-fno-caret-diagnostics"); // also stops clang printing "N warnings generated"
   // No error limit: after 20 errors clang would stop with a fatal error and lose every later
