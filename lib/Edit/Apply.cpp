@@ -251,8 +251,6 @@ Expected<std::string> readFile(const std::string &Path) {
   return (*B)->getBuffer().str();
 }
 
-/// Result.Changes, Edits and Applied from the replacements \p Uniq; \p NewRanges: where each
-/// edit's text lies in the edited files (begin, length, edit).
 /// \p Text with the line endings of \p File's text: every bare "\n" becomes "\r\n" when \p File's first
 /// line ends in "\r\n", so that an inserted line (a #pragma, a device function) does not mix endings.
 std::string withLineEndingsOf(StringRef File, StringRef Text) {
@@ -268,6 +266,8 @@ std::string withLineEndingsOf(StringRef File, StringRef Text) {
   return Out;
 }
 
+/// Result.Changes, Edits and Applied from the replacements \p Uniq; \p NewRanges: where each
+/// edit's text lies in the edited files (begin, length, edit).
 Error applyInMemory(const std::vector<TextEdit> &Uniq, StringRef Root, ApplyResult &Result,
                     NewTextRanges &NewRanges) {
   Result.Edits = Uniq; // their texts take each file's line endings below, as the fix-its kloop check exports
