@@ -445,10 +445,10 @@ private:
       if (Deref)
         record(P, What, Loc);
   }
-  /// Records a possible write through \p E's parameter, dereferenced or not (asm operands).
+  /// Records a possible write through \p E's pointer parameter, dereferenced or not (asm operands).
   void markAny(const Expr *E, const char *What, SourceLocation Loc) {
     bool Deref = false;
-    if (const ParmVarDecl *P = rootOf(E, Deref))
+    if (const ParmVarDecl *P = rootOf(E, Deref); P && P->getType()->isPointerType())
       record(P, What, Loc);
   }
   /// Keeps the first evidence of a write through \p P: \p What at \p Loc's line.

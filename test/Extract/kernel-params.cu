@@ -1,5 +1,7 @@
 // Kernel parameters: pointer/const/__restrict__ and whether the kernel writes through them.
-// RUN: kloop extract %s --root %S -- %mockcuda | python3 %inputs/summarize.py | FileCheck %s
+// RUN: kloop extract %s --root %S -- %mockcuda > %t.json
+// RUN: python3 %inputs/summarize.py < %t.json | FileCheck %s
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='asm_params'][0]; print('EVIDENCE', [(p['name'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=EVIDENCE
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -17,8 +19,8 @@ __global__ void params(float *__restrict__ out, const float *in, float *alias, f
 }
 // Inline asm may store through any address it is given: the operand counts as a write (found on
 // NVIDIA/nccl-tests, whose `bad` counters are only written by red.global.add).
-__global__ void asm_params(long long *viaasm, long long *derived, float *unused) {
-  long long b = 1;
+// A value parameter handed to asm is no write through anything (no write evidence).
+__global__ void asm_params(long long *viaasm, long long *derived, float *unused, long long b) {
   asm volatile("red.global.add.u64 [%0],%1;" ::"l"(viaasm), "l"(b) : "memory");
   asm volatile("red.global.add.u64 [%0],%1;" ::"l"(derived + 2), "l"(b) : "memory");
 }
@@ -35,4 +37,5 @@ __global__ void asm_params(long long *viaasm, long long *derived, float *unused)
 // CHECK: PARAM asm_params/param:viaasm type=long long * ptr=1 const=0 restrict=0 written=1
 // CHECK: PARAM asm_params/param:derived type=long long * ptr=1 const=0 restrict=0 written=1
 // CHECK: PARAM asm_params/param:unused type=float * ptr=1 const=0 restrict=0 written=0
+// EVIDENCE: EVIDENCE [('viaasm', 'handed to inline asm at line {{[0-9]+}}'), ('derived', 'handed to inline asm at line {{[0-9]+}}'), ('unused', None), ('b', None)]
 // CHECK: DEVFN device:store
