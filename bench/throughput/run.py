@@ -157,7 +157,8 @@ def analyse(db):
     rounds = sorted({s[0] for s in steps})
     out = {"candidates": len(rounds), "replayed": 0, "workload_timed": 0, "prepared": 0, "outcomes": {},
            "split_s": {k: 0.0 for k, _ in SPLIT}, "replay_split_s": {k: 0.0 for k in REPLAY_SPLIT},
-           "worker_starts": 0, "kernel_s": 0.0, "wall_s": 0.0, "per_round": {}}
+           "worker_starts": 0, "kernel_s": 0.0, "wall_s": 0.0, "per_round": {}, "cubin_builds": 0,
+           "workload_builds": 0}
     if not steps:
         return out
     out["wall_s"] = (max(s[4] for s in steps) - min(s[3] for s in steps)) * 1e-9
@@ -165,6 +166,8 @@ def analyse(db):
         for name, states in SPLIT:
             if state in states:
                 out["split_s"][name] += (fin - start) * 1e-9
+        if state == "build":
+            out["cubin_builds" if p.get("cubin") else "workload_builds"] += 1
         if state == "apply" and "prepared_ahead_s" in p:
             out["prepared"] += 1
         if state == "propose":
@@ -271,7 +274,8 @@ def bench_example(a, ex, top):
         if r.get("per_replayed_step_s"):
             log("%s split (s per replayed step): " % path + " ".join(
                 "%s %.3f" % (k[:-2], v) for k, v in r["per_replayed_step_s"].items()) +
-                "; worker started %d time(s)" % r["worker_starts"])
+                "; worker started %d time(s); build steps: %d cubin alone, %d workload" % (
+                    r["worker_starts"], r["cubin_builds"], r["workload_builds"]))
     rep = res["paths"].get("replay")
     res["checks"] = replay_checks(a, ex, top, src_root, yaml_text, rep)
     wl = res["paths"].get("workload")

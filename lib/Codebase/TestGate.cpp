@@ -44,7 +44,9 @@ public:
   }
   Expected<std::string> diff(StringRef BaseDir, StringRef CandDir) override { return In->diff(BaseDir, CandDir); }
   bool concurrentPrepare() const override { return In->concurrentPrepare(); }
-  void prepareReplay(StringRef SourceDir, StringRef WorkDir) override { In->prepareReplay(SourceDir, WorkDir); }
+  std::optional<optimize::BuildOutcome> buildCubin(StringRef SourceDir, StringRef WorkDir) override {
+    return In->buildCubin(SourceDir, WorkDir);
+  }
 
   Expected<optimize::CompareOutcome> compare(StringRef BaseDir, StringRef CandDir, StringRef WorkDir,
                                              bool Final) override {

@@ -148,10 +148,14 @@ cl::opt<unsigned> VerifyJobsOpt("verify-jobs",
                                          "never beside a timing run (default 4)"),
                                 cl::init(4), cl::sub(OptSub));
 cl::opt<int> PrepareJobsOpt("prepare-jobs",
-                            cl::desc("Candidates prepared ahead (applied, built, cubin built) on this many threads "
-                                     "while the current one is timed; builtin proposer only (default: half the "
-                                     "CPUs, 1 to 8; 0 = one candidate at a time)"),
+                            cl::desc("Candidates prepared ahead (applied and built) on this many threads while "
+                                     "the current one is timed: the builtin proposer's, or the untried proposals "
+                                     "of a batch (default: half the CPUs, 1 to 8; 0 = one candidate at a time)"),
                             cl::init(-1), cl::sub(OptSub));
+cl::opt<unsigned> BatchOpt("batch",
+                           cl::desc("Proposals asked for per request to an llm or command proposer; the next "
+                                    "rounds take the rest until the incumbent changes (default 1)"),
+                           cl::init(1), cl::sub(OptSub));
 cl::opt<unsigned> RoundsOpt("timing-rounds", cl::desc("Timing rounds per shape and seed (default 3)"),
                             cl::init(3), cl::sub(OptSub));
 
@@ -212,6 +216,8 @@ Error checkOptions() {
     return usage("--verify-jobs must be at least 1 (1: one verification run at a time)");
   if (PrepareJobsOpt < -1 || PrepareJobsOpt > 64)
     return usage("--prepare-jobs must be 0 to 64 (0: one candidate at a time), not " + std::to_string(PrepareJobsOpt));
+  if (BatchOpt < 1 || BatchOpt > 64)
+    return usage("--batch must be 1 to 64 (1: one proposal per request), not " + std::to_string(BatchOpt));
   if (ProgressOpt != "auto" && ProgressOpt != "always" && ProgressOpt != "never")
     return usage("--progress must be auto, always or never, not '" + ProgressOpt + "'");
   if (!(SpeedOfLight >= 0 && SpeedOfLight <= 100))
@@ -398,6 +404,7 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
   // Default: half the CPUs (nvcc and clang each keep one busy), 1 to 8.
   O.PrepareJobs = PrepareJobsOpt >= 0 ? unsigned(PrepareJobsOpt)
                                       : std::clamp(llvm::hardware_concurrency().compute_thread_count() / 2, 1u, 8u);
+  O.Batch = BatchOpt;
   O.Timing = C.Search.Timing;
   for (const measure::ShapeSpec &Sh : C.Shapes)
     if (!Sh.HeldOut)

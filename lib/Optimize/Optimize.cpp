@@ -40,7 +40,7 @@ Expected<CountersOutcome> Stages::counters(StringRef, StringRef) {
   return makeError("these stages cannot profile hardware counters");
 }
 
-void Stages::prepareReplay(StringRef, StringRef) {}
+std::optional<BuildOutcome> Stages::buildCubin(StringRef, StringRef) { return std::nullopt; }
 
 Expected<ReplayCompareOutcome> Stages::replayCompare(StringRef, StringRef, StringRef, StringRef, StringRef,
                                                      const capture::ReplayConfigs &) {
@@ -290,16 +290,28 @@ struct ApplyStep {
 
 /// The build step's payload: whether the candidate built, its ptxas report (kloop/Support/Ptxas.h's
 /// JSON form) and whether it spills more than the baseline.
+/// "cubin" is true when the step built the cubin alone (BuildOutcome::Cubin); absent in journals
+/// written before it could.
 struct BuildStep {
   bool Succeeded = false, Spilled = false;
   json Ptxas;
+  bool Cubin = false;
   static std::string problem(const json &P) {
-    return shapeProblem(P, {{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool}});
+    return shapeProblem(P, {{"succeeded", Kind::Bool}, {"ptxas", Kind::Any}, {"spilled", Kind::Bool},
+                            {"cubin", Kind::Bool, true}});
   }
-  json toJSON() const { return {{"succeeded", Succeeded}, {"ptxas", Ptxas}, {"spilled", Spilled}}; }
+  json toJSON() const { return {{"succeeded", Succeeded}, {"ptxas", Ptxas}, {"spilled", Spilled}, {"cubin", Cubin}}; }
   static BuildStep fromJSON(const json &P) {
-    return {P["succeeded"].get<bool>(), P["spilled"].get<bool>(), P["ptxas"]};
+    return {P["succeeded"].get<bool>(), P["spilled"].get<bool>(), P["ptxas"], P.value("cubin", false)};
   }
+};
+
+/// One proposal of a batch (Proposer::proposeBatch): its reply, the base directory it was asked for,
+/// the round that asked, and its index in a batch of Size.
+struct Batched {
+  ProposalReply Reply;
+  std::string Base;
+  unsigned Round = 0, Index = 0, Size = 1;
 };
 
 /// Adds "timing" and "replay_fallback" to payload \p P when they are known.
@@ -480,7 +492,7 @@ public:
       return E;
     if (Error E = countersStep(0, "baseline", BaseDir))
       return E;
-    if (O.PrepareJobs && P.deterministic() && S.concurrentPrepare())
+    if (O.PrepareJobs && (P.deterministic() || O.Batch > 1) && S.concurrentPrepare())
       Ahead = std::make_unique<AheadQueue>(O.PrepareJobs);
     Error Rounds = rounds();
     dropAhead();
@@ -508,6 +520,7 @@ private:
   // Round 0.
   inv::Inventory Inventory;
   json BasePtxas;
+  std::optional<json> BaseCubinPtxas; // baseCubinPtxas()
   std::string BaseDir;
   bool Gpu = false;
   // What the rounds carry from one to the next.
@@ -539,6 +552,9 @@ private:
   /// Candidates prepared ahead (docs/optimize.md, "Preparing ahead"); none when each is prepared in its
   /// round. Declared last: destroyed first, it waits for jobs that use the members above.
   std::unique_ptr<AheadQueue> Ahead;
+  /// The untried proposals of the last batch, in the order of the rounds that will take them
+  /// (nextProposal); not journaled until a round takes one, so a resumed run asks again.
+  std::deque<Batched> Pending;
 
   void say(const std::string &Line, ProgressKind K = ProgressKind::Step) {
     if (Progress)
@@ -800,9 +816,11 @@ private:
     }
   }
 
-  /// A search step's comparison of \p CandDir against the incumbent: replayed when it can be, else
-  /// workload runs (with the reason when it was to replay). The verify step's payload.
-  Expected<Comparison> searchCompare(const std::string &Key, const std::string &CandDir, const json &Proposal) {
+  /// Round \p N's comparison of \p CandDir against the incumbent: replayed when it can be, else
+  /// workload runs (with the reason when it was to replay). \p Cubin: its build step built the cubin
+  /// alone. The verify step's payload.
+  Expected<Comparison> searchCompare(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir,
+                                     const json &Proposal, bool Cubin) {
     std::string Why;
     if (WantReplay) {
       Why = replayBlocker(Proposal);
@@ -810,6 +828,9 @@ private:
         Expected<ReplayCompareOutcome> R = replayEveryShape(Key, CandDir);
         if (!R)
           return R.takeError();
+        if (R->Compare && R->Compare->Accepted && Cubin)
+          if (Error E = requireWorkloadBuild(*R->Compare, N, Key, PropId, CandDir))
+            return std::move(E);
         if (R->Compare)
           return comparisonOf(*R->Compare, "replay", std::nullopt);
         Why = R->Fallback;
@@ -819,6 +840,26 @@ private:
     if (!C)
       return C.takeError();
     return comparisonOf(*C, "workload", Why.empty() ? std::nullopt : std::optional<std::string>(Why));
+  }
+
+  /// Replay accepted round \p N's candidate \p CandDir, built as a cubin alone: the workload is built
+  /// now (the counters and the final check run it, and later candidates build on it), and \p C is
+  /// refused when it does not build.
+  Error requireWorkloadBuild(CompareOutcome &C, unsigned N, const std::string &Key, int64_t PropId,
+                             const std::string &CandDir) {
+    Expected<BuildOutcome> B = S.build(CandDir, buildDirOf(Key));
+    if (!B)
+      return B.takeError();
+    if (Error E = recordBuild(*B, N, PropId))
+      return E;
+    if (B->Succeeded)
+      return Error::success();
+    C.Accepted = false;
+    C.Outcome = "refused";
+    C.Explanation = "refused: replay accepted its cubin (" + C.Explanation +
+                    "), but the workload does not build with it (its log: the build record of round " +
+                    std::to_string(N) + ")";
+    return Error::success();
   }
 
   /// Why the loop stops before round \p N, or "" to go on (docs/optimize.md, "Stop rules").
@@ -902,7 +943,8 @@ private:
     }
     const std::string &CandDir = Ap->SourceDir;
     noteCandidateFormulas(Proposal, Ap->Outcome.LaunchFormulas);
-    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir, std::move(AheadBuild));
+    bool Replays = WantReplay && replayBlocker(Proposal).empty();
+    Expected<BuildStep> Bd = build(N, Key, PropId, CandDir, Replays, std::move(AheadBuild));
     if (!Bd)
       return Bd.takeError();
     Hist["spilled"] = Bd->Spilled;
@@ -911,7 +953,7 @@ private:
       lostRound(Hist, "build_failed", json(), Prefix + " does not build");
       return true;
     }
-    Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir, Proposal);
+    Expected<Decision> Dc = compareAndDecide(N, Key, PropId, CandDir, Proposal, Bd->Cubin);
     if (!Dc)
       return Dc.takeError();
     takeDecision(N, *Dc, CandDir, std::move(Hist));
@@ -968,14 +1010,16 @@ private:
     return Ctx;
   }
 
-  /// The propose step: the proposer's reply journaled, or why there is none.
+  /// The propose step: the proposer's reply journaled, or why there is none; "batch" says where in a
+  /// batch it came from.
   Expected<json> propose(unsigned N, const std::string &Key) {
     return SR->step(N, StepState::Propose, Key, proposeShape, [&]() -> Expected<json> {
-      Expected<ProposalReply> R = P.propose(contextFor(N, History));
+      Expected<Batched> B = nextProposal(N);
       NewProposal NP;
       NP.ProposerKind = std::string(P.kind());
-      if (!R)
-        return failedProposal(N, R.takeError(), NP);
+      if (!B)
+        return failedProposal(N, B.takeError(), NP);
+      const ProposalReply *R = &B->Reply;
       NP.Model = R->Prov.Model;
       NP.PromptVersion = R->Prov.PromptVersion;
       NP.Seed = R->Prov.Seed;
@@ -990,11 +1034,41 @@ private:
       Expected<int64_t> Id = J.recordProposal(Res.Run, N, NP);
       if (!Id)
         return Id.takeError();
-      return json{{"proposal_id", *Id},
+      json Out = {{"proposal_id", *Id},
                   {"proposal", R->Proposal},
                   {"tokens", R->Prov.TokensIn.value_or(0) + R->Prov.TokensOut.value_or(0)},
                   {"exhausted", false}};
+      if (B->Size > 1)
+        Out["batch"] = {{"round", B->Round}, {"index", B->Index}, {"size", B->Size}};
+      return Out;
     });
+  }
+
+  /// Round \p N's proposal: the next untried one of the last batch when that was asked for from this
+  /// round's base; otherwise a new request for up to OptimizeOptions::Batch proposals, within the
+  /// candidate and round budgets, whose others wait for the next rounds.
+  Expected<Batched> nextProposal(unsigned N) {
+    if (!Pending.empty() && Pending.front().Base != proposalBase()) {
+      say("round " + std::to_string(N) + ": " + std::to_string(Pending.size()) + " untried proposal(s) of round " +
+          std::to_string(Pending.front().Round) + "'s batch dropped: the incumbent changed");
+      Pending.clear();
+    }
+    if (!Pending.empty()) {
+      Batched B = std::move(Pending.front());
+      Pending.pop_front();
+      return B;
+    }
+    unsigned Want = std::min({O.Batch, O.MaxCandidates + 1 - std::min(N, O.MaxCandidates + 1),
+                              O.MaxRounds + 1 - std::min(N, O.MaxRounds + 1)});
+    Expected<std::vector<ProposalReply>> Rs = P.proposeBatch(contextFor(N, History), std::max(1u, Want));
+    if (!Rs)
+      return Rs.takeError();
+    unsigned Size = Rs->size();
+    for (unsigned I = 0; I < Size; ++I)
+      Pending.push_back({std::move((*Rs)[I]), proposalBase(), N, I, Size});
+    Batched B = std::move(Pending.front());
+    Pending.pop_front();
+    return B;
   }
 
   /// The propose step's payload when the proposer gave no proposal: exhausted (the builtin search), or a
@@ -1016,7 +1090,7 @@ private:
           NP.TokensIn = X.Prov.TokensIn;
           NP.TokensOut = X.Prov.TokensOut;
           NP.WallMs = X.Prov.WallMs;
-          Refusal = "reply is not JSON: " + X.Reason;
+          Refusal = (X.Batch ? "reply is not a proposal batch: " : "reply is not JSON: ") + X.Reason;
         },
         // A proposer that failed (a command's exit, signal, timeout or flood of output) is a
         // failed proposal of this round, not the end of the run (issue 12, item 7).
@@ -1038,7 +1112,7 @@ private:
       return RId.takeError();
     Out["proposal_id"] = *Id;
     Out["unparsed"] = true;
-    Out["reason"] = StringRef(Refusal).starts_with("proposer failed") ? "proposer failed" : "reply is not JSON";
+    Out["reason"] = StringRef(Refusal).starts_with("proposer failed") ? "proposer failed" : Refusal.substr(0, Refusal.find(':'));
     Out["tokens"] = NP.TokensIn.value_or(0) + NP.TokensOut.value_or(0);
     return Out;
   }
@@ -1101,24 +1175,50 @@ private:
     });
   }
 
-  /// The build step of a candidate (+ ptxas report, and whether it spills more than the baseline), or
-  /// the build \p Ahead made when the candidate was prepared ahead.
+  /// The build step of a candidate (+ ptxas report, and whether it spills more than the baseline):
+  /// buildCandidate's, with \p Ahead the build made when the candidate was prepared ahead.
   Expected<BuildStep> build(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir,
-                            std::optional<BuildOutcome> Ahead) {
+                            bool Replays, std::optional<BuildOutcome> Ahead) {
     return typedStep<BuildStep>(N, StepState::Build, Key, [&]() -> Expected<BuildStep> {
-      Expected<BuildOutcome> B = Ahead ? Expected<BuildOutcome>(std::move(*Ahead)) : S.build(CandDir, buildDirOf(Key));
+      Expected<BuildOutcome> B = buildCandidate(Key, CandDir, Replays, std::move(Ahead));
       if (!B)
         return B.takeError();
       if (Error E = recordBuild(*B, N, PropId))
         return E;
-      bool Spilled = reportedSpillBytes(B->Ptxas) > reportedSpillBytes(BasePtxas);
+      // A cubin's report covers one translation unit: it is compared with the baseline's cubin.
+      bool Spilled = reportedSpillBytes(B->Ptxas) > reportedSpillBytes(B->Cubin ? baseCubinPtxas() : BasePtxas);
       if (!B->Succeeded)
         if (Expected<int64_t> V = J.recordVerdict(PropId, "build_failed", json{{"log_tail", B->Log}},
                                                   "the candidate does not build");
             !V)
           return V.takeError();
-      return BuildStep{B->Succeeded, Spilled, B->Ptxas};
+      return BuildStep{B->Succeeded, Spilled, B->Ptxas, B->Cubin};
     });
+  }
+
+  /// What candidate \p Key, its sources in \p CandDir, is built into (docs/optimize.md, "What a
+  /// candidate's build builds"): the cubin alone when its step will replay (\p Replays) and the stages
+  /// build cubins; otherwise, or when that cubin does not build (search.cubin_command may lack flags the
+  /// project's build has), the workload. \p Ahead, the build made when it was prepared ahead, is taken
+  /// when it is what this asks for.
+  Expected<BuildOutcome> buildCandidate(const std::string &Key, const std::string &CandDir, bool Replays,
+                                        std::optional<BuildOutcome> Ahead) const {
+    if (Ahead && (!Ahead->Cubin || (Replays && Ahead->Succeeded)))
+      return std::move(*Ahead);
+    if (Replays && !Ahead)
+      if (std::optional<BuildOutcome> B = S.buildCubin(CandDir, replayDirOf(Key)); B && B->Succeeded)
+        return std::move(*B);
+    return S.build(CandDir, buildDirOf(Key));
+  }
+
+  /// The ptxas report of the baseline's cubin (built once, in `candidates/baseline.replay`; replay uses
+  /// it as the first incumbent's); null when the stages build no cubins.
+  const json &baseCubinPtxas() {
+    if (!BaseCubinPtxas) {
+      std::optional<BuildOutcome> B = S.buildCubin(BaseDir, CandRoot + "/baseline.replay");
+      BaseCubinPtxas = B ? B->Ptxas : json();
+    }
+    return *BaseCubinPtxas;
   }
 
   /// Round \p N's candidate prepared ahead, when one was prepared for \p Proposal from this round's
@@ -1149,17 +1249,34 @@ private:
       Hyp.push_back(asRejected({{"round", Round}, {"proposal", Proposal}, {"accepted", false}}));
     unsigned Last = std::min({N + O.PrepareJobs, O.MaxCandidates, O.MaxRounds});
     for (unsigned M = std::max(Ahead->lastRound(), N) + 1; M <= Last; ++M) {
+      std::optional<json> Proposal = proposalAhead(M, N, Hyp);
+      if (!Proposal)
+        return;
+      bool Cubin = WantReplay && replayBlocker(*Proposal).empty();
+      Ahead->push(M, *Proposal, proposalBase(),
+                  [this, Key = candKey(M), Proposal = *Proposal, From = proposalBase(),
+                   Cubin](const std::atomic<bool> &Cancelled) { return prepare(Key, Proposal, From, Cubin, Cancelled); });
+      Hyp.push_back(asRejected({{"round", M}, {"proposal", *Proposal}, {"accepted", false}}));
+    }
+  }
+
+  /// Round \p M's proposal as known during round \p N (M > N), if every round before M is rejected
+  /// (history \p Hyp): a deterministic proposer's answer to \p Hyp, or the untried proposal of the last
+  /// batch that round M will take; none when neither is known (the proposer is exhausted, fails, or the
+  /// batch ends).
+  std::optional<json> proposalAhead(unsigned M, unsigned N, const json &Hyp) {
+    if (P.deterministic()) {
       Expected<ProposalReply> R = P.propose(contextFor(M, Hyp));
       if (!R) { // exhausted, or an error the real round will meet and report
         consumeError(R.takeError());
-        return;
+        return std::nullopt;
       }
-      bool Cubin = WantReplay && replayBlocker(R->Proposal).empty();
-      Ahead->push(M, R->Proposal, proposalBase(),
-                  [this, Key = candKey(M), Proposal = R->Proposal, From = proposalBase(),
-                   Cubin](const std::atomic<bool> &Cancelled) { return prepare(Key, Proposal, From, Cubin, Cancelled); });
-      Hyp.push_back(asRejected({{"round", M}, {"proposal", R->Proposal}, {"accepted", false}}));
+      return R->Proposal;
     }
+    size_t I = M - N - 1;
+    if (I < Pending.size() && Pending[I].Base == proposalBase())
+      return Pending[I].Reply.Proposal;
+    return std::nullopt;
   }
 
   /// History entry \p Hist completed as a rejected candidate (unmeasured without a GPU).
@@ -1170,9 +1287,9 @@ private:
     return Hist;
   }
 
-  /// Prepares candidate \p Key on a preparing thread: \p Proposal applied to a copy of \p From, its
-  /// build, and with \p Cubin the cubin its replayed step will need; stops after a stage once
-  /// \p Cancelled is set (the candidate was dropped; what it wrote is removed).
+  /// Prepares candidate \p Key on a preparing thread: \p Proposal applied to a copy of \p From, and its
+  /// build (buildCandidate; \p Cubin: its step will replay); stops after a stage once \p Cancelled is set
+  /// (the candidate was dropped; what it wrote is removed).
   PreparedCandidate prepare(const std::string &Key, const json &Proposal, const std::string &From, bool Cubin,
                             const std::atomic<bool> &Cancelled) const {
     auto Began = std::chrono::steady_clock::now();
@@ -1189,13 +1306,11 @@ private:
       return C;
     }
     if (C.Apply.Applied && !C.Apply.Failure) {
-      Expected<BuildOutcome> B = S.build(C.SourceDir, buildDirOf(Key));
+      Expected<BuildOutcome> B = buildCandidate(Key, C.SourceDir, Cubin, std::nullopt);
       if (!B) {
         C.Problem = llvm::toString(B.takeError());
         return C;
       }
-      if (Cubin && B->Succeeded && !Cancelled)
-        S.prepareReplay(C.SourceDir, replayDirOf(Key));
       C.Build = std::move(*B);
     }
     C.WallS = std::chrono::duration<double>(std::chrono::steady_clock::now() - Began).count();
@@ -1224,14 +1339,14 @@ private:
   /// Verify + measure (one interleaved comparison against the incumbent), then decide: the decide step's
   /// payload.
   Expected<Decision> compareAndDecide(unsigned N, const std::string &Key, int64_t PropId, const std::string &CandDir,
-                                      const json &Proposal) {
+                                      const json &Proposal, bool Cubin) {
     Expected<Comparison> Vf = typedStep<Comparison>(N, StepState::Verify, Key, [&]() -> Expected<Comparison> {
       if (!Gpu) {
         Comparison Out;
         Out.Skipped = "verification and measurement skipped: no GPU";
         return Out;
       }
-      return searchCompare(Key, CandDir, Proposal);
+      return searchCompare(N, Key, PropId, CandDir, Proposal, Cubin);
     });
     if (!Vf)
       return Vf.takeError();

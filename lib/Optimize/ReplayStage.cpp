@@ -8,11 +8,13 @@
 #include "kloop/Optimize/ReplayTiming.h"
 #include "kloop/Propose/CommandProposer.h"
 #include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/Ptxas.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
 
 #include <chrono>
@@ -186,46 +188,94 @@ Expected<CaptureOutcome> ReplayStage::capture(StringRef BaseDir, StringRef Build
 }
 
 Expected<std::string> ReplayStage::cubin(StringRef SourceDir, StringRef WorkDir, StringRef Side) {
+  CubinBuild B = build(SourceDir, WorkDir, Side);
+  if (!B.Failure.empty())
+    return makeError(B.Failure);
+  return B.Path;
+}
+
+ReplayStage::CubinBuild ReplayStage::build(StringRef SourceDir, StringRef WorkDir, StringRef Side) {
   {
     std::lock_guard<std::mutex> L(CubinsLock);
-    if (auto It = Cubins.find(SourceDir.str()); It != Cubins.end() && llvm::sys::fs::exists(It->second))
+    if (auto It = Cubins.find(SourceDir.str());
+        It != Cubins.end() && (!It->second.Failure.empty() || llvm::sys::fs::exists(It->second.Path)))
       return It->second;
   }
+  auto Began = std::chrono::steady_clock::now();
+  CubinBuild B = runCubinCommand(SourceDir, WorkDir, Side);
+  B.WallMs = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - Began).count();
+  std::lock_guard<std::mutex> L(CubinsLock);
+  return Cubins[SourceDir.str()] = B;
+}
+
+ReplayStage::CubinBuild ReplayStage::runCubinCommand(StringRef SourceDir, StringRef WorkDir, StringRef Side) const {
+  CubinBuild B;
   std::string Template = C.Search.CubinCommand;
   if (Template.empty()) {
     Expected<std::string> D = defaultCubinCommand(C);
-    if (!D)
-      return D.takeError();
+    if (!D) {
+      B.Failure = llvm::toString(D.takeError());
+      return B;
+    }
     Template = *D;
+  }
+  if (std::error_code EC = llvm::sys::fs::create_directories(WorkDir)) {
+    B.Failure = ("cannot create " + WorkDir + ": " + EC.message()).str();
+    return B;
   }
   std::string Out = (WorkDir + "/" + Side + ".cubin").str();
   measure::PlaceholderValues V;
   V.SourceDir = SourceDir.str();
   V.Args["cubin"] = Out;
   Expected<std::string> Cmd = measure::expandCommand(Template, V, "search.cubin_command");
-  if (!Cmd)
-    return Cmd.takeError();
+  if (!Cmd) {
+    B.Failure = llvm::toString(Cmd.takeError());
+    return B;
+  }
+  // ptxas's resource report of the cubin comes from this build, as the workload build's does
+  // (kloop/Support/Ptxas.h): nvcc adds NVCC_APPEND_FLAGS to every compile; -Xptxas -v changes no code.
+  std::string Verbose;
+  if (O.Ptxas)
+    Verbose = "NVCC_APPEND_FLAGS=" +
+              measure::shellQuote(withPtxasVerbose(llvm::sys::Process::GetEnv("NVCC_APPEND_FLAGS").value_or(""))) +
+              "; export NVCC_APPEND_FLAGS; ";
   CommandConfig CC;
-  CC.Argv = {"/bin/sh", "-c", *Cmd};
+  CC.Argv = {"/bin/sh", "-c", Verbose + *Cmd};
   CC.WorkingDir = SourceDir.str();
   CC.Timeout = std::chrono::milliseconds(int64_t(C.Build.TimeoutS) * 1000);
   Expected<CommandResult> R = runCommand(CC, "");
-  if (!R)
-    return R.takeError();
-  if (R->ExitCode != 0 || R->TimedOut || !llvm::sys::fs::is_regular_file(Out))
-    return makeError("search.cubin_command failed for the " + Side + " (exit " + llvm::Twine(R->ExitCode) +
-               (R->TimedOut ? ", timed out" : "") + (R->ExitCode == 0 ? ", no cubin written" : "") +
-               "): " + tail(R->Stderr));
-  std::lock_guard<std::mutex> L(CubinsLock);
-  Cubins[SourceDir.str()] = Out;
-  return Out;
+  if (!R) {
+    B.Failure = llvm::toString(R.takeError());
+    return B;
+  }
+  B.Output = R->Stdout + R->Stderr;
+  if (R->ExitCode != 0 || R->TimedOut || !llvm::sys::fs::is_regular_file(Out)) {
+    B.Failure = ("search.cubin_command failed for the " + Side + " (exit " + llvm::Twine(R->ExitCode) +
+                 (R->TimedOut ? ", timed out" : "") + (R->ExitCode == 0 ? ", no cubin written" : "") +
+                 "): " + tail(R->Stderr))
+                    .str();
+    return B;
+  }
+  B.Path = Out;
+  return B;
 }
 
-void ReplayStage::prebuildCubin(StringRef SourceDir, StringRef WorkDir) {
-  if (llvm::sys::fs::create_directories(WorkDir))
-    return;
-  if (Expected<std::string> Cubin = cubin(SourceDir, WorkDir, "candidate"); !Cubin)
-    consumeError(Cubin.takeError()); // compare builds it again and reports why it cannot
+BuildOutcome ReplayStage::buildCubin(StringRef SourceDir, StringRef WorkDir) {
+  CubinBuild CB = build(SourceDir, WorkDir, "candidate");
+  BuildOutcome B;
+  B.Cubin = true;
+  B.Succeeded = CB.Failure.empty();
+  B.WallMs = CB.WallMs;
+  B.Log = tail(CB.Output, 16000);
+  if (!B.Succeeded)
+    B.Log += (B.Log.empty() ? "" : "\n") + CB.Failure;
+  if (!O.Ptxas)
+    return B;
+  std::vector<PtxasFunction> Fs = parsePtxasVerbose(CB.Output);
+  if (B.Succeeded && Fs.empty())
+    B.Log += "\nptxas report: the cubin build printed no ptxas lines (is search.cubin_command an nvcc command?)";
+  B.Ptxas = toJSON(Fs);
+  return B;
 }
 
 void ReplayStage::forget(StringRef Dir) {

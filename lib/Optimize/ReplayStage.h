@@ -46,6 +46,9 @@ struct ReplayStageOptions {
   std::string CuptiLib;
   /// Timing rounds of a search step: the worker times Rounds x iters launches per side.
   unsigned Rounds = 3;
+  /// Cubin builds run with `-Xptxas -v` in NVCC_APPEND_FLAGS and give a ptxas report
+  /// (ProcessStagesOptions::Ptxas).
+  bool Ptxas = true;
 };
 
 /// Capture and replay for one workload.
@@ -66,21 +69,34 @@ public:
   /// compare (search step, canary, final check); not before the counters' metrics runs, which time
   /// nothing. The next replayed step starts a new worker.
   void releaseGpu();
-  /// Builds \p SourceDir's cubin into \p WorkDir ahead of its step (Stages::prepareReplay); may run
-  /// on another thread than compare, for another directory. A failure is left for compare to report.
-  void prebuildCubin(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
+  /// Stages::buildCubin: \p SourceDir's cubin built into \p WorkDir (once per directory; compare uses
+  /// it), with the ptxas report of that build. May run on another thread than compare, for another
+  /// directory.
+  BuildOutcome buildCubin(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
   /// Forgets the cubins of source directories at or below \p Dir (a directory about to be replaced).
   void forget(llvm::StringRef Dir);
 
 private:
-  /// The cubin of \p SourceDir's kernels (built once per directory into \p WorkDir); an error's
-  /// message is the fallback reason.
+  /// One directory's cubin build: the cubin's path, or why there is none; the command's stdout and
+  /// stderr (its ptxas report) and wall time (ms).
+  struct CubinBuild {
+    std::string Path, Failure, Output;
+    int64_t WallMs = 0;
+  };
+  /// The cubin of \p SourceDir's kernels; an error's message is the fallback reason.
   llvm::Expected<std::string> cubin(llvm::StringRef SourceDir, llvm::StringRef WorkDir, llvm::StringRef Side);
+  /// \p SourceDir's cubin build: the one made before (a failed one too), else search.cubin_command run
+  /// now into `<WorkDir>/<Side>.cubin`.
+  CubinBuild build(llvm::StringRef SourceDir, llvm::StringRef WorkDir, llvm::StringRef Side);
+  /// search.cubin_command (or the default nvcc -cubin) for \p SourceDir, with -Xptxas -v appended.
+  CubinBuild runCubinCommand(llvm::StringRef SourceDir, llvm::StringRef WorkDir, llvm::StringRef Side) const;
 
   const measure::WorkloadConfig &C;
   ReplayStageOptions O;
-  /// Source directory -> its cubin, under CubinsLock (prebuildCubin runs on other threads).
-  std::map<std::string, std::string> Cubins;
+  /// Source directory -> its cubin build, under CubinsLock (buildCubin runs on other threads). A failed
+  /// build is kept too: a candidate's sources do not change once applied (copySources forgets the
+  /// directory it replaces).
+  std::map<std::string, CubinBuild> Cubins;
   std::mutex CubinsLock;
   /// The long-lived replay workers of the search, one per capture directory (one CUDA context, the
   /// capture loaded once), each started on its first replayed step and restarted after a candidate that

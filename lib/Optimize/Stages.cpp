@@ -40,7 +40,7 @@ namespace {
 class ProcessStages : public Stages {
 public:
   ProcessStages(const measure::WorkloadConfig &C, ProcessStagesOptions Opts)
-      : C(C), O(std::move(Opts)), Replay(C, {O.ReplayWorker, O.ReplayWorkerProblem, O.CuptiLib, O.Rounds}) {}
+      : C(C), O(std::move(Opts)), Replay(C, {O.ReplayWorker, O.ReplayWorkerProblem, O.CuptiLib, O.Rounds, O.Ptxas}) {}
 
   Expected<inv::Inventory> extract() override {
     std::unique_ptr<ExtractCache> Cache;
@@ -192,7 +192,9 @@ public:
 
   bool concurrentPrepare() const override { return true; }
 
-  void prepareReplay(StringRef SourceDir, StringRef WorkDir) override { Replay.prebuildCubin(SourceDir, WorkDir); }
+  std::optional<BuildOutcome> buildCubin(StringRef SourceDir, StringRef WorkDir) override {
+    return Replay.buildCubin(SourceDir, WorkDir);
+  }
 
   bool haveGpu(std::string &Why) override {
     Expected<std::string> G = measure::probeGpu();

@@ -271,4 +271,19 @@ Expected<ProposalReply> CommandProposer::propose(const json &Context) {
   return Reply;
 }
 
+Expected<std::vector<ProposalReply>> CommandProposer::proposeBatch(const json &Context, unsigned N) {
+  if (N <= 1)
+    return Proposer::proposeBatch(Context, N);
+  json Ctx = Context;
+  Ctx["batch"] = N;
+  Expected<ProposalReply> R = propose(Ctx);
+  if (!R)
+    return R.takeError();
+  Expected<std::vector<json>> Ps =
+      splitBatch(R->Proposal, N, "command '" + commandName(Config.Argv) + "'", R->RawText, R->Prov);
+  if (!Ps)
+    return Ps.takeError();
+  return batchReplies(std::move(*Ps), std::move(R->RawText), R->Prov);
+}
+
 } // namespace kloop

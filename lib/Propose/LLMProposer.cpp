@@ -130,7 +130,23 @@ StringRef LLMProposer::kind() const {
 
 static const char ToolName[] = "submit_proposal";
 
-json LLMProposer::requestBody(const RenderedPrompt &P) const {
+json LLMProposer::batchSchema(unsigned N) const {
+  json Array = {{"type", "array"}, {"minItems", 1}, {"maxItems", N}, {"items", Schema}};
+  return {{"type", "object"},
+          {"additionalProperties", false},
+          {"required", json::array({"proposals"})},
+          {"properties", {{"proposals", Array}}}};
+}
+
+std::string LLMProposer::batchInstruction(unsigned N) {
+  return "Instead of one change, propose up to " + std::to_string(N) +
+         " different changes, the most promising first. Each is applied and measured on its own against the "
+         "current best version, so none may depend on another. Answer with one JSON object, {\"proposals\": "
+         "[...]}, each entry one proposal as described above.";
+}
+
+json LLMProposer::requestBody(const RenderedPrompt &P, unsigned N) const {
+  const json &Answer = N > 1 ? batchSchema(N) : Schema;
   json B = {{"model", Config.Model}};
   B[Config.Api == LLMApi::OpenAI ? Config.OpenAIMaxTokensField : std::string("max_tokens")] =
       Config.MaxTokens;
@@ -149,7 +165,7 @@ json LLMProposer::requestBody(const RenderedPrompt &P) const {
                               {"json_schema",
                                {{"name", "kloop_proposal"},
                                 {"strict", Config.StrictSchema},
-                                {"schema", Schema}}}};
+                                {"schema", Answer}}}};
     else if (Config.Structured == StructuredOutput::JsonObject)
       B["response_format"] = {{"type", "json_object"}};
     return B;
@@ -159,9 +175,12 @@ json LLMProposer::requestBody(const RenderedPrompt &P) const {
   B["messages"] = json::array({{{"role", "user"}, {"content", P.User}}});
   if (Config.Structured == StructuredOutput::JsonSchema) {
     B["tools"] = json::array({{{"name", ToolName},
-                               {"description", "Submit one kloop proposal: typed edits "
-                                               "anchored to inventory IDs, and a rationale."},
-                               {"input_schema", Schema}}});
+                               {"description", N > 1 ? "Submit up to " + std::to_string(N) +
+                                                           " kloop proposals, each typed edits anchored to "
+                                                           "inventory IDs with a rationale."
+                                                     : std::string("Submit one kloop proposal: typed edits "
+                                                                   "anchored to inventory IDs, and a rationale.")},
+                               {"input_schema", Answer}}});
     B["tool_choice"] = {{"type", "tool"}, {"name", ToolName}};
   }
   return B;
@@ -319,7 +338,22 @@ Expected<LLMReplyBody> parseLLMReplyBody(LLMApi Api, long Status, StringRef Raw,
   return R;
 }
 
-Expected<ProposalReply> LLMProposer::propose(const json &Context) {
+Expected<ProposalReply> LLMProposer::propose(const json &Context) { return request(Context, 1); }
+
+Expected<std::vector<ProposalReply>> LLMProposer::proposeBatch(const json &Context, unsigned N) {
+  if (N <= 1)
+    return Proposer::proposeBatch(Context, N);
+  Expected<ProposalReply> R = request(Context, N);
+  if (!R)
+    return R.takeError();
+  Expected<std::vector<json>> Ps = splitBatch(R->Proposal, N, redactSecret("LLM at " + llmEndpointURL(Config), Config.APIKey),
+                                              R->RawText, R->Prov);
+  if (!Ps)
+    return Ps.takeError();
+  return batchReplies(std::move(*Ps), std::move(R->RawText), R->Prov);
+}
+
+Expected<ProposalReply> LLMProposer::request(const json &Context, unsigned N) {
   auto Start = std::chrono::steady_clock::now();
   auto ElapsedMs = [&] {
     return std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - Start)
@@ -329,7 +363,7 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
   Provenance Prov;
   Prov.ProposerKind = kind().str();
   Prov.Model = Config.Model;
-  Prov.PromptVersion = Template.version();
+  Prov.PromptVersion = N > 1 ? promptContentVersion(Template.text() + "\n" + batchInstruction(N)) : Template.version();
   Prov.Temperature = Config.Temperature;
   if (Config.Api == LLMApi::OpenAI)
     Prov.Seed = Config.Seed;
@@ -346,15 +380,17 @@ Expected<ProposalReply> LLMProposer::propose(const json &Context) {
     if (Ctx.is_object() && Ctx.contains("answer_schema"))
       return Fail("the context must not set 'answer_schema'; the proposer fills it");
     if (Ctx.is_object())
-      Ctx["answer_schema"] = dumpJSON(Schema, 2);
+      Ctx["answer_schema"] = dumpJSON(N > 1 ? batchSchema(N) : Schema, 2);
   }
   Expected<RenderedPrompt> Prompt = Template.render(Ctx);
   if (!Prompt)
     return Prompt.takeError();
+  if (N > 1)
+    Prompt->User += "\n\n" + batchInstruction(N);
 
   http::Request Req;
   Req.URL = URL;
-  Req.Body = dumpJSON(requestBody(*Prompt));
+  Req.Body = dumpJSON(requestBody(*Prompt, N));
   Req.ConnectTimeoutMs = static_cast<long>(Config.ConnectTimeout.count());
   Req.TotalTimeoutMs = static_cast<long>(Config.TotalTimeout.count());
   Req.Headers = {"Content-Type: application/json", "Accept: application/json",

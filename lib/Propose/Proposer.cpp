@@ -16,6 +16,61 @@ void ProposerFailedError::log(raw_ostream &OS) const { OS << Source << ": " << R
 
 Proposer::~Proposer() = default;
 
+Expected<std::vector<ProposalReply>> Proposer::proposeBatch(const json &Context, unsigned) {
+  Expected<ProposalReply> R = propose(Context);
+  if (!R)
+    return R.takeError();
+  return std::vector<ProposalReply>{std::move(*R)};
+}
+
+Expected<std::vector<json>> splitBatch(const json &Reply, unsigned N, StringRef Source, StringRef RawText,
+                                       const Provenance &Prov) {
+  if (!Reply.contains("proposals"))
+    return std::vector<json>{Reply};
+  auto Fail = [&](const std::string &Why) {
+    auto E = std::make_unique<ReplyNotJSONError>(Source.str(), Why, RawText.str(), Prov);
+    E->Batch = true;
+    return Error(std::move(E));
+  };
+  const json &Ps = Reply["proposals"];
+  if (!Ps.is_array() || Ps.empty())
+    return Fail("'proposals' must be a non-empty array of proposal objects");
+  if (Ps.size() > N)
+    return Fail("'proposals' holds " + std::to_string(Ps.size()) + " proposals; at most " + std::to_string(N) +
+                " were asked for");
+  std::vector<json> Out;
+  for (size_t I = 0; I < Ps.size(); ++I) {
+    if (!Ps[I].is_object())
+      return Fail("'proposals' entry " + std::to_string(I) + " is not a JSON object");
+    Out.push_back(Ps[I]);
+    if (Reply.contains("provenance") && !Out.back().contains("provenance"))
+      Out.back()["provenance"] = Reply["provenance"];
+  }
+  return Out;
+}
+
+std::vector<ProposalReply> batchReplies(std::vector<json> Proposals, std::string RawText, const Provenance &Prov) {
+  std::vector<ProposalReply> Out;
+  for (json &P : Proposals) {
+    ProposalReply R;
+    R.Prov = Prov;
+    if (Out.empty()) {
+      R.RawText = std::move(RawText);
+    } else {
+      R.RawText = P.dump();
+      auto None = [](std::optional<int64_t> &T) { T = T ? std::optional<int64_t>(0) : std::nullopt; };
+      None(R.Prov.TokensIn);
+      None(R.Prov.TokensOut);
+      R.Prov.CostUSD = Prov.CostUSD ? std::optional<double>(0) : std::nullopt;
+      R.Prov.WallMs = 0;
+      R.Prov.Attempts = 0;
+    }
+    R.Proposal = std::move(P);
+    Out.push_back(std::move(R));
+  }
+  return Out;
+}
+
 template <typename T> static json opt(const std::optional<T> &V) {
   return V ? json(*V) : json(nullptr);
 }
@@ -29,7 +84,7 @@ json toJSON(const Provenance &P) {
 }
 
 void ReplyNotJSONError::log(raw_ostream &OS) const {
-  OS << Source << ": reply is not a JSON object (" << Reason << "): \"";
+  OS << Source << (Batch ? ": reply is not a proposal batch (" : ": reply is not a JSON object (") << Reason << "): \"";
   OS.write_escaped(StringRef(RawText).take_front(200));
   OS << "\"";
   if (RawText.size() > 200)

@@ -92,6 +92,66 @@ TEST(CommandProposer, ReadsTheContextAndReturnsTheProposalWithProvenance) {
   EXPECT_NE(R->RawText.find("agent-x"), std::string::npos);
 }
 
+// A batch request: the command sees "batch": N and answers {"proposals": [...]}; the request's tokens
+// and cost go with the first reply, the others count none; more than N, or an empty array, is refused.
+TEST(CommandProposer, ABatchRequestGivesEachProposalWithTheRequestCountedOnce) {
+  auto P = make({"python3", "-c",
+                 "import sys, json\n"
+                 "c = json.load(sys.stdin)\n"
+                 "n = c['batch'] + int(c.get('extra', 0))\n"
+                 "print(json.dumps({'proposals': [{'rationale': str(i), 'edits': []} for i in range(n)],"
+                 " 'provenance': {'model': 'agent-x', 'tokens_in': 5, 'tokens_out': 6, 'cost_usd': 0.5}}))\n"});
+  ASSERT_TRUE(P);
+  Expected<std::vector<ProposalReply>> R = P->proposeBatch(Context, 3);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_EQ(R->size(), 3u);
+  for (unsigned I = 0; I < 3; ++I) {
+    EXPECT_EQ((*R)[I].Proposal["rationale"], std::to_string(I));
+    EXPECT_EQ((*R)[I].Proposal["provenance"]["model"], "agent-x"); // the reply's, given to each
+    EXPECT_EQ((*R)[I].Prov.Model, "agent-x");
+  }
+  EXPECT_EQ((*R)[0].Prov.TokensIn, std::optional<int64_t>(5));
+  EXPECT_EQ((*R)[0].Prov.CostUSD, std::optional<double>(0.5));
+  EXPECT_EQ((*R)[0].Prov.Attempts, 1);
+  EXPECT_NE((*R)[0].RawText.find("\"proposals\""), std::string::npos);
+  EXPECT_EQ((*R)[2].Prov.TokensIn, std::optional<int64_t>(0));
+  EXPECT_EQ((*R)[2].Prov.TokensOut, std::optional<int64_t>(0));
+  EXPECT_EQ((*R)[2].Prov.CostUSD, std::optional<double>(0));
+  EXPECT_EQ((*R)[2].Prov.Attempts, 0);
+  EXPECT_EQ((*R)[2].RawText.find("\"proposals\""), std::string::npos);
+
+  json More = Context;
+  More["extra"] = 1;
+  Expected<std::vector<ProposalReply>> Over = P->proposeBatch(More, 3);
+  ASSERT_FALSE(bool(Over));
+  bool Batch = false;
+  std::string Msg;
+  handleAllErrors(Over.takeError(), [&](const ReplyNotJSONError &E) {
+    Batch = E.Batch;
+    Msg = E.Reason;
+  });
+  EXPECT_TRUE(Batch);
+  EXPECT_EQ(Msg, "'proposals' holds 4 proposals; at most 3 were asked for");
+  More["extra"] = -3;
+  Expected<std::vector<ProposalReply>> Empty = P->proposeBatch(More, 3);
+  ASSERT_FALSE(bool(Empty));
+  EXPECT_NE(toString(Empty.takeError()).find("reply is not a proposal batch ('proposals' must be a non-empty array"),
+            std::string::npos);
+}
+
+// A batch of one is a plain request: no "batch" key in the context.
+TEST(CommandProposer, ABatchOfOneIsAPlainRequest) {
+  auto P = make({"python3", "-c",
+                 "import sys, json\n"
+                 "c = json.load(sys.stdin)\n"
+                 "print(json.dumps({'rationale': 'batch' in c and 'yes' or 'no', 'edits': []}))\n"});
+  ASSERT_TRUE(P);
+  Expected<std::vector<ProposalReply>> R = P->proposeBatch(Context, 1);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_EQ(R->size(), 1u);
+  EXPECT_EQ((*R)[0].Proposal["rationale"], "no");
+}
+
 TEST(CommandProposer, AcceptsAFencedReplyAndACommandThatIgnoresStdin) {
   // 4 MiB of context to a command that never reads it: no SIGPIPE, no hang.
   json Big = {{"kernel_source", std::string(4u << 20, 'x')}};

@@ -132,9 +132,9 @@ protected:
     C.BackoffMax = std::chrono::milliseconds(2500);
     return C;
   }
-  std::unique_ptr<LLMProposer> make(const LLMConfig &C) {
+  std::unique_ptr<LLMProposer> make(const LLMConfig &C, const std::string &Template = "optimize-kernel.v1.md") {
     Expected<PromptTemplate> T =
-        PromptTemplate::load(srcRoot() + "/prompts/optimize-kernel.v1.md");
+        PromptTemplate::load(srcRoot() + "/prompts/" + Template);
     EXPECT_TRUE(bool(T)) << toString(T.takeError());
     Expected<json> S = loadProposalSchema(srcRoot() + "/prompts/proposal.schema.json");
     EXPECT_TRUE(bool(S)) << toString(S.takeError());
@@ -441,6 +441,61 @@ TEST_P(LLMProposerTest, StructuredOutputCanBeTurnedDown) {
   // The OpenAI field name is configurable; Anthropic's is fixed.
   EXPECT_EQ(B.contains("max_completion_tokens"), isOpenAI(GetParam()));
   EXPECT_EQ(B.contains("max_tokens"), !isOpenAI(GetParam()));
+}
+
+// A batch request: the answer schema is a "proposals" array of at most N proposals, in the request and
+// in the prompt, the user message ends with the batch instruction, and the prompt version names both.
+TEST_P(LLMProposerTest, ABatchRequestAsksForUpToNProposalsAndSplitsTheReply) {
+  Server->script({"batch_of_two"});
+  std::unique_ptr<LLMProposer> P = make(config(), "optimize-kernel.v2.md"); // v2 shows the answer schema
+  ASSERT_TRUE(P);
+  Expected<std::vector<ProposalReply>> R = P->proposeBatch(context(), 3);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_EQ(R->size(), 2u);
+  EXPECT_EQ((*R)[0].Proposal["edits"][0]["factor"], 4);
+  EXPECT_EQ((*R)[1].Proposal["edits"][0]["factor"], 8);
+  EXPECT_EQ((*R)[0].Prov.TokensIn, std::optional<int64_t>(2000));
+  EXPECT_EQ((*R)[1].Prov.TokensIn, std::optional<int64_t>(0));
+  EXPECT_EQ((*R)[1].Prov.Model, "fake-model-2025");
+  Expected<PromptTemplate> T = PromptTemplate::load(srcRoot() + "/prompts/optimize-kernel.v2.md");
+  ASSERT_TRUE(bool(T)) << toString(T.takeError());
+  EXPECT_EQ((*R)[0].Prov.PromptVersion, promptContentVersion(T->text() + "\n" + LLMProposer::batchInstruction(3)));
+  EXPECT_NE((*R)[0].Prov.PromptVersion, T->version());
+  EXPECT_EQ((*R)[1].Prov.PromptVersion, (*R)[0].Prov.PromptVersion);
+
+  json S = Server->stats();
+  ASSERT_EQ(S["requests"], 1);
+  const json &B = S["log"][0]["body"];
+  const json &Answer = isOpenAI(GetParam()) ? B["response_format"]["json_schema"]["schema"] : B["tools"][0]["input_schema"];
+  EXPECT_EQ(Answer["required"], json::array({"proposals"}));
+  EXPECT_EQ(Answer["properties"]["proposals"]["maxItems"], 3);
+  EXPECT_EQ(Answer["properties"]["proposals"]["items"]["required"], json::array({"edits", "rationale"}));
+  std::string User = B["messages"][isOpenAI(GetParam()) ? 1 : 0]["content"];
+  EXPECT_TRUE(StringRef(User).ends_with(LLMProposer::batchInstruction(3))) << User;
+  std::string System = isOpenAI(GetParam()) ? B["messages"][0]["content"] : B["system"];
+  EXPECT_NE(System.find("\"maxItems\": 3"), std::string::npos) << "the prompt's schema is the batch's";
+
+  // More proposals than asked for: refused, naming the count.
+  Server->script({"batch_of_three"});
+  Expected<std::vector<ProposalReply>> Over = P->proposeBatch(context(), 2);
+  ASSERT_FALSE(bool(Over));
+  std::string Msg = toString(Over.takeError());
+  EXPECT_NE(Msg.find("reply is not a proposal batch ('proposals' holds 3 proposals; at most 2 were asked for)"),
+            std::string::npos)
+      << Msg;
+  EXPECT_EQ(Msg.find(Key), std::string::npos);
+
+  // A batch of one is propose(): the plain schema and prompt.
+  Server->script({"good"});
+  Expected<std::vector<ProposalReply>> One = P->proposeBatch(context(), 1);
+  ASSERT_TRUE(bool(One)) << toString(One.takeError());
+  EXPECT_EQ((*One)[0].Prov.PromptVersion, T->version());
+  json S1 = Server->stats();
+  const json &B1 = S1["log"][0]["body"];
+  const json &Plain = isOpenAI(GetParam()) ? B1["response_format"]["json_schema"]["schema"] : B1["tools"][0]["input_schema"];
+  EXPECT_EQ(Plain["required"], json::array({"edits", "rationale"}));
+  std::string User1 = B1["messages"][isOpenAI(GetParam()) ? 1 : 0]["content"];
+  EXPECT_EQ(User1.find(LLMProposer::batchInstruction(1).substr(0, 20)), std::string::npos);
 }
 
 TEST_P(LLMProposerTest, RefusedConnectionIsRetriedThenReported) {

@@ -89,6 +89,8 @@ struct BuildOutcome {
   int64_t WallMs = 0;
   /// ptxas report {"kernels": [...]} (parsePtxasOutput and toJSON in kloop/Optimize/Stages.h), or null when not produced.
   nlohmann::json Ptxas;
+  /// True when this built the cubin alone (Stages::buildCubin), not the workload.
+  bool Cubin = false;
 };
 
 /// What the verified, measured comparison of a candidate against the
@@ -236,15 +238,20 @@ public:
   /// missing and cannot be built). The default says that these stages cannot
   /// profile.
   virtual llvm::Expected<CountersOutcome> counters(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
-  /// True when copySources, apply, build and prepareReplay may run on other
+  /// True when copySources, apply, build and buildCubin may run on other
   /// threads, several at once on distinct directories, while the calling
   /// thread runs any method on other directories (OptimizeOptions::PrepareJobs).
   /// Default false.
   virtual bool concurrentPrepare() const { return false; }
-  /// Builds ahead, into \p WorkDir, what replayCompare will need of the
-  /// candidate \p SourceDir (its cubin). A failure is not reported here:
-  /// replayCompare then builds it again and reports it. Default: nothing.
-  virtual void prepareReplay(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
+  /// Builds what a search step timed by replay needs of the candidate
+  /// \p SourceDir, into \p WorkDir: its cubin (search.cubin_command, once
+  /// per directory; replayCompare uses it), with the ptxas report of that
+  /// build (kloop/Support/Ptxas.h). The workload itself is built only when a
+  /// step needs it (docs/optimize.md, "What a candidate's build builds").
+  /// A cubin that does not build is a failed outcome whose log names the
+  /// reason. std::nullopt when these stages build no cubins (the default):
+  /// build() builds the workload then.
+  virtual std::optional<BuildOutcome> buildCubin(llvm::StringRef SourceDir, llvm::StringRef WorkDir);
 };
 
 /// Options of runOptimize.
@@ -277,14 +284,20 @@ struct OptimizeOptions {
   /// each of them and a replayed search step times every one, as a workload
   /// search step does; empty: one capture, of the shape the stages choose.
   std::vector<std::string> SearchShapes;
-  /// Candidates prepared ahead (copied, applied, built, and their cubin built
+  /// Candidates prepared ahead (copied, applied and built: the cubin alone
   /// when the step will replay) on this many threads while the loop times the
-  /// current one, for a deterministic proposer (Proposer::deterministic) and
-  /// stages that allow it (Stages::concurrentPrepare); 0: one candidate at a
-  /// time. A prepared candidate is used only when the proposer, asked after
-  /// the verdict, gives the very proposal it was prepared for; the journal is
-  /// the same either way (docs/optimize.md, "Preparing ahead").
+  /// current one, for a deterministic proposer (Proposer::deterministic) or
+  /// the untried proposals of a batch (Batch), and stages that allow it
+  /// (Stages::concurrentPrepare); 0: one candidate at a time. A prepared
+  /// candidate is used only when its round's proposal is the very proposal it
+  /// was prepared for; the journal is the same either way (docs/optimize.md,
+  /// "Preparing ahead").
   unsigned PrepareJobs = 0;
+  /// Proposals asked for per request (Proposer::proposeBatch; `--batch`,
+  /// docs/proposers.md, "Batches"), at most the candidates and rounds left;
+  /// the rounds after the one that asked take the rest in order, until the
+  /// incumbent changes (a win drops those left). 1: one proposal per round.
+  unsigned Batch = 1;
   /// Extra context for proposers (e.g. the kernel source); merged into each context.
   nlohmann::json ExtraContext = nlohmann::json::object();
 };

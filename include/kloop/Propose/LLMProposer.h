@@ -159,15 +159,33 @@ public:
   create(LLMConfig C, PromptTemplate Template, nlohmann::json Schema);
 
   llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
+  /// With \p N > 1, one request for up to \p N proposals (docs/proposers.md,
+  /// "Batches"): the answer schema is batchSchema(N) (in the request's
+  /// structured output and in the template's `answer_schema`), the user
+  /// message ends with batchInstruction(N), and the provenance's prompt
+  /// version is promptContentVersion of the template's text followed by that
+  /// instruction. Errors: those of propose(), and a reply that is not a batch
+  /// of at most \p N proposals (splitBatch).
+  llvm::Expected<std::vector<ProposalReply>> proposeBatch(const nlohmann::json &Context, unsigned N) override;
   /// "llm-openai" or "llm-anthropic".
   llvm::StringRef kind() const override;
 
-  /// The HTTP request body propose() would send for \p Prompt (for tests and
-  /// `--dry-run`); holds no key (keys travel in headers).
-  nlohmann::json requestBody(const RenderedPrompt &Prompt) const;
+  /// The HTTP request body propose() (\p N = 1) or proposeBatch(..., \p N)
+  /// would send for \p Prompt (for tests and `--dry-run`); holds no key (keys
+  /// travel in headers).
+  nlohmann::json requestBody(const RenderedPrompt &Prompt, unsigned N = 1) const;
+  /// The answer schema of a request for up to \p N > 1 proposals: an object
+  /// whose only member "proposals" is an array of 1 to \p N answers of the
+  /// proposer's schema.
+  nlohmann::json batchSchema(unsigned N) const;
+  /// The paragraph appended to the user message of a request for up to \p N
+  /// proposals.
+  static std::string batchInstruction(unsigned N);
 
 private:
   LLMProposer(LLMConfig C, PromptTemplate T, nlohmann::json S);
+  /// One request for \p N proposals (propose: 1); its reply parsed, not split.
+  llvm::Expected<ProposalReply> request(const nlohmann::json &Context, unsigned N);
   LLMConfig Config;
   PromptTemplate Template;
   nlohmann::json Schema;

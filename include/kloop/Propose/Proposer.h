@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kloop {
 
@@ -80,7 +81,8 @@ public:
                     Provenance Prov)
       : Source(std::move(Source)), Reason(std::move(Reason)),
         RawText(std::move(RawText)), Prov(std::move(Prov)) {}
-  /// "<Source>: reply is not a JSON object (<Reason>): \"<first 200 chars>\"".
+  /// "<Source>: reply is not a JSON object (<Reason>): \"<first 200 chars>\"", or with Batch
+  /// "reply is not a proposal batch".
   void log(llvm::raw_ostream &OS) const override;
   std::error_code convertToErrorCode() const override {
     return llvm::inconvertibleErrorCode();
@@ -93,6 +95,9 @@ public:
   std::string RawText;
   /// Provenance of the failed reply.
   Provenance Prov;
+  /// The reply is a JSON object, but not the batch of proposals that was asked for
+  /// (splitBatch); Reason says why.
+  bool Batch = false;
 };
 
 /// The error returned when a proposer ran but gave no reply to parse: a command
@@ -134,6 +139,24 @@ llvm::Expected<nlohmann::json> parseReplyText(llvm::StringRef Text,
                                                  llvm::StringRef Source,
                                                  const Provenance &Prov);
 
+/// The proposals in \p Reply, a parsed reply to a request for at most \p N
+/// (docs/proposers.md, "Batches"): the objects of its "proposals" array, each
+/// given the reply's "provenance" object when it has none, or \p Reply itself
+/// when it has no "proposals" key (one proposal). A ReplyNotJSONError with
+/// Batch set (naming \p Source, with \p RawText and \p Prov) when "proposals"
+/// is not an array of 1 to \p N JSON objects.
+llvm::Expected<std::vector<nlohmann::json>> splitBatch(const nlohmann::json &Reply, unsigned N,
+                                                       llvm::StringRef Source, llvm::StringRef RawText,
+                                                       const Provenance &Prov);
+
+/// \p Proposals (splitBatch's) as the replies of one request answered by \p RawText with
+/// provenance \p Prov: the first reply carries the request's raw text, tokens, cost, wall time and
+/// attempts; the others the model, prompt version, seed and temperature, their own proposal as raw
+/// text, and no cost (tokens 0 where the request's were known), so that a run's sums count the
+/// request once.
+std::vector<ProposalReply> batchReplies(std::vector<nlohmann::json> Proposals, std::string RawText,
+                                        const Provenance &Prov);
+
 /// The interface every proposer implements.
 class Proposer {
 public:
@@ -143,6 +166,13 @@ public:
   /// transport failures, HTTP errors, timeouts, a non-zero exit, a reply that
   /// is not JSON (ReplyNotJSONError).
   virtual llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) = 0;
+  /// Asks for up to \p N (at least 1) proposals in one request given
+  /// \p Context, to be tried in order (`kloop optimize --batch`;
+  /// docs/proposers.md, "Batches"): one reply or more, at most \p N, as
+  /// batchReplies gives them. Errors: those of propose(); a reply that is not
+  /// a batch of at most \p N proposals is a ReplyNotJSONError with Batch set.
+  /// The default asks propose() once: a proposer without batches.
+  virtual llvm::Expected<std::vector<ProposalReply>> proposeBatch(const nlohmann::json &Context, unsigned N);
   /// Provenance::ProposerKind of this proposer's replies.
   virtual llvm::StringRef kind() const = 0;
   /// True when propose() is a pure function of its context: the same context

@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 # Prints what test/Optimize/replay-timing.test checks in a journal (steps.py JOURNAL): the replay capture
-# step, each search step's timing, and the final step's two figures, one line each.
+# step, each search step's timing, and the final step's two figures, one line each. With --builds
+# (steps.py JOURNAL --builds, test/Optimize/replay-build.test), also each candidate's build step and the
+# journal's build records of its round. With --proposals (test/Optimize/batch.test), also each
+# candidate's propose step (its batch and the SCALE it sets), whether its apply took a candidate prepared
+# ahead, and the proposals table's model and tokens.
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+builds = "--builds" in sys.argv[2:]
+proposals = "--proposals" in sys.argv[2:]
 rows = db.execute("select round, state, step_key, payload from steps where status = 'finished' order by id")
 for rnd, state, key, payload in rows:
     p = json.loads(payload) if payload else {}
@@ -12,6 +18,20 @@ for rnd, state, key, payload in rows:
                   (key, p["reused"], p["stale"], p["launches"], ",".join(p["kernels"])))
         else:
             print("%s: workload reason=%s" % (key, p["reason"]))
+    elif state == "propose" and proposals:
+        row = db.execute("select model, tokens_in, tokens_out, parse_error from proposals where id = ?",
+                         (p.get("proposal_id"),)).fetchone()
+        b = p.get("batch")
+        value = (p.get("proposal") or {}).get("edits", [{}])[0].get("value")
+        print("propose %s: batch=%s value=%s model=%s tokens=%s/%s refusal=%s" % (
+            key, "%d/%d/%d" % (b["round"], b["index"], b["size"]) if b else None, value,
+            row[0] if row else None, row[1] if row else None, row[2] if row else None, row[3] if row else None))
+    elif state == "apply" and proposals:
+        print("apply %s: prepared=%s" % (key, "prepared_ahead_s" in p))
+    elif state == "build" and builds and key != "baseline":
+        records = db.execute("select succeeded from builds where round = ? order by id", (rnd,)).fetchall()
+        print("build %s: succeeded=%s cubin=%s records=%s" % (key, p["succeeded"], p.get("cubin"),
+                                                             ",".join(str(bool(r[0])) for r in records)))
     elif state == "verify":
         t = (p.get("detail") or {}).get("replay_time")
         split = "" if t is None else " worker_starts=%d gated=%s split=%s" % (
