@@ -6,8 +6,9 @@ search strategy: it is a source of many valid candidates, so that the bench can 
 dozens of candidates (issue 14, item 6) instead of the builtin search's short walk.
 
 Constants: the inventory's editable ones without a hardware_fact, with a use in a `block_size` or
-`launch_bounds` context (values: multiples of 32, or powers of 2 when the current value is under 32,
-up to what keeps the product of all such constants at most 1024 threads), else in `grid_size` (the
+`launch_bounds` context (values: multiples of 32, or powers of 2 when the current value is under 32 or
+the constant is also a template argument, as block-size templates often assume for their reduction
+trees; up to what keeps the product of all such constants at most 1024 threads), else in `grid_size` (the
 current value times 2^k, k = -4..3, at least 1), else in `unroll` (1, 2, 4, 8, 16). The current value is the
 inventory's, or the last accepted proposal's. Values nearest the current one come first, constants
 taking turns. With nothing left it answers a proposal with no edits, which apply refuses.
@@ -22,7 +23,7 @@ BLOCK = {"block_size", "launch_bounds"}
 def values_for(contexts, current, threads):
     if contexts & BLOCK:
         most = 1024 * current // max(1, threads)
-        if current % 32 == 0:
+        if current % 32 == 0 and "template_arg" not in contexts:
             return list(range(32, most + 1, 32))
         return [1 << k for k in range(11) if 1 << k <= most]
     if "grid_size" in contexts:

@@ -743,12 +743,12 @@ private:
 
   /// Why search step \p Proposal cannot replay; "" when it can.
   std::string replayBlocker(const json &Proposal) const {
-    if (!NoReplay.empty())
-      return NoReplay;
-    if (!IncumbentLaunch.empty())
-      return IncumbentLaunch;
-    return launchConfigChange(Proposal, Inventory, CandidateEvaluated);
+    std::string Fixed = fixedReplayBlocker();
+    return Fixed.empty() ? launchConfigChange(Proposal, Inventory, CandidateEvaluated) : Fixed;
   }
+
+  /// Why no search step of this round can replay, whatever its proposal; "" when they may.
+  std::string fixedReplayBlocker() const { return NoReplay.empty() ? IncumbentLaunch : NoReplay; }
 
   /// What each side launches on capture \p Dir where it differs from the capture (replayConfigs).
   Expected<capture::ReplayConfigs> configsFor(const std::string &Dir) {
@@ -1252,10 +1252,13 @@ private:
       std::optional<json> Proposal = proposalAhead(M, N, Hyp);
       if (!Proposal)
         return;
-      bool Cubin = WantReplay && replayBlocker(*Proposal).empty();
+      // Whether its step replays also depends on its own apply's launch formulas: prepare() decides.
+      bool MayReplay = WantReplay && fixedReplayBlocker().empty();
       Ahead->push(M, *Proposal, proposalBase(),
                   [this, Key = candKey(M), Proposal = *Proposal, From = proposalBase(),
-                   Cubin](const std::atomic<bool> &Cancelled) { return prepare(Key, Proposal, From, Cubin, Cancelled); });
+                   MayReplay](const std::atomic<bool> &Cancelled) {
+                    return prepare(Key, Proposal, From, MayReplay, Cancelled);
+                  });
       Hyp.push_back(asRejected({{"round", M}, {"proposal", *Proposal}, {"accepted", false}}));
     }
   }
@@ -1288,9 +1291,10 @@ private:
   }
 
   /// Prepares candidate \p Key on a preparing thread: \p Proposal applied to a copy of \p From, and its
-  /// build (buildCandidate; \p Cubin: its step will replay); stops after a stage once \p Cancelled is set
-  /// (the candidate was dropped; what it wrote is removed).
-  PreparedCandidate prepare(const std::string &Key, const json &Proposal, const std::string &From, bool Cubin,
+  /// build (buildCandidate: the cubin alone when \p MayReplay and its own launch formulas let its step
+  /// replay, as replayBlocker decides in its round); stops after a stage once \p Cancelled is set (the
+  /// candidate was dropped; what it wrote is removed).
+  PreparedCandidate prepare(const std::string &Key, const json &Proposal, const std::string &From, bool MayReplay,
                             const std::atomic<bool> &Cancelled) const {
     auto Began = std::chrono::steady_clock::now();
     PreparedCandidate C;
@@ -1306,7 +1310,8 @@ private:
       return C;
     }
     if (C.Apply.Applied && !C.Apply.Failure) {
-      Expected<BuildOutcome> B = buildCandidate(Key, C.SourceDir, Cubin, std::nullopt);
+      bool Replays = MayReplay && launchConfigChange(Proposal, Inventory, !C.Apply.LaunchFormulas.empty()).empty();
+      Expected<BuildOutcome> B = buildCandidate(Key, C.SourceDir, Replays, std::nullopt);
       if (!B) {
         C.Problem = llvm::toString(B.takeError());
         return C;
