@@ -175,6 +175,7 @@ def analyse(db):
         if state == "verify":
             timing = p.get("timing")
             out["replayed" if timing == "replay" else "workload_timed"] += 1
+            out["last_verdict_ns"] = max(out.get("last_verdict_ns", 0), fin)
             r = out["per_round"].setdefault(rnd, {})
             r.update(timing=timing, evidence=p.get("evidence") or [], outcome=p.get("outcome"))
             for e in p.get("evidence") or []:
@@ -194,6 +195,11 @@ def analyse(db):
     if out["replayed"]:
         out["per_replayed_step_s"] = {k: v / out["replayed"] for k, v in out["replay_split_s"].items()}
     out["candidates_per_minute"] = 60.0 * len(rounds) / out["wall_s"] if out["wall_s"] > 0 else None
+    # Rounds refused before a build (an empty or malformed proposal) cost little; this counts only the
+    # candidates that were timed, up to the last verdict.
+    out["measured"] = out["replayed"] + out["workload_timed"]
+    span = (out.get("last_verdict_ns", 0) - min(s[3] for s in steps)) * 1e-9
+    out["measured_per_minute"] = 60.0 * out["measured"] / span if out["measured"] and span > 0 else None
     out["gpu_busy"] = out["kernel_s"] / out["wall_s"] if out["wall_s"] > 0 else None
     return out
 
@@ -270,6 +276,9 @@ def bench_example(a, ex, top):
                                                                    else None, "%.3f"),
             fmt(pc.get("propose")), fmt(pc.get("apply")), fmt(pc.get("build")), fmt(pc.get("verify")),
             ", ".join("%s %d" % kv for kv in sorted(r["outcomes"].items(), key=lambda kv: str(kv[0])))))
+    for path, r in res["paths"].items():
+        log("%s timed candidates: %d, %s per minute (first search step to the last verdict)" % (
+            path, r["measured"], fmt(r.get("measured_per_minute"))))
     for path, r in res["paths"].items():
         if r.get("per_replayed_step_s"):
             log("%s split (s per replayed step): " % path + " ".join(
