@@ -25,7 +25,8 @@ EXAMPLES=${*:-saxpy reduction matmul}
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 PROPS="$HERE/proposals.py"
-SERVER="$ROOT/test/Propose/fake_llm_server.py"
+# shellcheck source=../../test/Propose/fake_llm_server.sh
+source "$ROOT/test/Propose/fake_llm_server.sh"
 ROUNDS=${LLM_REPLAY_ROUNDS:-1}
 # The replay is of this checkout's prompts. A kloop that is neither installed nor in its build tree
 # (.gpu/kb/bin/kloop on the GPU machine) has no share/kloop/prompts beside it (docs/install.md).
@@ -51,15 +52,7 @@ for EX in $EXAMPLES; do
   fi
   N=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["queue"]))' "$D/script.json")
 
-  python3 "$SERVER" --script "$D/script.json" >"$D/server.out" 2>"$D/server.err" &
-  SERVER_PID=$!
-  PORT=
-  for _ in $(seq 100); do
-    PORT=$(sed -n 's/^PORT \([0-9]*\)$/\1/p' "$D/server.out")
-    [ -n "$PORT" ] && break
-    sleep 0.1
-  done
-  if [ -z "$PORT" ]; then
+  if ! start_fake_llm_server "$D/script.json" "$D"; then
     echo "llm-replay: $EX: the fake server did not start (see $D/server.err)" >&2
     STATUS=1; cleanup; SERVER_PID=; continue
   fi

@@ -315,6 +315,9 @@ Expected<ChosenProposer> makeProposer(const CommandContext &Ctx, const measure::
     };
     Out.P = std::make_unique<builtin::BuiltinProposer>(SO);
     Out.Absolute = true;
+    if (BatchOpt > 1)
+      errs() << "kloop optimize: note: --batch has no effect with the builtin proposer (its next candidates "
+                "are prepared ahead without it, --prepare-jobs)\n";
     return Out;
   }
   Expected<std::unique_ptr<Proposer>> P = ProposerOpt == "command" ? commandProposer()

@@ -312,6 +312,8 @@ struct Batched {
   ProposalReply Reply;
   std::string Base;
   unsigned Round = 0, Index = 0, Size = 1;
+  /// Proposals the request asked for; 0: not a batch request (OptimizeOptions::Batch 1).
+  unsigned Asked = 0;
 };
 
 /// Adds "timing" and "replay_fallback" to payload \p P when they are known.
@@ -496,6 +498,9 @@ public:
       Ahead = std::make_unique<AheadQueue>(O.PrepareJobs);
     Error Rounds = rounds();
     dropAhead();
+    if (!Pending.empty())
+      say(std::to_string(Pending.size()) + " untried proposal(s) of round " + std::to_string(Pending.front().Round) +
+          "'s batch left: the run stopped");
     if (Rounds)
       return Rounds;
     if (Error E = canary())
@@ -1038,15 +1043,16 @@ private:
                   {"proposal", R->Proposal},
                   {"tokens", R->Prov.TokensIn.value_or(0) + R->Prov.TokensOut.value_or(0)},
                   {"exhausted", false}};
-      if (B->Size > 1)
-        Out["batch"] = {{"round", B->Round}, {"index", B->Index}, {"size", B->Size}};
+      if (B->Asked)
+        Out["batch"] = {{"round", B->Round}, {"index", B->Index}, {"size", B->Size}, {"asked", B->Asked}};
       return Out;
     });
   }
 
   /// Round \p N's proposal: the next untried one of the last batch when that was asked for from this
-  /// round's base; otherwise a new request for up to OptimizeOptions::Batch proposals, within the
-  /// candidate and round budgets, whose others wait for the next rounds.
+  /// round's base; otherwise a new request: with OptimizeOptions::Batch > 1 a batch request for up to
+  /// that many, within the candidate and round budgets (at the budgets' end, a batch of 1), whose others
+  /// wait for the next rounds; else propose().
   Expected<Batched> nextProposal(unsigned N) {
     if (!Pending.empty() && Pending.front().Base != proposalBase()) {
       say("round " + std::to_string(N) + ": " + std::to_string(Pending.size()) + " untried proposal(s) of round " +
@@ -1058,14 +1064,15 @@ private:
       Pending.pop_front();
       return B;
     }
-    unsigned Want = std::min({O.Batch, O.MaxCandidates + 1 - std::min(N, O.MaxCandidates + 1),
-                              O.MaxRounds + 1 - std::min(N, O.MaxRounds + 1)});
-    Expected<std::vector<ProposalReply>> Rs = P.proposeBatch(contextFor(N, History), std::max(1u, Want));
+    unsigned Want = std::max(1u, std::min({O.Batch, O.MaxCandidates + 1 - std::min(N, O.MaxCandidates + 1),
+                                           O.MaxRounds + 1 - std::min(N, O.MaxRounds + 1)}));
+    Expected<std::vector<ProposalReply>> Rs = O.Batch > 1 ? P.proposeBatch(contextFor(N, History), Want)
+                                                          : Proposer::one(P.propose(contextFor(N, History)));
     if (!Rs)
       return Rs.takeError();
     unsigned Size = Rs->size();
     for (unsigned I = 0; I < Size; ++I)
-      Pending.push_back({std::move((*Rs)[I]), proposalBase(), N, I, Size});
+      Pending.push_back({std::move((*Rs)[I]), proposalBase(), N, I, Size, O.Batch > 1 ? Want : 0});
     Batched B = std::move(Pending.front());
     Pending.pop_front();
     return B;
@@ -1089,6 +1096,7 @@ private:
           NP.ParseError = X.Reason;
           NP.TokensIn = X.Prov.TokensIn;
           NP.TokensOut = X.Prov.TokensOut;
+          NP.CostUSD = X.Prov.CostUSD;
           NP.WallMs = X.Prov.WallMs;
           Refusal = (X.Batch ? "reply is not a proposal batch: " : "reply is not JSON: ") + X.Reason;
         },

@@ -248,22 +248,7 @@ Expected<ProposalReply> CommandProposer::propose(const json &Context) {
   Expected<json> Parsed = parseReplyText(R->Stdout, "command '" + Name + "'", Prov);
   if (!Parsed)
     return Parsed.takeError();
-  // Optional self-reported provenance (docs/proposers.md).
-  if (Parsed->contains("provenance") && (*Parsed)["provenance"].is_object()) {
-    const json &P = (*Parsed)["provenance"];
-    if (P.contains("model") && P["model"].is_string())
-      Prov.Model = P["model"].get<std::string>();
-    if (P.contains("seed") && P["seed"].is_number_integer())
-      Prov.Seed = P["seed"].get<int64_t>();
-    if (P.contains("temperature") && P["temperature"].is_number())
-      Prov.Temperature = P["temperature"].get<double>();
-    if (P.contains("tokens_in") && P["tokens_in"].is_number_integer())
-      Prov.TokensIn = P["tokens_in"].get<int64_t>();
-    if (P.contains("tokens_out") && P["tokens_out"].is_number_integer())
-      Prov.TokensOut = P["tokens_out"].get<int64_t>();
-    if (P.contains("cost_usd") && P["cost_usd"].is_number())
-      Prov.CostUSD = P["cost_usd"].get<double>();
-  }
+  readSelfReported(*Parsed, Prov); // docs/proposers.md
   ProposalReply Reply;
   Reply.RawText = std::move(R->Stdout);
   Reply.Proposal = std::move(*Parsed);
@@ -272,8 +257,6 @@ Expected<ProposalReply> CommandProposer::propose(const json &Context) {
 }
 
 Expected<std::vector<ProposalReply>> CommandProposer::proposeBatch(const json &Context, unsigned N) {
-  if (N <= 1)
-    return Proposer::proposeBatch(Context, N);
   json Ctx = Context;
   Ctx["batch"] = N;
   Expected<ProposalReply> R = propose(Ctx);
@@ -283,7 +266,10 @@ Expected<std::vector<ProposalReply>> CommandProposer::proposeBatch(const json &C
       splitBatch(R->Proposal, N, "command '" + commandName(Config.Argv) + "'", R->RawText, R->Prov);
   if (!Ps)
     return Ps.takeError();
-  return batchReplies(std::move(*Ps), std::move(R->RawText), R->Prov);
+  std::vector<ProposalReply> Out = batchReplies(std::move(*Ps), std::move(R->RawText), R->Prov);
+  for (ProposalReply &Reply : Out) // an entry's own provenance is that proposal's
+    readSelfReported(Reply.Proposal, Reply.Prov);
+  return Out;
 }
 
 } // namespace kloop

@@ -118,4 +118,11 @@ llvm::Expected<ProposalReply> LLMContextAdapter::propose(const json &Context) {
   return P->propose(*Placeholders);
 }
 
+llvm::Expected<std::vector<ProposalReply>> LLMContextAdapter::proposeBatch(const json &Context, unsigned N) {
+  llvm::Expected<json> Placeholders = llmPlaceholders(Context, Files);
+  if (!Placeholders)
+    return Placeholders.takeError();
+  return P->proposeBatch(*Placeholders, N);
+}
+
 } // namespace kloop

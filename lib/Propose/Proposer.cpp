@@ -16,11 +16,34 @@ void ProposerFailedError::log(raw_ostream &OS) const { OS << Source << ": " << R
 
 Proposer::~Proposer() = default;
 
-Expected<std::vector<ProposalReply>> Proposer::proposeBatch(const json &Context, unsigned) {
-  Expected<ProposalReply> R = propose(Context);
+Expected<std::vector<ProposalReply>> Proposer::one(Expected<ProposalReply> R) {
   if (!R)
     return R.takeError();
   return std::vector<ProposalReply>{std::move(*R)};
+}
+
+Expected<std::vector<ProposalReply>> Proposer::proposeBatch(const json &Context, unsigned) {
+  return one(propose(Context));
+}
+
+void readSelfReported(const json &Reply, Provenance &Prov) {
+  if (!Reply.contains("provenance") || !Reply["provenance"].is_object())
+    return;
+  const json &P = Reply["provenance"];
+  auto Count = [&](const char *Key, std::optional<int64_t> &To) {
+    if (P.contains(Key) && P[Key].is_number_integer() && P[Key].get<int64_t>() >= 0)
+      To = P[Key].get<int64_t>();
+  };
+  if (P.contains("model") && P["model"].is_string())
+    Prov.Model = P["model"].get<std::string>();
+  if (P.contains("seed") && P["seed"].is_number_integer())
+    Prov.Seed = P["seed"].get<int64_t>();
+  if (P.contains("temperature") && P["temperature"].is_number())
+    Prov.Temperature = P["temperature"].get<double>();
+  Count("tokens_in", Prov.TokensIn);
+  Count("tokens_out", Prov.TokensOut);
+  if (P.contains("cost_usd") && P["cost_usd"].is_number() && P["cost_usd"].get<double>() >= 0)
+    Prov.CostUSD = P["cost_usd"].get<double>();
 }
 
 Expected<std::vector<json>> splitBatch(const json &Reply, unsigned N, StringRef Source, StringRef RawText,
@@ -32,6 +55,8 @@ Expected<std::vector<json>> splitBatch(const json &Reply, unsigned N, StringRef 
     E->Batch = true;
     return Error(std::move(E));
   };
+  if (Reply.contains("edits"))
+    return Fail("a reply with 'proposals' is a batch, and must not also have 'edits' of its own");
   const json &Ps = Reply["proposals"];
   if (!Ps.is_array() || Ps.empty())
     return Fail("'proposals' must be a non-empty array of proposal objects");
@@ -43,8 +68,6 @@ Expected<std::vector<json>> splitBatch(const json &Reply, unsigned N, StringRef 
     if (!Ps[I].is_object())
       return Fail("'proposals' entry " + std::to_string(I) + " is not a JSON object");
     Out.push_back(Ps[I]);
-    if (Reply.contains("provenance") && !Out.back().contains("provenance"))
-      Out.back()["provenance"] = Reply["provenance"];
   }
   return Out;
 }

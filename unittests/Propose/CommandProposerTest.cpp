@@ -107,8 +107,7 @@ TEST(CommandProposer, ABatchRequestGivesEachProposalWithTheRequestCountedOnce) {
   ASSERT_EQ(R->size(), 3u);
   for (unsigned I = 0; I < 3; ++I) {
     EXPECT_EQ((*R)[I].Proposal["rationale"], std::to_string(I));
-    EXPECT_EQ((*R)[I].Proposal["provenance"]["model"], "agent-x"); // the reply's, given to each
-    EXPECT_EQ((*R)[I].Prov.Model, "agent-x");
+    EXPECT_EQ((*R)[I].Prov.Model, "agent-x"); // the request's
   }
   EXPECT_EQ((*R)[0].Prov.TokensIn, std::optional<int64_t>(5));
   EXPECT_EQ((*R)[0].Prov.CostUSD, std::optional<double>(0.5));
@@ -139,17 +138,47 @@ TEST(CommandProposer, ABatchRequestGivesEachProposalWithTheRequestCountedOnce) {
             std::string::npos);
 }
 
-// A batch of one is a plain request: no "batch" key in the context.
-TEST(CommandProposer, ABatchOfOneIsAPlainRequest) {
+// A batch request for one (a run's budgets nearly spent) is still a batch request: "batch": 1, and the
+// batch envelope is accepted.
+TEST(CommandProposer, ABatchOfOneIsStillABatchRequest) {
   auto P = make({"python3", "-c",
                  "import sys, json\n"
                  "c = json.load(sys.stdin)\n"
-                 "print(json.dumps({'rationale': 'batch' in c and 'yes' or 'no', 'edits': []}))\n"});
+                 "print(json.dumps({'proposals': [{'rationale': str(c['batch']), 'edits': []}]}))\n"});
   ASSERT_TRUE(P);
   Expected<std::vector<ProposalReply>> R = P->proposeBatch(Context, 1);
   ASSERT_TRUE(bool(R)) << toString(R.takeError());
   ASSERT_EQ(R->size(), 1u);
-  EXPECT_EQ((*R)[0].Proposal["rationale"], "no");
+  EXPECT_EQ((*R)[0].Proposal["rationale"], "1");
+}
+
+// An entry's own provenance is that proposal's (its tokens count); negative counts are not taken; a
+// batch that also has edits of its own is refused as ambiguous.
+TEST(CommandProposer, EntryProvenanceCountsAndAmbiguousBatchesAreRefused) {
+  auto P = make({"python3", "-c",
+                 "import sys, json\n"
+                 "c = json.load(sys.stdin)\n"
+                 "r = {'proposals': [{'rationale': 'a', 'edits': [], 'provenance': {'model': 'e0', 'tokens_in': 5}},\n"
+                 "                   {'rationale': 'b', 'edits': [], 'provenance': {'tokens_in': 7, 'cost_usd': -3}}],\n"
+                 "     'provenance': {'model': 'top', 'tokens_in': 100, 'cost_usd': 0.25}}\n"
+                 "if c.get('ambiguous'): r['edits'] = []\n"
+                 "print(json.dumps(r))\n"});
+  ASSERT_TRUE(P);
+  Expected<std::vector<ProposalReply>> R = P->proposeBatch(Context, 2);
+  ASSERT_TRUE(bool(R)) << toString(R.takeError());
+  ASSERT_EQ(R->size(), 2u);
+  EXPECT_EQ((*R)[0].Prov.Model, "e0");
+  EXPECT_EQ((*R)[0].Prov.TokensIn, std::optional<int64_t>(5));
+  EXPECT_EQ((*R)[0].Prov.CostUSD, std::optional<double>(0.25));
+  EXPECT_EQ((*R)[1].Prov.Model, "top");
+  EXPECT_EQ((*R)[1].Prov.TokensIn, std::optional<int64_t>(7));
+  EXPECT_EQ((*R)[1].Prov.CostUSD, std::optional<double>(0)); // -3 is not a cost
+  json Ambiguous = Context;
+  Ambiguous["ambiguous"] = true;
+  Expected<std::vector<ProposalReply>> A = P->proposeBatch(Ambiguous, 2);
+  ASSERT_FALSE(bool(A));
+  EXPECT_NE(toString(A.takeError()).find("a reply with 'proposals' is a batch, and must not also have 'edits'"),
+            std::string::npos);
 }
 
 TEST(CommandProposer, AcceptsAFencedReplyAndACommandThatIgnoresStdin) {

@@ -70,10 +70,11 @@ public:
   /// than MaxOutputBytes (ProposerFailedError, with the last 2000 bytes of
   /// stderr), or wrote no JSON object (ReplyNotJSONError).
   llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
-  /// With \p N > 1 the command gets the context with "batch": N and may reply
-  /// with {"proposals": [...]} (1 to N proposal objects, splitBatch) or with one
-  /// proposal; errors as propose(), and a malformed batch (ReplyNotJSONError
-  /// with Batch set).
+  /// The command gets the context with "batch": N (also when N is 1) and may
+  /// reply with {"proposals": [...]} (1 to N proposal objects, splitBatch) or
+  /// with one proposal; an entry's own "provenance" object is that proposal's
+  /// (readSelfReported over the request's). Errors as propose(), and a
+  /// malformed batch (ReplyNotJSONError with Batch set).
   llvm::Expected<std::vector<ProposalReply>> proposeBatch(const nlohmann::json &Context, unsigned N) override;
   /// "command".
   llvm::StringRef kind() const override { return "command"; }

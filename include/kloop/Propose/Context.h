@@ -68,6 +68,8 @@ public:
   LLMContextAdapter(std::unique_ptr<LLMProposer> P, std::vector<SourceText> Files)
       : P(std::move(P)), Files(std::move(Files)) {}
   llvm::Expected<ProposalReply> propose(const nlohmann::json &Context) override;
+  /// LLMProposer::proposeBatch on the same placeholders as propose().
+  llvm::Expected<std::vector<ProposalReply>> proposeBatch(const nlohmann::json &Context, unsigned N) override;
   llvm::StringRef kind() const override { return P->kind(); }
 
 private:

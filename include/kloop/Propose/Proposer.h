@@ -139,12 +139,19 @@ llvm::Expected<nlohmann::json> parseReplyText(llvm::StringRef Text,
                                                  llvm::StringRef Source,
                                                  const Provenance &Prov);
 
+/// Fills \p Prov from the "provenance" object a proposer reported in
+/// \p Reply, if any (docs/proposers.md, "Command proposer"): "model",
+/// "seed", "temperature", and the counts "tokens_in", "tokens_out" and
+/// "cost_usd" when they are numbers of the right kind and not negative;
+/// anything else is left as it was.
+void readSelfReported(const nlohmann::json &Reply, Provenance &Prov);
+
 /// The proposals in \p Reply, a parsed reply to a request for at most \p N
-/// (docs/proposers.md, "Batches"): the objects of its "proposals" array, each
-/// given the reply's "provenance" object when it has none, or \p Reply itself
-/// when it has no "proposals" key (one proposal). A ReplyNotJSONError with
-/// Batch set (naming \p Source, with \p RawText and \p Prov) when "proposals"
-/// is not an array of 1 to \p N JSON objects.
+/// (docs/proposers.md, "Batches"): the objects of its "proposals" array, or
+/// \p Reply itself when it has no "proposals" key (one proposal). A
+/// ReplyNotJSONError with Batch set (naming \p Source, with \p RawText and
+/// \p Prov) when "proposals" is not an array of 1 to \p N JSON objects, or
+/// when the reply also has "edits" of its own.
 llvm::Expected<std::vector<nlohmann::json>> splitBatch(const nlohmann::json &Reply, unsigned N,
                                                        llvm::StringRef Source, llvm::StringRef RawText,
                                                        const Provenance &Prov);
@@ -173,6 +180,8 @@ public:
   /// a batch of at most \p N proposals is a ReplyNotJSONError with Batch set.
   /// The default asks propose() once: a proposer without batches.
   virtual llvm::Expected<std::vector<ProposalReply>> proposeBatch(const nlohmann::json &Context, unsigned N);
+  /// \p R as a batch of one (or its error).
+  static llvm::Expected<std::vector<ProposalReply>> one(llvm::Expected<ProposalReply> R);
   /// Provenance::ProposerKind of this proposer's replies.
   virtual llvm::StringRef kind() const = 0;
   /// True when propose() is a pure function of its context: the same context

@@ -24,7 +24,7 @@ for rnd, state, key, payload in rows:
         b = p.get("batch")
         value = (p.get("proposal") or {}).get("edits", [{}])[0].get("value")
         print("propose %s: batch=%s value=%s model=%s tokens=%s/%s refusal=%s" % (
-            key, "%d/%d/%d" % (b["round"], b["index"], b["size"]) if b else None, value,
+            key, "%d/%d/%d asked=%d" % (b["round"], b["index"], b["size"], b["asked"]) if b else None, value,
             row[0] if row else None, row[1] if row else None, row[2] if row else None, row[3] if row else None))
     elif state == "apply" and proposals:
         print("apply %s: prepared=%s" % (key, "prepared_ahead_s" in p))
