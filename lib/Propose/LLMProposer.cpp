@@ -340,14 +340,15 @@ Expected<LLMReplyBody> parseLLMReplyBody(LLMApi Api, long Status, StringRef Raw,
 
 Expected<ProposalReply> LLMProposer::propose(const json &Context) { return request(Context, 1); }
 
+std::string LLMProposer::source() const { return redactSecret("LLM at " + llmEndpointURL(Config), Config.APIKey); }
+
 Expected<std::vector<ProposalReply>> LLMProposer::proposeBatch(const json &Context, unsigned N) {
   if (N <= 1)
     return Proposer::proposeBatch(Context, N);
   Expected<ProposalReply> R = request(Context, N);
   if (!R)
     return R.takeError();
-  Expected<std::vector<json>> Ps = splitBatch(R->Proposal, N, redactSecret("LLM at " + llmEndpointURL(Config), Config.APIKey),
-                                              R->RawText, R->Prov);
+  Expected<std::vector<json>> Ps = splitBatch(R->Proposal, N, source(), R->RawText, R->Prov);
   if (!Ps)
     return Ps.takeError();
   return batchReplies(std::move(*Ps), std::move(R->RawText), R->Prov);
@@ -368,7 +369,7 @@ Expected<ProposalReply> LLMProposer::request(const json &Context, unsigned N) {
   if (Config.Api == LLMApi::OpenAI)
     Prov.Seed = Config.Seed;
   std::string URL = llmEndpointURL(Config);
-  std::string Source = redactSecret("LLM at " + URL, Key);
+  std::string Source = source();
   auto Fail = [&](const Twine &Msg) -> Error {
     return createStringError(redactSecret(Source + ": " + Msg.str(), Key));
   };

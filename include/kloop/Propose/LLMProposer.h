@@ -184,6 +184,8 @@ public:
 
 private:
   LLMProposer(LLMConfig C, PromptTemplate T, nlohmann::json S);
+  /// "LLM at <endpoint URL>", the key redacted: who replied, in errors.
+  std::string source() const;
   /// One request for \p N proposals (propose: 1); its reply parsed, not split.
   llvm::Expected<ProposalReply> request(const nlohmann::json &Context, unsigned N);
   LLMConfig Config;
