@@ -4,7 +4,7 @@
 ///   [--command "..."] [--max-candidates N] [--max-rounds N] [--plateau K]
 ///   [--time-budget S] [--token-budget N] [--speed-of-light PCT] [--resume]
 ///   [-o OUTDIR] [--seed N] [--no-ptxas] [--timing-rounds N] [--screen-seeds N] [--verify-jobs N]
-///   [--no-timing-first] [--no-canary] [-- COMPILER ARGS]
+///   [--no-timing-first] [--no-canary] [--agreement] [-- COMPILER ARGS]
 ///
 /// docs/optimize.md describes the state machine, the journal steps and the
 /// results (OUTDIR/accepted.patch, OUTDIR/report.md).
@@ -138,6 +138,11 @@ cl::opt<bool> NoCanary("no-canary",
                        cl::desc("Do not measure the baseline against itself before the final check (the drift "
                                 "canary that marks the verdicts unreliable when the A/A drifts)"),
                        cl::sub(OptSub));
+cl::opt<bool> AgreementOpt("agreement",
+                           cl::desc("Time every replayed search step by workload runs too and journal both speed-ups "
+                                    "per kernel and shape, with their difference (issue 14's agreement within 2%; "
+                                    "docs/optimize.md); the step's verdict stays replay's"),
+                           cl::sub(OptSub));
 cl::opt<std::string> ProgressOpt("progress",
                                 cl::desc("Progress lines: auto (default: on standard output when it is a terminal), "
                                          "always (on standard output when it is a terminal, else on standard "
@@ -408,6 +413,7 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
   O.PrepareJobs = PrepareJobsOpt >= 0 ? unsigned(PrepareJobsOpt)
                                       : std::clamp(llvm::hardware_concurrency().compute_thread_count() / 2, 1u, 8u);
   O.Batch = BatchOpt;
+  O.Agreement = AgreementOpt;
   O.Timing = C.Search.Timing;
   for (const measure::ShapeSpec &Sh : C.Shapes)
     if (!Sh.HeldOut)
@@ -444,6 +450,9 @@ raw_ostream *progressStream() {
 /// journal, the stages (wrapped by T.Wrap), runOptimize, and the results written to T.OutDir.
 Expected<TuneResult> tuneWorkload(const CommandContext &Ctx, const TuneRequest &T) {
   const measure::WorkloadConfig &C = *T.Config;
+  if (AgreementOpt && C.Search.Timing == measure::SearchTiming::Workload)
+    return failure("--agreement compares replayed search steps with workload runs, and " + C.Path +
+                   " has search.timing: workload (no step replays)");
   if (std::string Why = optimize::runCommandTimingProblem(C); !Why.empty())
     return failure(Why);
   if (!recoverInterruptedWrites("optimize", {C.Dir}))

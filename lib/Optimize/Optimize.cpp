@@ -1,5 +1,6 @@
 //===- Optimize.cpp - The state machine of kloop optimize -----------------===//
 #include "kloop/Optimize/Optimize.h"
+#include "kloop/Optimize/Agreement.h"
 #include "Ahead.h"
 #include "kloop/Support/Error.h"
 #include "kloop/Optimize/ReplayTiming.h"
@@ -19,6 +20,7 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -771,7 +773,8 @@ private:
   }
 
   /// \p CandDir against the incumbent replayed on the capture of every search shape, in order, until one
-  /// does not accept it (the others cannot change that) or one cannot be replayed (then the whole step
+  /// does not accept it (the others cannot change that; with --agreement every shape is timed) or one
+  /// cannot be replayed (then the whole step
   /// falls back to workload runs, which time every search shape). The outcome holds every replayed
   /// shape's evidence; a shape after the first works in `<Key>.<shape>.replay`.
   Expected<ReplayCompareOutcome> replayEveryShape(const std::string &Key, const std::string &CandDir) {
@@ -792,7 +795,7 @@ private:
         All.Compare = std::move(R->Compare);
       else
         mergeShape(*All.Compare, std::move(*R->Compare), Shape);
-      if (!All.Compare->Accepted)
+      if (!All.Compare->Accepted && !O.Agreement)
         break;
     }
     return All;
@@ -837,7 +840,7 @@ private:
           if (Error E = requireWorkloadBuild(*R->Compare, N, Key, PropId, CandDir))
             return std::move(E);
         if (R->Compare)
-          return comparisonOf(*R->Compare, "replay", std::nullopt);
+          return agreementOf(comparisonOf(*R->Compare, "replay", std::nullopt), Key, CandDir);
         Why = R->Fallback;
       }
     }
@@ -845,6 +848,32 @@ private:
     if (!C)
       return C.takeError();
     return comparisonOf(*C, "workload", Why.empty() ? std::nullopt : std::optional<std::string>(Why));
+  }
+
+  /// \p Replayed, the replayed comparison of \p CandDir, with --agreement also timed by the workload
+  /// compare a search step without replay makes; its detail gets "agreement" (agreementJSON, plus the
+  /// workload's "workload" verdict and evidence and "workload_s"), a progress line per kernel and shape.
+  /// Nothing is compared when replay timed nothing (a crash, outputs that differ).
+  Expected<Comparison> agreementOf(Comparison Replayed, const std::string &Key, const std::string &CandDir) {
+    bool Timed = llvm::any_of(Replayed.Evidence, [](const json &E) { return E.value("speedup", json()).is_number(); });
+    if (!O.Agreement || !Timed)
+      return Replayed;
+    auto T0 = std::chrono::steady_clock::now();
+    Expected<CompareOutcome> W = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".agreement.compare", false);
+    if (!W)
+      return W.takeError();
+    std::vector<AgreementRow> Rows = matchAgreement(Replayed.Evidence, W->Evidence);
+    json A = agreementJSON(Rows);
+    A["workload"] = {{"accepted", W->Accepted}, {"outcome", W->Outcome}, {"explanation", W->Explanation},
+                     {"evidence", W->Evidence}};
+    A["workload_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+    Replayed.Detail["agreement"] = std::move(A);
+    for (const std::string &Line : agreementLines(Rows))
+      say(Line);
+    if (Rows.empty())
+      say("agreement: no kernel and shape timed both ways (the workload's rows: " +
+          std::to_string(W->Evidence.size()) + ")");
+    return Replayed;
   }
 
   /// Replay accepted round \p N's candidate \p CandDir, built as a cubin alone: the workload is built

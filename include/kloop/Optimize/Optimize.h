@@ -298,6 +298,12 @@ struct OptimizeOptions {
   /// the rounds after the one that asked take the rest in order, until the
   /// incumbent changes (a win drops those left). 1: one proposal per round.
   unsigned Batch = 1;
+  /// Time every replayed search step a second time by workload runs and
+  /// journal both speed-ups per kernel and shape (`--agreement`;
+  /// kloop/Optimize/Agreement.h). The step's verdict stays replay's, and a
+  /// replayed step then times every search shape, not only up to the first
+  /// that refuses the candidate.
+  bool Agreement = false;
   /// Extra context for proposers (e.g. the kernel source); merged into each context.
   nlohmann::json ExtraContext = nlohmann::json::object();
 };

@@ -4,11 +4,13 @@
 # (steps.py JOURNAL --builds, test/Optimize/replay-build.test), also each candidate's build step and the
 # journal's build records of its round. With --proposals (test/Optimize/batch.test), also each
 # candidate's propose step (its batch and the SCALE it sets), whether its apply took a candidate prepared
-# ahead, and the proposals table's model and tokens.
+# ahead, and the proposals table's model and tokens. With --agreement (test/Optimize/replay-agreement.test),
+# also each verify step's agreement rows (kloop optimize --agreement) and the workload's verdict.
 import json, sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 builds = "--builds" in sys.argv[2:]
 proposals = "--proposals" in sys.argv[2:]
+agreement = "--agreement" in sys.argv[2:]
 rows = db.execute("select round, state, step_key, payload from steps where status = 'finished' order by id")
 for rnd, state, key, payload in rows:
     p = json.loads(payload) if payload else {}
@@ -39,6 +41,19 @@ for rnd, state, key, payload in rows:
         shapes = ",".join(e["shape"] for e in p.get("evidence") or [])
         print("verify %s: timing=%s outcome=%s fallback=%s%s shapes=%s" %
               (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split, shapes))
+        a = (p.get("detail") or {}).get("agreement")
+        if agreement and a:
+            for r in a["rows"]:
+                print("agreement %s: %s/%s (%s) replay=%.4f workload=%.4f difference=%+.2f%% interval=%s verdict=%s" % (
+                    key, r["kernel"], r["shape"], r["workload_kernel"], r["replay"], r["workload"],
+                    r["difference_pct"], "[%+.2f%%, %+.2f%%]" % tuple(r["interval_pct"]) if r["interval_pct"] else None,
+                    r["verdict"]))
+            print("agreement %s: largest=%s verdicts=%s workload_outcome=%s workload_shapes=%s" % (
+                key, "%.2f%%" % a["largest_difference_pct"] if a["largest_difference_pct"] is not None else None,
+                ",".join("%s:%d" % kv for kv in sorted(a["verdicts"].items())), a["workload"]["outcome"],
+                ",".join(e["shape"] for e in a["workload"]["evidence"])))
+        elif agreement:
+            print("agreement %s: none" % key)
     elif state == "decide":
         print("decide %s: timing=%s outcome=%s explanation=%s" %
               (key, p.get("timing"), p.get("outcome"), p.get("explanation")))
