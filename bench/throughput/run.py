@@ -235,13 +235,19 @@ def fmt(v, spec="%.2f"):
     return "-" if v is None else spec % v
 
 
-def bench_example(a, ex, top):
-    src_root = os.path.join(top, ex, "src")
-    shutil.copytree(os.path.join(a.examples_dir, ex), os.path.join(src_root, ex))
-    common = os.path.join(a.examples_dir, "common")
+def copy_example(examples_dir, ex, src_root):
+    """Copies example ex and the examples' common/ (the harness its protected files include) under
+    src_root; returns the copy's .kloop.yaml path."""
+    shutil.copytree(os.path.join(examples_dir, ex), os.path.join(src_root, ex))
+    common = os.path.join(examples_dir, "common")
     if os.path.isdir(common):
         shutil.copytree(common, os.path.join(src_root, "common"))
-    yaml_path = os.path.join(src_root, ex, ".kloop.yaml")
+    return os.path.join(src_root, ex, ".kloop.yaml")
+
+
+def bench_example(a, ex, top):
+    src_root = os.path.join(top, ex, "src")
+    yaml_path = copy_example(a.examples_dir, ex, src_root)
     yaml_text = open(yaml_path).read()
     res = {"example": ex, "paths": {}}
     log("=== %s" % ex)
