@@ -13,6 +13,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 
 using json = nlohmann::json;
@@ -253,6 +255,51 @@ std::string candidateReason(const ProposalSummary &P) {
   return !P.Refusals.empty() ? firstRefusal(P) : P.Verdict ? P.Verdict->Explanation : "";
 }
 
+/// `kloop optimize --agreement`: every agreement row of the search steps (docs/optimize.md, "Agreement of
+/// replay and the workload"), with the verdicts' counts and the largest difference; "" when there is none.
+static std::string agreementSection(const std::vector<StepRecord> &Steps) {
+  std::string Rows;
+  std::map<std::string, unsigned> Verdicts;
+  unsigned N = 0;
+  double Largest = 0;
+  for (const StepRecord &St : Steps) {
+    if (St.Status != StepStatus::Finished || St.State != StepState::Verify || !St.Payload.is_object())
+      continue;
+    const json A = St.Payload.value("detail", json::object()).value("agreement", json::object());
+    for (const json &R : A.value("rows", json::array())) {
+      if (!R.is_object())
+        continue;
+      const json I = R.value("interval_pct", json());
+      std::string Interval = I.is_array() && I.size() == 2 && I[0].is_number() && I[1].is_number()
+                                 ? llvm::formatv("[{0:f2}%, {1:f2}%]", I[0].get<double>(), I[1].get<double>()).str()
+                                 : std::string("-");
+      std::string Verdict = R.value("verdict", std::string("?"));
+      Rows += llvm::formatv("| {0} | {1} | {2} | {3}x | {4}x | {5}% | {6} | {7} |\n", St.Round,
+                            tableCell(R.value("kernel", std::string())), tableCell(R.value("shape", std::string())),
+                            num(R.value("replay", json()), "{0:f4}"), num(R.value("workload", json()), "{0:f4}"),
+                            num(R.value("difference_pct", json()), "{0:f2}"), Interval, tableCell(Verdict))
+                  .str();
+      ++Verdicts[Verdict];
+      ++N;
+      if (R.value("difference_pct", json()).is_number())
+        Largest = std::max(Largest, std::fabs(R["difference_pct"].get<double>()));
+    }
+  }
+  if (!N)
+    return "";
+  std::string Counts;
+  for (const auto &[V, C] : Verdicts)
+    Counts += (Counts.empty() ? "" : ", ") + V + " " + std::to_string(C);
+  return "## Agreement of replay and the workload\n\nEach replayed search step timed again by workload runs "
+         "(`--agreement`): the median speed-up each way, replay's over the workload's, and the difference's ~95% "
+         "interval; `within` means inside +-2% (issue 14, item 5). " +
+         std::to_string(N) + " row(s): " + Counts + "; largest difference " +
+         llvm::formatv("{0:f2}", Largest).str() +
+         "%.\n\n| round | kernel | shape | replay | workload | difference | interval | verdict |\n"
+         "|---:|---|---|---:|---:|---:|---|---|\n" +
+         Rows + "\n";
+}
+
 Expected<std::string> renderReport(Journal &J, int64_t Run) {
   Expected<int64_t> R = resolveRun(J, Run);
   if (!R)
@@ -438,6 +485,7 @@ Expected<std::string> renderReport(Journal &J, int64_t Run) {
     llvm::consumeError(Builds.takeError());
   }
   OS << countersSection(*Steps);
+  OS << agreementSection(*Steps);
   OS << "## Candidates\n\n| round | proposer | edits | outcome | explanation |\n|---:|---|---|---|---|\n";
   for (const ProposalSummary &P : *Ps)
     OS << "| " << P.Proposal.Round << " | " << P.Proposal.ProposerKind << " | " << terminalSafe(candidateEdits(P))
