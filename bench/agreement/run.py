@@ -50,6 +50,15 @@ def parse_args(argv):
             p.error("--%s must be at least 1" % name.replace("_", "-"))
     if a.screen_seeds < 0 or a.time_budget < 0:
         p.error("--screen-seeds and --time-budget must not be negative")
+    for name in ("extra_optimize_args", "compiler_args"):
+        try:
+            shlex.split(getattr(a, name))
+        except ValueError as e:
+            p.error("--%s: %s" % (name.replace("_", "-"), e))
+    if not os.path.isdir(a.examples_dir):
+        p.error("--examples-dir %s: not a directory" % a.examples_dir)
+    if not a.out:
+        p.error("-o: empty")
     if a.examples == "all":
         a.examples = sorted(e for e in os.listdir(a.examples_dir)
                             if os.path.isfile(os.path.join(a.examples_dir, e, ".kloop.yaml")))
@@ -60,6 +69,8 @@ def parse_args(argv):
             p.error("--examples: no %s/%s/.kloop.yaml" % (a.examples_dir, e))
     if not a.examples:
         p.error("--examples: no example")
+    if len(set(a.examples)) != len(a.examples):
+        p.error("--examples: an example is named twice")
     if a.kloop is None:
         a.kloop = shutil.which("kloop") or (".gpu/kb/bin/kloop" if os.path.isfile(".gpu/kb/bin/kloop") else None)
         if a.kloop is None:
@@ -71,11 +82,18 @@ def parse_args(argv):
 
 
 def search_shapes(yaml_text):
-    """The names of the shapes that are not held out, in the description's order."""
+    """The names of the shapes that are not held out, in the description's order: the items of its
+    top-level `shapes:` list, in flow style (`- {name: X, ...}`) or block style (`- name: X` and more
+    lines indented under it)."""
+    m = re.search(r"^shapes:[ \t]*\n((?:[ \t]+.*\n?|[ \t]*\n)*)", yaml_text, re.M)
+    if not m:
+        return []
+    items = re.split(r"^[ \t]*-[ \t]", m.group(1), flags=re.M)[1:]
     out = []
-    for m in re.finditer(r"^\s*-\s*\{\s*name:\s*([^,\s}]+)(.*)$", yaml_text, re.M):
-        if not re.search(r"held_out:\s*true", m.group(2)):
-            out.append(m.group(1))
+    for item in items:
+        name = re.search(r"""\bname:\s*["']?([^"',}\s]+)""", item)
+        if name and not re.search(r"\bheld_out:\s*true\b", item):
+            out.append(name.group(1))
     return out
 
 
@@ -108,7 +126,8 @@ def bench_example(a, ex, top):
            "--progress", "always"] + (["--time-budget", str(a.time_budget)] if a.time_budget else []) + \
         shlex.split(a.extra_optimize_args) + ["--"] + shlex.split(a.compiler_args)
     code, wall = tp.run(cmd, os.path.join(top, ex, "optimize.log"))
-    res = {"example": ex, "exit": code, "wall_s": wall, "rows": [], "steps": [], "shapes": {}}
+    res = {"example": ex, "exit": code, "wall_s": wall, "rows": [], "steps": [],
+           "shapes": {s: [] for s in search_shapes(open(yaml_path).read())}}
     if not os.path.exists(db):
         log("kloop optimize exited %d without a journal; see %s/%s/optimize.log" % (code, top, ex))
         return res
@@ -130,8 +149,7 @@ def bench_example(a, ex, top):
     for s in res["steps"]:
         if s["why_no_row"]:
             log("%-7s no row: %s" % (s["candidate"], s["why_no_row"]))
-    text = open(yaml_path).read()
-    for shape in search_shapes(text):
+    for shape in res["shapes"]:
         verdicts = [r["verdict"] for r in res["rows"] if r["shape"].split("#")[0] == shape]
         res["shapes"][shape] = verdicts
         if not verdicts:
@@ -176,7 +194,10 @@ def main(argv):
     with open(os.path.join(top, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
     log("total %.0f s; %s/summary.json" % (summary["wall_s"], a.out))
-    return 0
+    failed = [x["example"] for x in results if x["exit"] != 0]
+    if failed:
+        log("kloop optimize failed on: %s (their optimize.log says why)" % ", ".join(failed))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

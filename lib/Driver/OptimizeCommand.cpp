@@ -414,6 +414,7 @@ optimize::OptimizeOptions optimizeOptions(const measure::WorkloadConfig &C, Stri
                                       : std::clamp(llvm::hardware_concurrency().compute_thread_count() / 2, 1u, 8u);
   O.Batch = BatchOpt;
   O.Agreement = AgreementOpt;
+  O.Targets = C.Targets;
   O.Timing = C.Search.Timing;
   for (const measure::ShapeSpec &Sh : C.Shapes)
     if (!Sh.HeldOut)

@@ -1,6 +1,7 @@
 //===- Agreement.cpp - Replay's speed-up against the workload's ----------===//
 #include "kloop/Optimize/Agreement.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -45,20 +46,17 @@ static std::optional<double> logHalfWidth(const json &R) {
   return std::log(*Hi / *Lo) / 2;
 }
 
-/// The workload row of \p Workload that replay row \p R is matched with, or null.
-static const json *workloadRow(const json &R, const json &Workload) {
+/// The workload row of \p Workload that replay row \p R is matched with (matchAgreement), or null.
+static const json *workloadRow(const json &R, const json &Workload, const std::vector<std::string> &Targets) {
   std::string Shape = llvm::StringRef(text(R, "shape")).split('#').first.str();
   std::string Kernel = text(R, "kernel");
-  const json *Best = nullptr;
-  for (const json &W : Workload) {
-    std::string Target = text(W, "kernel");
-    if (Target.empty() || text(W, "shape") != Shape || !positive(W, "speedup") ||
-        llvm::StringRef(Kernel).find(Target) == llvm::StringRef::npos)
-      continue;
-    if (!Best || Target.size() > text(*Best, "kernel").size())
-      Best = &W;
-  }
-  return Best;
+  auto Target = llvm::find_if(Targets, [&](const std::string &T) { return llvm::StringRef(Kernel).contains(T); });
+  if (Target == Targets.end())
+    return nullptr;
+  for (const json &W : Workload)
+    if (text(W, "kernel") == *Target && text(W, "shape") == Shape && positive(W, "speedup"))
+      return &W;
+  return nullptr;
 }
 
 static AgreementVerdict verdictOf(const std::optional<std::pair<double, double>> &I) {
@@ -71,12 +69,13 @@ static AgreementVerdict verdictOf(const std::optional<std::pair<double, double>>
   return AgreementVerdict::Undecided;
 }
 
-std::vector<AgreementRow> matchAgreement(const json &Replay, const json &Workload) {
+std::vector<AgreementRow> matchAgreement(const json &Replay, const json &Workload,
+                                         const std::vector<std::string> &Targets) {
   std::vector<AgreementRow> Out;
   if (!Replay.is_array() || !Workload.is_array())
     return Out;
   for (const json &R : Replay) {
-    const json *W = positive(R, "speedup") ? workloadRow(R, Workload) : nullptr;
+    const json *W = positive(R, "speedup") ? workloadRow(R, Workload, Targets) : nullptr;
     if (!W)
       continue;
     AgreementRow A;

@@ -741,6 +741,8 @@ private:
         NoReplay = (*Cap)["reason"].get<std::string>();
         Captures.clear();
         say("search steps run the workload: " + NoReplay);
+        if (O.Agreement)
+          say("agreement: nothing to compare, no search step replays");
         return Error::success();
       }
       Captures.push_back({Shapes[I], (*Cap)["dir"].get<std::string>()});
@@ -773,8 +775,8 @@ private:
   }
 
   /// \p CandDir against the incumbent replayed on the capture of every search shape, in order, until one
-  /// does not accept it (the others cannot change that; with --agreement every shape is timed) or one
-  /// cannot be replayed (then the whole step
+  /// does not accept it (the others cannot change that; with --agreement every shape is timed unless one
+  /// crashes or its outputs differ) or one cannot be replayed (then the whole step
   /// falls back to workload runs, which time every search shape). The outcome holds every replayed
   /// shape's evidence; a shape after the first works in `<Key>.<shape>.replay`.
   Expected<ReplayCompareOutcome> replayEveryShape(const std::string &Key, const std::string &CandDir) {
@@ -795,7 +797,7 @@ private:
         All.Compare = std::move(R->Compare);
       else
         mergeShape(*All.Compare, std::move(*R->Compare), Shape);
-      if (!All.Compare->Accepted && !O.Agreement)
+      if (!All.Compare->Accepted && (!O.Agreement || All.Compare->Outcome != "rejected"))
         break;
     }
     return All;
@@ -852,21 +854,27 @@ private:
 
   /// \p Replayed, the replayed comparison of \p CandDir, with --agreement also timed by the workload
   /// compare a search step without replay makes; its detail gets "agreement" (agreementJSON, plus the
-  /// workload's "workload" verdict and evidence and "workload_s"), a progress line per kernel and shape.
-  /// Nothing is compared when replay timed nothing (a crash, outputs that differ).
-  Expected<Comparison> agreementOf(Comparison Replayed, const std::string &Key, const std::string &CandDir) {
+  /// workload's "workload" verdict and evidence and "workload_s"; or "error" when that compare could not
+  /// run, which leaves the step replay's as it is), a progress line per kernel and shape. Nothing is
+  /// compared when replay timed nothing (a crash, outputs that differ).
+  Comparison agreementOf(Comparison Replayed, const std::string &Key, const std::string &CandDir) {
     bool Timed = llvm::any_of(Replayed.Evidence, [](const json &E) { return E.value("speedup", json()).is_number(); });
     if (!O.Agreement || !Timed)
       return Replayed;
     auto T0 = std::chrono::steady_clock::now();
     Expected<CompareOutcome> W = S.compare(Incumbent, CandDir, CandRoot + "/" + Key + ".agreement.compare", false);
-    if (!W)
-      return W.takeError();
-    std::vector<AgreementRow> Rows = matchAgreement(Replayed.Evidence, W->Evidence);
+    double Seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+    if (!W) {
+      std::string Why = llvm::toString(W.takeError());
+      Replayed.Detail["agreement"] = {{"error", Why}, {"workload_s", Seconds}};
+      say("agreement: the workload compare failed (the step stays replay's): " + Why);
+      return Replayed;
+    }
+    std::vector<AgreementRow> Rows = matchAgreement(Replayed.Evidence, W->Evidence, O.Targets);
     json A = agreementJSON(Rows);
     A["workload"] = {{"accepted", W->Accepted}, {"outcome", W->Outcome}, {"explanation", W->Explanation},
                      {"evidence", W->Evidence}};
-    A["workload_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - T0).count();
+    A["workload_s"] = Seconds;
     Replayed.Detail["agreement"] = std::move(A);
     for (const std::string &Line : agreementLines(Rows))
       say(Line);

@@ -258,7 +258,7 @@ std::string candidateReason(const ProposalSummary &P) {
 /// `kloop optimize --agreement`: every agreement row of the search steps (docs/optimize.md, "Agreement of
 /// replay and the workload"), with the verdicts' counts and the largest difference; "" when there is none.
 static std::string agreementSection(const std::vector<StepRecord> &Steps) {
-  std::string Rows;
+  std::string Rows, Errors;
   std::map<std::string, unsigned> Verdicts;
   unsigned N = 0;
   double Largest = 0;
@@ -266,6 +266,9 @@ static std::string agreementSection(const std::vector<StepRecord> &Steps) {
     if (St.Status != StepStatus::Finished || St.State != StepState::Verify || !St.Payload.is_object())
       continue;
     const json A = St.Payload.value("detail", json::object()).value("agreement", json::object());
+    if (A.value("error", json()).is_string())
+      Errors += "- round " + std::to_string(St.Round) + ": the workload compare failed: " +
+                tableCell(A["error"].get<std::string>()) + "\n";
     for (const json &R : A.value("rows", json::array())) {
       if (!R.is_object())
         continue;
@@ -285,19 +288,21 @@ static std::string agreementSection(const std::vector<StepRecord> &Steps) {
         Largest = std::max(Largest, std::fabs(R["difference_pct"].get<double>()));
     }
   }
-  if (!N)
+  if (!N && Errors.empty())
     return "";
   std::string Counts;
   for (const auto &[V, C] : Verdicts)
     Counts += (Counts.empty() ? "" : ", ") + V + " " + std::to_string(C);
+  std::string Table = N ? std::to_string(N) + " row(s): " + Counts + "; largest difference " +
+                              llvm::formatv("{0:f2}", Largest).str() +
+                              "%.\n\n| round | kernel | shape | replay | workload | difference | interval | verdict "
+                              "|\n|---:|---|---|---:|---:|---:|---|---|\n" +
+                              Rows + "\n"
+                        : std::string("No row.\n\n");
   return "## Agreement of replay and the workload\n\nEach replayed search step timed again by workload runs "
          "(`--agreement`): the median speed-up each way, replay's over the workload's, and the difference's ~95% "
          "interval; `within` means inside +-2% (issue 14, item 5). " +
-         std::to_string(N) + " row(s): " + Counts + "; largest difference " +
-         llvm::formatv("{0:f2}", Largest).str() +
-         "%.\n\n| round | kernel | shape | replay | workload | difference | interval | verdict |\n"
-         "|---:|---|---|---:|---:|---:|---|---|\n" +
-         Rows + "\n";
+         Table + (Errors.empty() ? "" : "Not compared:\n\n" + Errors + "\n");
 }
 
 Expected<std::string> renderReport(Journal &J, int64_t Run) {

@@ -56,12 +56,15 @@ struct AgreementRow {
 
 /// Pairs the replay evidence rows \p Replay with the workload's \p Workload
 /// (CompareOutcome::Evidence rows: "kernel", "shape", "speedup", "ci_low",
-/// "ci_high"). A replay row matches the workload row of the same shape (its
-/// "#I" suffix dropped) whose kernel, a `targets` entry, is a substring of the
-/// replay row's demangled name (the rule targets are matched by; of several,
-/// the longest). Replay rows without a speed-up, or with no matching workload
-/// row that has one, are left out.
-std::vector<AgreementRow> matchAgreement(const nlohmann::json &Replay, const nlohmann::json &Workload);
+/// "ci_high"). The workload keys its rows by the first entry of \p Targets (the
+/// workload's `targets`, in order) that the kernel's demangled name contains
+/// (measure::targetKey); a replay row, whose kernel is the demangled name up to
+/// its parameter list, is matched the same way: with the workload row of that
+/// target and of its shape (its "#I" suffix dropped). Replay rows without a
+/// speed-up, without a target, or with no such workload row that has a speed-up
+/// are left out.
+std::vector<AgreementRow> matchAgreement(const nlohmann::json &Replay, const nlohmann::json &Workload,
+                                         const std::vector<std::string> &Targets);
 
 /// The verify payload's "agreement" object: {"threshold_pct", "rows": [{"kernel",
 /// "workload_kernel", "shape", "replay", "workload", "difference_pct",

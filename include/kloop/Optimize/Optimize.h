@@ -304,6 +304,9 @@ struct OptimizeOptions {
   /// replayed step then times every search shape, not only up to the first
   /// that refuses the candidate.
   bool Agreement = false;
+  /// The workload's `targets`, in order: --agreement pairs replayed kernels
+  /// with the workload's rows by them (matchAgreement).
+  std::vector<std::string> Targets;
   /// Extra context for proposers (e.g. the kernel source); merged into each context.
   nlohmann::json ExtraContext = nlohmann::json::object();
 };

@@ -42,7 +42,9 @@ for rnd, state, key, payload in rows:
         print("verify %s: timing=%s outcome=%s fallback=%s%s shapes=%s" %
               (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split, shapes))
         a = (p.get("detail") or {}).get("agreement")
-        if agreement and a:
+        if agreement and a and "error" in a:
+            print("agreement %s: error=%s" % (key, a["error"].replace("\n", " ")))
+        elif agreement and a:
             for r in a["rows"]:
                 print("agreement %s: %s/%s (%s) replay=%.4f workload=%.4f difference=%+.2f%% interval=%s verdict=%s" % (
                     key, r["kernel"], r["shape"], r["workload_kernel"], r["replay"], r["workload"],
