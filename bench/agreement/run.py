@@ -17,7 +17,6 @@ import json
 import os
 import re
 import shlex
-import shutil
 import sys
 import time
 
@@ -71,13 +70,7 @@ def parse_args(argv):
         p.error("--examples: no example")
     if len(set(a.examples)) != len(a.examples):
         p.error("--examples: an example is named twice")
-    if a.kloop is None:
-        a.kloop = shutil.which("kloop") or (".gpu/kb/bin/kloop" if os.path.isfile(".gpu/kb/bin/kloop") else None)
-        if a.kloop is None:
-            p.error("--kloop: no kloop on PATH and no .gpu/kb/bin/kloop")
-    a.kloop = os.path.abspath(a.kloop) if os.sep in a.kloop else a.kloop
-    if os.path.exists(a.out):
-        p.error("-o %s: exists (the benchmark writes a fresh directory)" % a.out)
+    tp.check_kloop_and_out(p, a)
     return a
 
 

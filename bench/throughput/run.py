@@ -87,6 +87,13 @@ def parse_args(argv):
     for e in a.examples:
         if not os.path.isfile(os.path.join(a.examples_dir, e, ".kloop.yaml")):
             p.error("--examples: no %s/%s/.kloop.yaml" % (a.examples_dir, e))
+    check_kloop_and_out(p, a)
+    return a
+
+
+def check_kloop_and_out(p, a):
+    """Resolves a.kloop (default: kloop on PATH, else .gpu/kb/bin/kloop, where the GPU machine unpacks the
+    staged binaries) and refuses an existing -o, through argparse parser p's error."""
     if a.kloop is None:
         a.kloop = shutil.which("kloop") or (".gpu/kb/bin/kloop" if os.path.isfile(".gpu/kb/bin/kloop") else None)
         if a.kloop is None:
@@ -94,7 +101,6 @@ def parse_args(argv):
     a.kloop = os.path.abspath(a.kloop) if os.sep in a.kloop else a.kloop
     if os.path.exists(a.out):
         p.error("-o %s: exists (the benchmark writes a fresh directory)" % a.out)
-    return a
 
 
 def log(msg):
