@@ -486,6 +486,14 @@ private:
       for (const Stmt *Operand : A->children())
         if (const auto *E = dyn_cast_or_null<Expr>(Operand))
           markAny(E, "handed to inline asm", A->getAsmLoc());
+    } else if (const auto *EC = dyn_cast<ExplicitCastExpr>(S)) {
+      // A cast to a pointer (or reference) to non-const may be written through, and adding const to the
+      // parameter would make a reinterpret_cast or static_cast ill-formed (casts away qualifiers):
+      // `reinterpret_cast<float4 *>(&A[4 * i])[0]` (found on siboehm/SGEMM_CUDA's vectorized kernels).
+      QualType T = EC->getTypeAsWritten();
+      if ((T->isPointerType() && !T->getPointeeType().isConstQualified()) ||
+          (T->isReferenceType() && !T.getNonReferenceType().isConstQualified()))
+        markAny(EC->getSubExpr(), "cast to a pointer to non-const", EC->getBeginLoc());
     } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
       const FunctionDecl *Callee = CE->getDirectCallee();
       for (unsigned I = 0; I < CE->getNumArgs(); ++I) {

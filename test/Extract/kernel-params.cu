@@ -2,6 +2,7 @@
 // RUN: kloop extract %s --root %S -- %mockcuda > %t.json
 // RUN: python3 %inputs/summarize.py < %t.json | FileCheck %s
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='asm_params'][0]; print('EVIDENCE', [(p['name'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=EVIDENCE
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='cast_params'][0]; print('CASTS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CASTS
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -24,6 +25,16 @@ __global__ void asm_params(long long *viaasm, long long *derived, float *unused,
   asm volatile("red.global.add.u64 [%0],%1;" ::"l"(viaasm), "l"(b) : "memory");
   asm volatile("red.global.add.u64 [%0],%1;" ::"l"(derived + 2), "l"(b) : "memory");
 }
+// A cast to a pointer to non-const counts as a write (adding const would make it ill-formed; found on
+// siboehm/SGEMM_CUDA's float4 loads); a cast to a pointer to const, or of a loaded value, does not.
+__global__ void cast_params(float *vec, float *cstyle, float *constcast, float *value, float *out) {
+  float4 v = reinterpret_cast<float4 *>(&vec[4 * threadIdx.x])[0];
+  float4 w = ((float4 *)cstyle)[threadIdx.x];
+  float4 u = reinterpret_cast<const float4 *>(constcast)[threadIdx.x];
+  int bits = (int)value[threadIdx.x];
+  out[threadIdx.x] = v.x + w.x + u.x + bits;
+}
+// CASTS: CASTS [('vec', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('cstyle', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('constcast', False, None), ('value', False, None), ('out', True, 'store at line {{[0-9]+}}')]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
