@@ -143,6 +143,46 @@ std::optional<std::string> normalizeLaunchChevrons(StringRef Source) {
   return Out;
 }
 
+/// The length of the object-like `#define NAME ` prefix of \p Line (up to its body), or 0 when the
+/// line is not such a directive.
+static size_t objectMacroBodyStart(StringRef Line) {
+  StringRef Rest = Line.ltrim(" \t");
+  if (!Rest.consume_front("#"))
+    return 0;
+  Rest = Rest.ltrim(" \t");
+  if (!Rest.consume_front("define") || Rest.empty() || (Rest[0] != ' ' && Rest[0] != '\t'))
+    return 0;
+  Rest = Rest.ltrim(" \t");
+  size_t Name = 0;
+  while (Name < Rest.size() && (isalnum(static_cast<unsigned char>(Rest[Name])) || Rest[Name] == '_'))
+    ++Name;
+  if (!Name || Name == Rest.size() || (Rest[Name] != ' ' && Rest[Name] != '\t'))
+    return 0; // no name, no body, or a function-like macro's parameter list
+  return Line.size() - Rest.drop_front(Name).ltrim(" \t").size();
+}
+
+std::optional<std::string> normalizePragmaMacros(StringRef Source) {
+  static constexpr StringRef Pragma = "#pragma unroll", Stand = "__kloop_unroll";
+  static_assert(Pragma.size() == Stand.size(), "the rewrite keeps every offset");
+  if (!Source.contains(Pragma))
+    return std::nullopt;
+  std::string Out = Source.str();
+  bool Changed = false;
+  for (size_t Pos = 0; Pos < Source.size();) {
+    size_t End = Source.find('\n', Pos);
+    StringRef Line = Source.slice(Pos, End == StringRef::npos ? Source.size() : End);
+    size_t Body = objectMacroBodyStart(Line);
+    if (Body && Line.drop_front(Body).rtrim(" \t\r") == Pragma) {
+      Out.replace(Pos + Body, Pragma.size(), Stand.str());
+      Changed = true;
+    }
+    if (End == StringRef::npos)
+      break;
+    Pos = End + 1;
+  }
+  return Changed ? std::optional<std::string>(std::move(Out)) : std::nullopt;
+}
+
 namespace {
 
 /// A file whose contents were read already (possibly rewritten).
@@ -163,7 +203,7 @@ private:
   std::unique_ptr<MemoryBuffer> B;
 };
 
-/// Serves every file through normalizeLaunchChevrons().
+/// Serves every file through normalizeLaunchChevrons() and normalizePragmaMacros().
 class LaunchChevronFS : public vfs::ProxyFileSystem {
 public:
   using ProxyFileSystem::ProxyFileSystem;
@@ -179,6 +219,8 @@ public:
     if (!Buf)
       return Buf.getError();
     std::optional<std::string> Fixed = normalizeLaunchChevrons((*Buf)->getBuffer());
+    if (std::optional<std::string> Pragmas = normalizePragmaMacros(Fixed ? StringRef(*Fixed) : (*Buf)->getBuffer()))
+      Fixed = std::move(Pragmas);
     if (!Fixed)
       return std::make_unique<BufferFile>(*S, std::move(*Buf));
     return std::make_unique<BufferFile>(

@@ -22,7 +22,7 @@ namespace kloop {
 
 /// \p Base with the compatibility header added at nvccCompatHeaderPath(), \p CommandLineMacros
 /// (when not empty) at commandLineMacrosPath(), and every file read through
-/// normalizeLaunchChevrons().
+/// normalizeLaunchChevrons() and normalizePragmaMacros().
 llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem>
 withNvccCompat(llvm::IntrusiveRefCntPtr<llvm::vfs::FileSystem> Base,
                llvm::StringRef CommandLineMacros = {});

@@ -12,6 +12,12 @@
 // its code (it lists the user's kernels and launches, not the toolkit's).
 #pragma clang system_header
 
+// --- `#define NAME #pragma unroll` ----------------------------------------------------------------
+// nvcc's device front end reads a macro that expands to `#pragma unroll` as the directive
+// (moderngpu's PRAGMA_UNROLL); clang sees a `#` in an expression. kloop's file system rewrites such a
+// body to this name, the same length (normalizePragmaMacros), on every parse and with any headers.
+#define __kloop_unroll _Pragma("unroll")
+
 // Only with the real CUDA headers (clang's runtime wrapper), never with -nocudainc.
 #if defined(__CUDA__) && defined(__CUDACC__) && defined(__cplusplus) &&                        \
     defined(__CLANG_CUDA_RUNTIME_WRAPPER_H__)

@@ -272,6 +272,15 @@ llvm::StringRef nvccCompatHeaderText();
 /// Returns std::nullopt when there is nothing to rewrite.
 std::optional<std::string> normalizeLaunchChevrons(llvm::StringRef Source);
 
+/// \p Source with the body of every one-line object-like macro that is exactly `#pragma unroll`
+/// (`#define PRAGMA_UNROLL #pragma unroll`, moderngpu's meta.hxx) rewritten to `__kloop_unroll`, the
+/// same 14 characters, which kloop's compatibility header defines as `_Pragma("unroll")`. nvcc's
+/// device front end reads the expanded `#pragma unroll` as the directive; clang sees a `#` token in
+/// an expression ("expected expression"). Every offset and line is kept. Other pragma texts in
+/// macros (`#pragma unroll 4`) have no same-length form and are left alone. Returns std::nullopt
+/// when there is nothing to rewrite.
+std::optional<std::string> normalizePragmaMacros(llvm::StringRef Source);
+
 /// Runs \p Fn(I) for I in [0, N) on \p Jobs threads (0: one per hardware thread);
 /// the tasks start in index order. The crashed parses of the tasks are noted in the
 /// calling thread's ParseCrashScope, in index order.
