@@ -1,5 +1,6 @@
 //===- Agreement.cpp - Replay's speed-up against the workload's ----------===//
 #include "kloop/Optimize/Agreement.h"
+#include "Evidence.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -28,10 +29,8 @@ const char *agreementVerdictName(AgreementVerdict V) {
 
 /// Row \p R's member \p Key when it is a positive finite number.
 static std::optional<double> positive(const json &R, const char *Key) {
-  if (!R.is_object() || !R.contains(Key) || !R[Key].is_number())
-    return std::nullopt;
-  double V = R[Key].get<double>();
-  return std::isfinite(V) && V > 0 ? std::optional<double>(V) : std::nullopt;
+  std::optional<double> V = evidenceNumber(R, Key);
+  return V && std::isfinite(*V) && *V > 0 ? V : std::nullopt;
 }
 
 static std::string text(const json &R, const char *Key) {

@@ -11,6 +11,8 @@
 #include "kloop/Decide/Decision.h"
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 namespace kloop {
 namespace optimize {
 
@@ -30,6 +32,13 @@ inline nlohmann::json evidenceRow(const decide::ShapeVerdict &SV) {
   E["base_n"] = SV.Baseline ? json(SV.Baseline->N) : json(nullptr);
   E["cand_n"] = SV.Candidate ? json(SV.Candidate->N) : json(nullptr);
   return E;
+}
+
+/// Member \p Key of evidence row \p Row when it is a number ("speedup", "ci_low", ...); nullopt when the
+/// row is not an object, lacks it, or holds null there (decide had too few samples).
+inline std::optional<double> evidenceNumber(const nlohmann::json &Row, const char *Key) {
+  const nlohmann::json &V = Row.is_object() ? Row.value(Key, nlohmann::json()) : nlohmann::json();
+  return V.is_number() ? std::optional<double>(V.get<double>()) : std::nullopt;
 }
 
 } // namespace optimize

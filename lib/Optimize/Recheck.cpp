@@ -1,5 +1,6 @@
 //===- Recheck.cpp - Re-measure an accepted change from its journal -------===//
 #include "kloop/Optimize/Recheck.h"
+#include "Evidence.h"
 #include "RunSteps.h"
 #include "kloop/Decide/DecisionJSON.h"
 #include "kloop/Optimize/Optimize.h"
@@ -141,16 +142,12 @@ measure::CompareOptions recheckOptions(const RecheckPlan &P, StringRef WorkDir, 
   return O;
 }
 
-static std::optional<double> number(const json &Row, const char *Key) {
-  const json &V = Row.is_object() ? Row.value(Key, json()) : json();
-  return V.is_number() ? std::optional<double>(V.get<double>()) : std::nullopt;
-}
 
 /// The journaled point estimate: "speedup", or (older rows) median(base) / median(cand), which is the same number.
 static std::optional<double> journaledSpeedup(const json &Row) {
-  if (std::optional<double> S = number(Row, "speedup"))
+  if (std::optional<double> S = evidenceNumber(Row, "speedup"))
     return S;
-  std::optional<double> B = number(Row, "base_median_ns"), C = number(Row, "cand_median_ns");
+  std::optional<double> B = evidenceNumber(Row, "base_median_ns"), C = evidenceNumber(Row, "cand_median_ns");
   return B && C && *C > 0 ? std::optional<double>(*B / *C) : std::nullopt;
 }
 
@@ -173,8 +170,8 @@ std::vector<RecheckPair> matchRecheck(const json &Evidence, const measure::Compa
     P.Kernel = Row.is_object() ? Row.value("kernel", std::string()) : std::string();
     P.Shape = Row.is_object() ? Row.value("shape", std::string()) : std::string();
     P.Speedup = journaledSpeedup(Row);
-    P.Low = number(Row, "ci_low");
-    P.High = number(Row, "ci_high");
+    P.Low = evidenceNumber(Row, "ci_low");
+    P.High = evidenceNumber(Row, "ci_high");
     auto It = llvm::find_if(Unmatched, [&](const decide::ShapeVerdict *V) {
       return V->Kernel == P.Kernel && V->Shape == P.Shape;
     });
