@@ -21,7 +21,7 @@ Per example, in one run and side by side:
      with --planted-flags): the slower candidate must never be accepted, and with the sides swapped
      the faster one should be;
   3. the baseline's median per shape measured by the workload (first workload-timed step) and by
-     replay (gated, and with --no-gate), and, per replayed run, the speed-up of every candidate it and
+     replay (timed by CUPTI, and by events gated and with --no-gate), and, per replayed run, the speed-up of every candidate it and
      the workload run judged from the same incumbent, measured each way per shape (issue 14, item 5:
      within 2%). --replay-l2 runs the replay paths once per L2 mode (search.replay_l2).
 Writes OUT/summary.json and, per example, OUT/EX/ (journals, logs, cubins).
@@ -56,7 +56,7 @@ def parse_args(argv):
                    help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
                         "default all three; a path named twice runs twice, the second as PATH#2")
     p.add_argument("--replay-l2", default="steady",
-                   help="comma-separated search.replay_l2 modes (flush, steady, flush-dirty, warm); the replay "
+                   help="comma-separated search.replay_l2 modes (flush, steady, rotate, flush-dirty, warm); the replay "
                         "and ahead paths run once per mode, the first under the path's name, the others as "
                         "PATH@MODE (default steady)")
     p.add_argument("--prepare-jobs", type=int, default=8, help="kloop optimize --prepare-jobs of the ahead path "
@@ -79,9 +79,9 @@ def parse_args(argv):
     if bad or not a.paths:
         p.error("--paths: expected workload, replay and/or ahead, got %r" % a.paths)
     a.replay_l2 = [m for m in a.replay_l2.split(",") if m]
-    bad = [m for m in a.replay_l2 if m not in ("flush", "steady", "flush-dirty", "warm")]
+    bad = [m for m in a.replay_l2 if m not in ("flush", "steady", "rotate", "flush-dirty", "warm")]
     if bad or not a.replay_l2:
-        p.error("--replay-l2: expected flush, steady, flush-dirty and/or warm, got %r" % a.replay_l2)
+        p.error("--replay-l2: expected flush, steady, rotate, flush-dirty and/or warm, got %r" % a.replay_l2)
     if a.prepare_jobs < 1:
         p.error("--prepare-jobs must be at least 1")
     for e in a.examples:
@@ -442,7 +442,7 @@ def replay_checks(a, ex, top, src_root, yaml_text, rep):
         code, wall, text = replay(name, ["--cubin", cand_base, "--candidate-cubin", cand,
                                          "--repeat", str(a.comparisons)])
         checks[name] = {"exit": code, "wall_s": wall, "counts": repeat_counts(text)}
-    for name, extra in (("gated", []), ("ungated", ["--no-gate"])):
+    for name, extra in (("cupti", []), ("gated", ["--timer", "events"]), ("ungated", ["--timer", "events", "--no-gate"])):
         code, wall, text = replay("median_" + name, ["--cubin", base] + extra)
         checks["median_" + name] = replay_median_us(text)
     c = lambda n, k: (checks[n]["counts"] or {}).get(k)
@@ -466,6 +466,7 @@ def baseline_agreement(res, wl, rep):
     log("baseline median       %-24s %14s %14s %9s" % ("kernel/shape", "workload", "replay", "rep/wl"))
     wmed = {kernel_shape_key(k): v for k, v in (baseline_medians(wl) if wl else {}).items()}
     rmed = {kernel_shape_key(k): v for k, v in (baseline_medians(rep) if rep else {}).items()}
+    cupti = res["checks"].get("median_cupti", {})
     gated = res["checks"].get("median_gated", {})
     ungated = res["checks"].get("median_ungated", {})
     rows = []
@@ -476,8 +477,8 @@ def baseline_agreement(res, wl, rep):
             key, fmt(w / 1e3 if w else None, "%.3f us"), fmt(r / 1e3 if r else None, "%.3f us"),
             fmt(r / w if r and w else None, "%.3f")))
     if gated:
-        log("replay of the baseline alone (the first search shape's capture, launch 0): gated %s us, no gate %s us" % (
-            fmt(gated.get(0), "%.3f"), fmt(ungated.get(0), "%.3f")))
+        log("replay of the baseline alone (the first search shape's capture, launch 0): CUPTI %s us; events: gated %s us, "
+            "no gate %s us" % (fmt(cupti.get(0), "%.3f"), fmt(gated.get(0), "%.3f"), fmt(ungated.get(0), "%.3f")))
     res["baseline_medians"] = rows
 
 

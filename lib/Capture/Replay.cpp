@@ -44,6 +44,7 @@ std::string workerCommand(const ReplayOptions &O) {
     C += " --poison";
   if (!O.Gate)
     C += " --no-gate";
+  C += " --timer " + shellQuote(O.Timer);
   return C;
 }
 
@@ -139,6 +140,11 @@ Expected<ReplayResult> parseResult(const std::string &Text) {
   std::optional<bool> Gated;
   O.read("gated", Gated);
   R.Gated = Gated.value_or(false);
+  std::optional<std::string> Timer, TimerNote;
+  O.read("timer", Timer);
+  O.read("timer_note", TimerNote);
+  R.Timer = Timer.value_or("events");
+  R.TimerNote = TimerNote.value_or("");
   if (O.has("time_ns"))
     readWorkerTimes(*O.member("time_ns", true), R.Times.emplace(), Errors);
   if (Error E = Errors.take())
@@ -203,6 +209,7 @@ std::vector<std::string> serveArgv(const ReplayOptions &O) {
     A.push_back("--poison");
   if (!O.Gate)
     A.push_back("--no-gate");
+  A.insert(A.end(), {"--timer", O.Timer});
   return A;
 }
 

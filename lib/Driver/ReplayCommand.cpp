@@ -53,7 +53,8 @@ cl::opt<std::string> TolOpt("tolerance",
                             cl::value_desc("spec"), cl::init("exact"), cl::sub(ReplaySub));
 cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (evicted, clean), steady (default: evicted, "
                                           "then the dirty lines the launch's own previous run would leave), "
-                                          "flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
+                                          "rotate (evicted, then the dirty share of an L2 full of launches on "
+                                          "other buffers, as under a workload's l2: rotate), flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
                            cl::value_desc("policy"), cl::init("steady"), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));
@@ -72,6 +73,10 @@ cl::opt<bool> NoGateOpt("no-gate",
                         cl::desc("Record the start event on an idle stream (the interval then holds the host's "
                                  "launch latency); for comparing with the default"),
                         cl::sub(ReplaySub));
+cl::opt<std::string> TimerOpt("timer",
+                              cl::desc("How a launch is timed: cupti (default: its CUPTI kernel record, as the "
+                                       "workload path) or events (CUDA events behind the gate)"),
+                              cl::value_desc("cupti|events"), cl::init("cupti"), cl::sub(ReplaySub));
 cl::opt<std::string> OutputOpt("o", cl::desc("Write the worker's kloop-replay/1 JSON here"), cl::value_desc("file"),
                                cl::sub(ReplaySub));
 
@@ -85,6 +90,8 @@ std::string usageProblem() {
       return "'" + *F + "': no such file";
   if (ItersOpt == 0)
     return "--iters must be at least 1";
+  if (TimerOpt != "cupti" && TimerOpt != "events")
+    return "--timer '" + TimerOpt + "': expected cupti or events";
   if (!kloop::capture::isL2Mode(L2Opt))
     return "--l2 '" + L2Opt + "': expected " + kloop::capture::L2Modes;
   if (LaunchTimeoutOpt == 0 || TimeoutOpt == 0)
@@ -195,6 +202,7 @@ int runReplay(const CommandContext &Ctx) {
   O.LaunchTimeoutMs = LaunchTimeoutOpt;
   O.TimeoutS = TimeoutOpt;
   O.Gate = !NoGateOpt;
+  O.Timer = TimerOpt;
   SmallString<256> Tmp;
   if (WorkDirOpt.empty()) {
     if (std::error_code EC = sys::fs::createUniqueDirectory("kloop-replay", Tmp))
@@ -221,7 +229,8 @@ int runReplay(const CommandContext &Ctx) {
   if (R->ExitCode == 2)
     return Fail(R->Error);
   outs() << "kloop replay: " << CaptureArg << " on " << R->Device << ": " << R->Launches.size() << " launch(es), "
-         << ItersOpt << " iteration(s), L2 " << L2Opt << ", tolerance " << TolOpt << "\n";
+         << ItersOpt << " iteration(s), L2 " << L2Opt << ", tolerance " << TolOpt << ", timed by " << R->Timer
+         << (R->TimerNote.empty() ? "" : " (" + terminalSafe(R->TimerNote) + ")") << "\n";
   printResult(outs(), *R);
   if (!R->Error.empty())
     errs() << "kloop replay: " << (R->Failed.empty() ? "error" : R->Failed + " failed") << ": "

@@ -136,11 +136,13 @@ Expected<std::string> defaultCubinCommand(const measure::WorkloadConfig &C) {
 }
 
 /// The verify payload's detail.replay_time: where a replayed step's time went (s), docs/optimize.md.
-json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned WorkerStarts, bool Gated) {
+json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned WorkerStarts,
+                    const capture::ReplayResult &R) {
   return {{"cubin_build_s", CubinBuildS}, {"worker_start_s", T.WorkerStartS}, {"capture_load_s", T.CaptureLoadS},
           {"modules_s", T.ModulesS},      {"restore_s", T.RestoreS},          {"timed_s", T.TimedS},
           {"check_s", T.CheckS},          {"worker_s", T.WorkerS},            {"round_trip_s", T.RoundTripS},
-          {"worker_starts", WorkerStarts}, {"gated", Gated}};
+          {"worker_starts", WorkerStarts}, {"gated", R.Gated},
+          {"timer", R.Timer}};
 }
 
 std::string tail(const std::string &S, size_t N = 2000) {
@@ -339,7 +341,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
       judgeReplay(*R, Sh ? Sh->Name : Shape.str(), &Outputs[CaptureDir.str()], !Configs.Candidate.empty());
   if (Out && Out->Compare)
     Out->Compare->Detail["replay_time"] = replayTimeJSON(R->Times.value_or(capture::ReplayTimes()), BuildS,
-                                                         Server->starts(), R->Gated);
+                                                         Server->starts(), *R);
   return Out;
 }
 

@@ -1,7 +1,7 @@
 //===- KloopReplay.cpp - the replay worker (kloop replay) -----------------===//
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|flush-dirty|warm] [--poison]
+//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|flush-dirty|warm] [--poison]
 //              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
@@ -20,6 +20,7 @@
 // errors; 3 the baseline does not reproduce the capture (the capture is not replayable as it is).
 //
 //===----------------------------------------------------------------------===//
+#include "CuptiTimer.h"
 #include "ReplayCheck.h"
 #include "kloop/Capture/Manifest.h"
 
@@ -77,10 +78,13 @@ struct Options {
   replay::Tolerance Tol;
   /// The L2 state before each timed launch (--l2; docs/capture.md, "The L2 before a timed launch"):
   /// "flush" (a clean L2), "steady" (the default: clean but for the dirty lines the launch's own previous
-  /// run would leave, replay::steadyDirtyBytes), "flush-dirty" (an L2 full of dirty lines) or "warm"
+  /// run would leave, replay::steadyDirtyBytes), "rotate" (clean but for the dirty share of an L2 full of
+  /// the traffic of launches on other buffers, replay::rotateDirtyBytes), "flush-dirty" (an L2 full of dirty lines) or "warm"
   /// (whatever the restore left).
   std::string L2 = "steady";
   bool flushes() const { return L2 != "warm"; }
+  /// Whether the read flush is followed by dirty lines (Replayer::setSteadyDirty): "steady" and "rotate".
+  bool dirtiesAfterFlush() const { return L2 == "steady" || L2 == "rotate"; }
   bool Poison = false;
   unsigned TimeoutMs = 10000;
   int Device = 0;
@@ -89,6 +93,16 @@ struct Options {
   bool Gate = true;
   /// Check every allocation on the host only (--host-check): the check before the device check existed.
   bool HostCheck = false;
+  /// Launch the kernel once, untimed, before each timed launch's restore (--prime): its code and
+  /// parameters are then where a program's back-to-back launches find them (docs/capture.md).
+  bool Prime = false;
+  /// Bytes of L2 left dirty before each timed launch in the "steady" L2 mode instead of the model's
+  /// replay::steadyDirtyBytes (--steady-dirty-bytes; -1: the model), to measure what the share changes.
+  int64_t SteadyDirtyBytes = -1;
+  /// How a timed launch is timed (--timer): "cupti" (the default: the kernel's activity record, as the
+  /// workload path times it) or "events" (CUDA events behind the timing gate; also what "cupti" falls
+  /// back to when libcupti cannot be used, and the JSON says why).
+  std::string Timer = "cupti";
 };
 
 /// Nanoseconds since \p Since, for the time split of a request.
@@ -106,8 +120,8 @@ struct TimeSplit {
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
-    "       [--no-gate] [--host-check]\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--no-gate] [--host-check] [--prime] [--steady-dirty-bytes N] [--timer cupti|events]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
 bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
@@ -168,6 +182,24 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
       O.Gate = false;
     } else if (A == "--host-check") {
       O.HostCheck = true;
+    } else if (A == "--steady-dirty-bytes") {
+      if (!Value(V))
+        return false;
+      if (!parseCount(V, 1ull << 40, N)) {
+        Error = A + " '" + V + "': expected a byte count";
+        return false;
+      }
+      O.SteadyDirtyBytes = static_cast<int64_t>(N);
+    } else if (A == "--timer") {
+      if (!Value(V))
+        return false;
+      if (std::string(V) != "cupti" && std::string(V) != "events") {
+        Error = std::string("--timer '") + V + "': expected cupti or events";
+        return false;
+      }
+      O.Timer = V;
+    } else if (A == "--prime") {
+      O.Prime = true;
     } else if (!A.empty() && A[0] == '-') {
       Error = "unknown option " + A;
       return false;
@@ -228,7 +260,7 @@ struct Prepared {
   std::vector<CUdeviceptr> Bases; // relocated Allocation::Base
   std::vector<std::shared_ptr<std::vector<uint8_t>>> Before, After;
   std::vector<bool> Poisoned;
-  /// Bytes of L2 left dirty before each timed launch in the "steady" L2 mode (Replayer::setSteadyDirty).
+  /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes (Replayer::setSteadyDirty).
   uint64_t SteadyDirtyBytes = 0;
   CUfunction Fn[2] = {nullptr, nullptr};
   /// What each side launches: the captured configuration unless the request gives another.
@@ -262,11 +294,16 @@ public:
   /// Restores, launches once on side \p Side (0 baseline, 1 candidate), waits; returns the duration in ns
   /// and the first mismatch ("" when every allocation matched).
   uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
+  /// The launch of \p P on side \p Side (its configuration, cooperative and cluster attributes in \p Attrs).
+  CUlaunchConfig launchConfig(const Prepared &P, int Side, CUlaunchAttribute (&Attrs)[2]) const;
+  /// The duration (ns) of the launch of \p Kernel (mangled name) that just completed between the Start
+  /// and Stop events: its CUPTI record's when CUPTI times, else (or when the record is missing) the events'.
+  uint64_t timedNs(const std::string &Kernel);
   void classifyPoison(Prepared &P);
 
   /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush" or
   /// "steady" with the flush kernel loaded.
-  bool flushReads() const { return FlushFn && (O.L2 == "flush" || O.L2 == "steady"); }
+  bool flushReads() const { return FlushFn && (O.L2 == "flush" || O.dirtiesAfterFlush()); }
   /// In the "steady" L2 mode, sets each launch's SteadyDirtyBytes from its captured allocations: all of
   /// them touched, the written ones written (replay::steadyDirtyBytes).
   void setSteadyDirty(std::vector<Prepared> &Ps) const;
@@ -276,6 +313,12 @@ public:
   bool DeviceCheck = false;
   /// The timed launches are enqueued behind a stream wait that the host releases (see runOnce).
   bool Gated = false;
+  /// Why --timer cupti times with events instead ("" when it does not).
+  std::string TimerNote;
+  /// Timed launches CUPTI gave no record for, timed by their events instead (should stay 0).
+  uint64_t CuptiMissing = 0;
+  /// "cupti" when CUPTI times the launches, else "events".
+  std::string timer() const { return replay::CuptiTimer::active() ? "cupti" : "events"; }
   std::string DeviceName;
   /// The current request's time split; reset by the caller.
   TimeSplit Split;
@@ -388,6 +431,11 @@ void Replayer::init() {
   DeviceName = Name;
   check(cuDevicePrimaryCtxRetain(&Ctx, Dev), "cuDevicePrimaryCtxRetain");
   check(cuCtxSetCurrent(Ctx), "cuCtxSetCurrent");
+  if (O.Timer == "cupti") {
+    std::string Why = replay::CuptiTimer::start();
+    if (!Why.empty())
+      TimerNote = Why + "; timed with CUDA events";
+  }
 }
 
 void Replayer::mapAllocations(const std::vector<Prepared> &Ps) {
@@ -539,7 +587,9 @@ void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
   // also holds the host's launch latency (the kernel reaches the GPU microseconds later). A host-mapped
   // word the stream waits on holds the events and the kernel back until all three are enqueued.
   void *Host = nullptr;
-  if (O.Gate && cuMemHostAlloc(&Host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS &&
+  // CUPTI's records time the kernel alone, so they need no gate (and its serial kernel tracing blocks a
+  // launch behind a stream wait, which the gate would never release).
+  if (O.Gate && !replay::CuptiTimer::active() && cuMemHostAlloc(&Host, sizeof(uint32_t), CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) == CUDA_SUCCESS &&
       cuMemHostGetDevicePointer(&GateDev, Host, 0) == CUDA_SUCCESS) {
     GateHost = static_cast<volatile uint32_t *>(Host);
     *GateHost = 0;
@@ -667,7 +717,7 @@ void Replayer::flushL2(const Prepared &P) {
   check(cuLaunchKernel(FlushFn, 1024, 1, 1, 256, 1, 1, 0, Stream, Args, nullptr), "cuLaunchKernel (L2 flush)");
   // The flush read Scratch from its start, so its first bytes left L2 first: writing them now makes lines
   // that stay in L2 dirty until the timed launch evicts them.
-  if (O.L2 == "steady" && P.SteadyDirtyBytes >= 4)
+  if (O.dirtiesAfterFlush() && P.SteadyDirtyBytes >= 4)
     check(cuMemsetD32Async(Scratch, Flushes, std::min<uint64_t>(P.SteadyDirtyBytes, ScratchBytes) / 4, Stream),
           "cuMemsetD32Async (steady L2)");
 }
@@ -680,7 +730,10 @@ void Replayer::setSteadyDirty(std::vector<Prepared> &Ps) const {
       if (P.L->Allocations[I].written())
         Written += P.L->Allocations[I].Bytes;
     }
-    P.SteadyDirtyBytes = O.L2 == "steady" ? replay::steadyDirtyBytes(Written, Footprint, L2Bytes) : 0;
+    P.SteadyDirtyBytes = !O.dirtiesAfterFlush()    ? 0
+                         : O.SteadyDirtyBytes >= 0 ? static_cast<uint64_t>(O.SteadyDirtyBytes)
+                         : O.L2 == "rotate"        ? replay::rotateDirtyBytes(Written, Footprint, L2Bytes)
+                                                   : replay::steadyDirtyBytes(Written, Footprint, L2Bytes);
   }
 }
 
@@ -761,14 +814,8 @@ std::string Replayer::compare(const Prepared &P) {
   return "";
 }
 
-uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison) {
-  const char *SideName = Side == 0 ? "baseline" : "candidate";
-  restore(P, Poison);
+CUlaunchConfig Replayer::launchConfig(const Prepared &P, int Side, CUlaunchAttribute (&Attrs)[2]) const {
   const capture::Launch &L = *P.L;
-  std::vector<void *> Args;
-  for (const capture::ParamSlot &S : L.Params)
-    Args.push_back(P.Params.data() + S.Offset);
-  CUlaunchAttribute Attrs[2] = {};
   unsigned NumAttrs = 0;
   if (L.Cooperative) {
     Attrs[NumAttrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -788,6 +835,35 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
   C.hStream = Stream;
   C.attrs = NumAttrs ? Attrs : nullptr;
   C.numAttrs = NumAttrs;
+  return C;
+}
+
+uint64_t Replayer::timedNs(const std::string &Kernel) {
+  if (replay::CuptiTimer::active()) {
+    if (std::optional<uint64_t> Ns = replay::CuptiTimer::durationOf(Kernel))
+      return *Ns;
+    ++CuptiMissing;
+  }
+  float Ms = 0;
+  check(cuEventElapsedTime(&Ms, Start, Stop), "cuEventElapsedTime");
+  return static_cast<uint64_t>(static_cast<double>(Ms) * 1e6 + 0.5);
+}
+
+uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison) {
+  const char *SideName = Side == 0 ? "baseline" : "candidate";
+  std::vector<void *> Args;
+  for (const capture::ParamSlot &S : P.L->Params)
+    Args.push_back(P.Params.data() + S.Offset);
+  CUlaunchAttribute Attrs[2] = {};
+  CUlaunchConfig C = launchConfig(P, Side, Attrs);
+  if (O.Prime) { // an untimed launch of the same kernel first, as in a program that launches it back to back
+    CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
+    if (R != CUDA_SUCCESS)
+      throw LaunchFailure{SideName, "the launch failed: " + cuText(R), false};
+    check(cuEventRecord(Stop, Stream), "cuEventRecord");
+    waitFor(Stop, SideName);
+  }
+  restore(P, Poison);
   auto Began = std::chrono::steady_clock::now();
   if (Gated && cuStreamWaitValue32(Stream, GateDev, GateValue + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
     Gated = false; // the driver refuses stream waits: time without the gate from now on (the result says so)
@@ -812,10 +888,9 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
   check(Recorded, "cuEventRecord");
   waitFor(Stop, SideName);
   Split.Timed += nsSince(Began);
-  float Ms = 0;
-  check(cuEventElapsedTime(&Ms, Start, Stop), "cuEventElapsedTime");
+  uint64_t Ns = timedNs(P.Config[Side].Kernel);
   Mismatch = compare(P);
-  return static_cast<uint64_t>(static_cast<double>(Ms) * 1e6 + 0.5);
+  return Ns;
 }
 
 void Replayer::classifyPoison(Prepared &P) {
@@ -874,7 +949,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
       if (P.Poisoned[I])
         Poisoned.push_back(I);
     L["poisoned"] = Poisoned;
-    if (O.L2 == "steady")
+    if (O.dirtiesAfterFlush())
       L["l2_dirty_bytes"] = P.SteadyDirtyBytes;
     L["baseline"] = timesJSON(P, 0);
     BaseOk &= P.Checked[0] && P.Mismatch[0].empty();
@@ -983,6 +1058,11 @@ json replayRequest(Replayer &R, std::vector<Prepared> &Ps, const Options &O, int
     J = resultJSON(O, &R, Ps, F.Side + ": " + F.Message, F.Side, F.TimedOut);
   }
   J["gated"] = R.Gated;
+  J["timer"] = R.timer();
+  if (!R.TimerNote.empty())
+    J["timer_note"] = R.TimerNote;
+  if (R.CuptiMissing)
+    J["cupti_missing"] = R.CuptiMissing;
   J["time_ns"] = {{"modules", R.Split.Modules}, {"restore", R.Split.Restore}, {"timed", R.Split.Timed},
                   {"check", R.Split.Check}, {"total", nsSince(Began)}};
   return J;
@@ -1081,7 +1161,7 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
 int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t LoadNs) {
   json Ready = {{"schema", "kloop-replay-serve/1"}, {"ready", true}, {"device", R.DeviceName},
                 {"relocated", R.Relocated}, {"launches", Ps.size()}, {"gated", R.Gated},
-                {"time_ns", {{"load", LoadNs}}}};
+                {"timer", R.timer()}, {"time_ns", {{"load", LoadNs}}}};
   finish(Ready, 0, true);
   std::string Line;
   for (int C; (C = std::getchar()) != EOF;) {

@@ -195,5 +195,12 @@ uint64_t steadyDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64
   return static_cast<uint64_t>(static_cast<long double>(WrittenBytes) * L2Bytes / FootprintBytes);
 }
 
+uint64_t rotateDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes) {
+  if (!WrittenBytes || !FootprintBytes)
+    return 0;
+  WrittenBytes = std::min(WrittenBytes, FootprintBytes);
+  return static_cast<uint64_t>(static_cast<long double>(WrittenBytes) * L2Bytes / FootprintBytes);
+}
+
 } // namespace replay
 } // namespace kloop

@@ -74,6 +74,13 @@ uint64_t median(std::vector<uint64_t> V);
 /// reads and writes interleave evenly over its run. 0 when nothing is written or the footprint is 0.
 uint64_t steadyDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes);
 
+/// Bytes of dirty lines that L2 (\p L2Bytes) holds when a launch starts after launches of the same kernel
+/// on other buffers, as in a workload that rotates buffer sets (`l2: rotate`; the `--l2 rotate` mode):
+/// L2 is full of their traffic, of which the written share is dirty, whether or not one launch's
+/// footprint fits: WrittenBytes * L2Bytes / FootprintBytes (WrittenBytes capped at FootprintBytes; bytes).
+/// A model with the assumptions of steadyDirtyBytes. 0 when nothing is written or the footprint is 0.
+uint64_t rotateDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes);
+
 } // namespace replay
 } // namespace kloop
 

@@ -154,4 +154,10 @@ TEST(Misc, SteadyDirtyBytes) {
   EXPECT_EQ(steadyDirtyBytes(9 * MiB, 8 * MiB, L2), 8 * MiB);
   // A footprint far larger than L2 (no overflow in the product).
   EXPECT_EQ(steadyDirtyBytes(uint64_t(1) << 40, uint64_t(1) << 41, L2), L2 / 2);
+  // Rotating buffer sets: L2's written share, also when one launch's footprint fits in L2.
+  EXPECT_EQ(rotateDirtyBytes(4 * MiB, 12 * MiB, 60 * MiB), 20 * MiB);
+  EXPECT_EQ(rotateDirtyBytes(64 * MiB, 192 * MiB, 60 * MiB), steadyDirtyBytes(64 * MiB, 192 * MiB, 60 * MiB));
+  EXPECT_EQ(rotateDirtyBytes(9 * MiB, 8 * MiB, L2), L2);
+  EXPECT_EQ(rotateDirtyBytes(0, 8 * MiB, L2), 0u);
+  EXPECT_EQ(rotateDirtyBytes(4 * MiB, 0, L2), 0u);
 }

@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_l2: cold}",
-                "search.replay_l2: 'cold' is not one of flush, steady, flush-dirty or warm"}));
+                "search.replay_l2: 'cold' is not one of flush, steady, rotate, flush-dirty or warm"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");

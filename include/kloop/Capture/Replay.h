@@ -42,7 +42,7 @@ struct ReplayOptions {
   /// parses it).
   std::string Tolerance = "exact";
   /// The L2 state before each timed launch (capture::isL2Mode): "flush",
-  /// "steady" (default), "flush-dirty" or "warm"; docs/capture.md,
+  /// "steady" (default), "rotate", "flush-dirty" or "warm"; docs/capture.md,
   /// "The L2 before a timed launch".
   std::string L2 = "steady";
   /// Poison the outputs the baseline writes without reading (classified by
@@ -52,6 +52,11 @@ struct ReplayOptions {
   /// all are enqueued, so that the event interval holds no host launch
   /// latency (docs/capture.md); false passes --no-gate.
   bool Gate = true;
+  /// How the worker times a launch (--timer): "cupti" (default: the
+  /// kernel's CUPTI activity record, as the workload path times it; the
+  /// worker falls back to events when libcupti cannot be used) or "events"
+  /// (CUDA events behind the gate); docs/capture.md, "How a launch is timed".
+  std::string Timer = "cupti";
   /// Bound on one kernel's run inside the worker, ms; > 0.
   unsigned LaunchTimeoutMs = 10000;
   /// Bound on the whole worker, s; > 0. Past it the worker's group is killed.
@@ -149,6 +154,11 @@ struct ReplayResult {
   /// The timed launches were enqueued behind a stream wait (no host launch
   /// latency in the CUDA event interval; docs/capture.md).
   bool Gated = false;
+  /// What timed the launches: "cupti" or "events" (the worker's "timer";
+  /// "events" when a worker does not say).
+  std::string Timer = "events";
+  /// Why the worker timed with events although asked for CUPTI ("" if not).
+  std::string TimerNote;
   /// Where the time went (ReplayServer only).
   std::optional<ReplayTimes> Times;
 };

@@ -3,8 +3,8 @@
 #   fake_worker.py CAPTURE --serve ...                       (kloop optimize: one worker per search)
 #   fake_worker.py CAPTURE --cubin B [--candidate-cubin C] --iters N ...           (single shot)
 # The "cubins" are the source directories' variant files (search.cubin_command copies them): base
-# launches take 2000 + i ns, fast 1000 + i ns, slow 3000 + i ns; with --no-gate 500 ns more (the host's
-# launch latency that the gate keeps out of the CUDA event interval). $KLOOP_TEST_WORKER_MODE: ok (default),
+# launches take 2000 + i ns, fast 1000 + i ns, slow 3000 + i ns; with --timer events and --no-gate 500 ns more
+# (the host's launch latency that the gate keeps out of the CUDA event interval; CUPTI's records hold none). $KLOOP_TEST_WORKER_MODE: ok (default),
 # crash (every candidate faults: the reply says so and the worker exits 1), error (the candidate cubin
 # lacks the kernel: exit 2, the worker goes on), mismatch (the candidate's first difference is in allocation 1,
 # the capture's written y: exit 1), and, for the first request of the whole test only
@@ -45,15 +45,16 @@ def result(base_cubin, cand_cubin, iters, configs=None):
                                                       ",".join(map(str, c["block"])), c["shared_memory"])
                  for c in configs or []))
     start = {"base": 2000, "fast": 1000, "slow": 3000}
-    gate = "--no-gate" not in args
-    ns = lambda v: [start[v] + (0 if gate else 500) + i for i in range(iters)]
+    timer = opt("--timer") if "--timer" in args else "events"
+    gate = "--no-gate" not in args and timer == "events"
+    ns = lambda v: [start[v] + (0 if gate or timer == "cupti" else 500) + i for i in range(iters)]
     side = lambda v, ok: {"times_ns": ns(v), "median_ns": ns(v)[iters // 2], "match": ok, "mismatch": None}
     out = {"schema": "kloop-replay/1", "capture": args[0], "device": "Fake GPU", "iters": iters, "relocated": False,
            "launches": [{"index": 0, "seq": 0, "kernel": "_Z5saxpyifPKfPf",
                          "name": "saxpy(int, float, float const*, float*)",
                          "poisoned": [], "baseline": side(base, True), "candidate": side(cand or base, True)}],
            "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None,
-           "gated": gate}
+           "gated": gate, "timer": timer}
     if cand is None:
         del out["launches"][0]["candidate"]
         out["candidate_match"] = None
