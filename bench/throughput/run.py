@@ -55,10 +55,10 @@ def parse_args(argv):
     p.add_argument("--paths", default="workload,replay,ahead",
                    help="which search paths to run: workload, replay, ahead (replay with candidates prepared ahead); "
                         "default all three; a path named twice runs twice, the second as PATH#2")
-    p.add_argument("--replay-l2", default="steady",
-                   help="comma-separated search.replay_l2 modes (flush, steady, rotate, flush-dirty, warm); the replay "
-                        "and ahead paths run once per mode, the first under the path's name, the others as "
-                        "PATH@MODE (default steady)")
+    p.add_argument("--replay-l2", default="default",
+                   help="comma-separated search.replay_l2 modes (flush, steady, rotate, flush-dirty, warm, or default: "
+                        "unset, the mode that follows the workload's l2); the replay and ahead paths run once per "
+                        "mode, the first under the path's name, the others as PATH@MODE (default: default)")
     p.add_argument("--prepare-jobs", type=int, default=8, help="kloop optimize --prepare-jobs of the ahead path "
                                                                "(default 8)")
     p.add_argument("--kloop", default=None,
@@ -79,9 +79,9 @@ def parse_args(argv):
     if bad or not a.paths:
         p.error("--paths: expected workload, replay and/or ahead, got %r" % a.paths)
     a.replay_l2 = [m for m in a.replay_l2.split(",") if m]
-    bad = [m for m in a.replay_l2 if m not in ("flush", "steady", "rotate", "flush-dirty", "warm")]
+    bad = [m for m in a.replay_l2 if m not in ("flush", "steady", "rotate", "flush-dirty", "warm", "default")]
     if bad or not a.replay_l2:
-        p.error("--replay-l2: expected flush, steady, rotate, flush-dirty and/or warm, got %r" % a.replay_l2)
+        p.error("--replay-l2: expected flush, steady, rotate, flush-dirty, warm and/or default, got %r" % a.replay_l2)
     if a.prepare_jobs < 1:
         p.error("--prepare-jobs must be at least 1")
     for e in a.examples:
@@ -318,7 +318,7 @@ def runs_of(a):
             out.append((path + again, path, None))
             continue
         for i, mode in enumerate(a.replay_l2):
-            out.append(((path if i == 0 else "%s@%s" % (path, mode)) + again, path, mode))
+            out.append(((path if i == 0 else "%s@%s" % (path, mode)) + again, path, None if mode == "default" else mode))
     return out
 
 

@@ -54,6 +54,20 @@ StringRef searchTimingName(SearchTiming T) {
   return T == SearchTiming::Auto ? "auto" : T == SearchTiming::Replay ? "replay" : "workload";
 }
 
+std::string replayL2Of(const WorkloadConfig &C) {
+  if (!C.Search.ReplayL2.empty())
+    return C.Search.ReplayL2;
+  switch (C.L2) {
+  case L2Policy::Rotate:
+    return "rotate";
+  case L2Policy::Flush:
+    return "flush-dirty";
+  case L2Policy::None:
+    break;
+  }
+  return "steady";
+}
+
 const ShapeSpec *WorkloadConfig::findShape(StringRef N) const {
   for (const ShapeSpec &S : Shapes)
     if (S.Name == N)

@@ -315,7 +315,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.Worker = O.Worker;
     RO.Capture = CaptureDir.str();
     RO.Tolerance = *Tol;
-    RO.L2 = C.Search.ReplayL2;
+    RO.L2 = measure::replayL2Of(C);
     RO.TimeoutS = C.Run.TimeoutS;
     // Each capture's worker keeps its stderr files apart: the first capture's in the candidates
     // directory, as before there were several, the others' in replay-<capture directory>/ beside it.

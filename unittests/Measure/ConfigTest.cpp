@@ -209,7 +209,14 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   ASSERT_TRUE(bool(Default)) << toString(Default.takeError());
   EXPECT_EQ(Default->Search.Timing, SearchTiming::Auto);
   EXPECT_EQ(Default->Search.CubinCommand, "");
-  EXPECT_EQ(Default->Search.ReplayL2, "steady");
+  EXPECT_EQ(Default->Search.ReplayL2, "");
+  // Unset, the replay L2 follows the workload's own l2.
+  EXPECT_EQ(replayL2Of(*Default), "rotate");
+  for (auto [Policy, Mode] : {std::pair<const char *, const char *>{"flush", "flush-dirty"}, {"none", "steady"}}) {
+    auto Other = parseConfig(variant("l2: rotate", std::string("l2: ") + Policy), "w/.kloop.yaml");
+    ASSERT_TRUE(bool(Other)) << toString(Other.takeError());
+    EXPECT_EQ(replayL2Of(*Other), Mode) << Policy;
+  }
   auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-dirty\n"
                                                "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
                          "w/.kloop.yaml");
@@ -217,6 +224,7 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   EXPECT_EQ(Set->Search.Timing, SearchTiming::Replay);
   EXPECT_EQ(Set->Search.CubinCommand, "nvcc -cubin -o {cubin} {source_dir}/saxpy.cu");
   EXPECT_EQ(Set->Search.ReplayL2, "flush-dirty");
+  EXPECT_EQ(replayL2Of(*Set), "flush-dirty");
   EXPECT_EQ(searchTimingName(SearchTiming::Workload), "workload");
 }
 

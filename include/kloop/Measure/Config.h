@@ -150,8 +150,9 @@ struct SearchSpec {
   /// -arch=native -o {cubin} {source_dir}/SRC` when `sources` lists exactly one `.cu` file.
   std::string CubinCommand;
   /// `search.replay_l2`: the L2 state the replay worker times each launch from (capture::isL2Mode;
-  /// docs/capture.md, "The L2 before a timed launch"). Default "steady".
-  std::string ReplayL2 = "steady";
+  /// docs/capture.md, "The L2 before a timed launch"). Default "": the mode that matches the workload's
+  /// own `l2` (replayL2Of).
+  std::string ReplayL2;
 };
 
 /// The whole workload description.
@@ -217,6 +218,12 @@ llvm::Expected<WorkloadConfig> loadConfig(llvm::StringRef Path);
 
 /// Values for placeholders. Entries without a value are unavailable: using
 /// them is an error naming the field.
+/// The replay worker's L2 mode for \p C: search.replay_l2 when set, else the state the workload's own
+/// timed launches start from: `l2: rotate` -> "rotate" (launches on other buffer sets before each),
+/// `l2: flush` -> "flush-dirty" (libkloop-cupti.so's flush writes twice the L2), `l2: none` -> "steady"
+/// (the same buffers back to back). docs/capture.md, "The L2 before a timed launch".
+std::string replayL2Of(const WorkloadConfig &C);
+
 struct PlaceholderValues {
   std::optional<std::string> BuildDir;
   std::optional<std::string> SourceDir;

@@ -82,7 +82,7 @@ def result(base_cubin, cand_cubin, iters, configs=None):
 
 
 if "--serve" in args:
-    note("start")
+    note("start l2=%s timer=%s" % (opt("--l2"), opt("--timer") if "--timer" in args else "events"))
     print(json.dumps({"schema": "kloop-replay-serve/1", "ready": True, "device": "Fake GPU", "relocated": False,
                       "launches": 1, "gated": True, "time_ns": {"load": 5000000}}), flush=True)
     for line in sys.stdin:
