@@ -96,8 +96,8 @@ struct Options {
   /// Launch the kernel once, untimed, before each timed launch's restore (--prime): its code and
   /// parameters are then where a program's back-to-back launches find them (docs/capture.md).
   bool Prime = false;
-  /// Bytes of L2 left dirty before each timed launch in the "steady" L2 mode instead of the model's
-  /// replay::steadyDirtyBytes (--steady-dirty-bytes; -1: the model), to measure what the share changes.
+  /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes instead of the
+  /// model's (--steady-dirty-bytes; -1: the model), to measure what the share changes.
   int64_t SteadyDirtyBytes = -1;
   /// How a timed launch is timed (--timer): "cupti" (the default: the kernel's activity record, as the
   /// workload path times it) or "events" (CUDA events behind the timing gate; also what "cupti" falls
@@ -301,11 +301,12 @@ public:
   uint64_t timedNs(const std::string &Kernel);
   void classifyPoison(Prepared &P);
 
-  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush" or
-  /// "steady" with the flush kernel loaded.
+  /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush",
+  /// "steady" or "rotate" with the flush kernel loaded.
   bool flushReads() const { return FlushFn && (O.L2 == "flush" || O.dirtiesAfterFlush()); }
-  /// In the "steady" L2 mode, sets each launch's SteadyDirtyBytes from its captured allocations: all of
-  /// them touched, the written ones written (replay::steadyDirtyBytes).
+  /// In the "steady" and "rotate" L2 modes, sets each launch's SteadyDirtyBytes from its captured
+  /// allocations: all of them touched, the written ones written (replay::steadyDirtyBytes or
+  /// replay::rotateDirtyBytes; --steady-dirty-bytes overrides both).
   void setSteadyDirty(std::vector<Prepared> &Ps) const;
   bool Relocated = false;
   /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference

@@ -189,10 +189,9 @@ uint64_t median(std::vector<uint64_t> V) {
 uint64_t steadyDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes) {
   if (!WrittenBytes || !FootprintBytes)
     return 0;
-  WrittenBytes = std::min(WrittenBytes, FootprintBytes);
   if (FootprintBytes <= L2Bytes)
-    return WrittenBytes;
-  return static_cast<uint64_t>(static_cast<long double>(WrittenBytes) * L2Bytes / FootprintBytes);
+    return std::min(WrittenBytes, FootprintBytes);
+  return rotateDirtyBytes(WrittenBytes, FootprintBytes, L2Bytes);
 }
 
 uint64_t rotateDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes) {
