@@ -704,10 +704,11 @@ bool verifyBlobs(const std::string &Dir, const Manifest &M, std::string &Error) 
   return true;
 }
 
-const char *const L2Modes = "flush, steady, rotate, flush-dirty or warm";
+const char *const L2Modes = "flush, steady, rotate, rotate-sets, flush-dirty or warm";
 
 bool isL2Mode(const std::string &Text) {
-  return Text == "flush" || Text == "steady" || Text == "rotate" || Text == "flush-dirty" || Text == "warm";
+  return Text == "flush" || Text == "steady" || Text == "rotate" || Text == "rotate-sets" ||
+         Text == "flush-dirty" || Text == "warm";
 }
 
 } // namespace capture

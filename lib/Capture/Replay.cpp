@@ -145,6 +145,11 @@ Expected<ReplayResult> parseResult(const std::string &Text) {
   O.read("timer_note", TimerNote);
   R.Timer = Timer.value_or("events");
   R.TimerNote = TimerNote.value_or("");
+  std::optional<std::string> L2, L2Note;
+  O.read("l2", L2);
+  O.read("l2_note", L2Note);
+  R.L2 = L2.value_or("");
+  R.L2Note = L2Note.value_or("");
   if (O.has("time_ns"))
     readWorkerTimes(*O.member("time_ns", true), R.Times.emplace(), Errors);
   if (Error E = Errors.take())

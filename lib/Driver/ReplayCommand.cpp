@@ -54,7 +54,8 @@ cl::opt<std::string> TolOpt("tolerance",
 cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (evicted, clean), steady (default: evicted, "
                                           "then the dirty lines the launch's own previous run would leave), "
                                           "rotate (evicted, then the dirty share of an L2 full of launches on "
-                                          "other buffers, as under a workload's l2: rotate), flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
+                                          "other buffers, as under a workload's l2: rotate), rotate-sets (evicted, then the kernel launched on copies of "
+                                          "its allocations at other addresses, as a workload with l2: rotate does; rotate when it cannot), flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
                            cl::value_desc("policy"), cl::init("steady"), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));
@@ -229,7 +230,8 @@ int runReplay(const CommandContext &Ctx) {
   if (R->ExitCode == 2)
     return Fail(R->Error);
   outs() << "kloop replay: " << CaptureArg << " on " << R->Device << ": " << R->Launches.size() << " launch(es), "
-         << ItersOpt << " iteration(s), L2 " << L2Opt << ", tolerance " << TolOpt << ", timed by " << R->Timer
+         << ItersOpt << " iteration(s), L2 " << (R->L2.empty() ? L2Opt : R->L2)
+         << (R->L2Note.empty() ? "" : " (" + terminalSafe(R->L2Note) + ")") << ", tolerance " << TolOpt << ", timed by " << R->Timer
          << (R->TimerNote.empty() ? "" : " (" + terminalSafe(R->TimerNote) + ")") << "\n";
   printResult(outs(), *R);
   if (!R->Error.empty())

@@ -59,7 +59,7 @@ std::string replayL2Of(const WorkloadConfig &C) {
     return C.Search.ReplayL2;
   switch (C.L2) {
   case L2Policy::Rotate:
-    return "rotate";
+    return "rotate-sets";
   case L2Policy::Flush:
     return "flush-dirty";
   case L2Policy::None:

@@ -142,7 +142,7 @@ json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned 
           {"modules_s", T.ModulesS},      {"restore_s", T.RestoreS},          {"timed_s", T.TimedS},
           {"check_s", T.CheckS},          {"worker_s", T.WorkerS},            {"round_trip_s", T.RoundTripS},
           {"worker_starts", WorkerStarts}, {"gated", R.Gated},
-          {"timer", R.Timer}};
+          {"timer", R.Timer}, {"l2", R.L2}, {"l2_note", R.L2Note.empty() ? json(nullptr) : json(R.L2Note)}};
 }
 
 std::string tail(const std::string &S, size_t N = 2000) {

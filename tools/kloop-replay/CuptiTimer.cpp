@@ -26,8 +26,13 @@ struct Api {
 Api Cupti;
 bool Active = false;
 std::mutex Mu;
-/// (mangled name, duration ns) of the kernel records delivered since the last durationOf.
-std::vector<std::pair<std::string, uint64_t>> Records;
+/// A kernel record: mangled name, start timestamp and duration (ns).
+struct Record {
+  std::string Name;
+  uint64_t Start = 0, Ns = 0;
+};
+/// The kernel records delivered since the last durationOf.
+std::vector<Record> Records;
 constexpr size_t BufferBytes = size_t(1) << 20;
 
 void CUPTIAPI bufferRequested(uint8_t **Buffer, size_t *Size, size_t *MaxNumRecords) {
@@ -37,13 +42,13 @@ void CUPTIAPI bufferRequested(uint8_t **Buffer, size_t *Size, size_t *MaxNumReco
 }
 
 void CUPTIAPI bufferCompleted(CUcontext, uint32_t, uint8_t *Buffer, size_t, size_t ValidSize) {
-  std::vector<std::pair<std::string, uint64_t>> Got;
+  std::vector<Record> Got;
   CUpti_Activity *Record = nullptr;
   while (ValidSize > 0 && Cupti.GetNextRecord(Buffer, ValidSize, &Record) == CUPTI_SUCCESS) {
     if (Record->kind != CUPTI_ACTIVITY_KIND_KERNEL && Record->kind != CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)
       continue;
     auto *K = reinterpret_cast<const CUpti_ActivityKernel10 *>(Record);
-    Got.emplace_back(K->name ? K->name : "", K->end >= K->start ? K->end - K->start : 0);
+    Got.push_back({K->name ? K->name : "", K->start, K->end >= K->start ? K->end - K->start : 0});
   }
   std::free(Buffer);
   std::lock_guard<std::mutex> Lock(Mu);
@@ -94,10 +99,15 @@ std::optional<uint64_t> CuptiTimer::durationOf(const std::string &Mangled) {
   if (!Active || Cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != CUPTI_SUCCESS)
     return std::nullopt;
   std::lock_guard<std::mutex> Lock(Mu);
+  // The latest-starting record of the name: the launch just timed, whatever order the buffers came in
+  // (the "rotate-sets" L2 mode launches the same kernel on other buffers right before it).
+  const Record *Latest = nullptr;
+  for (const Record &R : Records)
+    if (R.Name == Mangled && (!Latest || R.Start >= Latest->Start))
+      Latest = &R;
   std::optional<uint64_t> Found;
-  for (const auto &[Name, Ns] : Records)
-    if (Name == Mangled)
-      Found = Ns;
+  if (Latest)
+    Found = Latest->Ns;
   Records.clear();
   return Found;
 }

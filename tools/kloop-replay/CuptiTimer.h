@@ -25,8 +25,8 @@ public:
   static std::string start();
   /// Whether start() succeeded.
   static bool active();
-  /// Flushes CUPTI's buffers and returns the duration (ns) of the last kernel record of \p Mangled
-  /// (a kernel's mangled name) completed since the previous call, which forgets every record before it;
+  /// Flushes CUPTI's buffers and returns the duration (ns) of the kernel record of \p Mangled (a
+  /// kernel's mangled name) that started last among those completed since the previous call, which forgets every record before it;
   /// nothing when no such record arrived. Call after the kernel completed.
   static std::optional<uint64_t> durationOf(const std::string &Mangled);
 };

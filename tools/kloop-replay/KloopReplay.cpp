@@ -1,7 +1,7 @@
 //===- KloopReplay.cpp - the replay worker (kloop replay) -----------------===//
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
-//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|flush-dirty|warm] [--poison]
+//              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison]
 //              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
@@ -52,6 +52,10 @@ enum ExitCode { ExitMatch = 0, ExitCandidate = 1, ExitUsage = 2, ExitBaseline = 
 /// What the mapped bytes outside every captured allocation hold during replay.
 constexpr uint8_t SlackByte = 0xA5;
 
+/// The most other buffer sets the "rotate-sets" L2 mode launches a kernel on before a timed launch (a
+/// launch under 2 x L2 / 64 bytes, 1.9 MiB on the H200, gets fewer than a rotating program would give it).
+constexpr uint32_t MaxOtherSets = 64;
+
 /// How a side launches a captured launch: grid and block (x, y, z), dynamic shared memory (bytes), and the
 /// kernel's symbol.
 struct Dims {
@@ -79,12 +83,12 @@ struct Options {
   /// The L2 state before each timed launch (--l2; docs/capture.md, "The L2 before a timed launch"):
   /// "flush" (a clean L2), "steady" (the default: clean but for the dirty lines the launch's own previous
   /// run would leave, replay::steadyDirtyBytes), "rotate" (clean but for the dirty share of an L2 full of
-  /// the traffic of launches on other buffers, replay::rotateDirtyBytes), "flush-dirty" (an L2 full of dirty lines) or "warm"
+  /// the traffic of launches on other buffers, replay::rotateDirtyBytes), "rotate-sets" (clean, then the
+  /// kernel launched on copies of its allocations at other addresses, as a program rotating buffer sets
+  /// launches it: Replayer::launchOtherSets), "flush-dirty" (an L2 full of dirty lines) or "warm"
   /// (whatever the restore left).
   std::string L2 = "steady";
   bool flushes() const { return L2 != "warm"; }
-  /// Whether the read flush is followed by dirty lines (Replayer::setSteadyDirty): "steady" and "rotate".
-  bool dirtiesAfterFlush() const { return L2 == "steady" || L2 == "rotate"; }
   bool Poison = false;
   unsigned TimeoutMs = 10000;
   int Device = 0;
@@ -105,6 +109,10 @@ struct Options {
   std::string Timer = "cupti";
 };
 
+/// Whether L2 mode \p Mode follows the read flush with dirty lines (Replayer::setSteadyDirty): "steady" and
+/// "rotate".
+bool dirtiesAfterFlush(const std::string &Mode) { return Mode == "steady" || Mode == "rotate"; }
+
 /// Nanoseconds since \p Since, for the time split of a request.
 uint64_t nsSince(std::chrono::steady_clock::time_point Since) {
   return static_cast<uint64_t>(
@@ -120,7 +128,7 @@ struct TimeSplit {
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
     "       [--no-gate] [--host-check] [--prime] [--steady-dirty-bytes N] [--timer cupti|events]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
@@ -262,6 +270,11 @@ struct Prepared {
   std::vector<bool> Poisoned;
   /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes (Replayer::setSteadyDirty).
   uint64_t SteadyDirtyBytes = 0;
+  /// The "rotate-sets" L2 mode's other buffer sets this launch runs on before each timed launch
+  /// (Replayer::prepareSets): per set, the parameter buffer with its pointers moved into the set, and
+  /// each allocation's address there. Empty in the other modes.
+  std::vector<std::vector<uint8_t>> SetParams;
+  std::vector<std::vector<CUdeviceptr>> SetBases;
   CUfunction Fn[2] = {nullptr, nullptr};
   /// What each side launches: the captured configuration unless the request gives another.
   Dims Config[2];
@@ -272,9 +285,17 @@ struct Prepared {
   bool Checked[2] = {false, false};
 };
 
+/// The kernel arguments of \p P's launch with the parameter buffer \p Params (cuLaunchKernelEx's kernelParams).
+std::vector<void *> argsOf(const Prepared &P, const std::vector<uint8_t> &Params) {
+  std::vector<void *> Args;
+  for (const capture::ParamSlot &S : P.L->Params) // the driver only reads them
+    Args.push_back(const_cast<uint8_t *>(Params.data()) + S.Offset);
+  return Args;
+}
+
 class Replayer {
 public:
-  Replayer(const Options &O, const capture::Manifest &M) : O(O), M(M) {}
+  Replayer(const Options &O, const capture::Manifest &M) : O(O), M(M) { L2 = O.L2; }
   ~Replayer();
 
   std::string loadBlobs(std::vector<Prepared> &Ps);
@@ -302,12 +323,21 @@ public:
   void classifyPoison(Prepared &P);
 
   /// Whether the L2 flush reads its buffer (a clean L2) rather than writing it (flushL2): mode "flush",
-  /// "steady" or "rotate" with the flush kernel loaded.
-  bool flushReads() const { return FlushFn && (O.L2 == "flush" || O.dirtiesAfterFlush()); }
+  /// "steady", "rotate" or "rotate-sets" with the flush kernel loaded.
+  bool flushReads() const { return FlushFn && (L2 == "flush" || L2 == "rotate-sets" || dirtiesAfterFlush(L2)); }
   /// In the "steady" and "rotate" L2 modes, sets each launch's SteadyDirtyBytes from its captured
   /// allocations: all of them touched, the written ones written (replay::steadyDirtyBytes or
   /// replay::rotateDirtyBytes; --steady-dirty-bytes overrides both).
   void setSteadyDirty(std::vector<Prepared> &Ps) const;
+  /// In the "rotate-sets" L2 mode, allocates and fills each launch's other buffer sets
+  /// (replay::rotationSets of them) and its parameter buffers there. When the sets cannot be used (a
+  /// captured allocation holds a pointer into a captured allocation, or they do not fit in half the free
+  /// device memory) the mode falls back to "rotate" and L2Note says why.
+  void prepareSets(std::vector<Prepared> &Ps);
+  /// The L2 mode in use: Options::L2, or "rotate" when "rotate-sets" could not be used.
+  std::string L2;
+  /// Why the L2 mode in use differs from the one asked for ("" when it does not).
+  std::string L2Note;
   bool Relocated = false;
   /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference
   /// is in device memory.
@@ -328,7 +358,23 @@ public:
 
 private:
   uint64_t translate(uint64_t Addr) const;
-  void restore(const Prepared &P, bool Poison);
+  /// Restores \p P's inputs (and poisons its write-only outputs when \p Poison), then sets the L2 state
+  /// its timed launch on side \p Side starts from.
+  void restore(const Prepared &P, int Side, bool Poison);
+  /// Copies the captured contents \p Before to \p To (stream-ordered): from its device copy when there is one.
+  void copyBefore(CUdeviceptr To, const std::vector<uint8_t> &Before);
+  /// Why the "rotate-sets" L2 mode cannot copy \p Ps' allocations to other addresses ("" when it can): a
+  /// captured allocation holds a pointer into a captured allocation.
+  std::string storedPointer(const std::vector<Prepared> &Ps) const;
+  /// Allocates \p Sets copies of every mapped range (SetRanges); "" or why not (memory).
+  std::string allocateSets(uint32_t Sets);
+  /// \p Addr (captured) in other buffer set \p Set.
+  CUdeviceptr inSet(uint64_t Addr, size_t Set) const;
+  /// The "rotate-sets" L2 mode's step before a timed launch: restores the read-write allocations of
+  /// \p P's other sets, then launches side \p Side on each of them in turn, waiting for each.
+  void launchOtherSets(const Prepared &P, int Side);
+  /// "rotate-sets": copies of Ranges at other addresses, [set][range].
+  std::vector<std::vector<CUdeviceptr>> SetRanges;
   std::string compare(const Prepared &P);
   void waitFor(CUevent E, const std::string &Side);
 
@@ -567,8 +613,9 @@ const char DeviceCheckPtx[] =
 
 void Replayer::prepareDevice(std::vector<Prepared> &Ps) {
   prepareHost(Ps);
-  setSteadyDirty(Ps);
   prepareDeviceCheck(Ps);
+  prepareSets(Ps);
+  setSteadyDirty(Ps);
 }
 
 void Replayer::prepareHost(const std::vector<Prepared> &Ps) {
@@ -644,24 +691,132 @@ Replayer::DeviceBlobs Replayer::deviceCopies(const std::vector<const std::vector
   return Out;
 }
 
-void Replayer::restore(const Prepared &P, bool Poison) {
+void Replayer::copyBefore(CUdeviceptr To, const std::vector<uint8_t> &Before) {
+  if (auto It = DeviceInputs.find(&Before); It != DeviceInputs.end())
+    check(cuMemcpyDtoDAsync(To, It->second, Before.size(), Stream), "cuMemcpyDtoDAsync (restore)");
+  else
+    check(cuMemcpyHtoDAsync(To, Before.data(), Before.size(), Stream), "cuMemcpyHtoDAsync (restore)");
+}
+
+void Replayer::restore(const Prepared &P, int Side, bool Poison) {
   auto Began = std::chrono::steady_clock::now();
   for (size_t I = 0; I < P.Bases.size(); ++I) {
     if (Poison && P.Poisoned[I])
       check(cuMemsetD8Async(P.Bases[I], 0xFF, P.Before[I]->size(), Stream), "cuMemsetD8Async (poison)");
-    else if (auto It = DeviceInputs.find(P.Before[I].get()); It != DeviceInputs.end())
-      check(cuMemcpyDtoDAsync(P.Bases[I], It->second, P.Before[I]->size(), Stream), "cuMemcpyDtoDAsync (restore)");
     else
-      check(cuMemcpyHtoDAsync(P.Bases[I], P.Before[I]->data(), P.Before[I]->size(), Stream),
-            "cuMemcpyHtoDAsync (restore)");
+      copyBefore(P.Bases[I], *P.Before[I]);
   }
   for (const replay::MappedRange &S : Slack)
     check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
           "cuMemsetD8Async (slack)");
   if (O.flushes())
     flushL2(P);
+  if (!P.SetParams.empty())
+    launchOtherSets(P, Side);
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
   Split.Restore += nsSince(Began);
+}
+
+std::string Replayer::storedPointer(const std::vector<Prepared> &Ps) const {
+  std::vector<capture::AddressRange> All;
+  for (const Prepared &P : Ps)
+    for (const capture::Allocation &A : P.L->Allocations)
+      All.push_back({A.Base, A.Bytes});
+  for (const Prepared &P : Ps)
+    for (size_t I = 0; I < P.Before.size(); ++I)
+      if (std::optional<uint64_t> At = replay::firstStoredPointer(P.Before[I]->data(), P.Before[I]->size(), All)) {
+        char Where[160];
+        std::snprintf(Where, sizeof(Where), "allocation %zu of launch %zu (captured address 0x%llx) holds a pointer "
+                      "into a captured allocation at byte %llu", I, P.Index,
+                      static_cast<unsigned long long>(P.L->Allocations[I].Base), static_cast<unsigned long long>(*At));
+        return std::string(Where) + ": copies at other addresses would use the original's data";
+      }
+  return "";
+}
+
+std::string Replayer::allocateSets(uint32_t Sets) {
+  uint64_t Bytes = 0;
+  for (const replay::MappedRange &R : Ranges)
+    Bytes += R.Size;
+  size_t Free = 0, Total = 0;
+  constexpr uint64_t MiB = 1 << 20;
+  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || Sets * Bytes > Free / 2)
+    return std::to_string(Sets) + " other buffer sets of " + std::to_string(Bytes / MiB) +
+           " MiB do not fit in half the free device memory (" + std::to_string(Free / MiB) + " MiB)";
+  SetRanges.assign(Sets, {});
+  for (std::vector<CUdeviceptr> &Set : SetRanges)
+    for (const replay::MappedRange &R : Ranges)
+      if (cuMemAlloc(&Set.emplace_back(), R.Size) != CUDA_SUCCESS)
+        return "cuMemAlloc of another buffer set's " + std::to_string(R.Size) + " bytes failed";
+  return "";
+}
+
+CUdeviceptr Replayer::inSet(uint64_t Addr, size_t Set) const {
+  for (size_t I = 0; I < Ranges.size(); ++I)
+    if (Addr >= Ranges[I].Start && Addr - Ranges[I].Start < Ranges[I].Size)
+      return SetRanges[Set][I] + (Addr - Ranges[I].Start);
+  return static_cast<CUdeviceptr>(Addr);
+}
+
+void Replayer::prepareSets(std::vector<Prepared> &Ps) {
+  if (L2 != "rotate-sets")
+    return;
+  std::vector<uint32_t> Counts;
+  for (const Prepared &P : Ps) {
+    uint64_t Footprint = 0;
+    for (const capture::Allocation &A : P.L->Allocations)
+      Footprint += A.Bytes;
+    Counts.push_back(replay::rotationSets(Footprint, L2Bytes, MaxOtherSets));
+  }
+  std::string Why = storedPointer(Ps);
+  if (Why.empty())
+    Why = allocateSets(*std::max_element(Counts.begin(), Counts.end()));
+  if (!Why.empty()) {
+    for (std::vector<CUdeviceptr> &Set : SetRanges)
+      for (CUdeviceptr D : Set)
+        if (D)
+          (void)cuMemFree(D);
+    SetRanges.clear();
+    L2 = "rotate";
+    L2Note = "rotate-sets: " + Why + "; timed from the rotate model instead";
+    return;
+  }
+  for (size_t N = 0; N < Ps.size(); ++N) {
+    Prepared &P = Ps[N];
+    for (size_t Set = 0; Set < Counts[N]; ++Set) {
+      std::vector<uint8_t> &Params = P.SetParams.emplace_back(P.Params);
+      for (const capture::PointerWord &W : P.L->Pointers) {
+        uint64_t V = inSet(W.Value, Set);
+        std::memcpy(Params.data() + W.Offset, &V, 8);
+      }
+      std::vector<CUdeviceptr> &Bases = P.SetBases.emplace_back();
+      for (size_t I = 0; I < P.L->Allocations.size(); ++I) {
+        Bases.push_back(inSet(P.L->Allocations[I].Base, Set));
+        copyBefore(Bases.back(), *P.Before[I]);
+      }
+    }
+  }
+  check(cuStreamSynchronize(Stream), "cuStreamSynchronize after filling the other buffer sets");
+}
+
+void Replayer::launchOtherSets(const Prepared &P, int Side) {
+  const char *SideName = Side == 0 ? "baseline" : "candidate";
+  // Read-write allocations are put back, so that launches that accumulate (counters, in-place updates)
+  // cannot run away; read-only ones never change and write-only ones are overwritten.
+  for (const std::vector<CUdeviceptr> &Bases : P.SetBases)
+    for (size_t I = 0; I < Bases.size(); ++I)
+      if (P.L->Allocations[I].written() && !P.Poisoned[I])
+        copyBefore(Bases[I], *P.Before[I]);
+  CUlaunchAttribute Attrs[2] = {};
+  CUlaunchConfig C = launchConfig(P, Side, Attrs);
+  for (const std::vector<uint8_t> &Params : P.SetParams) {
+    std::vector<void *> Args = argsOf(P, Params);
+    CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
+    if (R != CUDA_SUCCESS)
+      throw LaunchFailure{SideName, "the launch on another buffer set failed: " + cuText(R), false};
+    check(cuEventRecord(Stop, Stream), "cuEventRecord");
+    waitFor(Stop, SideName);
+  }
 }
 
 void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
@@ -718,7 +873,7 @@ void Replayer::flushL2(const Prepared &P) {
   check(cuLaunchKernel(FlushFn, 1024, 1, 1, 256, 1, 1, 0, Stream, Args, nullptr), "cuLaunchKernel (L2 flush)");
   // The flush read Scratch from its start, so its first bytes left L2 first: writing them now makes lines
   // that stay in L2 dirty until the timed launch evicts them.
-  if (O.dirtiesAfterFlush() && P.SteadyDirtyBytes >= 4)
+  if (dirtiesAfterFlush(L2) && P.SteadyDirtyBytes >= 4)
     check(cuMemsetD32Async(Scratch, Flushes, std::min<uint64_t>(P.SteadyDirtyBytes, ScratchBytes) / 4, Stream),
           "cuMemsetD32Async (steady L2)");
 }
@@ -731,9 +886,9 @@ void Replayer::setSteadyDirty(std::vector<Prepared> &Ps) const {
       if (P.L->Allocations[I].written())
         Written += P.L->Allocations[I].Bytes;
     }
-    P.SteadyDirtyBytes = !O.dirtiesAfterFlush()    ? 0
+    P.SteadyDirtyBytes = !dirtiesAfterFlush(L2)    ? 0
                          : O.SteadyDirtyBytes >= 0 ? static_cast<uint64_t>(O.SteadyDirtyBytes)
-                         : O.L2 == "rotate"        ? replay::rotateDirtyBytes(Written, Footprint, L2Bytes)
+                         : L2 == "rotate"          ? replay::rotateDirtyBytes(Written, Footprint, L2Bytes)
                                                    : replay::steadyDirtyBytes(Written, Footprint, L2Bytes);
   }
 }
@@ -852,9 +1007,7 @@ uint64_t Replayer::timedNs(const std::string &Kernel) {
 
 uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison) {
   const char *SideName = Side == 0 ? "baseline" : "candidate";
-  std::vector<void *> Args;
-  for (const capture::ParamSlot &S : P.L->Params)
-    Args.push_back(P.Params.data() + S.Offset);
+  std::vector<void *> Args = argsOf(P, P.Params);
   CUlaunchAttribute Attrs[2] = {};
   CUlaunchConfig C = launchConfig(P, Side, Attrs);
   if (O.Prime) { // an untimed launch of the same kernel first, as in a program that launches it back to back
@@ -864,7 +1017,7 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
     check(cuEventRecord(Stop, Stream), "cuEventRecord");
     waitFor(Stop, SideName);
   }
-  restore(P, Poison);
+  restore(P, Side, Poison);
   auto Began = std::chrono::steady_clock::now();
   if (Gated && cuStreamWaitValue32(Stream, GateDev, GateValue + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
     Gated = false; // the driver refuses stream waits: time without the gate from now on (the result says so)
@@ -932,7 +1085,9 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   J["candidate_cubin"] = O.CandidateCubin.empty() ? json(nullptr) : json(O.CandidateCubin);
   J["device"] = R ? R->DeviceName : "";
   J["iters"] = O.Iters;
-  J["l2"] = O.L2;
+  J["l2"] = R ? R->L2 : O.L2;
+  if (R && !R->L2Note.empty())
+    J["l2_note"] = R->L2Note;
   J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() ? "read" : "write";
   J["tolerance"] = replay::toleranceText(O.Tol);
   J["relocated"] = R && R->Relocated;
@@ -950,8 +1105,10 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
       if (P.Poisoned[I])
         Poisoned.push_back(I);
     L["poisoned"] = Poisoned;
-    if (O.dirtiesAfterFlush())
+    if (dirtiesAfterFlush(R ? R->L2 : O.L2))
       L["l2_dirty_bytes"] = P.SteadyDirtyBytes;
+    if (!P.SetParams.empty())
+      L["l2_sets"] = P.SetParams.size();
     L["baseline"] = timesJSON(P, 0);
     BaseOk &= P.Checked[0] && P.Mismatch[0].empty();
     if (!O.CandidateCubin.empty()) {
@@ -1162,7 +1319,9 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
 int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t LoadNs) {
   json Ready = {{"schema", "kloop-replay-serve/1"}, {"ready", true}, {"device", R.DeviceName},
                 {"relocated", R.Relocated}, {"launches", Ps.size()}, {"gated", R.Gated},
-                {"timer", R.timer()}, {"time_ns", {{"load", LoadNs}}}};
+                {"timer", R.timer()}, {"l2", R.L2}, {"time_ns", {{"load", LoadNs}}}};
+  if (!R.L2Note.empty())
+    Ready["l2_note"] = R.L2Note;
   finish(Ready, 0, true);
   std::string Line;
   for (int C; (C = std::getchar()) != EOF;) {

@@ -201,5 +201,26 @@ uint64_t rotateDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64
   return static_cast<uint64_t>(static_cast<long double>(WrittenBytes) * L2Bytes / FootprintBytes);
 }
 
+uint32_t rotationSets(uint64_t FootprintBytes, uint64_t L2Bytes, uint32_t MaxSets) {
+  if (!FootprintBytes)
+    return 0;
+  uint64_t Others = std::max<uint64_t>(1, 2 * L2Bytes / FootprintBytes);
+  return static_cast<uint32_t>(std::min<uint64_t>(Others, MaxSets));
+}
+
+std::optional<uint64_t> firstStoredPointer(const uint8_t *Data, size_t Size,
+                                           const std::vector<capture::AddressRange> &Allocs) {
+  std::vector<capture::FoundPointer> Found =
+      capture::scanPointers(Data, Size, [&](uint64_t V) -> std::optional<capture::AddressRange> {
+        for (const capture::AddressRange &A : Allocs)
+          if (V >= A.Base && V - A.Base < A.Size)
+            return A;
+        return std::nullopt;
+      });
+  if (Found.empty())
+    return std::nullopt;
+  return Found.front().Offset;
+}
+
 } // namespace replay
 } // namespace kloop

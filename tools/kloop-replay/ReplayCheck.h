@@ -81,6 +81,20 @@ uint64_t steadyDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64
 /// A model with the assumptions of steadyDirtyBytes. 0 when nothing is written or the footprint is 0.
 uint64_t rotateDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64_t L2Bytes);
 
+/// How many other buffer sets the `--l2 rotate-sets` mode launches a kernel on before each timed launch:
+/// the other sets of a program that rotates through enough sets that the traffic between two launches on
+/// one set exceeds twice L2 (floor(2 x \p L2Bytes / \p FootprintBytes) others, at least 1; the rule of
+/// the bundled examples' harness, examples/common/harness.h rotation_sets, and DESIGN.md's issue 4), at
+/// most \p MaxSets. 0 when the footprint is 0 (nothing to launch on).
+uint32_t rotationSets(uint64_t FootprintBytes, uint64_t L2Bytes, uint32_t MaxSets);
+
+/// The offset (bytes) of the first 8-byte aligned word of \p Size bytes at \p Data whose value is an
+/// address inside one of \p Allocs: a pointer stored in device memory (an array of pointers, a linked
+/// structure). Copies of such an allocation at other addresses would still point into the original ones,
+/// so the `rotate-sets` mode does not use them. std::nullopt when no word is one.
+std::optional<uint64_t> firstStoredPointer(const uint8_t *Data, size_t Size,
+                                           const std::vector<capture::AddressRange> &Allocs);
+
 } // namespace replay
 } // namespace kloop
 

@@ -161,3 +161,31 @@ TEST(Misc, SteadyDirtyBytes) {
   EXPECT_EQ(rotateDirtyBytes(0, 8 * MiB, L2), 0u);
   EXPECT_EQ(rotateDirtyBytes(4 * MiB, 0, L2), 0u);
 }
+
+TEST(Misc, RotationSets) {
+  const uint64_t MiB = 1 << 20, L2 = 60 * MiB;
+  // saxpy n1M (x, y, out: 12 MiB): the harness rotates 11 sets, so 10 others run between two uses.
+  EXPECT_EQ(rotationSets(12 * MiB, L2, 64), 10u);
+  // A launch larger than twice L2 still follows one launch on other buffers.
+  EXPECT_EQ(rotationSets(192 * MiB, L2, 64), 1u);
+  EXPECT_EQ(rotationSets(100 * MiB, L2, 64), 1u);
+  // A tiny launch: capped.
+  EXPECT_EQ(rotationSets(4096, L2, 64), 64u);
+  EXPECT_EQ(rotationSets(0, L2, 64), 0u);
+}
+
+TEST(Misc, FirstStoredPointer) {
+  std::vector<AddressRange> Allocs = {{0x7f0000000000ull, 4096}, {0x7f0000200000ull, 256}};
+  std::vector<uint64_t> Words = {0, 42, 0x3f8000003f800000ull, 0x7f0000200000ull + 255, 0x7f0000000010ull};
+  const uint8_t *Bytes = reinterpret_cast<const uint8_t *>(Words.data());
+  // The first word inside an allocation, an interior pointer to the last byte of the second.
+  EXPECT_EQ(firstStoredPointer(Bytes, Words.size() * 8, Allocs), std::optional<uint64_t>(24));
+  // One past the end is not inside; floats and small integers are not addresses.
+  Words[3] = 0x7f0000200000ull + 256;
+  EXPECT_EQ(firstStoredPointer(Bytes, Words.size() * 8, Allocs), std::optional<uint64_t>(32));
+  Words[4] = 7;
+  EXPECT_EQ(firstStoredPointer(Bytes, Words.size() * 8, Allocs), std::nullopt);
+  // A trailing partial word is not read.
+  Words[4] = 0x7f0000000010ull;
+  EXPECT_EQ(firstStoredPointer(Bytes, Words.size() * 8 - 1, Allocs), std::nullopt);
+}

@@ -202,7 +202,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_l2: cold}",
-                "search.replay_l2: 'cold' is not one of flush, steady, rotate, flush-dirty or warm"}));
+                "search.replay_l2: 'cold' is not one of flush, steady, rotate, rotate-sets, flush-dirty or warm"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");
@@ -211,7 +211,7 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   EXPECT_EQ(Default->Search.CubinCommand, "");
   EXPECT_EQ(Default->Search.ReplayL2, "");
   // Unset, the replay L2 follows the workload's own l2.
-  EXPECT_EQ(replayL2Of(*Default), "rotate");
+  EXPECT_EQ(replayL2Of(*Default), "rotate-sets");
   for (auto [Policy, Mode] : {std::pair<const char *, const char *>{"flush", "flush-dirty"}, {"none", "steady"}}) {
     auto Other = parseConfig(variant("l2: rotate", std::string("l2: ") + Policy), "w/.kloop.yaml");
     ASSERT_TRUE(bool(Other)) << toString(Other.takeError());

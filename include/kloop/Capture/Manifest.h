@@ -289,9 +289,11 @@ uint64_t capturedBytes(const Manifest &M);
 
 /// The L2 states a replay can time a launch from (kloop replay's and the
 /// worker's `--l2`; docs/capture.md, "The L2 before a timed launch"):
-/// "flush", "steady" (default), "rotate", "flush-dirty", "warm".
+/// "flush", "steady" (default), "rotate", "rotate-sets", "flush-dirty",
+/// "warm".
 bool isL2Mode(const std::string &Text);
-/// The modes as an error message lists them: "flush, steady, rotate, flush-dirty or warm".
+/// The modes as an error message lists them: "flush, steady, rotate,
+/// rotate-sets, flush-dirty or warm".
 extern const char *const L2Modes;
 
 } // namespace capture

@@ -159,6 +159,10 @@ struct ReplayResult {
   std::string Timer = "events";
   /// Why the worker timed with events although asked for CUPTI ("" if not).
   std::string TimerNote;
+  /// The L2 mode the worker timed from (its "l2"; "" when it does not say): the one asked for, or
+  /// "rotate" when "rotate-sets" could not be used, and L2Note then says why.
+  std::string L2;
+  std::string L2Note;
   /// Where the time went (ReplayServer only).
   std::optional<ReplayTimes> Times;
 };

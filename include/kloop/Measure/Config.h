@@ -219,7 +219,8 @@ llvm::Expected<WorkloadConfig> loadConfig(llvm::StringRef Path);
 /// Values for placeholders. Entries without a value are unavailable: using
 /// them is an error naming the field.
 /// The replay worker's L2 mode for \p C: search.replay_l2 when set, else the state the workload's own
-/// timed launches start from: `l2: rotate` -> "rotate" (launches on other buffer sets before each),
+/// timed launches start from: `l2: rotate` -> "rotate-sets" (the kernel launched on other buffer sets
+/// before each, as the workload does; "rotate", its model, when the sets cannot be used),
 /// `l2: flush` -> "flush-dirty" (libkloop-cupti.so's flush writes twice the L2), `l2: none` -> "steady"
 /// (the same buffers back to back). docs/capture.md, "The L2 before a timed launch".
 std::string replayL2Of(const WorkloadConfig &C);

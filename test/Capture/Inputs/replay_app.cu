@@ -2,7 +2,9 @@
 //  - saxpy_struct: its buffers reach it inside a struct passed by value (x read, y read and written),
 //    launched 3 times with one launch configuration;
 //  - scale_interior: an interior pointer (z + 256 floats) with the length after it;
-//  - touch_managed (with --managed): managed memory, which capture refuses.
+//  - touch_managed (with --managed): managed memory, which capture refuses;
+//  - add_stored (with --stored): its inputs reach it through an array of pointers in device memory (and
+//    as parameters too, so that capture records them).
 // Prints checksums, so that a captured run can be compared with an uncaptured one.
 // Built as a program, and with -cubin as the replay's baseline; -DKLOOP_WRONG, -DKLOOP_FAULT and
 // -DKLOOP_HANG give candidates that compute a wrong saxpy, write to an invalid address, or never return;
@@ -49,6 +51,12 @@ __global__ void touch_managed(float *m, int n) {
     m[i] += 1.0f;
 }
 
+__global__ void add_stored(const float *const *in, const float *a, const float *b, float *out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = in[0][i] + in[1][i] + (a == in[0] && b == in[1] ? 0.0f : 1.0f);
+}
+
 #define CHECK(call)                                                                                             \
   do {                                                                                                          \
     cudaError_t e_ = (call);                                                                                    \
@@ -60,6 +68,7 @@ __global__ void touch_managed(float *m, int n) {
 
 int main(int argc, char **argv) {
   bool Managed = argc > 1 && std::strcmp(argv[1], "--managed") == 0;
+  bool Stored = argc > 1 && std::strcmp(argv[1], "--stored") == 0;
   const int n = 1 << 16;
   std::vector<float> hx(n), hy(n), hz(n + 256);
   for (int i = 0; i < n; ++i) {
@@ -87,6 +96,14 @@ int main(int argc, char **argv) {
     CHECK(cudaDeviceSynchronize());
     std::printf("managed[7] = %g\n", m[7]);
     CHECK(cudaFree(m));
+  }
+  if (Stored) {
+    const float *hin[2] = {x, z};
+    const float **in;
+    CHECK(cudaMalloc(&in, sizeof(hin)));
+    CHECK(cudaMemcpy(in, hin, sizeof(hin), cudaMemcpyHostToDevice));
+    add_stored<<<(n + 255) / 256, 256>>>(in, x, z, y, n);
+    CHECK(cudaGetLastError());
   }
   CHECK(cudaMemcpy(hy.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
   CHECK(cudaMemcpy(hz.data(), z, (n + 256) * sizeof(float), cudaMemcpyDeviceToHost));

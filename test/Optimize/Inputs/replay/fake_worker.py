@@ -54,7 +54,7 @@ def result(base_cubin, cand_cubin, iters, configs=None):
                          "name": "saxpy(int, float, float const*, float*)",
                          "poisoned": [], "baseline": side(base, True), "candidate": side(cand or base, True)}],
            "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None,
-           "gated": gate, "timer": timer}
+           "gated": gate, "timer": timer, **l2_used()}
     if cand is None:
         del out["launches"][0]["candidate"]
         out["candidate_match"] = None
@@ -81,10 +81,20 @@ def result(base_cubin, cand_cubin, iters, configs=None):
     return out, code
 
 
+def l2_used():
+    """The worker's "l2" (and "l2_note"): rotate-sets falls back to rotate when KLOOP_TEST_WORKER_SETS=unusable."""
+    mode = opt("--l2") if "--l2" in args else "steady"
+    if mode == "rotate-sets" and os.environ.get("KLOOP_TEST_WORKER_SETS") == "unusable":
+        return {"l2": "rotate", "l2_note": "rotate-sets: allocation 0 of launch 0 (captured address 0x7f0000000000) "
+                "holds a pointer into a captured allocation at byte 8: copies at other addresses would use the "
+                "original's data; timed from the rotate model instead"}
+    return {"l2": mode}
+
+
 if "--serve" in args:
     note("start l2=%s timer=%s" % (opt("--l2"), opt("--timer") if "--timer" in args else "events"))
     print(json.dumps({"schema": "kloop-replay-serve/1", "ready": True, "device": "Fake GPU", "relocated": False,
-                      "launches": 1, "gated": True, "time_ns": {"load": 5000000}}), flush=True)
+                      "launches": 1, "gated": True, "time_ns": {"load": 5000000}, **l2_used()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         out, code = result(req["cubin"], req["candidate_cubin"], req["iters"], req.get("configs"))
