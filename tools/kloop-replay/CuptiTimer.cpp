@@ -112,11 +112,20 @@ std::optional<uint64_t> CuptiTimer::durationOf(const std::string &Mangled) {
   return Found;
 }
 
+void CuptiTimer::discard() {
+  if (!Active)
+    return;
+  (void)Cupti.FlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::lock_guard<std::mutex> Lock(Mu);
+  Records.clear();
+}
+
 #else // built without cupti.h: the worker times with CUDA events
 
 std::string CuptiTimer::start() { return "the worker was built without cupti.h"; }
 bool CuptiTimer::active() { return false; }
 std::optional<uint64_t> CuptiTimer::durationOf(const std::string &) { return std::nullopt; }
+void CuptiTimer::discard() {}
 #endif
 
 } // namespace kloop::replay

@@ -29,6 +29,9 @@ public:
   /// kernel's mangled name) that started last among those completed since the previous call, which forgets every record before it;
   /// nothing when no such record arrived. Call after the kernel completed.
   static std::optional<uint64_t> durationOf(const std::string &Mangled);
+  /// Flushes CUPTI's buffers and forgets every record delivered so far (call after untimed launches, so
+  /// that durationOf sees only the timed one). Nothing when the timer is not active.
+  static void discard();
 };
 
 } // namespace kloop::replay

@@ -366,12 +366,15 @@ private:
   /// Why the "rotate-sets" L2 mode cannot copy \p Ps' allocations to other addresses ("" when it can): a
   /// captured allocation holds a pointer into a captured allocation.
   std::string storedPointer(const std::vector<Prepared> &Ps) const;
-  /// Allocates \p Sets copies of every mapped range (SetRanges); "" or why not (memory).
-  std::string allocateSets(uint32_t Sets);
+  /// Allocates \p PerRange[i] copies of mapped range i (SetRanges; the others stay 0); "" or why not
+  /// (memory).
+  std::string allocateSets(const std::vector<uint32_t> &PerRange);
+  /// The "rotate-sets" L2 mode's restore of \p P's other sets: every allocation but the write-only ones.
+  void restoreOtherSets(const Prepared &P);
   /// \p Addr (captured) in other buffer set \p Set.
   CUdeviceptr inSet(uint64_t Addr, size_t Set) const;
-  /// The "rotate-sets" L2 mode's step before a timed launch: restores the read-write allocations of
-  /// \p P's other sets, then launches side \p Side on each of them in turn, waiting for each.
+  /// The "rotate-sets" L2 mode's step before a timed launch, after the flush: launches side \p Side on
+  /// each of \p P's other sets in turn, waiting for each, then drops their CUPTI records.
   void launchOtherSets(const Prepared &P, int Side);
   /// "rotate-sets": copies of Ranges at other addresses, [set][range].
   std::vector<std::vector<CUdeviceptr>> SetRanges;
@@ -709,6 +712,7 @@ void Replayer::restore(const Prepared &P, int Side, bool Poison) {
   for (const replay::MappedRange &S : Slack)
     check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
           "cuMemsetD8Async (slack)");
+  restoreOtherSets(P);
   if (O.flushes())
     flushL2(P);
   if (!P.SetParams.empty())
@@ -725,29 +729,30 @@ std::string Replayer::storedPointer(const std::vector<Prepared> &Ps) const {
   for (const Prepared &P : Ps)
     for (size_t I = 0; I < P.Before.size(); ++I)
       if (std::optional<uint64_t> At = replay::firstStoredPointer(P.Before[I]->data(), P.Before[I]->size(), All)) {
-        char Where[160];
-        std::snprintf(Where, sizeof(Where), "allocation %zu of launch %zu (captured address 0x%llx) holds a pointer "
-                      "into a captured allocation at byte %llu", I, P.Index,
-                      static_cast<unsigned long long>(P.L->Allocations[I].Base), static_cast<unsigned long long>(*At));
-        return std::string(Where) + ": copies at other addresses would use the original's data";
+        char Base[24];
+        std::snprintf(Base, sizeof(Base), "0x%llx", static_cast<unsigned long long>(P.L->Allocations[I].Base));
+        return "allocation " + std::to_string(I) + " of launch " + std::to_string(P.Index) + " (captured address " +
+               Base + ") holds a pointer into a captured allocation at byte " + std::to_string(*At) +
+               ": copies at other addresses would use the original's data";
       }
   return "";
 }
 
-std::string Replayer::allocateSets(uint32_t Sets) {
+std::string Replayer::allocateSets(const std::vector<uint32_t> &PerRange) {
   uint64_t Bytes = 0;
-  for (const replay::MappedRange &R : Ranges)
-    Bytes += R.Size;
+  for (size_t I = 0; I < Ranges.size(); ++I)
+    Bytes += PerRange[I] * Ranges[I].Size;
   size_t Free = 0, Total = 0;
   constexpr uint64_t MiB = 1 << 20;
-  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || Sets * Bytes > Free / 2)
-    return std::to_string(Sets) + " other buffer sets of " + std::to_string(Bytes / MiB) +
-           " MiB do not fit in half the free device memory (" + std::to_string(Free / MiB) + " MiB)";
-  SetRanges.assign(Sets, {});
-  for (std::vector<CUdeviceptr> &Set : SetRanges)
-    for (const replay::MappedRange &R : Ranges)
-      if (cuMemAlloc(&Set.emplace_back(), R.Size) != CUDA_SUCCESS)
-        return "cuMemAlloc of another buffer set's " + std::to_string(R.Size) + " bytes failed";
+  if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || Bytes > Free / 2)
+    return "the other buffer sets (" + std::to_string(Bytes / MiB) +
+           " MiB) do not fit in half the free device memory (" + std::to_string(Free / MiB) + " MiB)";
+  uint32_t Sets = *std::max_element(PerRange.begin(), PerRange.end());
+  SetRanges.assign(Sets, std::vector<CUdeviceptr>(Ranges.size(), 0));
+  for (size_t Set = 0; Set < Sets; ++Set)
+    for (size_t I = 0; I < Ranges.size(); ++I)
+      if (Set < PerRange[I] && cuMemAlloc(&SetRanges[Set][I], Ranges[I].Size) != CUDA_SUCCESS)
+        return "cuMemAlloc of another buffer set's " + std::to_string(Ranges[I].Size) + " bytes failed";
   return "";
 }
 
@@ -768,9 +773,16 @@ void Replayer::prepareSets(std::vector<Prepared> &Ps) {
       Footprint += A.Bytes;
     Counts.push_back(replay::rotationSets(Footprint, L2Bytes, MaxOtherSets));
   }
+  // Each mapped range gets as many copies as the launch touching it that needs the most.
+  std::vector<uint32_t> PerRange(Ranges.size(), 0);
+  for (size_t N = 0; N < Ps.size(); ++N)
+    for (const capture::Allocation &A : Ps[N].L->Allocations)
+      for (size_t I = 0; I < Ranges.size(); ++I)
+        if (A.Base >= Ranges[I].Start && A.Base - Ranges[I].Start < Ranges[I].Size)
+          PerRange[I] = std::max(PerRange[I], Counts[N]);
   std::string Why = storedPointer(Ps);
   if (Why.empty())
-    Why = allocateSets(*std::max_element(Counts.begin(), Counts.end()));
+    Why = allocateSets(PerRange);
   if (!Why.empty()) {
     for (std::vector<CUdeviceptr> &Set : SetRanges)
       for (CUdeviceptr D : Set)
@@ -790,23 +802,25 @@ void Replayer::prepareSets(std::vector<Prepared> &Ps) {
         std::memcpy(Params.data() + W.Offset, &V, 8);
       }
       std::vector<CUdeviceptr> &Bases = P.SetBases.emplace_back();
-      for (size_t I = 0; I < P.L->Allocations.size(); ++I) {
+      for (size_t I = 0; I < P.L->Allocations.size(); ++I)
         Bases.push_back(inSet(P.L->Allocations[I].Base, Set));
-        copyBefore(Bases.back(), *P.Before[I]);
-      }
     }
   }
-  check(cuStreamSynchronize(Stream), "cuStreamSynchronize after filling the other buffer sets");
+}
+
+void Replayer::restoreOtherSets(const Prepared &P) {
+  // Every allocation but the write-only ones, before each timed launch: a launch that accumulates
+  // cannot run away, a wrong candidate's writes on a set do not reach the baseline's next launches there
+  // (the sets serve both sides), and launches that share an allocation each start from their own
+  // captured contents. Before the flush, so that these copies' lines leave L2 first.
+  for (const std::vector<CUdeviceptr> &Bases : P.SetBases)
+    for (size_t I = 0; I < Bases.size(); ++I)
+      if (!P.Poisoned[I])
+        copyBefore(Bases[I], *P.Before[I]);
 }
 
 void Replayer::launchOtherSets(const Prepared &P, int Side) {
   const char *SideName = Side == 0 ? "baseline" : "candidate";
-  // Read-write allocations are put back, so that launches that accumulate (counters, in-place updates)
-  // cannot run away; read-only ones never change and write-only ones are overwritten.
-  for (const std::vector<CUdeviceptr> &Bases : P.SetBases)
-    for (size_t I = 0; I < Bases.size(); ++I)
-      if (P.L->Allocations[I].written() && !P.Poisoned[I])
-        copyBefore(Bases[I], *P.Before[I]);
   CUlaunchAttribute Attrs[2] = {};
   CUlaunchConfig C = launchConfig(P, Side, Attrs);
   for (const std::vector<uint8_t> &Params : P.SetParams) {
@@ -817,6 +831,9 @@ void Replayer::launchOtherSets(const Prepared &P, int Side) {
     check(cuEventRecord(Stop, Stream), "cuEventRecord");
     waitFor(Stop, SideName);
   }
+  // Their kernel records are not the timed launch's: a timed launch without its own record is then
+  // counted missing and timed by its events instead of taking one of theirs.
+  replay::CuptiTimer::discard();
 }
 
 void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
@@ -1107,7 +1124,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
     L["poisoned"] = Poisoned;
     if (dirtiesAfterFlush(R ? R->L2 : O.L2))
       L["l2_dirty_bytes"] = P.SteadyDirtyBytes;
-    if (!P.SetParams.empty())
+    if (R && R->L2 == "rotate-sets")
       L["l2_sets"] = P.SetParams.size();
     L["baseline"] = timesJSON(P, 0);
     BaseOk &= P.Checked[0] && P.Mismatch[0].empty();

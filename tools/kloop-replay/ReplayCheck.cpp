@@ -210,8 +210,13 @@ uint32_t rotationSets(uint64_t FootprintBytes, uint64_t L2Bytes, uint32_t MaxSet
 
 std::optional<uint64_t> firstStoredPointer(const uint8_t *Data, size_t Size,
                                            const std::vector<capture::AddressRange> &Allocs) {
+  uint64_t Lo = UINT64_MAX, Hi = 0; // most words (data) lie outside [Lo, Hi): one comparison each
+  for (const capture::AddressRange &A : Allocs)
+    Lo = std::min(Lo, A.Base), Hi = std::max(Hi, A.Base + A.Size);
   std::vector<capture::FoundPointer> Found =
       capture::scanPointers(Data, Size, [&](uint64_t V) -> std::optional<capture::AddressRange> {
+        if (V < Lo || V >= Hi)
+          return std::nullopt;
         for (const capture::AddressRange &A : Allocs)
           if (V >= A.Base && V - A.Base < A.Size)
             return A;
