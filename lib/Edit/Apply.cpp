@@ -363,7 +363,7 @@ public:
       return true;
     for (const auto &[U, Diags] : NewDiagnostics) {
       auto [J, S] = parseUnit(U, Jobs.size());
-      refuseNewDiagnostics(Jobs[J], S, Diags);
+      refuseNewDiagnostics(J, S, Diags);
     }
     if (refusedHere())
       return true;
@@ -408,6 +408,34 @@ private:
     return -1;
   }
 
+  /// The edits \p D is blamed on: the one whose new text holds its line (blame), else every edit whose
+  /// new text lies inside the kernel or device function, as job \p J's side \p S parsed it after the
+  /// edit, that holds \p D's line (the innermost one); empty when neither finds one. An error in a body
+  /// whose only change is its parameter's new `const` is that edit's (a rule's `add_const` on a pointer
+  /// the body passes where `float *` is needed).
+  std::vector<int> blamed(const ParseDiagnostic &D, size_t J, Side S) const {
+    const CompileJob &Job = Jobs[J];
+    if (int E = blame(D, Job); E >= 0)
+      return {E};
+    std::string F = absolutePath(D.File, Job.Directory);
+    auto Ranges = NewRanges.find(F);
+    if (Ranges == NewRanges.end())
+      return {};
+    const SourceSpan *Inner = nullptr;
+    for (const Entity &En : (S == Side::Host ? HostAfter : DeviceAfter)[J].Entities)
+      if ((En.Kind == EntityKind::Kernel || En.Kind == EntityKind::DeviceFunction) &&
+          D.Line >= En.Span.BeginLine && D.Line <= En.Span.EndLine &&
+          absolutePath(En.Span.File, Job.Directory) == F &&
+          (!Inner || En.Span.EndOffset - En.Span.BeginOffset < Inner->EndOffset - Inner->BeginOffset))
+        Inner = &En.Span;
+    std::set<int> In;
+    if (Inner)
+      for (auto [B, L, E] : Ranges->second)
+        if (B >= Inner->BeginOffset && B + L <= Inner->EndOffset)
+          In.insert(static_cast<int>(E));
+    return {In.begin(), In.end()};
+  }
+
   /// 5. Both sides of every TU with the edited files mapped in memory, FOpts.Jobs at a time;
   /// their diagnostics and added code are judged in job order, host side first.
   void reparse() {
@@ -439,7 +467,8 @@ private:
   }
 
   /// New: an error inside the new text, or a diagnostic the baseline does not have as often.
-  void refuseNewDiagnostics(const CompileJob &Job, Side S, const std::vector<ParseDiagnostic> &Diags) {
+  void refuseNewDiagnostics(size_t J, Side S, const std::vector<ParseDiagnostic> &Diags) {
+    const CompileJob &Job = Jobs[J];
     auto BeforeIt = St.BeforeDiags.find(parseKey(Job, S));
     std::multiset<std::string> Before;
     if (BeforeIt != St.BeforeDiags.end())
@@ -455,9 +484,13 @@ private:
       Rel.File = relativePath(absolutePath(D.File, Job.Directory), St.Opts.Root);
       if (!Reported.insert(Rel.str()).second)
         continue; // the same diagnostic from the other side
-      addRefusal(Result, P, blame(D, Job),
-                 "the edited code " + std::string(D.Level == "warning" ? "adds a warning" : "does not compile") +
-                     ": " + Rel.str() + " [" + sideName(S).str() + "]");
+      std::string Why = "the edited code " + std::string(D.Level == "warning" ? "adds a warning" : "does not compile") +
+                        ": " + Rel.str() + " [" + sideName(S).str() + "]";
+      std::vector<int> Edits = blamed(D, J, S);
+      if (Edits.empty())
+        addRefusal(Result, P, -1, Why);
+      for (int E : Edits)
+        addRefusal(Result, P, E, Why);
     }
   }
 
@@ -543,6 +576,41 @@ void formatChanges(ApplyResult &Result, const NewTextRanges &NewRanges) {
 
 } // namespace
 
+/// ApplyOptions::DropRefused, after the edited code refused \p Result: \p P applied again without every
+/// edit a refusal names, with the second apply's refusals and edit indices in \p P's numbering after
+/// \p Result's refusals. Each round drops at least one edit, so it ends. \p Result itself (nothing
+/// applied) when a refusal names no edit (the proposal as a whole) or no edit is left.
+static Expected<ApplyResult> applyWithoutRefused(const Proposal &P, const std::vector<CompileJob> &Jobs,
+                                                 const FrontendOptions &FOpts, const ApplyOptions &Opts,
+                                                 ApplyResult Result) {
+  std::set<int> Dropped;
+  for (const Refusal &R : Result.Refusals)
+    Dropped.insert(R.EditIndex);
+  std::vector<unsigned> Keep;
+  for (unsigned I = 0; I < P.Edits.size(); ++I)
+    if (!Dropped.count(static_cast<int>(I)))
+      Keep.push_back(I);
+  Result.Applied.clear();
+  if (Dropped.count(-1) || Keep.empty())
+    return Result;
+  Proposal Rest = P;
+  Rest.Edits.clear();
+  for (unsigned I : Keep)
+    Rest.Edits.push_back(P.Edits[I]);
+  Expected<ApplyResult> Again = applyProposal(Rest, Jobs, FOpts, Opts);
+  if (!Again)
+    return Again.takeError();
+  for (Refusal &R : Again->Refusals)
+    if (R.EditIndex >= 0)
+      R.EditIndex = static_cast<int>(Keep[R.EditIndex]);
+  for (unsigned &I : Again->Applied)
+    I = Keep[I];
+  for (TextEdit &T : Again->Edits)
+    T.EditIndex = Keep[T.EditIndex];
+  Again->Refusals.insert(Again->Refusals.begin(), Result.Refusals.begin(), Result.Refusals.end());
+  return Again;
+}
+
 Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
                                     const FrontendOptions &FOpts, const ApplyOptions &Opts) {
   ApplyOptions O = withRoot(Opts);
@@ -579,6 +647,8 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     if (Check.PreambleMismatch)
       return applyProposal(P, Jobs, FOpts, withoutPreambles(Opts));
     if (Refused) {
+      if (O.DropRefused)
+        return applyWithoutRefused(P, Jobs, FOpts, Opts, std::move(Result));
       Result.Applied.clear();
       return Result;
     }

@@ -61,6 +61,9 @@ struct ApplyOptions {
   bool Format = true;
   /// Drop refused edits instead of refusing the proposal (used by built-in rules,
   /// whose candidate edits are filtered by the same checks). Refusals are still reported.
+  /// When the re-parse refuses edits it attributes (docs/edits.md, "Structural code"),
+  /// the proposal is applied again without them; a refusal of the proposal as a
+  /// whole still refuses everything.
   bool DropRefused = false;
   /// Precompiled preambles shared by the parses (kloop/Frontend/Preamble.h); null: none. kloop
   /// optimize passes one per run, so that the implicit includes are parsed once. When a parse

@@ -1,0 +1,20 @@
+// restrict-const-params on kernels whose bodies pass a parameter where `float *` is needed, in ways
+// the inventory does not count as writes: the new `const` breaks the re-parse inside that kernel
+// only (test/Apply/rules.test).
+#include "cuda.h"
+struct Holder {
+  float *q;
+};
+__global__ void in_struct(float *o) {
+  Holder h{o};
+  h.q[0] = 1.0f;
+}
+__global__ void in_array(float *o) {
+  float *arr[1] = {o};
+  arr[0][0] = 1.0f;
+}
+__global__ void clean(float *out, float *in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = 2.0f * in[i];
+}
