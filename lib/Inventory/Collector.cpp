@@ -65,6 +65,13 @@ namespace {
 
 class Visitor;
 
+/// Whether template arguments printed as \p Args name an unnamed type by its location ("(lambda at
+/// f.cu:8:12)", "(unnamed struct at ...)", "(anonymous class at ...)"), which does not identify it.
+bool printsUnnamedType(const std::string &Args) {
+  return Args.find("(lambda at ") != std::string::npos || Args.find("(unnamed ") != std::string::npos ||
+         Args.find("(anonymous ") != std::string::npos;
+}
+
 class Collector {
 public:
   Collector(ASTContext &Ctx, Side Which, const MacroTable &Macros)
@@ -968,7 +975,12 @@ void Collector::addKernelNames(Entity &K, const FunctionDecl *FD, const std::str
       json Names = add(Spec);
       if (Names.empty())
         continue; // an instantiation that failed (tolerant parsing) has no symbol to list
-      json I{{"id", KID + Args}, {"template_args", Args}};
+      // An unnamed type (a lambda's closure) prints as its location, which two instantiations can share
+      // (one lambda in a function template instantiated twice): its symbol tells them apart.
+      std::string ID = KID + Args;
+      if (printsUnnamedType(Args))
+        ID += "@" + Names["mangled"].get<std::string>();
+      json I{{"id", ID}, {"template_args", Args}};
       I.update(Names);
       Insts.push_back(I);
     }

@@ -17,6 +17,7 @@
 #include "llvm/Support/Path.h"
 
 #include <functional>
+#include <regex>
 #include <chrono>
 #include <map>
 #include <set>
@@ -307,6 +308,28 @@ static json tuEntry(const TUResult &R, const std::string &File,
   return TU;
 }
 
+/// \p Insts (a kernel's "instantiations") with the file of every unnamed type their template arguments
+/// print ("(lambda at FILE:L:C)", "(unnamed struct at ...)") as \p Rel writes a file (relative to the
+/// root, as every other file of the inventory): the IDs then do not depend on where the tree is checked out.
+static json rootRelativeTypes(json Insts, const std::function<std::string(StringRef)> &Rel) {
+  static const std::regex At(R"(\((lambda|unnamed [a-z]+|anonymous [a-z]+) at ([^()]+?)(:[0-9]+:[0-9]+)\))");
+  for (json &I : Insts)
+    for (const char *Key : {"id", "template_args"}) {
+      if (!I.contains(Key) || !I[Key].is_string())
+        continue;
+      std::string Text = I[Key], Out;
+      std::sregex_iterator It(Text.begin(), Text.end(), At), End;
+      size_t Done = 0;
+      for (; It != End; ++It) {
+        const std::smatch &M = *It;
+        Out += Text.substr(Done, M.position(2) - Done) + Rel(M.str(2));
+        Done = M.position(2) + M.length(2);
+      }
+      I[Key] = Out + Text.substr(Done);
+    }
+  return Insts;
+}
+
 json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   json Doc;
   Doc["schema"] = "kloop-inventory";
@@ -379,7 +402,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       if (Kernels.count(ID)) {
         // Same kernel seen from another TU: union the instantiations.
         json &K = Kernels[ID];
-        for (const json &I : E.Data["instantiations"]) {
+        for (const json &I : rootRelativeTypes(E.Data["instantiations"], rel)) {
           bool Have = false;
           for (const json &J : K["instantiations"])
             Have |= J["id"] == I["id"];
@@ -402,6 +425,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       }
       KernelDefSite[ID] = Site;
       json K = E.Data;
+      K["instantiations"] = rootRelativeTypes(E.Data["instantiations"], rel);
       K["id"] = ID;
       K["location"] = spanJson(E.Span);
       K["editable"] = E.Editable;
