@@ -104,6 +104,11 @@ std::string notFoundReason(const PlanState &St, const Edit &Ed) {
   if (It != St.KindOf.end())
     return "'" + Ed.ID + "' is a " + entityKindName(It->second) + ", but " + K.name().str() + " needs a " +
            entityKindName(Want);
+  if (auto Broken = St.KernelErrors.find(Fn); Broken != St.KernelErrors.end() && Ed.ID != Fn)
+    return "'" + Ed.ID + "' is not in the inventory: kernel '" + Fn + "' does not compile (" +
+           (Broken->second.empty() ? "clang marked its declaration invalid" : "first error: " + Broken->second) +
+           "): the parse drops what it cannot recover around an error, so the region may be missing; fix the "
+           "error first";
   if (St.HostFunctions.count(Fn) && K.sides() != EditKindPlanner::Sides::Host)
     return "'" + Fn + "' is a host function: an edit may change only kernels, their regions, launch-site "
                       "configurations and tunable constants, never host code such as main() or timing code";

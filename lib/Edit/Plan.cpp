@@ -335,6 +335,11 @@ public:
         St.Known[K].insert(ID);
         St.KindOf[ID] = K;
       }
+      if (K == EntityKind::Kernel && E->hasErrors()) {
+        ParseDiagnostic D = E->Errors.empty() ? ParseDiagnostic() : E->Errors.front().Diag;
+        D.File = relativePath(absolutePath(D.File, C.job().Directory), St.Opts.Root);
+        St.KernelErrors.emplace(ID, E->Errors.empty() ? "" : D.str());
+      }
     }
     St.HostFunctions.insert(HostFns.begin(), HostFns.end());
     PlanState::UnitPlan &U = St.Units[Unit];

@@ -31,6 +31,9 @@ struct PlanState {
   std::map<EntityKind, std::set<std::string>> Known;
   std::map<std::string, EntityKind> KindOf;
   std::set<std::string> HostFunctions;
+  /// Kernels with compile errors (their regions are not recorded), by ID: the first error, as clang
+  /// reported it ("" when clang only marked the declaration invalid).
+  std::map<std::string, std::string> KernelErrors;
   /// What one parse's planner made, per parse unit (parseUnit).
   struct UnitPlan {
     std::vector<Outcome> Outcomes;     ///< per edit; empty when the planner did not run (a fatal error)
