@@ -104,7 +104,8 @@ std::string notFoundReason(const PlanState &St, const Edit &Ed) {
   if (It != St.KindOf.end())
     return "'" + Ed.ID + "' is a " + entityKindName(It->second) + ", but " + K.name().str() + " needs a " +
            entityKindName(Want);
-  if (auto Broken = St.KernelErrors.find(Fn); Broken != St.KernelErrors.end() && Ed.ID != Fn)
+  bool Region = Want == EntityKind::Loop || Want == EntityKind::SharedArray || Want == EntityKind::LocalConstant;
+  if (auto Broken = St.KernelErrors.find(Fn); Broken != St.KernelErrors.end() && Region && Ed.ID != Fn)
     return "'" + Ed.ID + "' is not in the inventory: kernel '" + Fn + "' does not compile (" +
            (Broken->second.empty() ? "clang marked its declaration invalid" : "first error: " + Broken->second) +
            "): the parse drops what it cannot recover around an error, so the region may be missing; fix the "
@@ -394,6 +395,8 @@ private:
   /// Each parse unit's diagnostics after the edit, in job order (unitsInJobOrder).
   std::vector<std::pair<size_t, std::vector<ParseDiagnostic>>> NewDiagnostics;
   std::set<std::string> Reported;
+  /// Edits refused for a new diagnostic already.
+  std::set<int> Blamed;
 
   bool refusedHere() const { return Result.Refusals.size() > RefusedBefore; }
 
@@ -495,7 +498,8 @@ private:
       if (Edits.empty())
         addRefusal(Result, P, -1, Why);
       for (int E : Edits)
-        addRefusal(Result, P, E, Why);
+        if (Blamed.insert(E).second) // its first new diagnostic is reason enough
+          addRefusal(Result, P, E, Why);
     }
   }
 

@@ -330,6 +330,16 @@ static json rootRelativeTypes(json Insts, const std::function<std::string(String
   return Insts;
 }
 
+/// \p Insts of a kernel whose ID \p From became \p To (`k@b.cu`: another file defines a kernel of the
+/// same name): each instantiation's ID starts with the kernel's, so that `k<1>` of each stays apart.
+static json renamedInstantiations(json Insts, const std::string &From, const std::string &To) {
+  if (From != To)
+    for (json &I : Insts)
+      if (I.contains("id") && I["id"].is_string() && I["id"].get<std::string>().rfind(From, 0) == 0)
+        I["id"] = To + I["id"].get<std::string>().substr(From.size());
+  return Insts;
+}
+
 json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   json Doc;
   Doc["schema"] = "kloop-inventory";
@@ -402,7 +412,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       if (Kernels.count(ID)) {
         // Same kernel seen from another TU: union the instantiations.
         json &K = Kernels[ID];
-        for (const json &I : rootRelativeTypes(E.Data["instantiations"], rel)) {
+        for (const json &I : renamedInstantiations(rootRelativeTypes(E.Data["instantiations"], rel), E.ID, ID)) {
           bool Have = false;
           for (const json &J : K["instantiations"])
             Have |= J["id"] == I["id"];
@@ -425,7 +435,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       }
       KernelDefSite[ID] = Site;
       json K = E.Data;
-      K["instantiations"] = rootRelativeTypes(E.Data["instantiations"], rel);
+      K["instantiations"] = renamedInstantiations(rootRelativeTypes(E.Data["instantiations"], rel), E.ID, ID);
       K["id"] = ID;
       K["location"] = spanJson(E.Span);
       K["editable"] = E.Editable;

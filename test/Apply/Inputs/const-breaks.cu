@@ -18,3 +18,8 @@ __global__ void clean(float *out, float *in, int n) {
   if (i < n)
     out[i] = 2.0f * in[i];
 }
+__global__ void twice(float *o) {
+  Holder h{o};
+  float *arr[1] = {o};
+  h.q[0] = arr[0][0];
+}
