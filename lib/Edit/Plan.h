@@ -31,8 +31,8 @@ struct PlanState {
   std::map<EntityKind, std::set<std::string>> Known;
   std::map<std::string, EntityKind> KindOf;
   std::set<std::string> HostFunctions;
-  /// Kernels with compile errors (their regions are not recorded), by ID: the first error, as clang
-  /// reported it ("" when clang only marked the declaration invalid).
+  /// Kernels with compile errors (clang's recovery may have dropped some of their regions), by ID: the
+  /// first error, with its file relative to the root ("" when clang only marked the declaration invalid).
   std::map<std::string, std::string> KernelErrors;
   /// What one parse's planner made, per parse unit (parseUnit).
   struct UnitPlan {

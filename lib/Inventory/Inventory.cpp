@@ -409,10 +409,11 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         ID = E.ID + "@" + relativePath(absPath(E.Span.File), Root);
       }
       Renamed[E.ID] = ID;
+      json Insts = renamedInstantiations(rootRelativeTypes(E.Data["instantiations"], rel), E.ID, ID);
       if (Kernels.count(ID)) {
         // Same kernel seen from another TU: union the instantiations.
         json &K = Kernels[ID];
-        for (const json &I : renamedInstantiations(rootRelativeTypes(E.Data["instantiations"], rel), E.ID, ID)) {
+        for (const json &I : Insts) {
           bool Have = false;
           for (const json &J : K["instantiations"])
             Have |= J["id"] == I["id"];
@@ -435,7 +436,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       }
       KernelDefSite[ID] = Site;
       json K = E.Data;
-      K["instantiations"] = renamedInstantiations(rootRelativeTypes(E.Data["instantiations"], rel), E.ID, ID);
+      K["instantiations"] = Insts;
       K["id"] = ID;
       K["location"] = spanJson(E.Span);
       K["editable"] = E.Editable;

@@ -293,6 +293,24 @@ std::vector<void *> argsOf(const Prepared &P, const std::vector<uint8_t> &Params
   return Args;
 }
 
+/// Every captured allocation of \p Ps as an address range (captured addresses; one per launch that uses it).
+std::vector<capture::AddressRange> capturedRanges(const std::vector<Prepared> &Ps) {
+  std::vector<capture::AddressRange> All;
+  for (const Prepared &P : Ps)
+    for (const capture::Allocation &A : P.L->Allocations)
+      All.push_back({A.Base, A.Bytes});
+  return All;
+}
+
+/// Bytes of \p L's allocations: all of them (\p Written false) or the ones it writes.
+uint64_t allocationBytes(const capture::Launch &L, bool Written) {
+  uint64_t Bytes = 0;
+  for (const capture::Allocation &A : L.Allocations)
+    if (!Written || A.written())
+      Bytes += A.Bytes;
+  return Bytes;
+}
+
 class Replayer {
 public:
   Replayer(const Options &O, const capture::Manifest &M) : O(O), M(M) { L2 = O.L2; }
@@ -357,6 +375,8 @@ public:
   long LastMismatchAllocation = -1;
 
 private:
+  /// The index in Ranges of the mapped range holding captured address \p Addr, if any.
+  std::optional<size_t> rangeOf(uint64_t Addr) const;
   uint64_t translate(uint64_t Addr) const;
   /// Restores \p P's inputs (and poisons its write-only outputs when \p Poison), then sets the L2 state
   /// its timed launch on side \p Side starts from.
@@ -496,10 +516,7 @@ void Replayer::mapAllocations(const std::vector<Prepared> &Ps) {
   size_t Granule = 0;
   check(cuMemGetAllocationGranularity(&Granule, &Prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
         "cuMemGetAllocationGranularity");
-  std::vector<capture::AddressRange> All;
-  for (const Prepared &P : Ps)
-    for (const capture::Allocation &A : P.L->Allocations)
-      All.push_back({A.Base, A.Bytes});
+  std::vector<capture::AddressRange> All = capturedRanges(Ps);
   Ranges = replay::granuleRanges(All, Granule);
   Slack = replay::uncovered(Ranges, All);
   CUmemAccessDesc Access = {};
@@ -520,11 +537,16 @@ void Replayer::mapAllocations(const std::vector<Prepared> &Ps) {
   }
 }
 
-uint64_t Replayer::translate(uint64_t Addr) const {
+std::optional<size_t> Replayer::rangeOf(uint64_t Addr) const {
   for (size_t I = 0; I < Ranges.size(); ++I)
     if (Addr >= Ranges[I].Start && Addr - Ranges[I].Start < Ranges[I].Size)
-      return static_cast<uint64_t>(static_cast<int64_t>(Addr) + Deltas[I]);
-  return Addr;
+      return I;
+  return std::nullopt;
+}
+
+uint64_t Replayer::translate(uint64_t Addr) const {
+  std::optional<size_t> I = rangeOf(Addr);
+  return I ? static_cast<uint64_t>(static_cast<int64_t>(Addr) + Deltas[*I]) : Addr;
 }
 
 void Replayer::relocate(Prepared &P) {
@@ -722,10 +744,7 @@ void Replayer::restore(const Prepared &P, int Side, bool Poison) {
 }
 
 std::string Replayer::storedPointer(const std::vector<Prepared> &Ps) const {
-  std::vector<capture::AddressRange> All;
-  for (const Prepared &P : Ps)
-    for (const capture::Allocation &A : P.L->Allocations)
-      All.push_back({A.Base, A.Bytes});
+  std::vector<capture::AddressRange> All = capturedRanges(Ps);
   for (const Prepared &P : Ps)
     for (size_t I = 0; I < P.Before.size(); ++I)
       if (std::optional<uint64_t> At = replay::firstStoredPointer(P.Before[I]->data(), P.Before[I]->size(), All)) {
@@ -757,29 +776,22 @@ std::string Replayer::allocateSets(const std::vector<uint32_t> &PerRange) {
 }
 
 CUdeviceptr Replayer::inSet(uint64_t Addr, size_t Set) const {
-  for (size_t I = 0; I < Ranges.size(); ++I)
-    if (Addr >= Ranges[I].Start && Addr - Ranges[I].Start < Ranges[I].Size)
-      return SetRanges[Set][I] + (Addr - Ranges[I].Start);
-  return static_cast<CUdeviceptr>(Addr);
+  std::optional<size_t> I = rangeOf(Addr);
+  return I ? SetRanges[Set][*I] + (Addr - Ranges[*I].Start) : static_cast<CUdeviceptr>(Addr);
 }
 
 void Replayer::prepareSets(std::vector<Prepared> &Ps) {
   if (L2 != "rotate-sets")
     return;
   std::vector<uint32_t> Counts;
-  for (const Prepared &P : Ps) {
-    uint64_t Footprint = 0;
-    for (const capture::Allocation &A : P.L->Allocations)
-      Footprint += A.Bytes;
-    Counts.push_back(replay::rotationSets(Footprint, L2Bytes, MaxOtherSets));
-  }
+  for (const Prepared &P : Ps)
+    Counts.push_back(replay::rotationSets(allocationBytes(*P.L, false), L2Bytes, MaxOtherSets));
   // Each mapped range gets as many copies as the launch touching it that needs the most.
   std::vector<uint32_t> PerRange(Ranges.size(), 0);
   for (size_t N = 0; N < Ps.size(); ++N)
     for (const capture::Allocation &A : Ps[N].L->Allocations)
-      for (size_t I = 0; I < Ranges.size(); ++I)
-        if (A.Base >= Ranges[I].Start && A.Base - Ranges[I].Start < Ranges[I].Size)
-          PerRange[I] = std::max(PerRange[I], Counts[N]);
+      if (std::optional<size_t> I = rangeOf(A.Base))
+        PerRange[*I] = std::max(PerRange[*I], Counts[N]);
   std::string Why = storedPointer(Ps);
   if (Why.empty())
     Why = allocateSets(PerRange);
@@ -897,12 +909,7 @@ void Replayer::flushL2(const Prepared &P) {
 
 void Replayer::setSteadyDirty(std::vector<Prepared> &Ps) const {
   for (Prepared &P : Ps) {
-    uint64_t Written = 0, Footprint = 0;
-    for (size_t I = 0; I < P.L->Allocations.size(); ++I) {
-      Footprint += P.L->Allocations[I].Bytes;
-      if (P.L->Allocations[I].written())
-        Written += P.L->Allocations[I].Bytes;
-    }
+    uint64_t Written = allocationBytes(*P.L, true), Footprint = allocationBytes(*P.L, false);
     P.SteadyDirtyBytes = !dirtiesAfterFlush(L2)    ? 0
                          : O.SteadyDirtyBytes >= 0 ? static_cast<uint64_t>(O.SteadyDirtyBytes)
                          : L2 == "rotate"          ? replay::rotateDirtyBytes(Written, Footprint, L2Bytes)
