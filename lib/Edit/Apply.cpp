@@ -162,8 +162,26 @@ struct MergedEdit {
   std::string Refusal; ///< non-empty: refused
 };
 
+/// An edit whose plain ID the parses resolved to entities of several files (kernels of one name
+/// in two files): which one is meant is not known, so none is changed.
+std::optional<std::string> ambiguousID(const Edit &Ed, const std::vector<Outcome> &Outcomes) {
+  std::set<std::string> Resolved;
+  for (const Outcome &Oc : Outcomes)
+    if (!Oc.Resolved.empty())
+      Resolved.insert(Oc.Resolved);
+  if (Resolved.size() < 2)
+    return std::nullopt;
+  std::string Names;
+  for (const std::string &R : Resolved)
+    Names += (Names.empty() ? "'" : Resolved.size() > 2 ? ", '" : " or '") + R + "'";
+  return "'" + Ed.ID + "' is ambiguous: it names entities of " + std::to_string(Resolved.size()) +
+         " files (a kernel of that name is defined in each); name one as " + Names;
+}
+
 MergedEdit mergeOutcomes(const PlanState &St, unsigned I) {
   const Edit &Ed = St.P.Edits[I];
+  if (auto Why = ambiguousID(Ed, St.PerEdit[I]))
+    return {{}, *Why};
   bool Ok = false;
   std::string Reason;
   std::set<std::string> FoundSites;

@@ -57,6 +57,10 @@ struct Outcome {
   std::vector<Region> Regions;
   /// add_kernel_variant on the host side: the retargeted launch sites found in this parse.
   std::vector<std::string> FoundSites;
+  /// The file-qualified ID of the entity this parse resolved the edit's ID to
+  /// (PlanContext::qualifiedID); empty when none was found. Two different ones for one edit mean
+  /// its plain ID names entities of several files (kernels of one name in two files).
+  std::string Resolved;
 };
 
 Outcome refuse(std::string Why);
@@ -114,8 +118,13 @@ public:
   /// Every entity of this side, by ID (launch sites as `file:ID`, the file relative to the root).
   const std::map<std::string, Entity *> &entities() const { return ByID; }
 
-  /// The entity of \p ID on this side (`ID@file` included), or null.
+  /// The entity of \p ID on this side, or null. \p ID may also be file-qualified
+  /// (qualifiedID): `k@a.cu`, `k@a.cu/loop#1`, `macro:BLOCK@a.cu`.
   const Entity *find(const std::string &ID) const;
+  /// \p E's ID with the file of its kernel (a kernel, or a region or parameter of one) or its own
+  /// file (any other entity) after `@`, relative to the root: the ID the inventory gives it when
+  /// another file defines one of the same name (mergeInventory).
+  const std::string &qualifiedID(const Entity &E) const { return Qualified.at(&E); }
   /// The kernel that holds a loop, parameter or local constant, or null.
   const Entity *owner(const Entity &E) const;
   /// The absolute path of the file that holds \p E.
@@ -140,8 +149,8 @@ private:
   const CompileJob &Job;
   clang::ASTContext &Ctx;
   const clang::SourceManager &SM;
-  std::map<std::string, Entity *> ByID;
-  std::map<const Entity *, std::string> FileOf;
+  std::map<std::string, Entity *> ByID, ByQualifiedID;
+  std::map<const Entity *, std::string> FileOf, Qualified;
 };
 
 /// The edited code's inventory, where clang evaluated the constants: launch

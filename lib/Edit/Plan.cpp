@@ -168,18 +168,21 @@ PlanContext::PlanContext(PlanState &St, Side W, const CompileJob &Job, ASTContex
     ByID.emplace(ID, &E);
     FileOf[&E] = absolutePath(E.Span.File, Job.Directory);
   }
+  for (Entity &E : Inv.Entities) {
+    const Entity *K = E.Kind == EntityKind::Kernel ? &E : owner(E);
+    bool InKernel = K && K->Kind == EntityKind::Kernel && StringRef(E.ID).starts_with(K->ID);
+    std::string Q = E.Kind == EntityKind::LaunchSite ? E.ID
+                    : InKernel ? K->ID + "@" + relativePath(FileOf.at(K), St.Opts.Root) + E.ID.substr(K->ID.size())
+                               : E.ID + "@" + relativePath(FileOf.at(&E), St.Opts.Root);
+    Qualified[&E] = Q;
+    ByQualifiedID.emplace(Q, &E);
+  }
 }
 
 const Entity *PlanContext::find(const std::string &ID) const {
-  auto It = ByID.find(ID);
-  if (It != ByID.end())
-    return It->second;
-  auto [Base, File] = splitAt(ID);
-  if (File.empty())
-    return nullptr;
-  It = ByID.find(Base);
-  if (It != ByID.end() && relativePath(FileOf.at(It->second), St.Opts.Root) == File)
-    return It->second;
+  for (const std::map<std::string, Entity *> *M : {&ByID, &ByQualifiedID})
+    if (auto It = M->find(ID); It != M->end())
+      return It->second;
   return nullptr;
 }
 
@@ -393,13 +396,20 @@ private:
     const Entity *E = C.find(Ed.ID);
     if (!E)
       return {};
-    if (auto Why = entityProblem(Ed, *E, K))
+    Outcome O = resolvedPlan(Ed, *E, K);
+    O.Resolved = C.qualifiedID(*E);
+    return O;
+  }
+
+  /// The plan of \p Ed on \p E, its entity in this parse.
+  Outcome resolvedPlan(const Edit &Ed, const Entity &E, const EditKindPlanner &K) {
+    if (auto Why = entityProblem(Ed, E, K))
       return refuse(*Why);
-    Outcome O = K.plan(Ed, *E, C);
+    Outcome O = K.plan(Ed, E, C);
     if (O.St == Outcome::Ok && O.Regions.empty()) {
-      const Entity *Reg = E;
-      if (E->Kind == EntityKind::Loop || E->Kind == EntityKind::Param)
-        Reg = C.owner(*E) ? C.owner(*E) : E;
+      const Entity *Reg = &E;
+      if (E.Kind == EntityKind::Loop || E.Kind == EntityKind::Param)
+        Reg = C.owner(E) ? C.owner(E) : &E;
       O.Regions.push_back(C.regionOf(*Reg));
     }
     return O;

@@ -340,16 +340,38 @@ static json renamedInstantiations(json Insts, const std::string &From, const std
   return Insts;
 }
 
+/// The kernel names that translation units of \p Results define in more than one file (each TU's
+/// kernels as mergeInventory takes them): every such kernel's ID ends with `@<file>`, whatever the
+/// order the units were parsed in, so that no plain ID names two kernels.
+static std::set<std::string> kernelNamesInSeveralFiles(const std::vector<TUResult> &Results) {
+  std::map<std::string, std::set<std::string>> Files;
+  for (const TUResult &R : Results) {
+    if (R.lost())
+      continue;
+    const SideInventory &KSide = R.DeviceInv.Entities.empty() ? R.HostInv : R.DeviceInv;
+    for (const Entity &E : KSide.Entities)
+      if (E.Kind == EntityKind::Kernel)
+        Files[E.ID].insert(absolutePath(E.Span.File, R.Job.Directory));
+  }
+  std::set<std::string> Out;
+  for (const auto &[Name, Fs] : Files)
+    if (Fs.size() > 1)
+      Out.insert(Name);
+  return Out;
+}
+
 json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   json Doc;
   Doc["schema"] = "kloop-inventory";
   Doc["version"] = InventorySchemaVersion;
   Doc["root"] = Root.str();
   json TUs = json::array();
-  // Kernels: ID -> entry; entries with one ID but different definitions (two
-  // files with static kernels of one name) get an @file suffix.
+  // Kernels: ID -> entry. A name defined in several files (static kernels, or the kernels of
+  // separate programs) gets an @file suffix on every definition; two definitions of one name in
+  // one file (other macros in other TUs) keep the name on the first seen and the suffix on the rest.
   std::map<std::string, json> Kernels;              // final ID -> kernel JSON
   std::map<std::string, std::string> KernelDefSite; // ID -> file:offset of definition
+  const std::set<std::string> InSeveralFiles = kernelNamesInSeveralFiles(Results);
   std::map<std::string, std::vector<json>> Regions;  // kernel ID -> regions by kind (json with "kind")
   std::map<std::string, json> DeviceFns, LaunchSites, Constants;
   std::map<std::string, std::set<std::string>> UseKeys;
@@ -360,12 +382,9 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   std::string Dir; // the current TU's working directory: clang reports paths as given
   auto absPath = [&](StringRef P) -> std::string {
     // clang's pseudo-files (`<command line>`, `<built-in>`) are no paths.
-    if (P.empty() || P.starts_with("<") || llvm::sys::path::is_absolute(P) || Dir.empty())
+    if (P.empty() || P.starts_with("<") || Dir.empty())
       return P.str();
-    SmallString<256> A(Dir);
-    llvm::sys::path::append(A, P);
-    llvm::sys::path::remove_dots(A, true);
-    return std::string(A);
+    return absolutePath(P, Dir);
   };
   auto spanJson = [&](const SourceSpan &S) {
     json J = S.toJson();
@@ -405,9 +424,8 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       std::string Site = absPath(E.Span.File) + ":" + std::to_string(E.Span.BeginOffset);
       std::string ID = E.ID;
       auto It = KernelDefSite.find(ID);
-      if (It != KernelDefSite.end() && It->second != Site) {
+      if (InSeveralFiles.count(E.ID) || (It != KernelDefSite.end() && It->second != Site))
         ID = E.ID + "@" + relativePath(absPath(E.Span.File), Root);
-      }
       Renamed[E.ID] = ID;
       json Insts = renamedInstantiations(rootRelativeTypes(E.Data["instantiations"], rel), E.ID, ID);
       if (Kernels.count(ID)) {
