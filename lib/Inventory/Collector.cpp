@@ -429,8 +429,30 @@ private:
         continue;
       }
       if (const auto *B = dyn_cast<BinaryOperator>(E)) {
-        if (B->isAdditiveOp()) {
-          E = B->getLHS()->getType()->isPointerType() ? B->getLHS() : B->getRHS();
+        if (!B->isAdditiveOp())
+          return nullptr;
+        if (const ParmVarDecl *P = pointerOperandRoot(B->getLHS(), ThroughDeref))
+          return P;
+        E = B->getRHS();
+        continue;
+      }
+      if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
+        // A template's pattern where some operator overload is visible (cuda_bf16.h's) spells the
+        // builtin operators on dependent operands as calls.
+        OverloadedOperatorKind K = OC->getOperator();
+        if ((K == OO_Plus || K == OO_Minus) && OC->getNumArgs() == 2) {
+          if (const ParmVarDecl *P = pointerOperandRoot(OC->getArg(0), ThroughDeref))
+            return P;
+          E = OC->getArg(1);
+          continue;
+        }
+        if (K == OO_Subscript || K == OO_Arrow || (K == OO_Star && OC->getNumArgs() == 1)) {
+          ThroughDeref = true;
+          E = OC->getArg(0);
+          continue;
+        }
+        if (K == OO_Amp && OC->getNumArgs() == 1) {
+          E = OC->getArg(0);
           continue;
         }
         return nullptr;
@@ -442,6 +464,26 @@ private:
       return nullptr;
     }
     return nullptr;
+  }
+
+  /// The parameter \p L roots in when \p L, the left operand of a sum or difference, is the pointer
+  /// (in a template's pattern its type may be dependent: `out + b * n` with `TOut *out`).
+  const ParmVarDecl *pointerOperandRoot(const Expr *L, bool &ThroughDeref) const {
+    bool Deref = false;
+    const ParmVarDecl *P = rootOf(L, Deref);
+    if (!P || !mayBePointer(L->getType()))
+      return nullptr;
+    ThroughDeref |= Deref;
+    return P;
+  }
+
+  /// A pointer, or a type not known before instantiation (dependent, or `auto` not yet deduced).
+  static bool mayBePointer(QualType T) {
+    return T->isPointerType() || T->isDependentType() || T->isUndeducedType();
+  }
+  /// A pointer whose pointee is not const, or a type not known before instantiation.
+  static bool mayBeMutablePointer(QualType T) {
+    return T->isPointerType() ? !T->getPointeeType().isConstQualified() : mayBePointer(T);
   }
 
   /// Records a write through \p LHS's parameter when \p LHS dereferences it (a store, not a new value
@@ -466,14 +508,35 @@ private:
     Written[P] = What + (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
   }
 
+  /// An argument that is an address, as its type may not say in a template's pattern: `&p[i]`, not
+  /// `p[i]` or `(T)p[i]`.
+  static bool isAddress(const Expr *Arg) {
+    if (Arg->getType()->isPointerType())
+      return true;
+    const Expr *E = Arg->IgnoreParenCasts();
+    if (const auto *U = dyn_cast<UnaryOperator>(E))
+      return U->getOpcode() == UO_AddrOf;
+    const auto *OC = dyn_cast<CXXOperatorCallExpr>(E);
+    return OC && OC->getOperator() == OO_Amp && OC->getNumArgs() == 1;
+  }
+
+  /// The called function's name; in a template's pattern, the name of an overload set the call
+  /// resolves only when instantiated.
+  static std::string calleeName(const CallExpr *CE) {
+    if (const FunctionDecl *F = CE->getDirectCallee())
+      return F->getNameAsString();
+    if (const auto *O = dyn_cast<OverloadExpr>(CE->getCallee()->IgnoreParenImpCasts()))
+      return O->getName().getAsString();
+    return "an indirect call";
+  }
+
   void walk(const Stmt *S) {
     if (!S)
       return;
     if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls())
         if (const auto *V = dyn_cast<VarDecl>(D))
-          if (V->getInit() && V->getType()->isPointerType() &&
-              !V->getType()->getPointeeType().isConstQualified()) {
+          if (V->getInit() && mayBeMutablePointer(V->getType())) {
             bool Deref = false;
             if (const ParmVarDecl *P = rootOf(V->getInit(), Deref))
               if (!Deref)
@@ -505,8 +568,7 @@ private:
       const FunctionDecl *Callee = CE->getDirectCallee();
       for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
         const Expr *Arg = CE->getArg(I);
-        QualType AT = Arg->IgnoreParenImpCasts()->getType();
-        if (!AT->isPointerType() || AT->getPointeeType().isConstQualified())
+        if (!mayBeMutablePointer(Arg->IgnoreParenImpCasts()->getType()))
           continue;
         bool ParamIsConst = false;
         if (Callee && I < Callee->getNumParams()) {
@@ -519,9 +581,9 @@ private:
           continue;
         bool Deref = false;
         const ParmVarDecl *P = rootOf(Arg, Deref);
-        if (!P || Written.count(P))
+        if (!P || Written.count(P) || (Deref && !isAddress(Arg)))
           continue;
-        std::string Name = Callee ? Callee->getNameAsString() : std::string("an indirect call");
+        std::string Name = calleeName(CE);
         record(P, "passed to " + Name + " as a pointer to non-const", CE->getBeginLoc());
       }
     }

@@ -3,6 +3,7 @@
 // RUN: python3 %inputs/summarize.py < %t.json | FileCheck %s
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='asm_params'][0]; print('EVIDENCE', [(p['name'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=EVIDENCE
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='cast_params'][0]; print('CASTS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CASTS
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='dependent_params'][0]; print('DEPENDENT', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=DEPENDENT
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -35,6 +36,27 @@ __global__ void cast_params(float *vec, float *cstyle, float *constcast, float *
   out[threadIdx.x] = v.x + w.x + u.x + bits;
 }
 // CASTS: CASTS [('vec', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('cstyle', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('constcast', False, None), ('value', False, None), ('out', True, 'store at line {{[0-9]+}}')]
+// A kernel template's pattern, where types depend on template parameters (found on karpathy/llm.c's
+// layernorm backward kernels): a local pointer derived from a parameter through a sum whose type is
+// dependent (spelled as an operator call, since operator+ and operator- overloads are visible), and the
+// address of an element passed to an overloaded function the call cannot resolve before instantiation,
+// count as writes; reads through a pointer to const do not.
+struct half2x { float a, b; };
+__device__ half2x operator+(half2x x, half2x y) { return {x.a + y.a, x.b + y.b}; }
+__device__ half2x operator-(half2x x, half2x y) { return {x.a - y.a, x.b - y.b}; }
+__device__ void accumulate(float *p, float v) { *p += v; }
+__device__ void accumulate(double *p, double v) { *p += v; }
+template <class TOut, class TIn>
+__global__ void dependent_params(TOut *out, const TIn *in, TOut *acc, TOut *viaauto, int n) {
+  TOut *row = out + blockIdx.x * n + threadIdx.x - 0;
+  auto tail = viaauto + n;
+  for (int i = 0; i < n; ++i)
+    row[i] = (TOut)in[i];
+  tail[0] = (TOut)in[0];
+  accumulate(&acc[threadIdx.x], (TOut)in[0]);
+}
+template __global__ void dependent_params<float, float>(float *, const float *, float *, float *, int);
+// DEPENDENT: DEPENDENT [('out', True, 'store at line {{[0-9]+}}'), ('in', False, None), ('acc', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('viaauto', True, 'store at line {{[0-9]+}}'), ('n', None, None)]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
