@@ -34,11 +34,11 @@ struct AtomicUse {
 };
 } // namespace
 
-static std::string calleeName(const CallExpr *C) {
+std::string calleeName(const CallExpr *C) {
   if (const FunctionDecl *F = C->getDirectCallee())
     return F->getNameAsString();
-  if (const auto *U = dyn_cast<UnresolvedLookupExpr>(C->getCallee()->IgnoreParenImpCasts()))
-    return U->getName().getAsString();
+  if (const auto *O = dyn_cast<OverloadExpr>(C->getCallee()->IgnoreParenImpCasts()))
+    return O->getName().getAsString();
   return "";
 }
 

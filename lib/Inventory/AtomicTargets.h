@@ -13,6 +13,7 @@
 
 #include "clang/AST/ASTContext.h"
 #include "clang/AST/Decl.h"
+#include "clang/AST/Expr.h"
 #include "nlohmann/json.hpp"
 
 #include <string>
@@ -23,6 +24,10 @@ namespace kloop {
 /// one object per pointer parameter that an atomic function in the kernel's
 /// body updates (docs/inventory.md lists every member).
 nlohmann::json atomicTargets(const clang::FunctionDecl *Kernel, const std::string &KernelID, clang::ASTContext &Ctx);
+
+/// The name of the function \p C calls: its callee's, or in a template's pattern that of the overload
+/// set the call resolves only when instantiated (`atomicAddX(&p[i], (T)v)`); "" for an indirect call.
+std::string calleeName(const clang::CallExpr *C);
 
 } // namespace kloop
 

@@ -520,16 +520,6 @@ private:
     return OC && OC->getOperator() == OO_Amp && OC->getNumArgs() == 1;
   }
 
-  /// The called function's name; in a template's pattern, the name of an overload set the call
-  /// resolves only when instantiated.
-  static std::string calleeName(const CallExpr *CE) {
-    if (const FunctionDecl *F = CE->getDirectCallee())
-      return F->getNameAsString();
-    if (const auto *O = dyn_cast<OverloadExpr>(CE->getCallee()->IgnoreParenImpCasts()))
-      return O->getName().getAsString();
-    return "an indirect call";
-  }
-
   void walk(const Stmt *S) {
     if (!S)
       return;
@@ -584,6 +574,8 @@ private:
         if (!P || Written.count(P) || (Deref && !isAddress(Arg)))
           continue;
         std::string Name = calleeName(CE);
+        if (Name.empty())
+          Name = "an indirect call";
         record(P, "passed to " + Name + " as a pointer to non-const", CE->getBeginLoc());
       }
     }
