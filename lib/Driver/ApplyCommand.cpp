@@ -174,6 +174,8 @@ bool verifyBuild(const kloop::ProposalApplication &A) {
 /// Prints the refusals of \p A (`refused:`, or `skipped:` for the edits a rule dropped); true when the
 /// proposal is refused or changes nothing (exit 1).
 bool reportRefusals(const kloop::ProposalApplication &A, bool Dropped) {
+  for (const std::string &U : A.Result.Unparsed)
+    errs() << "kloop apply: skipped: " << kloop::terminalSafe(U) << "\n";
   for (const kloop::Refusal &R : A.Result.Refusals)
     errs() << "kloop apply: " << (Dropped ? "skipped: " : "refused: ") << kloop::terminalSafe(R.str()) << "\n";
   if (A.Unchanged)

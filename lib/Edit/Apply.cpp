@@ -638,6 +638,27 @@ static Expected<ApplyResult> applyWithoutRefused(const Proposal &P, const std::v
   return Again;
 }
 
+/// ApplyOptions::DropRefused, when some of \p Jobs cannot be parsed before the edit (\p Unparsed, by
+/// index): \p P applied to the others, those named in ApplyResult::Unparsed.
+static Expected<ApplyResult> applyWithoutUnparsed(const Proposal &P, const std::vector<CompileJob> &Jobs,
+                                                  const FrontendOptions &FOpts, const ApplyOptions &Opts,
+                                                  const std::map<size_t, std::string> &Unparsed) {
+  std::vector<CompileJob> Parsed;
+  for (size_t J = 0; J < Jobs.size(); ++J)
+    if (!Unparsed.count(J))
+      Parsed.push_back(Jobs[J]);
+  ApplyResult Result;
+  if (!Parsed.empty()) {
+    Expected<ApplyResult> R = applyProposal(P, Parsed, FOpts, Opts);
+    if (!R)
+      return R.takeError();
+    Result = std::move(*R);
+  }
+  for (const auto &[J, Why] : Unparsed)
+    Result.Unparsed.push_back(Why);
+  return Result;
+}
+
 Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
                                     const FrontendOptions &FOpts, const ApplyOptions &Opts) {
   ApplyOptions O = withRoot(Opts);
@@ -645,6 +666,8 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   // 1. Resolve IDs: plan every edit on the AST of every parse.
   if (Error E = planEdits(St, Jobs, FOpts))
     return E;
+  if (!St.Unparsed.empty())
+    return applyWithoutUnparsed(P, Jobs, FOpts, Opts, St.Unparsed);
   if (St.PreambleStateLost)
     return applyProposal(P, Jobs, FOpts, withoutPreambles(Opts));
   // 2. Preconditions.

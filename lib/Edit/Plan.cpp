@@ -483,11 +483,16 @@ Error notePlanParse(PlanState &St, const CompileJob &Job, Side S, const ParseRes
     St.WithPreamble.insert(parseKey(Job, S));
   St.PreambleStateLost |= R.PreambleStateLost;
   if (parseUnusable(R)) {
-    std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() +
-                      " side) before the edit; kloop apply edits only code clang can read:";
+    std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() + " side) before the edit";
+    std::vector<std::string> Errors;
     for (const ParseDiagnostic &D : R.Diagnostics)
       if (D.Level != "warning")
-        Msg += "\n  " + D.str();
+        Errors.push_back(D.str());
+    if (St.Opts.DropRefused)
+      return createStringError(inconvertibleErrorCode(), Msg + (Errors.empty() ? "" : ": " + Errors.front()));
+    Msg += "; kloop apply edits only code clang can read:";
+    for (const std::string &E : Errors)
+      Msg += "\n  " + E;
     return createStringError(inconvertibleErrorCode(), Msg);
   }
   for (const ParseDiagnostic &D : R.Diagnostics)
@@ -523,8 +528,12 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
   foldUnitPlans(St, N);
   for (size_t U : unitsInJobOrder(N)) {
     auto [J, S] = parseUnit(U, N);
-    if (Error E = notePlanParse(St, Jobs[J], S, Results[U]))
+    Error E = notePlanParse(St, Jobs[J], S, Results[U]);
+    if (E && !St.Opts.DropRefused)
       return E;
+    if (E && !St.Unparsed.count(J))
+      St.Unparsed[J] = toString(std::move(E));
+    consumeError(std::move(E));
   }
   return Error::success();
 }

@@ -52,6 +52,9 @@ struct PlanState {
   std::set<std::string> WithPreamble;
   /// A parse before the edit loaded a preamble that lost state (ParseResult::PreambleStateLost).
   bool PreambleStateLost = false;
+  /// ApplyOptions::DropRefused: the jobs (indices) that cannot be parsed before the edit, and why
+  /// (ApplyResult::Unparsed's lines).
+  std::map<size_t, std::string> Unparsed;
   PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
 };
 
@@ -74,7 +77,8 @@ std::vector<size_t> unitsInJobOrder(size_t NJobs);
 /// Parses every job on both sides and plans every edit of St.P on each parse
 /// (St.PerEdit, St.Known, ...), FOpts.Jobs parses at a time. St.PerEdit holds each
 /// edit's outcomes in job order, host side before device side, however the parses were
-/// scheduled. An error when a job cannot be parsed at all (the first such job and side).
+/// scheduled. An error when a job cannot be parsed at all (the first such job and side),
+/// unless St.Opts.DropRefused, where such jobs are listed in St.Unparsed.
 llvm::Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);
 
 } // namespace edit

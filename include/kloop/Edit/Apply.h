@@ -63,7 +63,8 @@ struct ApplyOptions {
   /// whose candidate edits are filtered by the same checks). Refusals are still reported.
   /// When the re-parse refuses edits it attributes (docs/edits.md, "Structural code"),
   /// the proposal is applied again without them; a refusal of the proposal as a
-  /// whole still refuses everything.
+  /// whole still refuses everything. A translation unit that cannot be parsed
+  /// before the edit is left out (ApplyResult::Unparsed) instead of failing the apply.
   bool DropRefused = false;
   /// Precompiled preambles shared by the parses (kloop/Frontend/Preamble.h); null: none. kloop
   /// optimize passes one per run, so that the implicit includes are parsed once. When a parse
@@ -84,6 +85,10 @@ struct ApplyResult {
   std::vector<TextEdit> Edits;
   /// Indices of edits that were applied (all of them unless DropRefused).
   std::vector<unsigned> Applied;
+  /// ApplyOptions::DropRefused: the translation units left out because clang cannot parse them before
+  /// the edit, one line each: "FILE cannot be parsed (host side) before the edit: FIRST ERROR" (without
+  /// DropRefused such a unit is an error of applyProposal).
+  std::vector<std::string> Unparsed;
   /// The launch formulas of the edited code (kloop/Inventory/LaunchFormula.h)
   /// of every `<<<>>>` launch site in a re-parsed translation unit, by the
   /// inventory's launch site ID ("file:function/launch#N", the file relative

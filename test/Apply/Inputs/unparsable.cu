@@ -1,0 +1,3 @@
+#include "cuda.h"
+#include "no-such-header.cuh"
+__global__ void lost(float *o, const float *x) { o[threadIdx.x] = x[threadIdx.x]; }
