@@ -436,6 +436,16 @@ private:
         E = B->getRHS();
         continue;
       }
+      if (const auto *C = dyn_cast<AbstractConditionalOperator>(E)) {
+        // `m ? m + off : NULL`: either branch may be the pointer.
+        bool TrueDeref = false;
+        if (const ParmVarDecl *P = rootOf(C->getTrueExpr(), TrueDeref)) {
+          ThroughDeref |= TrueDeref;
+          return P;
+        }
+        E = C->getFalseExpr();
+        continue;
+      }
       if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
         // A template's pattern where some operator overload is visible (cuda_bf16.h's) spells the
         // builtin operators on dependent operands as calls.

@@ -39,24 +39,26 @@ __global__ void cast_params(float *vec, float *cstyle, float *constcast, float *
 // A kernel template's pattern, where types depend on template parameters (found on karpathy/llm.c's
 // layernorm backward kernels): a local pointer derived from a parameter through a sum whose type is
 // dependent (spelled as an operator call, since operator+ and operator- overloads are visible), and the
-// address of an element passed to an overloaded function the call cannot resolve before instantiation,
-// count as writes; reads through a pointer to const do not.
+// address of an element (or either branch of a conditional, llm.c's adamw) passed to an overloaded
+// function the call cannot resolve before instantiation, count as writes; reads through a pointer to
+// const do not.
 struct half2x { float a, b; };
 __device__ half2x operator+(half2x x, half2x y) { return {x.a + y.a, x.b + y.b}; }
 __device__ half2x operator-(half2x x, half2x y) { return {x.a - y.a, x.b - y.b}; }
 __device__ void accumulate(float *p, float v) { *p += v; }
 __device__ void accumulate(double *p, double v) { *p += v; }
 template <class TOut, class TIn>
-__global__ void dependent_params(TOut *out, const TIn *in, TOut *acc, TOut *viaauto, int n) {
+__global__ void dependent_params(TOut *out, const TIn *in, TOut *acc, TOut *viaauto, float *maybe, int n) {
   TOut *row = out + blockIdx.x * n + threadIdx.x - 0;
   auto tail = viaauto + n;
   for (int i = 0; i < n; ++i)
     row[i] = (TOut)in[i];
   tail[0] = (TOut)in[0];
   accumulate(&acc[threadIdx.x], (TOut)in[0]);
+  accumulate(maybe ? maybe + n : nullptr, (TOut)in[0]);
 }
-template __global__ void dependent_params<float, float>(float *, const float *, float *, float *, int);
-// DEPENDENT: DEPENDENT [('out', True, 'store at line {{[0-9]+}}'), ('in', False, None), ('acc', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('viaauto', True, 'store at line {{[0-9]+}}'), ('n', None, None)]
+template __global__ void dependent_params<float, float>(float *, const float *, float *, float *, float *, int);
+// DEPENDENT: DEPENDENT [('out', True, 'store at line {{[0-9]+}}'), ('in', False, None), ('acc', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('viaauto', True, 'store at line {{[0-9]+}}'), ('maybe', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('n', None, None)]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
