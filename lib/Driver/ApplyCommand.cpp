@@ -171,13 +171,17 @@ bool verifyBuild(const kloop::ProposalApplication &A) {
   return true;
 }
 
-/// Prints the refusals of \p A (`refused:`, or `skipped:` for the edits a rule dropped); true when the
-/// proposal is refused or changes nothing (exit 1).
+/// Prints the refusals of \p A (`refused:`, or `skipped:` for the edits a rule dropped, then a count of
+/// the edits applied and skipped); true when the proposal is refused or changes nothing (exit 1).
 bool reportRefusals(const kloop::ProposalApplication &A, bool Dropped) {
   for (const std::string &U : A.Result.Unparsed)
     errs() << "kloop apply: skipped: " << kloop::terminalSafe(U) << "\n";
   for (const kloop::Refusal &R : A.Result.Refusals)
     errs() << "kloop apply: " << (Dropped ? "skipped: " : "refused: ") << kloop::terminalSafe(R.str()) << "\n";
+  if (Dropped && A.P)
+    errs() << "kloop apply: " << A.Result.Applied.size() << " of " << A.P->Edits.size() << " edit(s) applied, "
+           << A.Result.Refusals.size() << " skipped; " << A.Result.Unparsed.size()
+           << " translation unit(s) skipped\n";
   if (A.Unchanged)
     errs() << "kloop apply: nothing to change\n";
   return A.Refused || A.Unchanged;
