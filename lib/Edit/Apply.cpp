@@ -638,7 +638,17 @@ static Expected<ApplyResult> applyWithoutRefused(const Proposal &P, const std::v
   return Again;
 }
 
-/// ApplyOptions::DropRefused, when some of \p Jobs cannot be parsed before the edit (\p Unparsed, by
+/// The jobs that have no command to parse with (CompileJob::Error: a file the compilation database
+/// does not list), by index, each with its reason.
+static std::map<size_t, std::string> jobsInError(const std::vector<CompileJob> &Jobs) {
+  std::map<size_t, std::string> Out;
+  for (size_t J = 0; J < Jobs.size(); ++J)
+    if (Jobs[J].Error)
+      Out[J] = Jobs[J].File + ": " + *Jobs[J].Error;
+  return Out;
+}
+
+/// ApplyOptions::DropRefused, when some of \p Jobs have no command or cannot be parsed before the edit (\p Unparsed, by
 /// index): \p P applied to the others, those named in ApplyResult::Unparsed.
 static Expected<ApplyResult> applyWithoutUnparsed(const Proposal &P, const std::vector<CompileJob> &Jobs,
                                                   const FrontendOptions &FOpts, const ApplyOptions &Opts,
@@ -662,6 +672,9 @@ static Expected<ApplyResult> applyWithoutUnparsed(const Proposal &P, const std::
 Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
                                     const FrontendOptions &FOpts, const ApplyOptions &Opts) {
   ApplyOptions O = withRoot(Opts);
+  if (O.DropRefused)
+    if (std::map<size_t, std::string> Unplanned = jobsInError(Jobs); !Unplanned.empty())
+      return applyWithoutUnparsed(P, Jobs, FOpts, Opts, Unplanned);
   PlanState St(P, O);
   // 1. Resolve IDs: plan every edit on the AST of every parse.
   if (Error E = planEdits(St, Jobs, FOpts))

@@ -85,9 +85,10 @@ struct ApplyResult {
   std::vector<TextEdit> Edits;
   /// Indices of edits that were applied (all of them unless DropRefused).
   std::vector<unsigned> Applied;
-  /// ApplyOptions::DropRefused: the translation units left out because clang cannot parse them before
-  /// the edit, one line each: "FILE cannot be parsed (host side) before the edit: FIRST ERROR" (without
-  /// DropRefused such a unit is an error of applyProposal).
+  /// ApplyOptions::DropRefused: the translation units left out because they have no command
+  /// ("FILE: no entry for this file in the compilation database") or clang cannot parse them before
+  /// the edit ("FILE cannot be parsed (host side) before the edit: FIRST ERROR"), one line each
+  /// (without DropRefused either is an error of applyProposal).
   std::vector<std::string> Unparsed;
   /// The launch formulas of the edited code (kloop/Inventory/LaunchFormula.h)
   /// of every `<<<>>>` launch site in a re-parsed translation unit, by the
