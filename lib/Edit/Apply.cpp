@@ -113,17 +113,28 @@ std::string notFoundReason(const PlanState &St, const Edit &Ed) {
   if (St.HostFunctions.count(Fn) && K.sides() != EditKindPlanner::Sides::Host)
     return "'" + Fn + "' is a host function: an edit may change only kernels, their regions, launch-site "
                       "configurations and tunable constants, never host code such as main() or timing code";
-  std::string Known;
-  unsigned N = 0;
-  auto KnownIt = St.Known.find(Want);
-  if (KnownIt != St.Known.end())
+  // An ID of a kernel (or of its region) whose name several files define, as the inventory writes it:
+  // each file's form.
+  auto severalFiles = [&](const std::string &ID) {
+    auto Q = St.QualifiedOf.find(ID);
+    return Q != St.QualifiedOf.end() && Q->second.size() > 1;
+  };
+  std::vector<std::string> Names;
+  if (auto KnownIt = St.Known.find(Want); KnownIt != St.Known.end())
     for (const std::string &ID : KnownIt->second) {
-      if (++N > 30) {
-        Known += ", ...";
-        break;
-      }
-      Known += (Known.empty() ? "" : ", ") + ID;
+      if (severalFiles(ID) || severalFiles(ID.substr(0, ID.find('/'))))
+        Names.insert(Names.end(), St.QualifiedOf.at(ID).begin(), St.QualifiedOf.at(ID).end());
+      else
+        Names.push_back(ID);
     }
+  std::string Known;
+  for (size_t N = 0; N < Names.size(); ++N) {
+    if (N == 30) {
+      Known += ", ...";
+      break;
+    }
+    Known += (Known.empty() ? "" : ", ") + Names[N];
+  }
   return "unknown inventory ID '" + Ed.ID + "' (known IDs of that kind: " + (Known.empty() ? "none" : Known) + ")";
 }
 

@@ -337,6 +337,7 @@ public:
       if (W == Side::Device || K == EntityKind::LaunchSite || K == EntityKind::Constant) {
         St.Known[K].insert(ID);
         St.KindOf[ID] = K;
+        St.QualifiedOf[ID].insert(C.qualifiedID(*E));
       }
       if (K == EntityKind::Kernel && E->hasErrors()) {
         ParseDiagnostic D = E->Errors.empty() ? ParseDiagnostic() : E->Errors.front().Diag;

@@ -30,6 +30,9 @@ struct PlanState {
   /// IDs seen, by entity kind, and the kind of each (for "unknown ID" and "wrong kind" reasons).
   std::map<EntityKind, std::set<std::string>> Known;
   std::map<std::string, EntityKind> KindOf;
+  /// Each seen ID's file-qualified forms (PlanContext::qualifiedID): more than one when files define
+  /// kernels (constants) of one name, and the "unknown ID" reason then lists those forms.
+  std::map<std::string, std::set<std::string>> QualifiedOf;
   std::set<std::string> HostFunctions;
   /// Kernels with compile errors (clang's recovery may have dropped some of their regions), by ID: the
   /// first error, with its file relative to the root ("" when clang only marked the declaration invalid).
