@@ -101,6 +101,16 @@ Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::st
   return kloop::toJSON(kloop::parsePtxasVerbose(Out));
 }
 
+/// \p E, followed by each translation unit of \p Inv that could not be parsed and its first error (a
+/// rule that matched nothing may have had nothing to read).
+Error withLostUnits(Error E, const kloop::inv::Inventory &Inv) {
+  std::string Msg = toString(std::move(E));
+  for (const kloop::inv::TranslationUnit &TU : Inv.TranslationUnits)
+    if (TU.Status && *TU.Status == "error")
+      Msg += "\n  " + TU.File + " could not be parsed" + (TU.Errors.empty() ? "" : ": " + TU.Errors.front());
+  return createStringError(inconvertibleErrorCode(), Msg);
+}
+
 /// --rule NAME: the rule's proposal for the inventory of the inputs, applied with refused candidate edits
 /// dropped (they are reported as skipped).
 Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opts, kloop::ApplyOptions AO,
@@ -125,7 +135,7 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   }
   Expected<kloop::Proposal> P = kloop::proposalFromRule(RuleName, Inv, Outputs ? &*Outputs : nullptr);
   if (!P)
-    return P.takeError();
+    return withLostUnits(P.takeError(), Inv);
   AO.DropRefused = true;
   Expected<kloop::ProposalApplication> A = kloop::applyProposalToInputs(*P, Opts, AO, WriteNow);
   if (A)

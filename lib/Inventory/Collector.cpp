@@ -393,7 +393,7 @@ class WriteAnalysis {
 public:
   WriteAnalysis(const FunctionDecl *FD, ASTContext &Ctx) : Ctx(Ctx) {
     for (const ParmVarDecl *P : FD->parameters())
-      Roots[P] = P;
+      Aliases[P] = {P, 0};
     if (FD->hasBody())
       walk(FD->getBody());
   }
@@ -401,114 +401,103 @@ public:
   std::map<const ParmVarDecl *, std::string> Written;
 
 private:
-  const ParmVarDecl *rootOf(const Expr *E, bool &ThroughDeref) const {
-    while (E) {
-      E = E->IgnoreParenImpCasts();
-      if (const auto *C = dyn_cast<ExplicitCastExpr>(E)) {
-        E = C->getSubExpr();
-        continue;
-      }
-      if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E)) {
-        ThroughDeref = true;
-        E = AS->getBase();
-        continue;
-      }
-      if (const auto *U = dyn_cast<UnaryOperator>(E)) {
-        if (U->getOpcode() == UO_Deref)
-          ThroughDeref = true;
-        if (U->getOpcode() == UO_Deref || U->getOpcode() == UO_AddrOf) {
-          E = U->getSubExpr();
-          continue;
-        }
-        return nullptr;
-      }
-      if (const auto *M = dyn_cast<MemberExpr>(E)) {
-        if (M->isArrow())
-          ThroughDeref = true;
-        E = M->getBase();
-        continue;
-      }
-      if (const auto *B = dyn_cast<BinaryOperator>(E)) {
-        if (!B->isAdditiveOp())
-          return nullptr;
-        if (const ParmVarDecl *P = pointerOperandRoot(B->getLHS(), ThroughDeref))
-          return P;
-        E = B->getRHS();
-        continue;
-      }
-      if (const auto *C = dyn_cast<AbstractConditionalOperator>(E)) {
-        // `m ? m + off : NULL`: either branch may be the pointer.
-        bool TrueDeref = false;
-        if (const ParmVarDecl *P = rootOf(C->getTrueExpr(), TrueDeref)) {
-          ThroughDeref |= TrueDeref;
-          return P;
-        }
-        E = C->getFalseExpr();
-        continue;
-      }
-      if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
-        // A template's pattern where some operator overload is visible (cuda_bf16.h's) spells the
-        // builtin operators on dependent operands as calls.
-        OverloadedOperatorKind K = OC->getOperator();
-        if ((K == OO_Plus || K == OO_Minus) && OC->getNumArgs() == 2) {
-          if (const ParmVarDecl *P = pointerOperandRoot(OC->getArg(0), ThroughDeref))
-            return P;
-          E = OC->getArg(1);
-          continue;
-        }
-        if (K == OO_Subscript || K == OO_Arrow || (K == OO_Star && OC->getNumArgs() == 1)) {
-          ThroughDeref = true;
-          E = OC->getArg(0);
-          continue;
-        }
-        if (K == OO_Amp && OC->getNumArgs() == 1) {
-          E = OC->getArg(0);
-          continue;
-        }
-        return nullptr;
-      }
-      if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-        auto It = Roots.find(DRE->getDecl());
-        return It == Roots.end() ? nullptr : It->second;
-      }
-      return nullptr;
-    }
-    return nullptr;
-  }
+  /// A parameter an expression derives from, and how: Level 0 is a pointer into its pointee (`p`,
+  /// `p + i`, `&p[i]`), 1 an lvalue of the pointee (`p[i]`, `*p`, `p->x`), -1 what holds such pointers
+  /// (an array `float *a[1] = {p}`).
+  struct Root {
+    const ParmVarDecl *P = nullptr;
+    int Level = 0;
+  };
 
-  /// The parameter \p L roots in when \p L, the left operand of a sum or difference, is the pointer
-  /// (in a template's pattern its type may be dependent: `out + b * n` with `TOut *out`).
-  const ParmVarDecl *pointerOperandRoot(const Expr *L, bool &ThroughDeref) const {
-    bool Deref = false;
-    const ParmVarDecl *P = rootOf(L, Deref);
-    if (!P || !mayBePointer(L->getType()))
-      return nullptr;
-    ThroughDeref |= Deref;
-    return P;
+  /// Every parameter \p E derives from (both branches of `?:`, the right operand of `,`).
+  std::vector<Root> rootsOf(const Expr *E) const {
+    std::vector<Root> Out;
+    collectRoots(E, 0, Out);
+    return Out;
+  }
+  void collectRoots(const Expr *E, int Up, std::vector<Root> &Out) const {
+    if (!E)
+      return;
+    E = E->IgnoreParenImpCasts();
+    if (const auto *C = dyn_cast<ExplicitCastExpr>(E))
+      return collectRoots(C->getSubExpr(), Up, Out);
+    if (const auto *AS = dyn_cast<ArraySubscriptExpr>(E))
+      return collectRoots(AS->getBase(), Up + 1, Out);
+    if (const auto *M = dyn_cast<MemberExpr>(E))
+      return collectRoots(M->getBase(), Up + (M->isArrow() ? 1 : 0), Out);
+    if (const auto *U = dyn_cast<UnaryOperator>(E)) {
+      if (U->getOpcode() == UO_Deref)
+        return collectRoots(U->getSubExpr(), Up + 1, Out);
+      if (U->getOpcode() == UO_AddrOf)
+        return collectRoots(U->getSubExpr(), Up - 1, Out);
+      if (U->isIncrementDecrementOp())
+        return collectRoots(U->getSubExpr(), Up, Out);
+      return;
+    }
+    if (const auto *B = dyn_cast<BinaryOperator>(E)) {
+      if (B->getOpcode() == BO_Comma || B->isAssignmentOp())
+        return collectRoots(B->getOpcode() == BO_Comma ? B->getRHS() : B->getLHS(), Up, Out);
+      if (B->isAdditiveOp())
+        return pointerOperandRoots(B->getLHS(), B->getRHS(), Up, Out);
+      return;
+    }
+    if (const auto *C = dyn_cast<AbstractConditionalOperator>(E)) {
+      collectRoots(C->getTrueExpr(), Up, Out);
+      return collectRoots(C->getFalseExpr(), Up, Out);
+    }
+    if (const auto *OC = dyn_cast<CXXOperatorCallExpr>(E)) {
+      // A template's pattern where some operator overload is visible (cuda_bf16.h's) spells the
+      // builtin operators on dependent operands as calls.
+      OverloadedOperatorKind K = OC->getOperator();
+      unsigned N = OC->getNumArgs();
+      if ((K == OO_Plus || K == OO_Minus) && N == 2)
+        return pointerOperandRoots(OC->getArg(0), OC->getArg(1), Up, Out);
+      if (K == OO_Subscript || K == OO_Arrow || (K == OO_Star && N == 1))
+        return collectRoots(OC->getArg(0), Up + 1, Out);
+      if (K == OO_Amp && N == 1)
+        return collectRoots(OC->getArg(0), Up - 1, Out);
+      if (K == OO_Comma && N == 2)
+        return collectRoots(OC->getArg(1), Up, Out);
+      return;
+    }
+    if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+      if (auto It = Aliases.find(DRE->getDecl()); It != Aliases.end())
+        Out.push_back({It->second.P, It->second.Level + Up});
+  }
+  /// A sum's roots: its pointer operand's, in a template's pattern whichever operand may be a pointer
+  /// (`out + b * n` with `TOut *out`, whose type is dependent).
+  void pointerOperandRoots(const Expr *L, const Expr *R, int Up, std::vector<Root> &Out) const {
+    for (const Expr *Side : {L, R})
+      if (mayBePointer(Side->getType()))
+        collectRoots(Side, Up, Out);
   }
 
   /// A pointer, or a type not known before instantiation (dependent, or `auto` not yet deduced).
   static bool mayBePointer(QualType T) {
-    return T->isPointerType() || T->isDependentType() || T->isUndeducedType();
+    return T->isPointerType() || T->isArrayType() || T->isDependentType() || T->isUndeducedType();
   }
-  /// A pointer whose pointee is not const, or a type not known before instantiation.
-  static bool mayBeMutablePointer(QualType T) {
-    return T->isPointerType() ? !T->getPointeeType().isConstQualified() : mayBePointer(T);
+  /// A pointer or reference whose pointee may be written: not to const, or not known before instantiation.
+  static bool mayWriteThrough(QualType T) {
+    if (T->isPointerType())
+      return !T->getPointeeType().isConstQualified();
+    if (T->isReferenceType())
+      return !T.getNonReferenceType().isConstQualified();
+    return T->isDependentType() || T->isUndeducedType();
   }
 
-  /// Records a write through \p LHS's parameter when \p LHS dereferences it (a store, not a new value
-  /// of the pointer itself).
-  void mark(const Expr *LHS, const char *What, SourceLocation Loc) {
-    bool Deref = false;
-    if (const ParmVarDecl *P = rootOf(LHS, Deref))
-      if (Deref)
-        record(P, What, Loc);
+  /// Records a write through every parameter \p E reaches as an lvalue of its pointee (a store, not a
+  /// new value of the pointer itself).
+  void mark(const Expr *E, const std::string &What, SourceLocation Loc) {
+    for (const Root &R : rootsOf(E))
+      if (R.Level >= 1)
+        record(R.P, What, Loc);
   }
-  /// Records a possible write through \p E's pointer parameter, dereferenced or not (asm operands).
-  void markAny(const Expr *E, const char *What, SourceLocation Loc) {
-    bool Deref = false;
-    if (const ParmVarDecl *P = rootOf(E, Deref); P && P->getType()->isPointerType())
-      record(P, What, Loc);
+  /// Records a possible write through every pointer parameter \p E derives from, at any level (asm
+  /// operands, casts to a pointer to non-const).
+  void markAny(const Expr *E, const std::string &What, SourceLocation Loc) {
+    for (const Root &R : rootsOf(E))
+      if (R.P->getType()->isPointerType())
+        record(R.P, What, Loc);
   }
   /// Keeps the first evidence of a write through \p P: \p What at \p Loc's line.
   void record(const ParmVarDecl *P, const std::string &What, SourceLocation Loc) {
@@ -518,16 +507,79 @@ private:
     Written[P] = What + (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
   }
 
-  /// An argument that is an address, as its type may not say in a template's pattern: `&p[i]`, not
-  /// `p[i]` or `(T)p[i]`.
-  static bool isAddress(const Expr *Arg) {
-    if (Arg->getType()->isPointerType())
-      return true;
-    const Expr *E = Arg->IgnoreParenCasts();
-    if (const auto *U = dyn_cast<UnaryOperator>(E))
-      return U->getOpcode() == UO_AddrOf;
-    const auto *OC = dyn_cast<CXXOperatorCallExpr>(E);
-    return OC && OC->getOperator() == OO_Amp && OC->getNumArgs() == 1;
+  /// A local that aliases a parameter's memory: a pointer to non-const (`float *row = out + i`,
+  /// `auto *q = &p[1]`), a reference to non-const (`auto &r = p[i]`), an array of such pointers.
+  void noteAlias(const VarDecl &V) {
+    QualType T = V.getType();
+    const Expr *Init = V.getInit();
+    if (!Init)
+      return;
+    if (const auto *IL = dyn_cast<InitListExpr>(Init->IgnoreParenImpCasts()); IL && T->isArrayType()) {
+      for (const Expr *E : IL->inits())
+        for (const Root &R : rootsOf(E))
+          if (R.Level <= 0)
+            Aliases[&V] = {R.P, R.Level - 1};
+      return;
+    }
+    if (!mayWriteThrough(T))
+      return;
+    // A reference is what it binds to (`auto &r = p[i]`, `T *&rp = p`); a pointer (or a type not yet
+    // deduced) holds an address.
+    bool Reference = T->isReferenceType();
+    for (const Root &R : rootsOf(Init))
+      if (Reference || R.Level <= 0)
+        Aliases[&V] = {R.P, R.Level};
+  }
+
+  /// A local pointer to non-const given a parameter's address later than its declaration (`q = p + i;`).
+  void noteAssignedAlias(const Expr *LHS, const Expr *RHS) {
+    const auto *D = dyn_cast<DeclRefExpr>(LHS->IgnoreParenImpCasts());
+    const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
+    if (!V || isa<ParmVarDecl>(V) || V->getType()->isReferenceType() || !mayWriteThrough(V->getType()))
+      return;
+    for (const Root &R : rootsOf(RHS))
+      if (R.Level <= 0)
+        Aliases[V] = R;
+  }
+
+  /// Whether argument \p I of \p CE may be written through by the callee: unless every function the
+  /// call may reach (its callee, or in a template's pattern each candidate of the overload set) takes
+  /// it by value or as a pointer or reference to const.
+  static bool callMayWrite(const CallExpr *CE, unsigned I) {
+    std::vector<const FunctionDecl *> Candidates;
+    if (const FunctionDecl *F = CE->getDirectCallee())
+      Candidates.push_back(F);
+    else if (const auto *O = dyn_cast<OverloadExpr>(CE->getCallee()->IgnoreParenImpCasts()))
+      for (const NamedDecl *D : O->decls()) {
+        D = D->getUnderlyingDecl();
+        if (const auto *FT = dyn_cast<FunctionTemplateDecl>(D))
+          Candidates.push_back(FT->getTemplatedDecl());
+        else if (const auto *F = dyn_cast<FunctionDecl>(D))
+          Candidates.push_back(F);
+      }
+    if (Candidates.empty())
+      return true; // an indirect call
+    for (const FunctionDecl *F : Candidates)
+      if (I < F->getNumParams() && mayWriteThrough(F->getParamDecl(I)->getType()))
+        return true;
+    return false;
+  }
+
+  /// Records a write through each parameter an argument of \p CE reaches when the callee may write
+  /// through it: a pointer into the parameter's memory, or an lvalue of it bound to a reference.
+  void markCall(const CallExpr *CE) {
+    for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
+      std::vector<Root> Rs = rootsOf(CE->getArg(I));
+      if (Rs.empty() || !callMayWrite(CE, I))
+        continue;
+      std::string Name = calleeName(CE);
+      if (Name.empty())
+        Name = "an indirect call";
+      for (const Root &R : Rs)
+        record(R.P, (R.Level >= 1 ? "passed to " + Name + " by reference to non-const"
+                                  : "passed to " + Name + " as a pointer to non-const"),
+               CE->getBeginLoc());
+    }
   }
 
   void walk(const Stmt *S) {
@@ -536,15 +588,12 @@ private:
     if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls())
         if (const auto *V = dyn_cast<VarDecl>(D))
-          if (V->getInit() && mayBeMutablePointer(V->getType())) {
-            bool Deref = false;
-            if (const ParmVarDecl *P = rootOf(V->getInit(), Deref))
-              if (!Deref)
-                Roots[V] = P; // a local alias: float *row = out + i * n;
-          }
+          noteAlias(*V);
     } else if (const auto *B = dyn_cast<BinaryOperator>(S)) {
       if (B->isAssignmentOp())
         mark(B->getLHS(), "store", B->getOperatorLoc());
+      if (B->getOpcode() == BO_Assign)
+        noteAssignedAlias(B->getLHS(), B->getRHS());
     } else if (const auto *U = dyn_cast<UnaryOperator>(S)) {
       if (U->isIncrementDecrementOp())
         mark(U->getSubExpr(), "increment/decrement", U->getOperatorLoc());
@@ -561,40 +610,22 @@ private:
       // parameter would make a reinterpret_cast or static_cast ill-formed (casts away qualifiers):
       // `reinterpret_cast<float4 *>(&A[4 * i])[0]` (found on siboehm/SGEMM_CUDA's vectorized kernels).
       QualType T = EC->getTypeAsWritten();
-      if ((T->isPointerType() && !T->getPointeeType().isConstQualified()) ||
-          (T->isReferenceType() && !T.getNonReferenceType().isConstQualified()))
+      if ((T->isPointerType() || T->isReferenceType()) && mayWriteThrough(T))
         markAny(EC->getSubExpr(), "cast to a pointer to non-const", EC->getBeginLoc());
     } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
-      const FunctionDecl *Callee = CE->getDirectCallee();
-      for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
-        const Expr *Arg = CE->getArg(I);
-        if (!mayBeMutablePointer(Arg->IgnoreParenImpCasts()->getType()))
-          continue;
-        bool ParamIsConst = false;
-        if (Callee && I < Callee->getNumParams()) {
-          QualType PT = Callee->getParamDecl(I)->getType();
-          ParamIsConst = PT->isPointerType() && PT->getPointeeType().isConstQualified();
-          if (!PT->isPointerType() && !PT->isReferenceType())
-            ParamIsConst = true; // passed by value (e.g. a size_t cast): no write
-        }
-        if (ParamIsConst)
-          continue;
-        bool Deref = false;
-        const ParmVarDecl *P = rootOf(Arg, Deref);
-        if (!P || Written.count(P) || (Deref && !isAddress(Arg)))
-          continue;
-        std::string Name = calleeName(CE);
-        if (Name.empty())
-          Name = "an indirect call";
-        record(P, "passed to " + Name + " as a pointer to non-const", CE->getBeginLoc());
-      }
+      markCall(CE);
+      // A non-const member function called on the pointee (`p->reset()`, `p[i].add(v)`).
+      if (const auto *MC = dyn_cast<CXXMemberCallExpr>(CE))
+        if (const CXXMethodDecl *M = MC->getMethodDecl(); M && !M->isConst())
+          mark(MC->getCallee(), "non-const member function " + M->getNameAsString() + " called", CE->getBeginLoc());
     }
     for (const Stmt *C : S->children())
       walk(C);
   }
 
   ASTContext &Ctx;
-  std::map<const Decl *, const ParmVarDecl *> Roots;
+  /// The parameters and the locals that alias one (noteAlias), with their Level.
+  std::map<const Decl *, Root> Aliases;
 };
 
 // ---------------------------------------------------------------------------

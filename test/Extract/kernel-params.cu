@@ -4,6 +4,7 @@
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='asm_params'][0]; print('EVIDENCE', [(p['name'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=EVIDENCE
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='cast_params'][0]; print('CASTS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CASTS
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='dependent_params'][0]; print('DEPENDENT', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=DEPENDENT
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='ref_params'][0]; print('REFS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=REFS
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -58,6 +59,33 @@ __global__ void dependent_params(TOut *out, const TIn *in, TOut *acc, TOut *viaa
   accumulate(maybe ? maybe + n : nullptr, (TOut)in[0]);
 }
 template __global__ void dependent_params<float, float>(float *, const float *, float *, float *, float *, int);
+// Writes the analysis must see for `add_const` to be safe, where an overload for const would otherwise be
+// chosen silently (found on xlite-dev/LeetCUDA by a break test): an element bound to a reference to
+// non-const, through a reference or `auto *` local or a pointer local assigned later, either branch of `?:`, the right operand of `,`, an
+// array of pointers, a function template taking `U &`, a non-const member function.
+__device__ void put(float &r, float v) { r = v; }
+__device__ void put(const float &r, float v) {}
+template <class U> __device__ void both(U &a, U &b) { U t = a; a = b; b = t; }
+struct Counter { float n; __device__ void add(float v) { n += v; } __device__ float get() const { return n; } };
+__global__ void ref_params(float *byref, float *viaref, float *viaauto, float *left, float *right, float *comma,
+                           float *inarray, float *assigned, float *swapped, Counter *counters, const float *ro, Counter *readonly,
+                           bool c) {
+  put(byref[threadIdx.x], ro[0]);
+  float &r = viaref[0];
+  put(r, 1.f);
+  auto *q = &viaauto[1];
+  put(*q, 1.f);
+  put((c ? left : right)[0], 1.f);
+  put((threadIdx.x, comma)[0], 1.f);
+  float *late;
+  late = assigned + threadIdx.x;
+  late[0] = 1.f;
+  float *arr[1] = {inarray};
+  arr[0][0] = readonly->get();
+  both(swapped[0], swapped[1]);
+  counters[threadIdx.x].add(1.f);
+}
+// REFS: REFS [('byref', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('viaref', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('viaauto', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('left', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('right', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('comma', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('inarray', True, 'store at line {{[0-9]+}}'), ('assigned', True, 'store at line {{[0-9]+}}'), ('swapped', True, 'passed to both by reference to non-const at line {{[0-9]+}}'), ('counters', True, 'non-const member function add called at line {{[0-9]+}}'), ('ro', False, None), ('readonly', False, None), ('c', None, None)]
 // DEPENDENT: DEPENDENT [('out', True, 'store at line {{[0-9]+}}'), ('in', False, None), ('acc', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('viaauto', True, 'store at line {{[0-9]+}}'), ('maybe', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('n', None, None)]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i

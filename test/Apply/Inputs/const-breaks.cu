@@ -1,6 +1,6 @@
-// restrict-const-params on kernels whose bodies pass a parameter where `float *` is needed, in ways
-// the inventory does not count as writes: the new `const` breaks the re-parse inside that kernel
-// only (test/Apply/rules.test).
+// restrict-const-params where `float *` is needed in ways the inventory does not count as writes (a
+// struct member): the new `const` breaks the re-parse inside that kernel only (test/Apply/rules.test);
+// in_array's array of pointers is an alias the inventory now follows, so it gets no `const`.
 #include "cuda.h"
 struct Holder {
   float *q;
