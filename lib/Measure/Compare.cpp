@@ -278,6 +278,12 @@ private:
                                     : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
             .str());
     Res.Notes.push_back(tracingNote(C.Tracing));
+    unsigned Pads = C.PlacementPadMiB / 2; // placementPadBytes's choices
+    Res.Notes.push_back(Pads >= 2 ? "placement: each timing round shifts both sides' device allocations by one pad of 0-" +
+                                        std::to_string(2 * (Pads - 1)) +
+                                        " MiB in 2 MiB steps (placement_pad_mib; KLOOP_CUPTI_PLACEMENT_PAD)"
+                                  : "placement: not varied (placement_pad_mib: " + std::to_string(C.PlacementPadMiB) +
+                                        "); every timing run's allocations land where the program puts them");
   }
 
   // --- 1. protected files, 2. builds -------------------------------------------------
@@ -629,9 +635,12 @@ private:
   Expected<bool> timeSeed(size_t ShI, size_t SI) {
     const ShapeSpec *Sh = Shapes[ShI];
     unsigned Seed = Seeds[SI];
-    for (unsigned Round = 0; Round < O.Rounds; ++Round)
+    for (unsigned Round = 0; Round < O.Rounds; ++Round) {
+      // Both sides of a round at one placement, each round at another (placementPadBytes).
+      InjectionSettings Placed = Timing;
+      applyPlacementPad(Placed, placementPadBytes(C.PlacementPadMiB, ShI, Seed, Round));
       for (SideDirs *S : {&Base, &Cand}) {
-        auto R = runOne(*S, *Sh, Seed, runLabel(*S, ShI, Seed, "t" + std::to_string(Round)), Timing);
+        auto R = runOne(*S, *Sh, Seed, runLabel(*S, ShI, Seed, "t" + std::to_string(Round)), Placed);
         if (!R)
           return R.takeError();
         if (!*R)
@@ -642,6 +651,7 @@ private:
           V.insert(V.end(), Samples.begin(), Samples.end());
         }
       }
+    }
     say("shape " + Sh->Name + " seed " + Twine(Seed) + ": " + Twine(O.Rounds) + " timing rounds done");
     return true;
   }

@@ -316,7 +316,7 @@ struct RawConfig {
   std::vector<std::string> Sources, Protected, Targets;
   std::optional<RawBuild> Build;
   std::optional<RawRun> Run;
-  OptStr Iters, Seeds, HeldOutSeeds, L2, Tracing;
+  OptStr Iters, Seeds, HeldOutSeeds, L2, Tracing, PlacementPadMiB;
   std::optional<std::vector<RawShape>> Shapes;
   std::vector<RawOutput> Outputs;
   std::optional<RawSearch> Search;
@@ -584,6 +584,7 @@ template <> struct MappingTraits<RawConfig> {
     IO.mapOptional("held_out_seeds", C.HeldOutSeeds);
     IO.mapOptional("l2", C.L2);
     IO.mapOptional("tracing", C.Tracing);
+    IO.mapOptional("placement_pad_mib", C.PlacementPadMiB);
     IO.mapOptional("shapes", C.Shapes);
     IO.mapOptional("outputs", C.Outputs);
     IO.mapOptional("search", C.Search);
@@ -596,7 +597,7 @@ template <> struct MappingTraits<RawConfig> {
 
 std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
   if (skipValidation(IO, {"version", "name", "sources", "protected", "build", "run", "targets", "iters", "seeds",
-                          "held_out_seeds", "l2", "tracing", "shapes", "outputs", "search"}))
+                          "held_out_seeds", "l2", "tracing", "placement_pad_mib", "shapes", "outputs", "search"}))
     return "";
   WorkloadConfig &W = C.Out;
   if (C.Search)
@@ -648,6 +649,10 @@ std::string yaml::MappingTraits<RawConfig>::validate(IO &IO, RawConfig &C) {
   if (!(E = parseUInt(C.HeldOutSeeds, "held_out_seeds", 1u << 20, V)).empty())
     return E;
   W.HeldOutSeeds = static_cast<unsigned>(V);
+  V = W.PlacementPadMiB;
+  if (!(E = parseUInt(C.PlacementPadMiB, "placement_pad_mib", 4096, V)).empty())
+    return E;
+  W.PlacementPadMiB = static_cast<unsigned>(V);
   if (C.L2) {
     StringRef L = StringRef(*C.L2).trim();
     if (L == "rotate")

@@ -137,6 +137,25 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace) {
   I.Extra["KLOOP_CUPTI_KERNEL_TRACE"] = toString(Trace).str();
 }
 
+uint64_t placementPadBytes(unsigned MaxMiB, size_t Shape, unsigned Seed, unsigned Round) {
+  constexpr uint64_t Step = 2ull << 20; // the GPU's large page
+  uint64_t Choices = MaxMiB / 2;
+  if (Choices < 2)
+    return 0;
+  uint64_t Z = (uint64_t(Shape) << 42) ^ (uint64_t(Seed) << 21) ^ Round;
+  Z = (Z ^ (Z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  Z = (Z ^ (Z >> 27)) * 0x94D049BB133111EBULL;
+  Z ^= Z >> 31;
+  return Step * (Z % Choices);
+}
+
+void applyPlacementPad(InjectionSettings &I, uint64_t Bytes) {
+  if (Bytes)
+    I.Extra["KLOOP_CUPTI_PLACEMENT_PAD"] = std::to_string(Bytes);
+  else
+    I.Extra.erase("KLOOP_CUPTI_PLACEMENT_PAD");
+}
+
 std::string kernelTraceMismatch(const verify::Profile &P, KernelTrace Asked) {
   if (P.KernelTrace == toString(Asked))
     return "";

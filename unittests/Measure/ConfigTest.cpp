@@ -100,6 +100,7 @@ TEST(ConfigTest, DefaultsForOptionalFields) {
   EXPECT_EQ(C->Seeds, 1u);
   EXPECT_EQ(C->HeldOutSeeds, 0u);
   EXPECT_EQ(C->L2, L2Policy::None);
+  EXPECT_EQ(C->PlacementPadMiB, 128u);
   ASSERT_EQ(C->Shapes.size(), 1u);
   EXPECT_EQ(C->Shapes[0].Name, "default");
   EXPECT_FALSE(C->Shapes[0].Bytes.has_value());
@@ -235,6 +236,19 @@ TEST(ConfigTest, DrainTimeoutDefaultsTo30AndIsRead) {
   auto Set = parseConfig(variant("  timeout_s: 60", "  timeout_s: 60\n  drain_timeout_s: 7"), "w/.kloop.yaml");
   ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
   EXPECT_EQ(Set->Run.DrainTimeoutS, 7u);
+}
+
+TEST(ConfigTest, PlacementPadIsReadAndBounded) {
+  const char *Base = "name: x\nbuild: {command: make}\nrun: {command: ./x}\ntargets: [k]\n";
+  auto Off = parseConfig(std::string(Base) + "placement_pad_mib: 0\n", "a.yaml");
+  ASSERT_TRUE(bool(Off)) << toString(Off.takeError());
+  EXPECT_EQ(Off->PlacementPadMiB, 0u);
+  auto Big = parseConfig(std::string(Base) + "placement_pad_mib: 4097\n", "a.yaml");
+  ASSERT_FALSE(bool(Big));
+  EXPECT_NE(toString(Big.takeError()).find("placement_pad_mib: 4097 is out of range"), std::string::npos);
+  auto Word = parseConfig(std::string(Base) + "placement_pad_mib: lots\n", "a.yaml");
+  ASSERT_FALSE(bool(Word));
+  EXPECT_NE(toString(Word.takeError()).find("placement_pad_mib: expected a non-negative integer"), std::string::npos);
 }
 
 TEST(ConfigTest, SyntaxErrorHasLineAndColumn) {

@@ -8,6 +8,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 #include <chrono>
+#include <set>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -310,6 +311,32 @@ TEST(RunnerHelpers, FindsCuptiLibraryFromTheEnvironment) {
   EXPECT_NE(toString(Bad.takeError()).find("not a file"), std::string::npos);
   ::unsetenv("KLOOP_CUPTI_LIB");
   sys::fs::remove(F);
+}
+
+TEST(RunnerHelpers, PlacementPadsAreLargePagesBelowTheBoundAndVaryByRound) {
+  std::set<uint64_t> Seen;
+  for (unsigned Round = 0; Round < 64; ++Round) {
+    uint64_t P = placementPadBytes(128, 1, 2, Round);
+    EXPECT_EQ(P % (2u << 20), 0u);
+    EXPECT_LT(P, uint64_t(128) << 20);
+    EXPECT_EQ(P, placementPadBytes(128, 1, 2, Round)); // repeatable
+    Seen.insert(P);
+  }
+  EXPECT_GT(Seen.size(), 30u); // 64 draws of 64 values: about 40 distinct
+  bool ShapeMatters = false, SeedMatters = false;
+  for (unsigned Round = 0; Round < 8; ++Round) {
+    ShapeMatters |= placementPadBytes(128, 0, 0, Round) != placementPadBytes(128, 1, 0, Round);
+    SeedMatters |= placementPadBytes(128, 0, 0, Round) != placementPadBytes(128, 0, 1, Round);
+  }
+  EXPECT_TRUE(ShapeMatters);
+  EXPECT_TRUE(SeedMatters);
+  for (unsigned Off : {0u, 1u, 2u, 3u})
+    EXPECT_EQ(placementPadBytes(Off, 0, 0, 5), 0u);
+  InjectionSettings I;
+  applyPlacementPad(I, 4u << 20);
+  EXPECT_EQ(I.Extra["KLOOP_CUPTI_PLACEMENT_PAD"], "4194304");
+  applyPlacementPad(I, 0);
+  EXPECT_EQ(I.Extra.count("KLOOP_CUPTI_PLACEMENT_PAD"), 0u);
 }
 
 TEST(RunnerHelpers, RecognisesMissingCudaDevice) {

@@ -181,6 +181,10 @@ struct WorkloadConfig {
   L2Policy L2 = L2Policy::None;
   /// `tracing`: how CUPTI times kernels. Default Serial.
   KernelTrace Tracing = KernelTrace::Serial;
+  /// `placement_pad_mib`: the timing rounds of kloop compare shift the program's device allocations by
+  /// 0 to this many MiB, in 2 MiB steps, one shift per round, the same on both sides (placementPadBytes in
+  /// Runner.h). 0 or 2: no shift. Default 128.
+  unsigned PlacementPadMiB = 128;
   std::vector<ShapeSpec> Shapes;
   std::vector<OutputSpec> Outputs;
   /// `search`: timing of kloop optimize's search steps.

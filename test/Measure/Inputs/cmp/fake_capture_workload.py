@@ -36,6 +36,7 @@ Side by side (kloop compare --verify-jobs): with FAKE_RUN_LOG set, each run appe
 "end LABEL KIND T" (LABEL from $KLOOP_CUPTI_OUT, KIND verify when it captures, else timing; T in seconds)
 and stays FAKE_RUN_SLEEP seconds in between. With FAKE_EXCLUSIVE=DIR as well, a run that finds another run
 in DIR when it ends fails like a workload out of GPU memory (exit 2).
+Placement: with FAKE_PAD_LOG set, each run appends "LABEL PAD" (PAD: KLOOP_CUPTI_PLACEMENT_PAD, or "-").
 """
 import json, os, signal, struct, sys, time
 
@@ -65,6 +66,10 @@ def run_exclusively():
             sys.exit(2)
 
 log_run("start")
+if os.environ.get("FAKE_PAD_LOG"):
+    with open(os.environ["FAKE_PAD_LOG"], "a") as f:
+        label = os.path.basename(os.environ.get("KLOOP_CUPTI_OUT", "?")).rsplit(".json", 1)[0]
+        f.write("%s %s\n" % (label, os.environ.get("KLOOP_CUPTI_PLACEMENT_PAD", "-")))
 run_exclusively()
 
 def hold_gpu(entry):
