@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <random>
 #include <vector>
 
@@ -41,11 +42,7 @@ Error checkSide(ArrayRef<double> V, const char *Side) {
   return Error::success();
 }
 
-} // namespace
-
-Expected<SpeedupInterval> bootstrapSpeedup(ArrayRef<double> B,
-                                           ArrayRef<double> C,
-                                           const BootstrapOptions &O) {
+Error checkInputs(ArrayRef<double> B, ArrayRef<double> C, const BootstrapOptions &O) {
   if (Error E = checkSide(B, "baseline"))
     return E;
   if (Error E = checkSide(C, "candidate"))
@@ -59,12 +56,62 @@ Expected<SpeedupInterval> bootstrapSpeedup(ArrayRef<double> B,
         inconvertibleErrorCode(),
         formatv("bootstrap: {0} resamples are too few (need >= 100)",
                 O.Resamples));
+  return Error::success();
+}
 
-  std::vector<double> Tmp(B.begin(), B.end());
-  double MedB = medianInPlace(Tmp);
-  Tmp.assign(C.begin(), C.end());
-  double MedC = medianInPlace(Tmp);
+double medianOf(ArrayRef<double> V) {
+  std::vector<double> Tmp(V.begin(), V.end());
+  return medianInPlace(Tmp);
+}
 
+/// The interval from the resampled ratios (sorted here).
+SpeedupInterval intervalOf(std::vector<double> &Ratios, ArrayRef<double> B,
+                           ArrayRef<double> C, const BootstrapOptions &O,
+                           unsigned Groups) {
+  std::sort(Ratios.begin(), Ratios.end());
+  double Alpha = 1 - O.Confidence;
+  SpeedupInterval R;
+  R.Estimate = medianOf(B) / medianOf(C);
+  R.Lower = percentileSorted(Ratios, Alpha / 2);
+  R.Upper = percentileSorted(Ratios, 1 - Alpha / 2);
+  R.Confidence = O.Confidence;
+  R.Resamples = O.Resamples;
+  R.Seed = O.Seed;
+  R.Groups = Groups;
+  return R;
+}
+
+/// The launches of one group, as indices into each side's durations.
+struct GroupMembers {
+  std::vector<size_t> Base, Cand;
+};
+
+std::vector<GroupMembers> groupsOf(ArrayRef<uint32_t> BG, ArrayRef<uint32_t> CG) {
+  std::map<uint32_t, GroupMembers> ById; // ordered: the same draws everywhere
+  for (size_t I = 0; I < BG.size(); ++I)
+    ById[BG[I]].Base.push_back(I);
+  for (size_t I = 0; I < CG.size(); ++I)
+    ById[CG[I]].Cand.push_back(I);
+  std::vector<GroupMembers> Out;
+  for (auto &[Id, M] : ById)
+    Out.push_back(std::move(M));
+  return Out;
+}
+
+/// Appends to \p Into as many draws from \p Members' durations in \p V as it has.
+void drawFrom(std::mt19937_64 &Rng, ArrayRef<double> V, const std::vector<size_t> &Members,
+              std::vector<double> &Into) {
+  for (size_t K = 0; K < Members.size(); ++K)
+    Into.push_back(V[Members[drawIndex(Rng, Members.size())]]);
+}
+
+} // namespace
+
+Expected<SpeedupInterval> bootstrapSpeedup(ArrayRef<double> B,
+                                           ArrayRef<double> C,
+                                           const BootstrapOptions &O) {
+  if (Error E = checkInputs(B, C, O))
+    return E;
   std::mt19937_64 Rng(O.Seed);
   std::vector<double> Ratios;
   Ratios.reserve(O.Resamples);
@@ -76,17 +123,41 @@ Expected<SpeedupInterval> bootstrapSpeedup(ArrayRef<double> B,
       X = C[drawIndex(Rng, C.size())];
     Ratios.push_back(medianInPlace(RB) / medianInPlace(RC));
   }
-  std::sort(Ratios.begin(), Ratios.end());
-  double Alpha = 1 - O.Confidence;
+  return intervalOf(Ratios, B, C, O, 0);
+}
 
-  SpeedupInterval R;
-  R.Estimate = MedB / MedC;
-  R.Lower = percentileSorted(Ratios, Alpha / 2);
-  R.Upper = percentileSorted(Ratios, 1 - Alpha / 2);
-  R.Confidence = O.Confidence;
-  R.Resamples = O.Resamples;
-  R.Seed = O.Seed;
-  return R;
+Expected<SpeedupInterval> bootstrapSpeedupGrouped(ArrayRef<double> B, ArrayRef<uint32_t> BG,
+                                                  ArrayRef<double> C, ArrayRef<uint32_t> CG,
+                                                  const BootstrapOptions &O) {
+  if (BG.size() != B.size() || CG.size() != C.size())
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("bootstrap: {0} baseline and {1} candidate durations but {2} and {3} "
+                                     "group numbers",
+                                     B.size(), C.size(), BG.size(), CG.size()));
+  std::vector<GroupMembers> Groups = groupsOf(BG, CG);
+  if (Groups.size() < 2)
+    return bootstrapSpeedup(B, C, O);
+  if (Error E = checkInputs(B, C, O))
+    return E;
+  std::mt19937_64 Rng(O.Seed);
+  std::vector<double> Ratios, RB, RC;
+  Ratios.reserve(O.Resamples);
+  // A resample can miss a side only when some group lacks it; 100 tries per resample bound a pathological input.
+  for (uint64_t Tries = 0; Ratios.size() < O.Resamples; ++Tries) {
+    if (Tries >= 100ull * O.Resamples)
+      return createStringError(inconvertibleErrorCode(),
+                               "bootstrap: too few of the groups hold launches of both sides");
+    RB.clear();
+    RC.clear();
+    for (size_t K = 0; K < Groups.size(); ++K) {
+      const GroupMembers &G = Groups[drawIndex(Rng, Groups.size())];
+      drawFrom(Rng, B, G.Base, RB);
+      drawFrom(Rng, C, G.Cand, RC);
+    }
+    if (!RB.empty() && !RC.empty())
+      Ratios.push_back(medianInPlace(RB) / medianInPlace(RC));
+  }
+  return intervalOf(Ratios, B, C, O, static_cast<unsigned>(Groups.size()));
 }
 
 } // namespace decide

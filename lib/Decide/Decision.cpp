@@ -171,7 +171,7 @@ Expected<ShapeVerdict> decide(const ShapeEvidence &E,
   bool Enough = FB.KeptNs.size() >= T.MinSamples &&
                 FC.KeptNs.size() >= T.MinSamples;
   if (Enough) {
-    auto CI = bootstrapSpeedup(FB.KeptNs, FC.KeptNs, T.Bootstrap);
+    auto CI = bootstrapSpeedupGrouped(FB.KeptNs, FB.KeptGroups, FC.KeptNs, FC.KeptGroups, T.Bootstrap);
     if (!CI)
       return CI.takeError();
     V.Speedup = *CI;

@@ -161,6 +161,9 @@ Expected<SpeedupInterval> intervalAt(const json &J, const std::string &P) {
     return E;
   if (Error E = getUnsigned(J, "seed", P, I.Seed))
     return E;
+  if (J.contains("groups")) // absent from verdicts written before groups
+    if (Error E = getUnsigned(J, "groups", P, I.Groups))
+      return E;
   return I;
 }
 
@@ -269,7 +272,8 @@ json toJSON(const Summary &S) {
 json toJSON(const SpeedupInterval &I) {
   return json{{"estimate", I.Estimate},     {"lower", I.Lower},
               {"upper", I.Upper},           {"confidence", I.Confidence},
-              {"resamples", I.Resamples},   {"seed", I.Seed}};
+              {"resamples", I.Resamples},   {"seed", I.Seed},
+              {"groups", I.Groups}};
 }
 
 json toJSON(const DecisionThresholds &T) {

@@ -18,8 +18,10 @@ FilteredSamples filterSamples(ArrayRef<Sample> Samples) {
       ++Out.DiscardedForeign;
     else if (S.Throttled)
       ++Out.DiscardedThrottled;
-    else
+    else {
       Out.KeptNs.push_back(S.DurationNs);
+      Out.KeptGroups.push_back(S.Group);
+    }
   }
   return Out;
 }

@@ -648,6 +648,8 @@ private:
         auto &Into = S == &Base ? PerShape[ShI].BaseS : PerShape[ShI].CandS;
         for (auto &[Name, Samples] : runSamples(C, **R, O.Warmup)) {
           auto &V = Into[targetKey(C, Name)];
+          for (decide::Sample &X : Samples)
+            X.Group = static_cast<uint32_t>(SI * O.Rounds + Round); // the bootstrap's first stage
           V.insert(V.end(), Samples.begin(), Samples.end());
         }
       }

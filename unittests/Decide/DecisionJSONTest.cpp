@@ -121,4 +121,29 @@ TEST(DecisionJSON, VerdictWithoutForeignCountsReadsAsNoneDiscarded) {
             std::string::npos);
 }
 
+TEST(DecisionJSON, SpeedupGroupsRoundTripAndReadAsZeroWhenAbsent) {
+  // Launches of three timing rounds: the interval says it drew from 3 groups.
+  std::mt19937_64 Rng(31);
+  std::vector<Sample> B = lognormal(Rng, 30, 1500, 0.02), C = lognormal(Rng, 30, 1000, 0.02);
+  for (size_t I = 0; I < B.size(); ++I)
+    B[I].Group = C[I].Group = static_cast<uint32_t>(I % 3);
+  auto V = decideAll({passingEvidence(B, C)});
+  ASSERT_TRUE(static_cast<bool>(V));
+  json J = toJSON(*V);
+  EXPECT_EQ(J["shapes"][0]["speedup"]["groups"], 3);
+  auto R = combinedVerdictFromJSON(J);
+  ASSERT_TRUE(static_cast<bool>(R)) << llvm::toString(R.takeError());
+  EXPECT_EQ(R->Shapes[0].Speedup->Groups, 3u);
+  json Old = J;
+  Old["shapes"][0]["speedup"].erase("groups");
+  R = combinedVerdictFromJSON(Old);
+  ASSERT_TRUE(static_cast<bool>(R)) << llvm::toString(R.takeError());
+  EXPECT_EQ(R->Shapes[0].Speedup->Groups, 0u);
+  json Bad = J;
+  Bad["shapes"][0]["speedup"]["groups"] = "three";
+  R = combinedVerdictFromJSON(Bad);
+  ASSERT_FALSE(static_cast<bool>(R));
+  EXPECT_NE(llvm::toString(R.takeError()).find("shapes[0].speedup.groups"), std::string::npos);
+}
+
 } // namespace

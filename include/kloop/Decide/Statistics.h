@@ -20,6 +20,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace kloop {
@@ -38,6 +39,12 @@ struct Sample {
   /// load", NVML's running compute processes; docs/measure.md). Such samples
   /// are discarded by filterSamples() and counted apart from throttled ones.
   bool Foreign = false;
+  /// The timing round that took the launch: kloop compare numbers its rounds
+  /// seed x rounds + round, the same for the baseline's and the candidate's
+  /// run of a round (which share a placement of the program's buffers,
+  /// placement_pad_mib). The bootstrap resamples groups before launches
+  /// (bootstrapSpeedupGrouped). 0 for every sample: one group.
+  uint32_t Group = 0;
 };
 
 /// The durations that survive the filter and how many were dropped, per cause.
@@ -45,6 +52,8 @@ struct FilteredSamples {
   /// Durations (ns) of the samples neither throttled nor foreign, in input
   /// order.
   std::vector<double> KeptNs;
+  /// Sample::Group of each kept duration, parallel to KeptNs.
+  std::vector<uint32_t> KeptGroups;
   /// Samples discarded because Sample::Foreign was set (whether or not they
   /// were also throttled: another process on the GPU is the likelier cause).
   size_t DiscardedForeign = 0;
