@@ -56,7 +56,7 @@ public:
       const Entity *S = C.find(SiteID);
       if (!S)
         continue; // another TU may have it; checked after all parses
-      if (auto Why = retargetProblem(Ed, SiteID, *S))
+      if (auto Why = retargetProblem(Ed, SiteID, *S, C))
         return refuse("retarget: " + *Why);
       SourceLocation NameLoc = kernelNameAt(*S);
       if (NameLoc.isInvalid())
@@ -80,12 +80,18 @@ public:
   }
 
 private:
-  static std::optional<std::string> retargetProblem(const Edit &Ed, const std::string &SiteID, const Entity &S) {
+  static std::optional<std::string> retargetProblem(const Edit &Ed, const std::string &SiteID, const Entity &S,
+                                                    const PlanContext &C) {
     if (S.Kind != EntityKind::LaunchSite)
       return "'" + SiteID + "' is a " + entityKindName(S.Kind) + ", not a launch site";
-    if (S.Data["kernel"] != Ed.ID && splitAt(Ed.ID).first != S.Data["kernel"])
-      return "launch site " + SiteID + " launches '" +
-             (S.Data["kernel"].is_string() ? S.Data["kernel"].get<std::string>() : "?") + "', not '" + Ed.ID + "'";
+    std::string Launched = S.Data["kernel"].is_string() ? S.Data["kernel"].get<std::string>() : "?";
+    // A launch names the kernel plainly; `of` may be file-qualified (k@sub/b.cu) when files define kernels
+    // of one name. Then the site must not launch its own file's kernel of that name.
+    if (Launched != Ed.ID && !StringRef(Ed.ID).starts_with(Launched + "@"))
+      return "launch site " + SiteID + " launches '" + Launched + "', not '" + Ed.ID + "'";
+    if (const Entity *Local = C.find(Launched); Local && Local->Kind == EntityKind::Kernel && Launched != Ed.ID &&
+                                                C.qualifiedID(*Local) != Ed.ID)
+      return "launch site " + SiteID + " launches '" + C.qualifiedID(*Local) + "', not '" + Ed.ID + "'";
     if (!S.Editable)
       return "launch site " + SiteID + " " + S.NotEditableReason;
     return std::nullopt;
