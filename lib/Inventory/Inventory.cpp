@@ -360,6 +360,36 @@ static std::set<std::string> kernelNamesInSeveralFiles(const std::vector<TUResul
   return Out;
 }
 
+/// \p ID with kernel ID \p From renamed \p To: the kernel itself, or a region of it (`From/...`); any
+/// other ID unchanged.
+static std::string renamedID(const std::string &ID, const std::string &From, const std::string &To) {
+  if (From == To)
+    return ID;
+  if (ID == From)
+    return To;
+  if (StringRef(ID).starts_with(From + "/"))
+    return To + ID.substr(From.size());
+  return ID;
+}
+
+/// Renames, everywhere in \p J, the references to kernel \p From and its regions that entries hold
+/// (`function` of tree reductions, atomics and float operations, a loop's `parent`, a use's `owner`).
+static void renameReferences(json &J, const std::string &From, const std::string &To) {
+  if (J.is_array()) {
+    for (json &X : J)
+      renameReferences(X, From, To);
+    return;
+  }
+  if (!J.is_object())
+    return;
+  for (auto It = J.begin(); It != J.end(); ++It) {
+    if ((It.key() == "function" || It.key() == "parent" || It.key() == "owner") && It->is_string())
+      *It = renamedID(It->get<std::string>(), From, To);
+    else
+      renameReferences(*It, From, To);
+  }
+}
+
 json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   json Doc;
   Doc["schema"] = "kloop-inventory";
@@ -454,6 +484,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       }
       KernelDefSite[ID] = Site;
       json K = E.Data;
+      renameReferences(K, E.ID, ID);
       K["instantiations"] = Insts;
       K["id"] = ID;
       K["location"] = spanJson(E.Span);
@@ -482,10 +513,9 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
       Constants.emplace(ID, J);
     };
     auto rename = [&](const std::string &ID) {
-      // Region IDs start with their kernel's ID followed by '/'.
       for (const auto &[From, To] : Renamed)
-        if (From != To && ID.rfind(From + "/", 0) == 0)
-          return To + ID.substr(From.size());
+        if (std::string New = renamedID(ID, From, To); New != ID)
+          return New;
       return ID;
     };
     for (const Entity &E : KSide.Entities) {
@@ -508,6 +538,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         break;
       default: {
         std::string Owner = Renamed.count(E.Owner) ? Renamed[E.Owner] : E.Owner;
+        renameReferences(J, E.Owner, Owner);
         J["id"] = rename(E.ID);
         J["kind"] = entityKindName(E.Kind);
         auto &V = Regions[Owner];
