@@ -675,8 +675,13 @@ static Expected<ApplyResult> applyWithoutUnparsed(const Proposal &P, const std::
       return R.takeError();
     Result = std::move(*R);
   }
+  // Paths under the root as the rest of apply's messages name files: relative to it.
+  std::string RootSlash = withRoot(Opts).Root + "/";
   for (const auto &[J, Why] : Unparsed)
     Result.Unparsed.push_back(Why);
+  for (std::string &Why : Result.Unparsed)
+    for (size_t At; (At = Why.find(RootSlash)) != std::string::npos;)
+      Why.erase(At, RootSlash.size());
   return Result;
 }
 
