@@ -78,17 +78,30 @@ ApplyOptions withRoot(const ApplyOptions &Opts) {
 
 // --- 2. preconditions ---------------------------------------------------------------
 
+/// The entity edit \p I changes as the parses resolved it, file-qualified (`k@a.cu/param:o`), so that
+/// `k/param:o` and `k@a.cu/param:o` are one; its ID as written when no parse resolved it.
+std::string resolvedEntity(const PlanState &St, unsigned I) {
+  for (const Outcome &Oc : St.PerEdit[I])
+    if (!Oc.Resolved.empty())
+      return Oc.Resolved;
+  return St.P.Edits[I].ID;
+}
+
 /// Two edits of one entity (replace_loop and set_unroll of one loop) conflict even when their
-/// text ranges only touch, unless one adds code beside it or their kinds allow it.
-bool refuseSameEntityEdits(const Proposal &P, ApplyResult &Result) {
+/// text ranges only touch, unless one adds code beside it or their kinds allow it. One entity:
+/// one resolved entity, whether the IDs name it plainly or file-qualified.
+bool refuseSameEntityEdits(const PlanState &St, ApplyResult &Result) {
+  const Proposal &P = St.P;
   for (unsigned I = 0; I < P.Edits.size(); ++I)
     for (unsigned J = I + 1; J < P.Edits.size(); ++J) {
       const Edit &A = P.Edits[I], &B = P.Edits[J];
       const EditKindPlanner &KA = editKindPlanner(A.Kind), &KB = editKindPlanner(B.Kind);
-      if (A.ID != B.ID || KA.addsBeside() || KB.addsBeside() || KA.sharesEntityWith(A, B))
+      if (resolvedEntity(St, I) != resolvedEntity(St, J) || KA.addsBeside() || KB.addsBeside() ||
+          KA.sharesEntityWith(A, B))
         continue;
       addRefusal(Result, P, -1,
-                 editName(P, I) + " and " + editName(P, J) + " both change '" + A.ID + "'; merge them into one edit");
+                 editName(P, I) + " and " + editName(P, J) + " both change '" + A.ID + "'" +
+                     (A.ID == B.ID ? "" : " (named '" + B.ID + "' in the second)") + "; merge them into one edit");
       return true;
     }
   return false;
@@ -701,7 +714,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     return applyProposal(P, Jobs, FOpts, withoutPreambles(Opts));
   // 2. Preconditions.
   ApplyResult Result;
-  if (refuseSameEntityEdits(P, Result))
+  if (refuseSameEntityEdits(St, Result))
     return Result;
   std::vector<TextEdit> All = resolvedReplacements(St, Result);
   if (!Result.Refusals.empty() && !O.DropRefused)
