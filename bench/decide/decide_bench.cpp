@@ -57,6 +57,11 @@ static cl::opt<std::string> DetailsOpt("details",
                                        cl::value_desc("file"), cl::cat(BenchCat));
 static cl::opt<unsigned> JobsOpt("jobs", cl::desc("Threads deciding comparisons (default 0: one per core)"),
                                  cl::init(0), cl::cat(BenchCat));
+static cl::opt<bool> LaunchLevelOpt(
+    "launch-level",
+    cl::desc("Draw launches independently of their process in the bootstrap (the rule before timing rounds "
+             "were resampled; default: each process is a round, as kloop compare's)"),
+    cl::init(false), cl::cat(BenchCat));
 static cl::opt<std::string> KernelOpt("kernel",
                                       cl::desc("Kernel: substring of the demangled name (default saxpy)"),
                                       cl::init("saxpy"), cl::cat(BenchCat));
@@ -179,8 +184,11 @@ Expected<ComparisonSamples> readComparison(unsigned I) {
       if (!P)
         return P.takeError();
       C.NvmlEverywhere &= P->Nvml;
-      for (unsigned M = 0; M < 2; ++M)
+      for (unsigned M = 0; M < 2; ++M) {
+        for (decide::Sample &S : P->S[M])
+          S.Group = LaunchLevelOpt ? 0 : R; // round R: the baseline's and the candidate's process R
         llvm::append_range(C.Arm[A][M], P->S[M]);
+      }
     }
   return C;
 }
@@ -446,6 +454,8 @@ int main(int argc, char **argv) {
         "elements (planted 3% slowdown). A/A decides A_i (baseline) vs A2_i (candidate); the slowdown test decides "
         "A_i (baseline) vs S_i (candidate). A_i is shared by the two tests of comparison i; no process is used by "
         "two comparisons, so the comparisons are independent.\n\n";
+  OS << (LaunchLevelOpt ? "Bootstrap: launches drawn independently (--launch-level). "
+                         : "Bootstrap: two-stage, rounds (processes) first, then their launches (docs/decide.md). ");
   OS << "Samples. Every launch of the kernel except the first of each process (warm-up), rounds concatenated; "
      << MinPerProcess << (MinPerProcess == MaxPerProcess ? "" : ("-" + std::to_string(MaxPerProcess)))
      << " per process. CUPTI: the profile's duration_ns. CUDA events: cudaEventElapsedTime around the same "
