@@ -483,7 +483,37 @@ private:
       for (auto [B, L, E] : Ranges->second)
         if (B >= Inner->BeginOffset && B + L <= Inner->EndOffset)
           In.insert(static_cast<int>(E));
-    return {In.begin(), In.end()};
+    return namedOnLine({In.begin(), In.end()}, D, F);
+  }
+
+  /// Of \p Edits, those of a parameter (`.../param:NAME`) whose name is an identifier on \p D's line
+  /// of edited file \p F; all of \p Edits when none is. One parameter's `const` that breaks a line
+  /// then costs that parameter's edits, not every edit of its kernel; were the line's error caused by
+  /// another edit, the next round (applyWithoutRefused) sees it again and drops the rest.
+  std::vector<int> namedOnLine(std::vector<int> Edits, const ParseDiagnostic &D, const std::string &F) const {
+    std::set<std::string> Identifiers;
+    for (const FileChange &C : Result.Changes)
+      if (C.File == F) {
+        SmallVector<StringRef> Lines;
+        StringRef(C.After).split(Lines, '\n');
+        if (D.Line >= 1 && D.Line <= Lines.size())
+          for (StringRef Rest = Lines[D.Line - 1]; !Rest.empty();) {
+            size_t B = Rest.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
+            if (B == StringRef::npos)
+              break;
+            size_t E = Rest.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789", B);
+            Identifiers.insert(Rest.slice(B, E).str());
+            Rest = E == StringRef::npos ? StringRef() : Rest.substr(E);
+          }
+      }
+    std::vector<int> Named;
+    for (int E : Edits) {
+      StringRef ID = P.Edits[E].ID;
+      size_t At = ID.rfind("/param:");
+      if (At != StringRef::npos && Identifiers.count(ID.substr(At + 7).str()))
+        Named.push_back(E);
+    }
+    return Named.empty() ? Edits : Named;
   }
 
   /// 5. Both sides of every TU with the edited files mapped in memory, FOpts.Jobs at a time;
