@@ -20,6 +20,7 @@
 #include "Plan.h"
 #include "kloop/Support/Path.h"
 
+#include "clang/Basic/CharInfo.h"
 #include "clang/Format/Format.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Tooling/Core/Replacement.h"
@@ -92,12 +93,14 @@ std::string resolvedEntity(const PlanState &St, unsigned I) {
 /// one resolved entity, whether the IDs name it plainly or file-qualified.
 bool refuseSameEntityEdits(const PlanState &St, ApplyResult &Result) {
   const Proposal &P = St.P;
+  std::vector<std::string> Entities;
+  for (unsigned I = 0; I < P.Edits.size(); ++I)
+    Entities.push_back(resolvedEntity(St, I));
   for (unsigned I = 0; I < P.Edits.size(); ++I)
     for (unsigned J = I + 1; J < P.Edits.size(); ++J) {
       const Edit &A = P.Edits[I], &B = P.Edits[J];
       const EditKindPlanner &KA = editKindPlanner(A.Kind), &KB = editKindPlanner(B.Kind);
-      if (resolvedEntity(St, I) != resolvedEntity(St, J) || KA.addsBeside() || KB.addsBeside() ||
-          KA.sharesEntityWith(A, B))
+      if (Entities[I] != Entities[J] || KA.addsBeside() || KB.addsBeside() || KA.sharesEntityWith(A, B))
         continue;
       addRefusal(Result, P, -1,
                  editName(P, I) + " and " + editName(P, J) + " both change '" + A.ID + "'" +
@@ -498,12 +501,10 @@ private:
         StringRef(C.After).split(Lines, '\n');
         if (D.Line >= 1 && D.Line <= Lines.size())
           for (StringRef Rest = Lines[D.Line - 1]; !Rest.empty();) {
-            size_t B = Rest.find_first_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_");
-            if (B == StringRef::npos)
-              break;
-            size_t E = Rest.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789", B);
-            Identifiers.insert(Rest.slice(B, E).str());
-            Rest = E == StringRef::npos ? StringRef() : Rest.substr(E);
+            Rest = Rest.drop_until([](char C) { return clang::isAsciiIdentifierStart(C); });
+            StringRef Name = Rest.take_while([](char C) { return clang::isAsciiIdentifierContinue(C); });
+            Identifiers.insert(Name.str());
+            Rest = Rest.drop_front(Name.size());
           }
       }
     std::vector<int> Named;
@@ -560,8 +561,7 @@ private:
         Before.erase(It);
         continue;
       }
-      ParseDiagnostic Rel = D;
-      Rel.File = relativePath(absolutePath(D.File, Job.Directory), St.Opts.Root);
+      ParseDiagnostic Rel = rootRelative(D, Job, St.Opts.Root);
       if (!Reported.insert(Rel.str()).second)
         continue; // the same diagnostic from the other side
       std::string Why = "the edited code " + std::string(D.Level == "warning" ? "adds a warning" : "does not compile") +
@@ -694,11 +694,11 @@ static Expected<ApplyResult> applyWithoutRefused(const Proposal &P, const std::v
 
 /// The jobs that have no command to parse with (CompileJob::Error: a file the compilation database
 /// does not list), by index, each with its reason.
-static std::map<size_t, std::string> jobsInError(const std::vector<CompileJob> &Jobs) {
+static std::map<size_t, std::string> jobsInError(const std::vector<CompileJob> &Jobs, StringRef Root) {
   std::map<size_t, std::string> Out;
   for (size_t J = 0; J < Jobs.size(); ++J)
     if (Jobs[J].Error)
-      Out[J] = Jobs[J].File + ": " + *Jobs[J].Error;
+      Out[J] = rootRelative(Jobs[J].File, Jobs[J], Root) + ": " + *Jobs[J].Error;
   return Out;
 }
 
@@ -718,13 +718,8 @@ static Expected<ApplyResult> applyWithoutUnparsed(const Proposal &P, const std::
       return R.takeError();
     Result = std::move(*R);
   }
-  // Paths under the root as the rest of apply's messages name files: relative to it.
-  std::string RootSlash = withRoot(Opts).Root + "/";
   for (const auto &[J, Why] : Unparsed)
     Result.Unparsed.push_back(Why);
-  for (std::string &Why : Result.Unparsed)
-    for (size_t At; (At = Why.find(RootSlash)) != std::string::npos;)
-      Why.erase(At, RootSlash.size());
   return Result;
 }
 
@@ -732,7 +727,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
                                     const FrontendOptions &FOpts, const ApplyOptions &Opts) {
   ApplyOptions O = withRoot(Opts);
   if (O.DropRefused)
-    if (std::map<size_t, std::string> Unplanned = jobsInError(Jobs); !Unplanned.empty())
+    if (std::map<size_t, std::string> Unplanned = jobsInError(Jobs, O.Root); !Unplanned.empty())
       return applyWithoutUnparsed(P, Jobs, FOpts, Opts, Unplanned);
   PlanState St(P, O);
   // 1. Resolve IDs: plan every edit on the AST of every parse.

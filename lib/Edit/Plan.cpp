@@ -150,6 +150,16 @@ std::string diagKey(const ParseDiagnostic &D) {
   return D.Level + "|" + sys::path::filename(D.File).str() + "|" + D.Message;
 }
 
+std::string rootRelative(const std::string &File, const CompileJob &Job, StringRef Root) {
+  return relativePath(absolutePath(File, Job.Directory), Root);
+}
+
+ParseDiagnostic rootRelative(const ParseDiagnostic &D, const CompileJob &Job, StringRef Root) {
+  ParseDiagnostic Rel = D;
+  Rel.File = rootRelative(D.File, Job, Root);
+  return Rel;
+}
+
 std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts) {
   std::vector<std::string> CL = sideCommandLine(Job, S, FOpts);
   for (const std::string &F : checkedWarningFlags())
@@ -164,7 +174,7 @@ PlanContext::PlanContext(PlanState &St, Side W, const CompileJob &Job, ASTContex
   for (Entity &E : Inv.Entities) {
     std::string ID = E.ID;
     if (E.Kind == EntityKind::LaunchSite)
-      ID = relativePath(absolutePath(E.Span.File, Job.Directory), St.Opts.Root) + ":" + E.ID;
+      ID = rootRelative(E.Span.File, Job, St.Opts.Root) + ":" + E.ID;
     ByID.emplace(ID, &E);
     FileOf[&E] = absolutePath(E.Span.File, Job.Directory);
   }
@@ -484,11 +494,12 @@ Error notePlanParse(PlanState &St, const CompileJob &Job, Side S, const ParseRes
     St.WithPreamble.insert(parseKey(Job, S));
   St.PreambleStateLost |= R.PreambleStateLost;
   if (parseUnusable(R)) {
-    std::string Msg = Job.File + " cannot be parsed (" + sideName(S).str() + " side) before the edit";
+    std::string Msg = rootRelative(Job.File, Job, St.Opts.Root) + " cannot be parsed (" + sideName(S).str() +
+                      " side) before the edit";
     std::vector<std::string> Errors;
     for (const ParseDiagnostic &D : R.Diagnostics)
       if (D.Level != "warning")
-        Errors.push_back(D.str());
+        Errors.push_back(rootRelative(D, Job, St.Opts.Root).str());
     if (St.Opts.DropRefused)
       return createStringError(inconvertibleErrorCode(), Msg + (Errors.empty() ? "" : ": " + Errors.front()));
     Msg += "; kloop apply edits only code clang can read:";

@@ -66,6 +66,11 @@ struct PlanState {
 std::string parseKey(const CompileJob &Job, Side S);
 /// A diagnostic as compared before and after the edit: level, file name and message.
 std::string diagKey(const ParseDiagnostic &D);
+/// \p File of \p Job (relative to its directory when not absolute) relative to \p Root, as apply's
+/// messages name files.
+std::string rootRelative(const std::string &File, const CompileJob &Job, llvm::StringRef Root);
+/// \p D with its file rootRelative.
+ParseDiagnostic rootRelative(const ParseDiagnostic &D, const CompileJob &Job, llvm::StringRef Root);
 /// The command line of a parse, with checkedWarningFlags() added.
 std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts);
 
