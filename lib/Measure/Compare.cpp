@@ -278,8 +278,8 @@ private:
                                     : " (nothing defeats L2 residency between launches; timings may include L2 hits)"))
             .str());
     Res.Notes.push_back(tracingNote(C.Tracing));
-    unsigned Pads = C.PlacementPadMiB / 2; // placementPadBytes's choices
-    Res.Notes.push_back(Pads >= 2 ? "placement: each timing round shifts both sides' device allocations by one pad of 0-" +
+    unsigned Pads = placementPadChoices(C.PlacementPadMiB);
+    Res.Notes.push_back(Pads ? "placement: each timing round shifts both sides' device allocations by one pad of 0-" +
                                         std::to_string(2 * (Pads - 1)) +
                                         " MiB in 2 MiB steps (placement_pad_mib; KLOOP_CUPTI_PLACEMENT_PAD)"
                                   : "placement: not varied (placement_pad_mib: " + std::to_string(C.PlacementPadMiB) +

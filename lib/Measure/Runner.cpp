@@ -137,10 +137,12 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace) {
   I.Extra["KLOOP_CUPTI_KERNEL_TRACE"] = toString(Trace).str();
 }
 
+unsigned placementPadChoices(unsigned MaxMiB) { return MaxMiB / 2 >= 2 ? MaxMiB / 2 : 0; }
+
 uint64_t placementPadBytes(unsigned MaxMiB, size_t Shape, unsigned Seed, unsigned Round) {
   constexpr uint64_t Step = 2ull << 20; // the GPU's large page
-  uint64_t Choices = MaxMiB / 2;
-  if (Choices < 2)
+  uint64_t Choices = placementPadChoices(MaxMiB);
+  if (!Choices)
     return 0;
   uint64_t Z = (uint64_t(Shape) << 42) ^ (uint64_t(Seed) << 21) ^ Round;
   Z = (Z ^ (Z >> 30)) * 0xBF58476D1CE4E5B9ULL;

@@ -330,8 +330,12 @@ TEST(RunnerHelpers, PlacementPadsAreLargePagesBelowTheBoundAndVaryByRound) {
   }
   EXPECT_TRUE(ShapeMatters);
   EXPECT_TRUE(SeedMatters);
-  for (unsigned Off : {0u, 1u, 2u, 3u})
+  for (unsigned Off : {0u, 1u, 2u, 3u}) {
     EXPECT_EQ(placementPadBytes(Off, 0, 0, 5), 0u);
+    EXPECT_EQ(placementPadChoices(Off), 0u);
+  }
+  EXPECT_EQ(placementPadChoices(4), 2u);
+  EXPECT_EQ(placementPadChoices(128), 64u);
   InjectionSettings I;
   applyPlacementPad(I, 4u << 20);
   EXPECT_EQ(I.Extra["KLOOP_CUPTI_PLACEMENT_PAD"], "4194304");
