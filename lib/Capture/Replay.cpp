@@ -44,6 +44,8 @@ std::string workerCommand(const ReplayOptions &O) {
     C += " --poison";
   if (!O.Gate)
     C += " --no-gate";
+  if (O.Placements > 1)
+    C += " --placements " + std::to_string(O.Placements);
   C += " --timer " + shellQuote(O.Timer);
   return C;
 }
@@ -65,6 +67,11 @@ void readCounts(JSONObject &O, StringRef Key, std::vector<uint64_t> &Out, JSONRe
 
 void readFields(JSONObject &O, ReplaySide &S, JSONReadErrors &Errors) {
   readCounts(O, "times_ns", S.TimesNs, Errors);
+  if (O.has("placements")) { // absent when the worker timed at one placement
+    readCounts(O, "placements", S.Placements, Errors);
+    if (S.Placements.size() != S.TimesNs.size())
+      Errors.fail(O.pathOf("placements"), "expected one placement per entry of times_ns");
+  }
   int64_t Median = 0;
   O.read("median_ns", Median);
   S.MedianNs = static_cast<uint64_t>(std::max<int64_t>(Median, 0));
@@ -150,6 +157,12 @@ Expected<ReplayResult> parseResult(const std::string &Text) {
   O.read("l2_note", L2Note);
   R.L2 = L2.value_or("");
   R.L2Note = L2Note.value_or("");
+  std::optional<int64_t> Placements;
+  std::optional<std::string> PlacementNote;
+  O.read("placements", Placements);
+  O.read("placement_note", PlacementNote);
+  R.Placements = static_cast<unsigned>(std::max<int64_t>(Placements.value_or(1), 1));
+  R.PlacementNote = PlacementNote.value_or("");
   if (O.has("time_ns"))
     readWorkerTimes(*O.member("time_ns", true), R.Times.emplace(), Errors);
   if (Error E = Errors.take())
@@ -214,6 +227,8 @@ std::vector<std::string> serveArgv(const ReplayOptions &O) {
     A.push_back("--poison");
   if (!O.Gate)
     A.push_back("--no-gate");
+  if (O.Placements > 1)
+    A.insert(A.end(), {"--placements", std::to_string(O.Placements)});
   A.insert(A.end(), {"--timer", O.Timer});
   return A;
 }

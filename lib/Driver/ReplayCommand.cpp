@@ -3,7 +3,7 @@
 /// kloop replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 ///              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|flush-dirty|warm] [--poison]
 ///              [--launch-timeout-ms T] [--timeout S] [--work-dir DIR] [-o result.json]
-///              [--repeat K] [--no-gate]
+///              [--repeat K] [--no-gate] [--placements N]
 ///
 /// Runs the replay worker kloop-replay (beside kloop, or $KLOOP_REPLAY_WORKER) on a capture made by
 /// `kloop capture` (docs/capture.md) and prints, per captured launch, the median time of the baseline
@@ -57,6 +57,11 @@ cl::opt<std::string> L2Opt("l2", cl::desc("L2 before each timed launch: flush (e
                                           "other buffers, as under a workload's l2: rotate), rotate-sets (evicted, then the kernel launched on copies of "
                                           "its allocations at other addresses, as a workload with l2: rotate does; rotate when it cannot), flush-dirty (evicted, full of dirty lines) or warm (not flushed)"),
                            cl::value_desc("policy"), cl::init("steady"), cl::sub(ReplaySub));
+cl::opt<unsigned> PlacementsOpt("placements",
+                                cl::desc("Time iteration i at placement i mod N: the allocations at their captured "
+                                         "addresses, then copies at other addresses (1 to 16, default 4, as kloop "
+                                         "optimize's search.replay_placements)"),
+                                cl::value_desc("n"), cl::init(4), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));
 cl::opt<unsigned> LaunchTimeoutOpt("launch-timeout-ms",
@@ -91,6 +96,9 @@ std::string usageProblem() {
       return "'" + *F + "': no such file";
   if (ItersOpt == 0)
     return "--iters must be at least 1";
+  if (PlacementsOpt == 0 || PlacementsOpt > kloop::capture::MaxPlacements)
+    return "--placements " + std::to_string(PlacementsOpt) + ": expected 1 to " +
+           std::to_string(kloop::capture::MaxPlacements);
   if (TimerOpt != "cupti" && TimerOpt != "events")
     return "--timer '" + TimerOpt + "': expected cupti or events";
   if (!kloop::capture::isL2Mode(L2Opt))
@@ -199,6 +207,7 @@ int runReplay(const CommandContext &Ctx) {
   O.Launches.assign(LaunchOpt.begin(), LaunchOpt.end());
   O.Tolerance = TolOpt;
   O.L2 = L2Opt;
+  O.Placements = PlacementsOpt;
   O.Poison = PoisonOpt;
   O.LaunchTimeoutMs = LaunchTimeoutOpt;
   O.TimeoutS = TimeoutOpt;
@@ -231,7 +240,9 @@ int runReplay(const CommandContext &Ctx) {
     return Fail(R->Error);
   outs() << "kloop replay: " << CaptureArg << " on " << R->Device << ": " << R->Launches.size() << " launch(es), "
          << ItersOpt << " iteration(s), L2 " << (R->L2.empty() ? L2Opt : R->L2)
-         << (R->L2Note.empty() ? "" : " (" + terminalSafe(R->L2Note) + ")") << ", tolerance " << TolOpt << ", timed by " << R->Timer
+         << (R->L2Note.empty() ? "" : " (" + terminalSafe(R->L2Note) + ")") << ", " << R->Placements << " placement(s)"
+         << (R->PlacementNote.empty() ? "" : " (" + terminalSafe(R->PlacementNote) + ")") << ", tolerance " << TolOpt
+         << ", timed by " << R->Timer
          << (R->TimerNote.empty() ? "" : " (" + terminalSafe(R->TimerNote) + ")") << "\n";
   printResult(outs(), *R);
   if (!R->Error.empty())

@@ -306,7 +306,7 @@ struct RawRun : RawCommand {
 };
 
 struct RawSearch {
-  OptStr Timing, CubinCommand, ReplayL2;
+  OptStr Timing, CubinCommand, ReplayL2, ReplayPlacements;
   SearchSpec Out;
 };
 
@@ -537,10 +537,19 @@ template <> struct MappingTraits<RawSearch> {
     IO.mapOptional("timing", C.Timing);
     IO.mapOptional("cubin_command", C.CubinCommand);
     IO.mapOptional("replay_l2", C.ReplayL2);
+    IO.mapOptional("replay_placements", C.ReplayPlacements);
   }
   static std::string validate(IO &IO, RawSearch &C) {
-    if (skipValidation(IO, {"timing", "cubin_command", "replay_l2"}))
+    if (skipValidation(IO, {"timing", "cubin_command", "replay_l2", "replay_placements"}))
       return "";
+    uint64_t Placements = C.Out.ReplayPlacements;
+    if (std::string E = parseUInt(C.ReplayPlacements, "search.replay_placements", kloop::capture::MaxPlacements, Placements);
+        !E.empty())
+      return E;
+    if (Placements == 0)
+      return "search.replay_placements: 0 is out of range (1 to " + std::to_string(kloop::capture::MaxPlacements) +
+             "; 1 times at the captured addresses only)";
+    C.Out.ReplayPlacements = static_cast<unsigned>(Placements);
     if (C.ReplayL2) {
       std::string Mode = StringRef(*C.ReplayL2).trim().str();
       if (!kloop::capture::isL2Mode(Mode))

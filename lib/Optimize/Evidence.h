@@ -17,8 +17,9 @@ namespace kloop {
 namespace optimize {
 
 /// {"kernel", "shape", "pct_roofline": null, "base_median_ns", "cand_median_ns", "base_p99_ns",
-/// "cand_p99_ns", "ci_low", "ci_high", "speedup", "base_n", "cand_n"} of \p SV (null where decide had
-/// too few samples).
+/// "cand_p99_ns", "ci_low", "ci_high", "speedup", "base_n", "cand_n", "groups"} of \p SV (null where
+/// decide had too few samples). "groups": the timing rounds (workload) or placements (replay) the
+/// interval's bootstrap resampled first (decide::SpeedupInterval::Groups).
 inline nlohmann::json evidenceRow(const decide::ShapeVerdict &SV) {
   using json = nlohmann::json;
   json E = {{"kernel", SV.Kernel}, {"shape", SV.Shape}, {"pct_roofline", nullptr}};
@@ -31,6 +32,7 @@ inline nlohmann::json evidenceRow(const decide::ShapeVerdict &SV) {
   E["speedup"] = SV.Speedup ? json(SV.Speedup->Estimate) : json(nullptr);
   E["base_n"] = SV.Baseline ? json(SV.Baseline->N) : json(nullptr);
   E["cand_n"] = SV.Candidate ? json(SV.Candidate->N) : json(nullptr);
+  E["groups"] = SV.Speedup ? json(SV.Speedup->Groups) : json(nullptr);
   return E;
 }
 

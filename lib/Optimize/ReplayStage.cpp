@@ -142,7 +142,9 @@ json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned 
           {"modules_s", T.ModulesS},      {"restore_s", T.RestoreS},          {"timed_s", T.TimedS},
           {"check_s", T.CheckS},          {"worker_s", T.WorkerS},            {"round_trip_s", T.RoundTripS},
           {"worker_starts", WorkerStarts}, {"gated", R.Gated},
-          {"timer", R.Timer}, {"l2", R.L2}, {"l2_note", R.L2Note.empty() ? json(nullptr) : json(R.L2Note)}};
+          {"timer", R.Timer}, {"l2", R.L2}, {"l2_note", R.L2Note.empty() ? json(nullptr) : json(R.L2Note)},
+          {"placements", R.Placements},
+          {"placement_note", R.PlacementNote.empty() ? json(nullptr) : json(R.PlacementNote)}};
 }
 
 std::string tail(const std::string &S, size_t N = 2000) {
@@ -316,6 +318,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.Capture = CaptureDir.str();
     RO.Tolerance = *Tol;
     RO.L2 = measure::replayL2Of(C);
+    RO.Placements = C.Search.ReplayPlacements;
     RO.TimeoutS = C.Run.TimeoutS;
     // Each capture's worker keeps its stderr files apart: the first capture's in the candidates
     // directory, as before there were several, the others' in replay-<capture directory>/ beside it.

@@ -416,12 +416,15 @@ static Expected<std::vector<decide::ShapeEvidence>> replayEvidence(const capture
     decide::ShapeEvidence E;
     E.Kernel = shortName(L);
     E.Shape = Shape.str() + (PerKernel[E.Kernel] > 1 ? "#" + std::to_string(L.Index) : "");
-    for (auto [Side, Times] : {std::pair{&E.Baseline, &L.Baseline.TimesNs}, {&E.Candidate, &L.Candidate->TimesNs}})
-      for (uint64_t Ns : *Times) {
-        if (Ns == 0)
+    // Each placement is a group, as each timing round of a workload compare is: decide resamples
+    // placements before launches, so the interval holds what placement changes (docs/decide.md).
+    for (auto [Side, R] : {std::pair{&E.Baseline, &L.Baseline}, {&E.Candidate, &*L.Candidate}})
+      for (size_t I = 0; I < R->TimesNs.size(); ++I) {
+        if (R->TimesNs[I] == 0)
           return makeError("a replayed launch of " + E.Kernel + " took 0 ns (below the CUDA event timer's resolution)");
         decide::Sample S;
-        S.DurationNs = double(Ns);
+        S.DurationNs = double(R->TimesNs[I]);
+        S.Group = I < R->Placements.size() ? static_cast<uint32_t>(R->Placements[I]) : 0;
         Side->push_back(S);
       }
     // The worker compared every timed launch of both sides with the captured reference.

@@ -2,7 +2,7 @@
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 //              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison]
-//              [--timeout-ms T] [--device D] [--no-gate] [--host-check]
+//              [--placements N] [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
 // Loads a kloop-capture/1 directory, puts its allocations back at their captured addresses (CUDA's
@@ -85,7 +85,7 @@ struct Options {
   /// run would leave, replay::steadyDirtyBytes), "rotate" (clean but for the dirty share of an L2 full of
   /// the traffic of launches on other buffers, replay::rotateDirtyBytes), "rotate-sets" (clean, then the
   /// kernel launched on copies of its allocations at other addresses, as a program rotating buffer sets
-  /// launches it: Replayer::launchOtherSets), "flush-dirty" (an L2 full of dirty lines) or "warm"
+  /// launches it: Replayer::launchOthers), "flush-dirty" (an L2 full of dirty lines) or "warm"
   /// (whatever the restore left).
   std::string L2 = "steady";
   bool flushes() const { return L2 != "warm"; }
@@ -107,6 +107,14 @@ struct Options {
   /// workload path times it) or "events" (CUDA events behind the timing gate; also what "cupti" falls
   /// back to when libcupti cannot be used, and the JSON says why).
   std::string Timer = "cupti";
+  /// Where in device memory the timed launches run (--placements N; docs/capture.md, "Placements"):
+  /// iteration i of every launch runs, on both sides, at placement i mod N: 0 the allocations mapped at
+  /// their captured addresses, 1 to N - 1 copies of them at other addresses. 1: always placement 0.
+  unsigned Placements = 1;
+  /// MiB of device memory allocated right after the context is created, before the captured
+  /// allocations are mapped (--pad-mib; 0: none): moves where in device memory they land, to measure
+  /// what that changes, as libkloop-cupti.so's KLOOP_CUPTI_PLACEMENT_PAD does for a program.
+  uint64_t PadMiB = 0;
 };
 
 /// Whether L2 mode \p Mode follows the read flush with dirty lines (Replayer::setSteadyDirty): "steady" and
@@ -128,7 +136,7 @@ struct TimeSplit {
 
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
-    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison] [--timeout-ms T] [--device D]\n"
+    "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison] [--placements N] [--timeout-ms T] [--device D]\n"
     "       [--no-gate] [--host-check] [--prime] [--steady-dirty-bytes N] [--timer cupti|events]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
@@ -206,6 +214,22 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
         return false;
       }
       O.Timer = V;
+    } else if (A == "--placements") {
+      if (!Value(V))
+        return false;
+      if (!parseCount(V, capture::MaxPlacements, N) || N == 0) {
+        Error = A + " '" + V + "': expected a count from 1 to " + std::to_string(capture::MaxPlacements);
+        return false;
+      }
+      O.Placements = static_cast<unsigned>(N);
+    } else if (A == "--pad-mib") {
+      if (!Value(V))
+        return false;
+      if (!parseCount(V, 1u << 20, N)) {
+        Error = A + " '" + V + "': expected a size in MiB";
+        return false;
+      }
+      O.PadMiB = N;
     } else if (A == "--prime") {
       O.Prime = true;
     } else if (!A.empty() && A[0] == '-') {
@@ -270,20 +294,33 @@ struct Prepared {
   std::vector<bool> Poisoned;
   /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes (Replayer::setSteadyDirty).
   uint64_t SteadyDirtyBytes = 0;
-  /// The "rotate-sets" L2 mode's other buffer sets this launch runs on before each timed launch
-  /// (Replayer::prepareSets): per set, the parameter buffer with its pointers moved into the set, and
-  /// each allocation's address there. Empty in the other modes.
+  /// Copies of this launch's allocations at other addresses (Replayer::prepareCopies): the placements
+  /// 1 to SetParams.size() that timed launches run at (--placements) and that the "rotate-sets" L2 mode
+  /// launches the kernel on before each timed launch. Per copy, the parameter buffer with its pointers
+  /// moved into the copy, and each allocation's address there. Empty without either.
   std::vector<std::vector<uint8_t>> SetParams;
   std::vector<std::vector<CUdeviceptr>> SetBases;
+  /// The "rotate-sets" L2 mode's launches on other placements before each timed launch
+  /// (replay::rotationSets; replay::placementsBefore says which); 0 in the other modes.
+  uint32_t Others = 0;
+  /// Placements of this launch: the captured addresses' mapping and each copy.
+  uint32_t placements() const { return 1 + static_cast<uint32_t>(SetParams.size()); }
   CUfunction Fn[2] = {nullptr, nullptr};
   /// What each side launches: the captured configuration unless the request gives another.
   Dims Config[2];
   std::vector<uint64_t> TimesNs[2];
+  /// The placement each of TimesNs ran at, parallel to it.
+  std::vector<uint32_t> PlacementOf[2];
   std::string Mismatch[2];
   /// The allocation index of Mismatch, -1 for none or a write outside every allocation.
   long MismatchAllocation[2] = {-1, -1};
   bool Checked[2] = {false, false};
 };
+
+/// \p P's parameter buffer at placement \p At (0: the captured addresses' mapping; 1..: a copy).
+const std::vector<uint8_t> &paramsAt(const Prepared &P, uint32_t At) { return At ? P.SetParams[At - 1] : P.Params; }
+/// \p P's allocations' addresses at placement \p At.
+const std::vector<CUdeviceptr> &basesAt(const Prepared &P, uint32_t At) { return At ? P.SetBases[At - 1] : P.Bases; }
 
 /// The kernel arguments of \p P's launch with the parameter buffer \p Params (cuLaunchKernelEx's kernelParams).
 std::vector<void *> argsOf(const Prepared &P, const std::vector<uint8_t> &Params) {
@@ -330,9 +367,9 @@ public:
   void relocate(Prepared &P);
   /// Unloads every module but \p Keep's: a serving worker keeps the incumbent's cubin, not the candidates'.
   void unloadModulesExcept(const std::string &Keep);
-  /// Restores, launches once on side \p Side (0 baseline, 1 candidate), waits; returns the duration in ns
-  /// and the first mismatch ("" when every allocation matched).
-  uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true);
+  /// Restores, launches once on side \p Side (0 baseline, 1 candidate) at placement \p At, waits; returns
+  /// the duration in ns and the first mismatch ("" when every allocation matched).
+  uint64_t runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison = true, uint32_t At = 0);
   /// The launch of \p P on side \p Side (its configuration, cooperative and cluster attributes in \p Attrs).
   CUlaunchConfig launchConfig(const Prepared &P, int Side, CUlaunchAttribute (&Attrs)[2]) const;
   /// The duration (ns) of the launch of \p Kernel (mangled name) that just completed between the Start
@@ -347,15 +384,21 @@ public:
   /// allocations: all of them touched, the written ones written (replay::steadyDirtyBytes or
   /// replay::rotateDirtyBytes; --steady-dirty-bytes overrides both).
   void setSteadyDirty(std::vector<Prepared> &Ps) const;
-  /// In the "rotate-sets" L2 mode, allocates and fills each launch's other buffer sets
-  /// (replay::rotationSets of them) and its parameter buffers there. When the sets cannot be used (a
-  /// captured allocation holds a pointer into a captured allocation, or they do not fit in half the free
-  /// device memory) the mode falls back to "rotate" and L2Note says why.
-  void prepareSets(std::vector<Prepared> &Ps);
+  /// Allocates each launch's copies at other addresses and its parameter buffers there: as many as the
+  /// "rotate-sets" L2 mode launches on before a timed launch (replay::rotationSets) and at least
+  /// Options::Placements - 1. When they cannot be made (a captured allocation holds a pointer into a
+  /// captured allocation, or they do not fit in half the free device memory) the timed launches stay at
+  /// the captured addresses (Placements 1, PlacementNote says why), with the rotation's copies alone when
+  /// those can be made, else the mode falls back to "rotate" and L2Note says why.
+  void prepareCopies(std::vector<Prepared> &Ps);
   /// The L2 mode in use: Options::L2, or "rotate" when "rotate-sets" could not be used.
   std::string L2;
   /// Why the L2 mode in use differs from the one asked for ("" when it does not).
   std::string L2Note;
+  /// The placements the timed launches cycle through: Options::Placements, or 1 when the copies could
+  /// not be made (PlacementNote says why).
+  uint32_t Placements = 1;
+  std::string PlacementNote;
   bool Relocated = false;
   /// Checks run on the GPU first (prepareDeviceCheck): the check kernel is loaded and every reference
   /// is in device memory.
@@ -378,27 +421,36 @@ private:
   /// The index in Ranges of the mapped range holding captured address \p Addr, if any.
   std::optional<size_t> rangeOf(uint64_t Addr) const;
   uint64_t translate(uint64_t Addr) const;
-  /// Restores \p P's inputs (and poisons its write-only outputs when \p Poison), then sets the L2 state
-  /// its timed launch on side \p Side starts from.
-  void restore(const Prepared &P, int Side, bool Poison);
+  /// Restores \p P's inputs at placement \p At (and poisons its write-only outputs when \p Poison), then
+  /// sets the L2 state its timed launch on side \p Side starts from.
+  void restore(const Prepared &P, int Side, bool Poison, uint32_t At);
   /// Copies the captured contents \p Before to \p To (stream-ordered): from its device copy when there is one.
   void copyBefore(CUdeviceptr To, const std::vector<uint8_t> &Before);
   /// Why the "rotate-sets" L2 mode cannot copy \p Ps' allocations to other addresses ("" when it can): a
   /// captured allocation holds a pointer into a captured allocation.
   std::string storedPointer(const std::vector<Prepared> &Ps) const;
   /// Allocates \p PerRange[i] copies of mapped range i (SetRanges; the others stay 0); "" or why not
-  /// (memory).
+  /// (memory). On failure nothing stays allocated.
   std::string allocateSets(const std::vector<uint32_t> &PerRange);
-  /// The "rotate-sets" L2 mode's restore of \p P's other sets: every allocation but the write-only ones.
-  void restoreOtherSets(const Prepared &P);
-  /// \p Addr (captured) in other buffer set \p Set.
+  /// Copies of each mapped range: for every launch touching it, \p Others[n] (launch n's rotation) or
+  /// \p MinCopies, whichever is more; the range gets the most any launch needs.
+  std::vector<uint32_t> copiesPerRange(const std::vector<Prepared> &Ps, const std::vector<uint32_t> &Others,
+                                       uint32_t MinCopies) const;
+  void freeSets();
+  /// The "rotate-sets" L2 mode's restore of \p P at the placements \p Before: every allocation but the
+  /// write-only ones.
+  void restoreOthers(const Prepared &P, const std::vector<uint32_t> &Before);
+  /// \p Addr (captured) in copy \p Set (placement Set + 1).
   CUdeviceptr inSet(uint64_t Addr, size_t Set) const;
-  /// The "rotate-sets" L2 mode's step before a timed launch, after the flush: launches side \p Side on
-  /// each of \p P's other sets in turn, waiting for each, then drops their CUPTI records.
-  void launchOtherSets(const Prepared &P, int Side);
-  /// "rotate-sets": copies of Ranges at other addresses, [set][range].
+  /// Slack range \p S at placement \p At; 0 when that placement holds no copy of its range.
+  CUdeviceptr slackAt(const replay::MappedRange &S, uint32_t At) const;
+  /// The "rotate-sets" L2 mode's step before a timed launch, after the flush: launches side \p Side at
+  /// each placement of \p Before in turn, waiting for each, then drops their CUPTI records.
+  void launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before);
+  /// Copies of Ranges at other addresses, [set][range] (placement set + 1).
   std::vector<std::vector<CUdeviceptr>> SetRanges;
-  std::string compare(const Prepared &P);
+  /// The first difference from the captured reference at placement \p At, "" when none.
+  std::string compare(const Prepared &P, uint32_t At);
   void waitFor(CUevent E, const std::string &Side);
 
   const Options &O;
@@ -501,6 +553,9 @@ void Replayer::init() {
   DeviceName = Name;
   check(cuDevicePrimaryCtxRetain(&Ctx, Dev), "cuDevicePrimaryCtxRetain");
   check(cuCtxSetCurrent(Ctx), "cuCtxSetCurrent");
+  CUdeviceptr Pad = 0; // kept until the process exits
+  if (O.PadMiB)
+    check(cuMemAlloc(&Pad, O.PadMiB << 20), "cuMemAlloc of the " + std::to_string(O.PadMiB) + " MiB pad (--pad-mib)");
   if (O.Timer == "cupti") {
     std::string Why = replay::CuptiTimer::start();
     if (!Why.empty())
@@ -639,7 +694,7 @@ const char DeviceCheckPtx[] =
 void Replayer::prepareDevice(std::vector<Prepared> &Ps) {
   prepareHost(Ps);
   prepareDeviceCheck(Ps);
-  prepareSets(Ps);
+  prepareCopies(Ps);
   setSteadyDirty(Ps);
 }
 
@@ -723,22 +778,24 @@ void Replayer::copyBefore(CUdeviceptr To, const std::vector<uint8_t> &Before) {
     check(cuMemcpyHtoDAsync(To, Before.data(), Before.size(), Stream), "cuMemcpyHtoDAsync (restore)");
 }
 
-void Replayer::restore(const Prepared &P, int Side, bool Poison) {
+void Replayer::restore(const Prepared &P, int Side, bool Poison, uint32_t At) {
   auto Began = std::chrono::steady_clock::now();
-  for (size_t I = 0; I < P.Bases.size(); ++I) {
+  const std::vector<CUdeviceptr> &Bases = basesAt(P, At);
+  for (size_t I = 0; I < Bases.size(); ++I) {
     if (Poison && P.Poisoned[I])
-      check(cuMemsetD8Async(P.Bases[I], 0xFF, P.Before[I]->size(), Stream), "cuMemsetD8Async (poison)");
+      check(cuMemsetD8Async(Bases[I], 0xFF, P.Before[I]->size(), Stream), "cuMemsetD8Async (poison)");
     else
-      copyBefore(P.Bases[I], *P.Before[I]);
+      copyBefore(Bases[I], *P.Before[I]);
   }
   for (const replay::MappedRange &S : Slack)
-    check(cuMemsetD8Async(static_cast<CUdeviceptr>(translate(S.Start)), SlackByte, S.Size, Stream),
-          "cuMemsetD8Async (slack)");
-  restoreOtherSets(P);
+    if (CUdeviceptr D = slackAt(S, At))
+      check(cuMemsetD8Async(D, SlackByte, S.Size, Stream), "cuMemsetD8Async (slack)");
+  std::vector<uint32_t> Before = replay::placementsBefore(At, P.Others, P.placements());
+  restoreOthers(P, Before);
   if (O.flushes())
     flushL2(P);
-  if (!P.SetParams.empty())
-    launchOtherSets(P, Side);
+  if (!Before.empty())
+    launchOthers(P, Side, Before);
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
   Split.Restore += nsSince(Began);
 }
@@ -764,15 +821,35 @@ std::string Replayer::allocateSets(const std::vector<uint32_t> &PerRange) {
   size_t Free = 0, Total = 0;
   constexpr uint64_t MiB = 1 << 20;
   if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || Bytes > Free / 2)
-    return "the other buffer sets (" + std::to_string(Bytes / MiB) +
+    return "the copies at other addresses (" + std::to_string(Bytes / MiB) +
            " MiB) do not fit in half the free device memory (" + std::to_string(Free / MiB) + " MiB)";
   uint32_t Sets = *std::max_element(PerRange.begin(), PerRange.end());
   SetRanges.assign(Sets, std::vector<CUdeviceptr>(Ranges.size(), 0));
   for (size_t Set = 0; Set < Sets; ++Set)
     for (size_t I = 0; I < Ranges.size(); ++I)
-      if (Set < PerRange[I] && cuMemAlloc(&SetRanges[Set][I], Ranges[I].Size) != CUDA_SUCCESS)
-        return "cuMemAlloc of another buffer set's " + std::to_string(Ranges[I].Size) + " bytes failed";
+      if (Set < PerRange[I] && cuMemAlloc(&SetRanges[Set][I], Ranges[I].Size) != CUDA_SUCCESS) {
+        freeSets();
+        return "cuMemAlloc of a copy's " + std::to_string(Ranges[I].Size) + " bytes failed";
+      }
   return "";
+}
+
+void Replayer::freeSets() {
+  for (std::vector<CUdeviceptr> &Set : SetRanges)
+    for (CUdeviceptr D : Set)
+      if (D)
+        (void)cuMemFree(D);
+  SetRanges.clear();
+}
+
+std::vector<uint32_t> Replayer::copiesPerRange(const std::vector<Prepared> &Ps, const std::vector<uint32_t> &Others,
+                                               uint32_t MinCopies) const {
+  std::vector<uint32_t> PerRange(Ranges.size(), 0);
+  for (size_t N = 0; N < Ps.size(); ++N)
+    for (const capture::Allocation &A : Ps[N].L->Allocations)
+      if (std::optional<size_t> I = rangeOf(A.Base))
+        PerRange[*I] = std::max({PerRange[*I], Others[N], MinCopies});
+  return PerRange;
 }
 
 CUdeviceptr Replayer::inSet(uint64_t Addr, size_t Set) const {
@@ -780,34 +857,40 @@ CUdeviceptr Replayer::inSet(uint64_t Addr, size_t Set) const {
   return I ? SetRanges[Set][*I] + (Addr - Ranges[*I].Start) : static_cast<CUdeviceptr>(Addr);
 }
 
-void Replayer::prepareSets(std::vector<Prepared> &Ps) {
-  if (L2 != "rotate-sets")
+CUdeviceptr Replayer::slackAt(const replay::MappedRange &S, uint32_t At) const {
+  if (!At)
+    return static_cast<CUdeviceptr>(translate(S.Start));
+  std::optional<size_t> I = rangeOf(S.Start);
+  return I && SetRanges[At - 1][*I] ? inSet(S.Start, At - 1) : 0;
+}
+
+void Replayer::prepareCopies(std::vector<Prepared> &Ps) {
+  bool Rotate = L2 == "rotate-sets";
+  if (!Rotate && O.Placements < 2)
     return;
-  std::vector<uint32_t> Counts;
+  std::vector<uint32_t> Others;
   for (const Prepared &P : Ps)
-    Counts.push_back(replay::rotationSets(allocationBytes(*P.L, false), L2Bytes, MaxOtherSets));
-  // Each mapped range gets as many copies as the launch touching it that needs the most.
-  std::vector<uint32_t> PerRange(Ranges.size(), 0);
-  for (size_t N = 0; N < Ps.size(); ++N)
-    for (const capture::Allocation &A : Ps[N].L->Allocations)
-      if (std::optional<size_t> I = rangeOf(A.Base))
-        PerRange[*I] = std::max(PerRange[*I], Counts[N]);
-  std::string Why = storedPointer(Ps);
-  if (Why.empty())
-    Why = allocateSets(PerRange);
-  if (!Why.empty()) {
-    for (std::vector<CUdeviceptr> &Set : SetRanges)
-      for (CUdeviceptr D : Set)
-        if (D)
-          (void)cuMemFree(D);
-    SetRanges.clear();
-    L2 = "rotate";
-    L2Note = "rotate-sets: " + Why + "; timed from the rotate model instead";
-    return;
+    Others.push_back(Rotate ? replay::rotationSets(allocationBytes(*P.L, false), L2Bytes, MaxOtherSets) : 0);
+  std::string Stored = storedPointer(Ps);
+  std::string Why = !Stored.empty() ? Stored : allocateSets(copiesPerRange(Ps, Others, O.Placements - 1));
+  if (Why.empty()) {
+    Placements = O.Placements;
+  } else {
+    if (O.Placements > 1)
+      PlacementNote = "placements: " + Why + "; timed at the captured addresses only";
+    if (Rotate && Stored.empty() && O.Placements > 1) // the rotation's copies alone may fit
+      Why = allocateSets(copiesPerRange(Ps, Others, 0));
+    if (Rotate && !Why.empty()) {
+      L2 = "rotate";
+      L2Note = "rotate-sets: " + Why + "; timed from the rotate model instead";
+    }
+    if (!Why.empty())
+      return;
   }
   for (size_t N = 0; N < Ps.size(); ++N) {
     Prepared &P = Ps[N];
-    for (size_t Set = 0; Set < Counts[N]; ++Set) {
+    P.Others = Others[N];
+    for (size_t Set = 0; Set < std::max(Others[N], Placements - 1); ++Set) {
       std::vector<uint8_t> &Params = P.SetParams.emplace_back(P.Params);
       for (const capture::PointerWord &W : P.L->Pointers) {
         uint64_t V = inSet(W.Value, Set);
@@ -820,23 +903,25 @@ void Replayer::prepareSets(std::vector<Prepared> &Ps) {
   }
 }
 
-void Replayer::restoreOtherSets(const Prepared &P) {
+void Replayer::restoreOthers(const Prepared &P, const std::vector<uint32_t> &Before) {
   // Every allocation but the write-only ones, before each timed launch: a launch that accumulates
-  // cannot run away, a wrong candidate's writes on a set do not reach the baseline's next launches there
-  // (the sets serve both sides), and launches that share an allocation each start from their own
-  // captured contents. Before the flush, so that these copies' lines leave L2 first.
-  for (const std::vector<CUdeviceptr> &Bases : P.SetBases)
+  // cannot run away, a wrong candidate's writes at a placement do not reach the baseline's next launches
+  // there (the placements serve both sides), and launches that share an allocation each start from their
+  // own captured contents. Before the flush, so that these copies' lines leave L2 first.
+  for (uint32_t At : Before) {
+    const std::vector<CUdeviceptr> &Bases = basesAt(P, At);
     for (size_t I = 0; I < Bases.size(); ++I)
       if (!P.Poisoned[I])
         copyBefore(Bases[I], *P.Before[I]);
+  }
 }
 
-void Replayer::launchOtherSets(const Prepared &P, int Side) {
+void Replayer::launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before) {
   const char *SideName = Side == 0 ? "baseline" : "candidate";
   CUlaunchAttribute Attrs[2] = {};
   CUlaunchConfig C = launchConfig(P, Side, Attrs);
-  for (const std::vector<uint8_t> &Params : P.SetParams) {
-    std::vector<void *> Args = argsOf(P, Params);
+  for (uint32_t At : Before) {
+    std::vector<void *> Args = argsOf(P, paramsAt(P, At));
     CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
     if (R != CUDA_SUCCESS)
       throw LaunchFailure{SideName, "the launch on another buffer set failed: " + cuText(R), false};
@@ -952,7 +1037,7 @@ void Replayer::waitFor(CUevent E, const std::string &Side) {
   }
 }
 
-std::string Replayer::compare(const Prepared &P) {
+std::string Replayer::compare(const Prepared &P, uint32_t At) {
   LastMismatchAllocation = -1;
   auto Began = std::chrono::steady_clock::now();
   struct AddTime {
@@ -960,15 +1045,16 @@ std::string Replayer::compare(const Prepared &P) {
     std::chrono::steady_clock::time_point Began;
     ~AddTime() { To += nsSince(Began); }
   } Add{Split.Check, Began};
-  for (size_t I = 0; I < P.Bases.size(); ++I) {
+  const std::vector<CUdeviceptr> &Bases = basesAt(P, At);
+  for (size_t I = 0; I < Bases.size(); ++I) {
     const capture::Allocation &A = P.L->Allocations[I];
     // An allocation the launch did not change must stay bit-identical, whatever the tolerance.
     replay::Tolerance T = A.written() ? O.Tol : replay::Tolerance();
     auto Ref = DeviceRefs.find(P.After[I].get());
-    if (Ref != DeviceRefs.end() && !mayDiffer(P.Bases[I], Ref->second, A.Bytes, T, 0))
+    if (Ref != DeviceRefs.end() && !mayDiffer(Bases[I], Ref->second, A.Bytes, T, 0))
       continue;
     uint8_t *Got = gotBuffer(A.Bytes);
-    check(cuMemcpyDtoH(Got, P.Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
+    check(cuMemcpyDtoH(Got, Bases[I], A.Bytes), "cuMemcpyDtoH (check)");
     if (std::optional<std::string> D = replay::firstMismatch(P.After[I]->data(), Got, A.Bytes, T)) {
       char Where[96];
       std::snprintf(Where, sizeof(Where), " allocation %zu (%llu bytes at captured address 0x%llx) ", I,
@@ -979,10 +1065,11 @@ std::string Replayer::compare(const Prepared &P) {
   }
   // Bytes mapped only because of the granularity: a write there is a write past an allocation's end.
   for (const replay::MappedRange &S : Slack) {
-    if (!mayDiffer(static_cast<CUdeviceptr>(translate(S.Start)), 0, S.Size, replay::Tolerance(), SlackByte))
+    CUdeviceptr D = slackAt(S, At);
+    if (!D || !mayDiffer(D, 0, S.Size, replay::Tolerance(), SlackByte))
       continue;
     uint8_t *Got = gotBuffer(S.Size);
-    check(cuMemcpyDtoH(Got, static_cast<CUdeviceptr>(translate(S.Start)), S.Size), "cuMemcpyDtoH (slack)");
+    check(cuMemcpyDtoH(Got, D, S.Size), "cuMemcpyDtoH (slack)");
     for (size_t I = 0; I < S.Size; ++I)
       if (Got[I] != SlackByte) {
         char Where[128];
@@ -1029,9 +1116,9 @@ uint64_t Replayer::timedNs(const std::string &Kernel) {
   return static_cast<uint64_t>(static_cast<double>(Ms) * 1e6 + 0.5);
 }
 
-uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison) {
+uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Poison, uint32_t At) {
   const char *SideName = Side == 0 ? "baseline" : "candidate";
-  std::vector<void *> Args = argsOf(P, P.Params);
+  std::vector<void *> Args = argsOf(P, paramsAt(P, At));
   CUlaunchAttribute Attrs[2] = {};
   CUlaunchConfig C = launchConfig(P, Side, Attrs);
   if (O.Prime) { // an untimed launch of the same kernel first, as in a program that launches it back to back
@@ -1041,7 +1128,7 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
     check(cuEventRecord(Stop, Stream), "cuEventRecord");
     waitFor(Stop, SideName);
   }
-  restore(P, Side, Poison);
+  restore(P, Side, Poison, At);
   auto Began = std::chrono::steady_clock::now();
   if (Gated && cuStreamWaitValue32(Stream, GateDev, GateValue + 1, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
     Gated = false; // the driver refuses stream waits: time without the gate from now on (the result says so)
@@ -1067,7 +1154,7 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
   waitFor(Stop, SideName);
   Split.Timed += nsSince(Began);
   uint64_t Ns = timedNs(P.Config[Side].Kernel);
-  Mismatch = compare(P);
+  Mismatch = compare(P, At);
   return Ns;
 }
 
@@ -1093,6 +1180,8 @@ json timesJSON(const Prepared &P, int Side) {
   if (D.Kernel != P.L->Kernel)
     J["kernel"] = D.Kernel;
   J["times_ns"] = P.TimesNs[Side];
+  if (P.placements() > 1)
+    J["placements"] = P.PlacementOf[Side];
   J["median_ns"] = replay::median(P.TimesNs[Side]);
   J["match"] = P.Checked[Side] && P.Mismatch[Side].empty();
   J["mismatch"] = P.Mismatch[Side].empty() ? json(nullptr) : json(P.Mismatch[Side]);
@@ -1113,6 +1202,9 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   if (R && !R->L2Note.empty())
     J["l2_note"] = R->L2Note;
   J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() ? "read" : "write";
+  J["placements"] = R ? R->Placements : 1;
+  if (R && !R->PlacementNote.empty())
+    J["placement_note"] = R->PlacementNote;
   J["tolerance"] = replay::toleranceText(O.Tol);
   J["relocated"] = R && R->Relocated;
   J["checked_on"] = R && R->DeviceCheck ? "device" : "host";
@@ -1132,7 +1224,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
     if (dirtiesAfterFlush(R ? R->L2 : O.L2))
       L["l2_dirty_bytes"] = P.SteadyDirtyBytes;
     if (R && R->L2 == "rotate-sets")
-      L["l2_sets"] = P.SetParams.size();
+      L["l2_sets"] = P.Others;
     L["baseline"] = timesJSON(P, 0);
     BaseOk &= P.Checked[0] && P.Mismatch[0].empty();
     if (!O.CandidateCubin.empty()) {
@@ -1177,6 +1269,7 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
   for (Prepared &P : Ps) {
     for (int S = 0; S < 2; ++S) {
       P.TimesNs[S].clear();
+      P.PlacementOf[S].clear();
       P.Mismatch[S].clear();
       P.MismatchAllocation[S] = -1;
       P.Checked[S] = false;
@@ -1198,11 +1291,15 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
     for (Prepared &P : Ps)
       for (int K = 0; K < (HaveCandidate ? 2 : 1); ++K) {
         int Side = HaveCandidate ? (K + static_cast<int>(It)) % 2 : 0;
+        // Both sides of an iteration run at one placement, the next iteration at the next one.
+        uint32_t At = It % R.Placements;
         std::string Mismatch;
-        P.TimesNs[Side].push_back(R.runOnce(P, Side, Mismatch));
+        P.TimesNs[Side].push_back(R.runOnce(P, Side, Mismatch, true, At));
+        P.PlacementOf[Side].push_back(At);
         P.Checked[Side] = true;
         if (P.Mismatch[Side].empty() && !Mismatch.empty()) {
-          P.Mismatch[Side] = "iteration " + std::to_string(It) + ": " + Mismatch;
+          P.Mismatch[Side] = "iteration " + std::to_string(It) + (At ? " (placement " + std::to_string(At) + ")" : "") +
+                             ": " + Mismatch;
           P.MismatchAllocation[Side] = R.LastMismatchAllocation;
         }
       }
@@ -1343,9 +1440,11 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
 int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t LoadNs) {
   json Ready = {{"schema", "kloop-replay-serve/1"}, {"ready", true}, {"device", R.DeviceName},
                 {"relocated", R.Relocated}, {"launches", Ps.size()}, {"gated", R.Gated},
-                {"timer", R.timer()}, {"l2", R.L2}, {"time_ns", {{"load", LoadNs}}}};
+                {"timer", R.timer()}, {"l2", R.L2}, {"placements", R.Placements}, {"time_ns", {{"load", LoadNs}}}};
   if (!R.L2Note.empty())
     Ready["l2_note"] = R.L2Note;
+  if (!R.PlacementNote.empty())
+    Ready["placement_note"] = R.PlacementNote;
   finish(Ready, 0, true);
   std::string Line;
   for (int C; (C = std::getchar()) != EOF;) {

@@ -208,6 +208,16 @@ uint32_t rotationSets(uint64_t FootprintBytes, uint64_t L2Bytes, uint32_t MaxSet
   return static_cast<uint32_t>(std::min<uint64_t>(Others, MaxSets));
 }
 
+std::vector<uint32_t> placementsBefore(uint32_t Timed, uint32_t Others, uint32_t Total) {
+  std::vector<uint32_t> Out;
+  if (!Total)
+    return Out;
+  Others = std::min(Others, Total - 1);
+  for (uint32_t K = Others; K >= 1; --K)
+    Out.push_back((Timed + Total - K % Total) % Total);
+  return Out;
+}
+
 std::optional<uint64_t> firstStoredPointer(const uint8_t *Data, size_t Size,
                                            const std::vector<capture::AddressRange> &Allocs) {
   uint64_t Lo = UINT64_MAX, Hi = 0; // most words (data) lie outside [Lo, Hi): one comparison each

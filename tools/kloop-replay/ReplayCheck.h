@@ -88,6 +88,14 @@ uint64_t rotateDirtyBytes(uint64_t WrittenBytes, uint64_t FootprintBytes, uint64
 /// most \p MaxSets. 0 when the footprint is 0 (nothing to launch on).
 uint32_t rotationSets(uint64_t FootprintBytes, uint64_t L2Bytes, uint32_t MaxSets);
 
+/// The placements of a launch's allocations that `--l2 rotate-sets` launches a kernel on before a timed
+/// launch at placement \p Timed, in launch order: the \p Others placements before \p Timed, cyclically
+/// among \p Total (placement 0 is the mapping at the captured addresses, 1 to Total - 1 the copies at
+/// other addresses; `--placements`, docs/capture.md, "Placements"). So the last launched is the one
+/// before \p Timed, and with Total = Others + 1 and Timed = 0 they are the copies 1 to Others in order.
+/// Empty when \p Others is 0; \p Others is capped at Total - 1 (no placement is launched twice).
+std::vector<uint32_t> placementsBefore(uint32_t Timed, uint32_t Others, uint32_t Total);
+
 /// The offset (bytes) of the first 8-byte aligned word of \p Size bytes at \p Data whose value is an
 /// address inside one of \p Allocs: a pointer stored in device memory (an array of pointers, a linked
 /// structure). Copies of such an allocation at other addresses would still point into the original ones,

@@ -174,6 +174,22 @@ TEST(Misc, RotationSets) {
   EXPECT_EQ(rotationSets(0, L2, 64), 0u);
 }
 
+TEST(Misc, PlacementsBefore) {
+  using V = std::vector<uint32_t>;
+  // One placement (the captured addresses) and 10 rotation sets: the copies in order, as before placements.
+  EXPECT_EQ(placementsBefore(0, 3, 4), (V{1, 2, 3}));
+  // Timed on a copy: the placements before it, cyclically, the last launched right before it.
+  EXPECT_EQ(placementsBefore(2, 3, 4), (V{3, 0, 1}));
+  EXPECT_EQ(placementsBefore(3, 1, 8), (V{2}));
+  EXPECT_EQ(placementsBefore(0, 1, 8), (V{7}));
+  // More placements than rotation needs: only the Others before it; none without rotation.
+  EXPECT_EQ(placementsBefore(5, 2, 8), (V{3, 4}));
+  EXPECT_EQ(placementsBefore(5, 0, 8), V{});
+  // Others beyond the copies: each placement once, the timed one never.
+  EXPECT_EQ(placementsBefore(1, 9, 3), (V{2, 0}));
+  EXPECT_EQ(placementsBefore(0, 4, 1), V{});
+}
+
 TEST(Misc, FirstStoredPointer) {
   std::vector<AddressRange> Allocs = {{0x7f0000000000ull, 4096}, {0x7f0000200000ull, 256}};
   std::vector<uint64_t> Words = {0, 42, 0x3f8000003f800000ull, 0x7f0000200000ull + 255, 0x7f0000000010ull};

@@ -203,7 +203,13 @@ INSTANTIATE_TEST_SUITE_P(
                 "search.cubin_command: placeholder '{seed}' is not available (only {source_dir} {cubin})"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {cubin_command: \" \"}", "search.cubin_command: must not be empty"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_l2: cold}",
-                "search.replay_l2: 'cold' is not one of flush, steady, rotate, rotate-sets, flush-dirty or warm"}));
+                "search.replay_l2: 'cold' is not one of flush, steady, rotate, rotate-sets, flush-dirty or warm"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_placements: 0}",
+                "search.replay_placements: 0 is out of range (1 to 16"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_placements: 17}",
+                "search.replay_placements: 17 is out of range (at most 16)"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_placements: two}",
+                "search.replay_placements: expected a non-negative integer, got 'two'"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");
@@ -211,6 +217,7 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   EXPECT_EQ(Default->Search.Timing, SearchTiming::Auto);
   EXPECT_EQ(Default->Search.CubinCommand, "");
   EXPECT_EQ(Default->Search.ReplayL2, "");
+  EXPECT_EQ(Default->Search.ReplayPlacements, 4u);
   // Unset, the replay L2 follows the workload's own l2.
   EXPECT_EQ(replayL2Of(*Default), "rotate-sets");
   for (auto [Policy, Mode] : {std::pair<const char *, const char *>{"flush", "flush-dirty"}, {"none", "steady"}}) {
@@ -219,12 +226,14 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
     EXPECT_EQ(replayL2Of(*Other), Mode) << Policy;
   }
   auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-dirty\n"
+                                               "  replay_placements: 1\n"
                                                "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
                          "w/.kloop.yaml");
   ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
   EXPECT_EQ(Set->Search.Timing, SearchTiming::Replay);
   EXPECT_EQ(Set->Search.CubinCommand, "nvcc -cubin -o {cubin} {source_dir}/saxpy.cu");
   EXPECT_EQ(Set->Search.ReplayL2, "flush-dirty");
+  EXPECT_EQ(Set->Search.ReplayPlacements, 1u);
   EXPECT_EQ(replayL2Of(*Set), "flush-dirty");
   EXPECT_EQ(searchTimingName(SearchTiming::Workload), "workload");
 }

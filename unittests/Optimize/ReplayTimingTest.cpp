@@ -131,6 +131,40 @@ TEST(ReplayTiming, JudgeByDecideRule) {
   EXPECT_FALSE(Few->Compare->Accepted);
 }
 
+/// \p R with each side's launch i timed at placement i mod \p Placements, the candidate \p CandStepPct
+/// percent slower at each placement than at the one before (the baseline the same everywhere).
+capture::ReplayResult placed(capture::ReplayResult R, unsigned Placements, double CandStepPct) {
+  capture::ReplayLaunch &L = R.Launches[0];
+  for (size_t I = 0; I < L.Baseline.TimesNs.size(); ++I) {
+    L.Baseline.Placements.push_back(I % Placements);
+    L.Candidate->Placements.push_back(I % Placements);
+    L.Candidate->TimesNs[I] = uint64_t(double(L.Candidate->TimesNs[I]) * (1 + CandStepPct / 100 * (I % Placements)));
+  }
+  R.Placements = Placements;
+  return R;
+}
+
+TEST(ReplayTiming, PlacementsAreTheBootstrapsGroups) {
+  // One placement: launches drawn independently (groups 0), as before placements.
+  llvm::Expected<ReplayCompareOutcome> One = judgeReplay(placed(result(2000, 1900, 40), 1, 0), "n1K");
+  ASSERT_TRUE(bool(One) && One->Compare);
+  EXPECT_EQ(One->Compare->Evidence[0]["groups"], 0);
+  // Four placements whose speed-ups differ (the candidate 2% slower at each next one): four groups, and
+  // the interval holds the spread between them, which launches drawn across placements would not.
+  llvm::Expected<ReplayCompareOutcome> Four = judgeReplay(placed(result(2000, 1900, 40), 4, 2), "n1K");
+  ASSERT_TRUE(bool(Four) && Four->Compare);
+  EXPECT_EQ(Four->Compare->Evidence[0]["groups"], 4);
+  capture::ReplayResult Pooled = placed(result(2000, 1900, 40), 4, 2);
+  for (capture::ReplayLaunch &L : Pooled.Launches)
+    L.Baseline.Placements.clear(), L.Candidate->Placements.clear();
+  llvm::Expected<ReplayCompareOutcome> Flat = judgeReplay(Pooled, "n1K");
+  ASSERT_TRUE(bool(Flat) && Flat->Compare);
+  auto Width = [](const ReplayCompareOutcome &O) {
+    return O.Compare->Evidence[0]["ci_high"].get<double>() - O.Compare->Evidence[0]["ci_low"].get<double>();
+  };
+  EXPECT_GT(Width(*Four), 1.5 * Width(*Flat));
+}
+
 TEST(ReplayTiming, JudgeCrashMismatchAndFallbacks) {
   capture::ReplayResult Crash = result(2000, 1000);
   Crash.ExitCode = 1;

@@ -296,6 +296,13 @@ bool isL2Mode(const std::string &Text);
 /// rotate-sets, flush-dirty or warm".
 extern const char *const L2Modes;
 
+/// The most placements a replay times at (kloop replay's and the worker's
+/// `--placements`, `search.replay_placements`; docs/capture.md,
+/// "Placements"): each placement past the first is a copy of every allocation
+/// a launch touches, so 16 bounds the device memory replay takes at 16 times
+/// the capture's.
+constexpr unsigned MaxPlacements = 16;
+
 } // namespace capture
 } // namespace kloop
 

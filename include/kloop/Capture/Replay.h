@@ -45,6 +45,10 @@ struct ReplayOptions {
   /// "steady" (default), "rotate", "flush-dirty" or "warm"; docs/capture.md,
   /// "The L2 before a timed launch".
   std::string L2 = "steady";
+  /// Where in device memory the timed launches run (--placements; docs/capture.md, "Placements"): timed
+  /// iteration i of every launch, both sides, at placement i mod Placements (0 the captured addresses,
+  /// the others copies at other addresses). 1..16; 1 times at the captured addresses only.
+  unsigned Placements = 1;
   /// Poison the outputs the baseline writes without reading (classified by
   /// the worker) before each launch.
   bool Poison = false;
@@ -92,6 +96,9 @@ nlohmann::json toJSON(const ReplayConfigs &C);
 struct ReplaySide {
   /// Durations of the timed launches, ns (CUDA events).
   std::vector<uint64_t> TimesNs;
+  /// The placement each of TimesNs ran at (ReplayOptions::Placements), parallel to it; empty when the
+  /// worker timed at one placement.
+  std::vector<uint64_t> Placements;
   uint64_t MedianNs = 0;
   bool Match = false;
   /// The first difference from the captured reference, "" when none.
@@ -163,6 +170,10 @@ struct ReplayResult {
   /// "rotate" when "rotate-sets" could not be used, and L2Note then says why.
   std::string L2;
   std::string L2Note;
+  /// The placements the worker timed at (its "placements"; 1 when it does not say) and, when that is
+  /// fewer than ReplayOptions::Placements, why ("" otherwise).
+  unsigned Placements = 1;
+  std::string PlacementNote;
   /// Where the time went (ReplayServer only).
   std::optional<ReplayTimes> Times;
 };

@@ -153,6 +153,11 @@ struct SearchSpec {
   /// docs/capture.md, "The L2 before a timed launch"). Default "": the mode that matches the workload's
   /// own `l2` (replayL2Of).
   std::string ReplayL2;
+  /// `search.replay_placements`: the placements the replay worker times each launch at, in turn
+  /// (capture::ReplayOptions::Placements; docs/capture.md, "Placements"): 1 to 16. Default 4, so that a
+  /// replayed search step's interval, like a workload compare's over its timing rounds, holds what the
+  /// place of the buffers in device memory changes.
+  unsigned ReplayPlacements = 4;
 };
 
 /// The whole workload description.

@@ -13,6 +13,7 @@
 # configuration the request gives, " SIDE:LAUNCH:grid=X,Y,Z:block=X,Y,Z:smem=S") to
 # $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only. With $KLOOP_TEST_SLOW_CAPTURE=D, on
 # the capture in a directory named D (kloop optimize's capture/ or capture-SHAPE/) a fast candidate runs slow.
+# With --placements N, launch i of each side ran at placement i mod N (the reply's "placements").
 import json, os, sys, time
 args = sys.argv[1:]
 opt = lambda name: args[args.index(name) + 1]
@@ -48,13 +49,15 @@ def result(base_cubin, cand_cubin, iters, configs=None):
     timer = opt("--timer") if "--timer" in args else "events"
     gate = "--no-gate" not in args and timer == "events"
     ns = lambda v: [start[v] + (0 if gate or timer == "cupti" else 500) + i for i in range(iters)]
-    side = lambda v, ok: {"times_ns": ns(v), "median_ns": ns(v)[iters // 2], "match": ok, "mismatch": None}
+    placements = copies_used()["placements"]
+    side = lambda v, ok: {"times_ns": ns(v), "median_ns": ns(v)[iters // 2], "match": ok, "mismatch": None,
+                          **({"placements": [i % placements for i in range(iters)]} if placements > 1 else {})}
     out = {"schema": "kloop-replay/1", "capture": args[0], "device": "Fake GPU", "iters": iters, "relocated": False,
            "launches": [{"index": 0, "seq": 0, "kernel": "_Z5saxpyifPKfPf",
                          "name": "saxpy(int, float, float const*, float*)",
                          "poisoned": [], "baseline": side(base, True), "candidate": side(cand or base, True)}],
            "baseline_match": True, "candidate_match": True, "failed": None, "timed_out": False, "error": None,
-           "gated": gate, "timer": timer, **l2_used()}
+           "gated": gate, "timer": timer, **copies_used()}
     if cand is None:
         del out["launches"][0]["candidate"]
         out["candidate_match"] = None
@@ -81,20 +84,28 @@ def result(base_cubin, cand_cubin, iters, configs=None):
     return out, code
 
 
-def l2_used():
-    """The worker's "l2" (and "l2_note"): rotate-sets falls back to rotate when KLOOP_TEST_WORKER_SETS=unusable."""
+def copies_used():
+    """The worker's "l2" and "placements" (and their notes): with KLOOP_TEST_WORKER_SETS=unusable no copy at
+    other addresses can be made, so rotate-sets falls back to rotate and the launches are timed at one placement."""
     mode = opt("--l2") if "--l2" in args else "steady"
-    if mode == "rotate-sets" and os.environ.get("KLOOP_TEST_WORKER_SETS") == "unusable":
-        return {"l2": "rotate", "l2_note": "rotate-sets: allocation 0 of launch 0 (captured address 0x7f0000000000) "
-                "holds a pointer into a captured allocation at byte 8: copies at other addresses would use the "
-                "original's data; timed from the rotate model instead"}
-    return {"l2": mode}
+    asked = int(opt("--placements")) if "--placements" in args else 1
+    if os.environ.get("KLOOP_TEST_WORKER_SETS") != "unusable":
+        return {"l2": mode, "placements": asked}
+    why = ("allocation 0 of launch 0 (captured address 0x7f0000000000) holds a pointer into a captured allocation "
+           "at byte 8: copies at other addresses would use the original's data")
+    out = {"l2": mode, "placements": 1}
+    if mode == "rotate-sets":
+        out.update(l2="rotate", l2_note="rotate-sets: " + why + "; timed from the rotate model instead")
+    if asked > 1:
+        out["placement_note"] = "placements: " + why + "; timed at the captured addresses only"
+    return out
 
 
 if "--serve" in args:
-    note("start l2=%s timer=%s" % (opt("--l2"), opt("--timer") if "--timer" in args else "events"))
+    note("start l2=%s timer=%s placements=%s" % (opt("--l2"), opt("--timer") if "--timer" in args else "events",
+                                                opt("--placements") if "--placements" in args else 1))
     print(json.dumps({"schema": "kloop-replay-serve/1", "ready": True, "device": "Fake GPU", "relocated": False,
-                      "launches": 1, "gated": True, "time_ns": {"load": 5000000}, **l2_used()}), flush=True)
+                      "launches": 1, "gated": True, "time_ns": {"load": 5000000}, **copies_used()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
         out, code = result(req["cubin"], req["candidate_cubin"], req["iters"], req.get("configs"))

@@ -36,12 +36,13 @@ for rnd, state, key, payload in rows:
                                                              ",".join(str(bool(r[0])) for r in records)))
     elif state == "verify":
         t = (p.get("detail") or {}).get("replay_time")
-        split = "" if t is None else " worker_starts=%d gated=%s timer=%s split=%s l2=%s l2_note=%s" % (
+        split = "" if t is None else " worker_starts=%d gated=%s timer=%s split=%s l2=%s l2_note=%s placements=%s placement_note=%s" % (
             t["worker_starts"], t["gated"], t.get("timer"), ",".join(k for k in sorted(t) if k.endswith("_s")),
-            t.get("l2"), t.get("l2_note"))
+            t.get("l2"), t.get("l2_note"), t.get("placements"), t.get("placement_note"))
         shapes = ",".join(e["shape"] for e in p.get("evidence") or [])
-        print("verify %s: timing=%s outcome=%s fallback=%s%s shapes=%s" %
-              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split, shapes))
+        groups = ",".join(str(e.get("groups")) for e in p.get("evidence") or [])
+        print("verify %s: timing=%s outcome=%s fallback=%s%s groups=%s shapes=%s" %
+              (key, p.get("timing"), p.get("outcome"), p.get("replay_fallback"), split, groups, shapes))
         a = (p.get("detail") or {}).get("agreement")
         if agreement and a and "error" in a:
             print("agreement %s: error=%s" % (key, a["error"].replace("\n", " ")))
