@@ -815,6 +815,8 @@ std::string Replayer::storedPointer(const std::vector<Prepared> &Ps) const {
 }
 
 std::string Replayer::allocateSets(const std::vector<uint32_t> &PerRange) {
+  if (PerRange.empty())
+    return ""; // no launch points into device memory: the copies are their parameter buffers alone
   uint64_t Bytes = 0;
   for (size_t I = 0; I < Ranges.size(); ++I)
     Bytes += PerRange[I] * Ranges[I].Size;

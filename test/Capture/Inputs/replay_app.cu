@@ -57,6 +57,12 @@ __global__ void add_stored(const float *const *in, const float *a, const float *
     out[i] = in[0][i] + in[1][i] + (a == in[0] && b == in[1] ? 0.0f : 1.0f);
 }
 
+/// Takes no pointer: its captured launch has no allocation to restore, copy or check.
+__global__ void scalar_only(int n, float a) {
+  if (n < 0 && a > 1e30f)
+    __trap();
+}
+
 #define CHECK(call)                                                                                             \
   do {                                                                                                          \
     cudaError_t e_ = (call);                                                                                    \
@@ -69,6 +75,7 @@ __global__ void add_stored(const float *const *in, const float *a, const float *
 int main(int argc, char **argv) {
   bool Managed = argc > 1 && std::strcmp(argv[1], "--managed") == 0;
   bool Stored = argc > 1 && std::strcmp(argv[1], "--stored") == 0;
+  bool Scalar = argc > 1 && std::strcmp(argv[1], "--scalar") == 0;
   const int n = 1 << 16;
   std::vector<float> hx(n), hy(n), hz(n + 256);
   for (int i = 0; i < n; ++i) {
@@ -103,6 +110,10 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&in, sizeof(hin)));
     CHECK(cudaMemcpy(in, hin, sizeof(hin), cudaMemcpyHostToDevice));
     add_stored<<<(n + 255) / 256, 256>>>(in, x, z, y, n);
+    CHECK(cudaGetLastError());
+  }
+  if (Scalar) {
+    scalar_only<<<1, 32>>>(n, 2.0f);
     CHECK(cudaGetLastError());
   }
   CHECK(cudaMemcpy(hy.data(), y, n * sizeof(float), cudaMemcpyDeviceToHost));
