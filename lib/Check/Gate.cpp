@@ -37,7 +37,7 @@ static std::vector<KernelTimings> timingsOf(const std::vector<SampleRecord> &Sam
       By[{S.Kernel, S.Shape}].push_back(double(S.DurationNs));
   std::vector<KernelTimings> Out;
   for (auto &[Key, Ns] : By)
-    Out.push_back({Key.first, Key.second, std::move(Ns)});
+    Out.push_back({Key.first, Key.second, std::move(Ns), {}});
   return Out;
 }
 
@@ -76,6 +76,11 @@ Expected<GateReference> gateReference(Journal &J) {
                       "its final check, records none)");
 }
 
+/// \p T's groups, one per duration: T.Groups, or group 0 for every duration when it has none.
+static std::vector<uint32_t> groupsOf(const KernelTimings &T) {
+  return T.Groups.size() == T.Ns.size() ? T.Groups : std::vector<uint32_t>(T.Ns.size(), 0);
+}
+
 Expected<std::vector<GateResult>> gateTimings(const std::vector<KernelTimings> &Ref,
                                               const std::vector<KernelTimings> &Current, double MinGain) {
   std::vector<GateResult> Out;
@@ -83,7 +88,8 @@ Expected<std::vector<GateResult>> gateTimings(const std::vector<KernelTimings> &
     for (const KernelTimings &C : Current) {
       if (R.Kernel != C.Kernel || R.Shape != C.Shape)
         continue;
-      Expected<decide::SpeedupInterval> S = decide::bootstrapSpeedup(R.Ns, C.Ns);
+      Expected<decide::SpeedupInterval> S =
+          decide::bootstrapSpeedupUnpaired(R.Ns, groupsOf(R), C.Ns, groupsOf(C));
       if (!S)
         return llvm::createStringError(llvm::inconvertibleErrorCode(), "kernel " + R.Kernel + " shape " +
                                                                            R.Shape + ": " +

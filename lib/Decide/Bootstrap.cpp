@@ -126,38 +126,79 @@ Expected<SpeedupInterval> bootstrapSpeedup(ArrayRef<double> B,
   return intervalOf(Ratios, B, C, O, 0);
 }
 
-Expected<SpeedupInterval> bootstrapSpeedupGrouped(ArrayRef<double> B, ArrayRef<uint32_t> BG,
-                                                  ArrayRef<double> C, ArrayRef<uint32_t> CG,
-                                                  const BootstrapOptions &O) {
-  if (BG.size() != B.size() || CG.size() != C.size())
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("bootstrap: {0} baseline and {1} candidate durations but {2} and {3} "
-                                     "group numbers",
-                                     B.size(), C.size(), BG.size(), CG.size()));
-  std::vector<GroupMembers> Groups = groupsOf(BG, CG);
-  if (Groups.size() < 2)
-    return bootstrapSpeedup(B, C, O);
-  if (Error E = checkInputs(B, C, O))
-    return E;
+static Error checkGroupSizes(ArrayRef<double> B, ArrayRef<uint32_t> BG, ArrayRef<double> C, ArrayRef<uint32_t> CG) {
+  if (BG.size() == B.size() && CG.size() == C.size())
+    return Error::success();
+  return createStringError(inconvertibleErrorCode(),
+                           formatv("bootstrap: {0} baseline and {1} candidate durations but {2} and {3} "
+                                   "group numbers",
+                                   B.size(), C.size(), BG.size(), CG.size()));
+}
+
+/// O.Resamples ratios median(RB) / median(RC), each resample drawn by \p Draw(Rng, RB, RC) into emptied
+/// RB and RC. A draw that leaves a side empty (a group lacking it) is drawn again; 100 tries per resample
+/// bound a pathological input.
+template <typename DrawFn>
+static Expected<std::vector<double>> resampledRatios(const BootstrapOptions &O, DrawFn Draw) {
   std::mt19937_64 Rng(O.Seed);
   std::vector<double> Ratios, RB, RC;
   Ratios.reserve(O.Resamples);
-  // A resample can miss a side only when some group lacks it; 100 tries per resample bound a pathological input.
   for (uint64_t Tries = 0; Ratios.size() < O.Resamples; ++Tries) {
     if (Tries >= 100ull * O.Resamples)
       return createStringError(inconvertibleErrorCode(),
                                "bootstrap: too few of the groups hold launches of both sides");
     RB.clear();
     RC.clear();
-    for (size_t K = 0; K < Groups.size(); ++K) {
-      const GroupMembers &G = Groups[drawIndex(Rng, Groups.size())];
-      drawFrom(Rng, B, G.Base, RB);
-      drawFrom(Rng, C, G.Cand, RC);
-    }
+    Draw(Rng, RB, RC);
     if (!RB.empty() && !RC.empty())
       Ratios.push_back(medianInPlace(RB) / medianInPlace(RC));
   }
-  return intervalOf(Ratios, B, C, O, static_cast<unsigned>(Groups.size()));
+  return Ratios;
+}
+
+Expected<SpeedupInterval> bootstrapSpeedupGrouped(ArrayRef<double> B, ArrayRef<uint32_t> BG,
+                                                  ArrayRef<double> C, ArrayRef<uint32_t> CG,
+                                                  const BootstrapOptions &O) {
+  if (Error E = checkGroupSizes(B, BG, C, CG))
+    return E;
+  std::vector<GroupMembers> Groups = groupsOf(BG, CG);
+  if (Groups.size() < 2)
+    return bootstrapSpeedup(B, C, O);
+  if (Error E = checkInputs(B, C, O))
+    return E;
+  Expected<std::vector<double>> Ratios =
+      resampledRatios(O, [&](std::mt19937_64 &Rng, std::vector<double> &RB, std::vector<double> &RC) {
+        for (size_t K = 0; K < Groups.size(); ++K) {
+          const GroupMembers &G = Groups[drawIndex(Rng, Groups.size())];
+          drawFrom(Rng, B, G.Base, RB);
+          drawFrom(Rng, C, G.Cand, RC);
+        }
+      });
+  if (!Ratios)
+    return Ratios.takeError();
+  return intervalOf(*Ratios, B, C, O, static_cast<unsigned>(Groups.size()));
+}
+
+Expected<SpeedupInterval> bootstrapSpeedupUnpaired(ArrayRef<double> B, ArrayRef<uint32_t> BG,
+                                                   ArrayRef<double> C, ArrayRef<uint32_t> CG,
+                                                   const BootstrapOptions &O) {
+  if (Error E = checkGroupSizes(B, BG, C, CG))
+    return E;
+  std::vector<GroupMembers> BGroups = groupsOf(BG, {}), CGroups = groupsOf({}, CG);
+  if (BGroups.size() < 2 && CGroups.size() < 2)
+    return bootstrapSpeedup(B, C, O);
+  if (Error E = checkInputs(B, C, O))
+    return E;
+  Expected<std::vector<double>> Ratios =
+      resampledRatios(O, [&](std::mt19937_64 &Rng, std::vector<double> &RB, std::vector<double> &RC) {
+        for (size_t I = 0; I < BGroups.size(); ++I)
+          drawFrom(Rng, B, BGroups[drawIndex(Rng, BGroups.size())].Base, RB);
+        for (size_t I = 0; I < CGroups.size(); ++I)
+          drawFrom(Rng, C, CGroups[drawIndex(Rng, CGroups.size())].Cand, RC);
+      });
+  if (!Ratios)
+    return Ratios.takeError();
+  return intervalOf(*Ratios, B, C, O, static_cast<unsigned>(BGroups.size() + CGroups.size()));
 }
 
 } // namespace decide

@@ -189,7 +189,7 @@ Expected<std::vector<kloop::check::KernelTimings>> measureWorkingTree(const kloo
     return Rep.takeError();
   std::vector<kloop::check::KernelTimings> Out;
   for (const kloop::measure::KernelShapeStats &K : Rep->Kernels)
-    Out.push_back({kloop::measure::targetKey(C, K.Kernel), K.Shape, K.KeptNs});
+    Out.push_back({kloop::measure::targetKey(C, K.Kernel), K.Shape, K.KeptNs, K.KeptGroups});
   return Out;
 }
 

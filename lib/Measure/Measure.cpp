@@ -469,6 +469,7 @@ static Error addShapeStats(const ShapeSpec &S, const TargetSamples &Pool, const 
     K.Stats = *Sum;
     K.MedianRelCI = medianRelCIWidth(F.KeptNs);
     K.KeptNs = F.KeptNs;
+    K.KeptGroups = F.KeptGroups;
     attachRates(K, S, Ceil);
     Rep.Kernels.push_back(std::move(K));
   }
@@ -523,7 +524,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
     sys::path::make_absolute(SourceDir, Cwd);
   sys::path::remove_dots(Cwd, true);
 
-  for (const ShapeSpec *S : *Shapes) {
+  for (size_t ShI = 0; ShI < Shapes->size(); ++ShI) {
+    const ShapeSpec *S = (*Shapes)[ShI];
     PlaceholderValues SV = V;
     SV.Seed = O.Seed;
     SV.Args = S->Args;
@@ -545,6 +547,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       I.LibraryPath = O.CuptiLib;
       applyL2Policy(I, C.L2);
       applyKernelTrace(I, C.Tracing);
+      // Each run at a placement of its own, as each timing round of kloop compare (placementPadBytes).
+      applyPlacementPad(I, placementPadBytes(C.PlacementPadMiB, ShI, O.Seed, Run));
       R.Inject = I; // no captures while timing: capture callbacks would perturb the launches
       R.Gpu = &Gpu;
       R.DrainTimeoutS = C.Run.DrainTimeoutS;
@@ -569,6 +573,8 @@ Expected<MeasureReport> measureWorkload(const WorkloadConfig &C, const MeasureOp
       NvmlMissing |= !P.Nvml;
       Rep.MaxOverheadNs = std::max(Rep.MaxOverheadNs, P.OverheadWallNs);
       for (auto &[Name, Samples] : runSamples(C, *Res, O.Warmup)) {
+        for (decide::Sample &X : Samples)
+          X.Group = Run;
         auto It = llvm::find_if(Pool, [&](const auto &E) { return E.first == Name; });
         if (It == Pool.end()) {
           Pool.push_back({Name, {}});

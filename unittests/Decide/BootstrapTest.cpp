@@ -207,6 +207,48 @@ TEST(BootstrapGrouped, AGroupWithOneSideOnlyIsStillDrawn) {
   EXPECT_LT(G->Lower, G->Upper);
 }
 
+TEST(BootstrapUnpaired, OneGroupEachIsTheUngroupedIntervalBitForBit) {
+  Rounds R = roundsOf(11, 0.015);
+  std::vector<uint32_t> B(R.B.size(), 2), C(R.C.size(), 5);
+  auto G = bootstrapSpeedupUnpaired(R.B, B, R.C, C);
+  auto U = bootstrapSpeedup(R.B, R.C);
+  ASSERT_TRUE(static_cast<bool>(G));
+  ASSERT_TRUE(static_cast<bool>(U));
+  EXPECT_EQ(G->Lower, U->Lower);
+  EXPECT_EQ(G->Upper, U->Upper);
+  EXPECT_EQ(G->Groups, 0u);
+}
+
+TEST(BootstrapUnpaired, ResamplesEachSidesRunsApart) {
+  // A reference pooled over many placements (one group) against three runs, each at a placement of its
+  // own that scales it by exp(0.025 Z) (the spread of one placement-sensitive kernel on the H200): the
+  // true speed-up is 1. How often does each interval lie wholly below 1 / 1.02 (the gate's error)?
+  int FlaggedUnpaired = 0, FlaggedFlat = 0;
+  BootstrapOptions O;
+  O.Resamples = 500;
+  for (uint64_t Trial = 0; Trial < 200; ++Trial) {
+    std::mt19937_64 Rng(9000 + Trial);
+    std::normal_distribution<double> Z(0.0, 1.0);
+    std::vector<double> Ref = durations(lognormal(Rng, 180, 1000, 0.01)), Cur;
+    std::vector<uint32_t> RefG(Ref.size(), 0), CurG;
+    for (uint32_t Run = 0; Run < 3; ++Run)
+      for (double D : durations(lognormal(Rng, 20, 1000 * std::exp(0.025 * Z(Rng)), 0.01))) {
+        Cur.push_back(D);
+        CurG.push_back(Run);
+      }
+    O.Seed = Trial;
+    auto U = bootstrapSpeedupUnpaired(Ref, RefG, Cur, CurG, O);
+    auto F = bootstrapSpeedup(Ref, Cur, O);
+    ASSERT_TRUE(static_cast<bool>(U));
+    ASSERT_TRUE(static_cast<bool>(F));
+    EXPECT_EQ(U->Groups, 4u);
+    FlaggedUnpaired += U->Upper < 1 / 1.02;
+    FlaggedFlat += F->Upper < 1 / 1.02;
+  }
+  EXPECT_LE(FlaggedUnpaired, 4);
+  EXPECT_GE(FlaggedFlat, 10);
+}
+
 TEST(BootstrapGrouped, RejectsGroupListsOfTheWrongLength) {
   std::vector<double> D = {1, 2, 3};
   std::vector<uint32_t> Two = {0, 1}, Three = {0, 1, 2};

@@ -31,6 +31,9 @@ struct KernelTimings {
   std::string Kernel; ///< the kernel's name as measured (CUPTI's demangled name)
   std::string Shape;  ///< the workload shape's name
   std::vector<double> Ns; ///< launch durations, ns (throttled and foreign-load launches already left out)
+  /// The run (placement) each of Ns came from, parallel to it; empty: one group (the journal's reference,
+  /// whose samples do not say their timing round).
+  std::vector<uint32_t> Groups;
 };
 
 /// What a journal holds as the reference of the gate.
@@ -68,7 +71,10 @@ struct GateResult {
 };
 
 /// Compares \p Current with \p Ref kernel by kernel and shape by shape (the
-/// pairs present on both sides; a pair on one side only is skipped).
+/// pairs present on both sides; a pair on one side only is skipped), by
+/// decide::bootstrapSpeedupUnpaired over each side's Groups: the working
+/// tree's runs, each at a placement of its own, are resampled before their
+/// launches, so one run at a slow placement does not pass for a regression.
 /// \p MinGain is the tolerance (a fraction >= 0). Errors: a bootstrap error
 /// (an empty or non-positive side), naming the kernel and shape.
 llvm::Expected<std::vector<GateResult>> gateTimings(const std::vector<KernelTimings> &Ref,

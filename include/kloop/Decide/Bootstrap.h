@@ -105,6 +105,27 @@ bootstrapSpeedupGrouped(llvm::ArrayRef<double> BaselineNs,
                         llvm::ArrayRef<uint32_t> CandidateGroups,
                         const BootstrapOptions &Options = BootstrapOptions());
 
+/// The interval of bootstrapSpeedup when each side's launches come in groups
+/// of their own, measured apart (the performance gate of `kloop check`: the
+/// reference from a journal, the working tree's runs now; docs/check.md): each
+/// resample draws, independently per side, as many of that side's groups as it
+/// has, with replacement, and within each drawn group as many launches as it
+/// holds (the two-stage bootstrap of bootstrapSpeedupGrouped, Davison & Hinkley
+/// 1997, sec. 3.8, without pairing groups across sides, since no condition is
+/// shared). \p BaselineGroups[i] is the group of \p BaselineNs[i], likewise
+/// for the candidate; group numbers of one side mean nothing to the other.
+/// With one group on each side this is bootstrapSpeedup, bit for bit. The
+/// interval's Groups is the number of groups of both sides together when
+/// either has two or more, else 0.
+/// Errors: those of bootstrapSpeedup; a group list whose length differs from
+/// its durations'.
+llvm::Expected<SpeedupInterval>
+bootstrapSpeedupUnpaired(llvm::ArrayRef<double> BaselineNs,
+                         llvm::ArrayRef<uint32_t> BaselineGroups,
+                         llvm::ArrayRef<double> CandidateNs,
+                         llvm::ArrayRef<uint32_t> CandidateGroups,
+                         const BootstrapOptions &Options = BootstrapOptions());
+
 } // namespace decide
 } // namespace kloop
 

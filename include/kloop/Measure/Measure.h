@@ -122,6 +122,9 @@ struct KernelShapeStats {
   size_t DiscardedForeign = 0; ///< of which dropped for foreign GPU load (launchForeign)
   decide::Summary Stats;     ///< of the kept durations, ns
   std::vector<double> KeptNs; ///< the kept durations themselves, ns, in launch order
+  /// The run (0, 1, ...) each of KeptNs came from, parallel to it: each run of a shape is a placement of
+  /// the program's buffers of its own (`placement_pad_mib`), a group for decide::bootstrapSpeedupUnpaired.
+  std::vector<uint32_t> KeptGroups;
   double MedianRelCI = 0;    ///< medianRelCIWidth of the kept durations
   std::optional<double> GBps;    ///< shape bytes / median ns
   std::optional<double> GFlops;  ///< shape flops / median ns
