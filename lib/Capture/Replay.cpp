@@ -1,5 +1,6 @@
 //===- Replay.cpp - Run the replay worker and read its result -------------===//
 #include "kloop/Capture/Replay.h"
+#include "kloop/Capture/Manifest.h"
 #include "kloop/Measure/Config.h"
 #include "kloop/Measure/Runner.h"
 #include "kloop/Support/JSONReader.h"
@@ -119,8 +120,38 @@ void readWorkerTimes(const json &J, ReplayTimes &T, JSONReadErrors &Errors) {
   }
 }
 
-/// Reads the worker's kloop-replay/1 JSON; a message naming what is wrong on failure.
-Expected<ReplayResult> parseResult(const std::string &Text) {
+/// Checks \p R's placements against the \p Asked the worker was given (ReplayOptions::Placements): 1 to
+/// Asked in all; each side's list present exactly when there are several, each entry below their number,
+/// and both sides of a launch at the same placement per iteration (docs/capture.md, "Placements"), since
+/// decide takes them as the groups of its bootstrap. Failures go to \p Errors, named by path.
+void checkPlacements(const ReplayResult &R, unsigned Asked, JSONReadErrors &Errors) {
+  if (R.Placements < 1 || R.Placements > Asked)
+    return Errors.fail("placements", "expected 1 to " + Twine(Asked) + " (the placements asked for), got " +
+                                         Twine(R.Placements));
+  for (size_t I = 0; I < R.Launches.size(); ++I) {
+    const ReplayLaunch &L = R.Launches[I];
+    std::string At = "launches[" + std::to_string(I) + "]";
+    for (auto [Name, S] : {std::pair{"baseline", &L.Baseline}, {"candidate", L.Candidate ? &*L.Candidate : nullptr}}) {
+      if (!S || S->TimesNs.empty())
+        continue;
+      std::string Path = At + "." + Name + ".placements";
+      if (R.Placements > 1 && S->Placements.empty())
+        return Errors.fail(Path, "missing: the worker timed at " + Twine(R.Placements) + " placements");
+      if (R.Placements == 1 && !S->Placements.empty())
+        return Errors.fail(Path, "present, but the worker timed at one placement");
+      for (uint64_t P : S->Placements)
+        if (P >= R.Placements)
+          return Errors.fail(Path, "placement " + Twine(P) + " of " + Twine(R.Placements));
+    }
+    if (L.Candidate && !L.Candidate->TimesNs.empty() && !L.Baseline.TimesNs.empty() &&
+        L.Candidate->Placements != L.Baseline.Placements)
+      return Errors.fail(At, "the baseline and the candidate were timed at different placements");
+  }
+}
+
+/// Reads the worker's kloop-replay/1 JSON, given \p AskedPlacements (checkPlacements); a message naming
+/// what is wrong on failure.
+Expected<ReplayResult> parseResult(const std::string &Text, unsigned AskedPlacements) {
   json J = json::parse(Text, nullptr, /*allow_exceptions=*/false);
   if (J.is_discarded() || !J.is_object() || J.value("schema", "") != "kloop-replay/1")
     return fail("the replay worker printed no kloop-replay/1 result");
@@ -161,10 +192,14 @@ Expected<ReplayResult> parseResult(const std::string &Text) {
   std::optional<std::string> PlacementNote;
   O.read("placements", Placements);
   O.read("placement_note", PlacementNote);
-  R.Placements = static_cast<unsigned>(std::max<int64_t>(Placements.value_or(1), 1));
+  if (Placements && (*Placements < 1 || *Placements > int64_t(MaxPlacements)))
+    Errors.fail("placements", "expected 1 to " + Twine(MaxPlacements) + ", got " + Twine(*Placements));
+  R.Placements = static_cast<unsigned>(std::clamp<int64_t>(Placements.value_or(1), 1, MaxPlacements));
   R.PlacementNote = PlacementNote.value_or("");
-  if (O.has("time_ns"))
-    readWorkerTimes(*O.member("time_ns", true), R.Times.emplace(), Errors);
+  if (!Errors.failed())
+    checkPlacements(R, AskedPlacements, Errors);
+  if (const json *T = O.has("time_ns") ? O.member("time_ns", true) : nullptr) // null after an earlier failure
+    readWorkerTimes(*T, R.Times.emplace(), Errors);
   if (Error E = Errors.take())
     return fail("the replay worker's result is malformed: " + toString(std::move(E)));
   R.Json = Text;
@@ -191,7 +226,7 @@ Expected<ReplayResult> runReplayWorker(const ReplayOptions &O) {
   auto Out = MemoryBuffer::getFile(Run->StdoutPath);
   if (!Out)
     return fail("cannot read the replay worker's output " + Run->StdoutPath);
-  Expected<ReplayResult> R = parseResult((*Out)->getBuffer().str());
+  Expected<ReplayResult> R = parseResult((*Out)->getBuffer().str(), O.Placements);
   if (!R)
     return fail(toString(R.takeError()) + " (exit code " + Twine(Run->ExitCode) + ")" + Tail);
   R->ExitCode = Run->ExitCode;
@@ -407,7 +442,7 @@ Expected<ReplayResult> ReplayServer::replay(const std::string &Cubin, const std:
     R.Times->RoundTripS = secondsSince(Sent);
     return R;
   }
-  Expected<ReplayResult> R = parseResult(*Reply);
+  Expected<ReplayResult> R = parseResult(*Reply, O.Placements);
   if (!R) {
     stop();
     return R.takeError();

@@ -426,8 +426,8 @@ private:
   void restore(const Prepared &P, int Side, bool Poison, uint32_t At);
   /// Copies the captured contents \p Before to \p To (stream-ordered): from its device copy when there is one.
   void copyBefore(CUdeviceptr To, const std::vector<uint8_t> &Before);
-  /// Why the "rotate-sets" L2 mode cannot copy \p Ps' allocations to other addresses ("" when it can): a
-  /// captured allocation holds a pointer into a captured allocation.
+  /// Why \p Ps' allocations cannot be copied to other addresses ("" when they can): a captured
+  /// allocation holds a pointer into a captured allocation before its launch or after it.
   std::string storedPointer(const std::vector<Prepared> &Ps) const;
   /// Allocates \p PerRange[i] copies of mapped range i (SetRanges; the others stay 0); "" or why not
   /// (memory). On failure nothing stays allocated.
@@ -802,14 +802,22 @@ void Replayer::restore(const Prepared &P, int Side, bool Poison, uint32_t At) {
 
 std::string Replayer::storedPointer(const std::vector<Prepared> &Ps) const {
   std::vector<capture::AddressRange> All = capturedRanges(Ps);
-  for (const Prepared &P : Ps)
-    for (size_t I = 0; I < P.Before.size(); ++I)
-      if (std::optional<uint64_t> At = replay::firstStoredPointer(P.Before[I]->data(), P.Before[I]->size(), All)) {
+  // Before a launch: a copy would read the original's data through it. After: the launch wrote an address
+  // of its own allocations, which a copy writes as another address than the captured reference holds.
+  for (bool After : {false, true})
+    for (const Prepared &P : Ps)
+      for (size_t I = 0; I < P.Before.size(); ++I) {
+        const std::vector<uint8_t> &Bytes = After ? *P.After[I] : *P.Before[I];
+        std::optional<uint64_t> At = replay::firstStoredPointer(Bytes.data(), Bytes.size(), All);
+        if (!At)
+          continue;
         char Base[24];
         std::snprintf(Base, sizeof(Base), "0x%llx", static_cast<unsigned long long>(P.L->Allocations[I].Base));
         return "allocation " + std::to_string(I) + " of launch " + std::to_string(P.Index) + " (captured address " +
-               Base + ") holds a pointer into a captured allocation at byte " + std::to_string(*At) +
-               ": copies at other addresses would use the original's data";
+               Base + ")" + (After ? " holds after the launch" : " holds") +
+               " a pointer into a captured allocation at byte " + std::to_string(*At) +
+               (After ? ": at other addresses the launch would write other pointers than the captured reference"
+                      : ": copies at other addresses would use the original's data");
       }
   return "";
 }
@@ -1173,7 +1181,8 @@ void Replayer::classifyPoison(Prepared &P) {
   }
 }
 
-json timesJSON(const Prepared &P, int Side) {
+/// One side of \p P's result; with \p Placed (several placements), the placement of each time.
+json timesJSON(const Prepared &P, int Side, bool Placed) {
   json J;
   const Dims &D = P.Config[Side];
   J["grid"] = {D.Grid[0], D.Grid[1], D.Grid[2]};
@@ -1182,7 +1191,7 @@ json timesJSON(const Prepared &P, int Side) {
   if (D.Kernel != P.L->Kernel)
     J["kernel"] = D.Kernel;
   J["times_ns"] = P.TimesNs[Side];
-  if (P.placements() > 1)
+  if (Placed)
     J["placements"] = P.PlacementOf[Side];
   J["median_ns"] = replay::median(P.TimesNs[Side]);
   J["match"] = P.Checked[Side] && P.Mismatch[Side].empty();
@@ -1227,10 +1236,11 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
       L["l2_dirty_bytes"] = P.SteadyDirtyBytes;
     if (R && R->L2 == "rotate-sets")
       L["l2_sets"] = P.Others;
-    L["baseline"] = timesJSON(P, 0);
+    bool Placed = R && R->Placements > 1;
+    L["baseline"] = timesJSON(P, 0, Placed);
     BaseOk &= P.Checked[0] && P.Mismatch[0].empty();
     if (!O.CandidateCubin.empty()) {
-      L["candidate"] = timesJSON(P, 1);
+      L["candidate"] = timesJSON(P, 1, Placed);
       CandOk &= P.Checked[1] && P.Mismatch[1].empty();
     }
     Launches.push_back(std::move(L));

@@ -176,7 +176,7 @@ TEST(Misc, RotationSets) {
 
 TEST(Misc, PlacementsBefore) {
   using V = std::vector<uint32_t>;
-  // One placement (the captured addresses) and 10 rotation sets: the copies in order, as before placements.
+  // One placement (the captured addresses) and 3 rotation sets: the copies in order, as before placements.
   EXPECT_EQ(placementsBefore(0, 3, 4), (V{1, 2, 3}));
   // Timed on a copy: the placements before it, cyclically, the last launched right before it.
   EXPECT_EQ(placementsBefore(2, 3, 4), (V{3, 0, 1}));

@@ -61,6 +61,7 @@ def result(base_cubin, cand_cubin, iters, configs=None):
     if cand is None:
         del out["launches"][0]["candidate"]
         out["candidate_match"] = None
+    malform_placements(out)
     code = 0
     if mode == "crash" or (mode == "crash-once" and first_time()):
         out["launches"][0]["candidate"] = {"times_ns": [], "median_ns": 0, "match": False, "mismatch": None}
@@ -82,6 +83,23 @@ def result(base_cubin, cand_cubin, iters, configs=None):
     elif mode == "hang-once" and first_time():
         time.sleep(3600)
     return out, code
+
+
+def malform_placements(out):
+    """$KLOOP_TEST_WORKER_PLACEMENTS breaks the reply's placements: short (the baseline's list one entry
+    short), disjoint (the candidate at another placement than the baseline), beyond (an entry not below
+    the count), more (a count above the one asked for)."""
+    how = os.environ.get("KLOOP_TEST_WORKER_PLACEMENTS")
+    sides = out["launches"][0] if out["launches"] else {}
+    if how == "short":
+        sides["baseline"]["placements"].pop()
+    elif how == "disjoint":
+        sides["candidate"]["placements"] = [(p + 1) % out["placements"] for p in sides["candidate"]["placements"]]
+    elif how == "beyond":
+        sides["baseline"]["placements"][0] = out["placements"]
+        sides["candidate"]["placements"][0] = out["placements"]
+    elif how == "more":
+        out["placements"] += 1
 
 
 def copies_used():
