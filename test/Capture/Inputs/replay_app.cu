@@ -63,6 +63,13 @@ __global__ void scalar_only(int n, float a) {
     __trap();
 }
 
+/// Writes addresses of its input: after the launch, device memory holds pointers into an allocation.
+__global__ void write_pointers(const float *x, const float **out, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = x + i;
+}
+
 #define CHECK(call)                                                                                             \
   do {                                                                                                          \
     cudaError_t e_ = (call);                                                                                    \
@@ -76,6 +83,7 @@ int main(int argc, char **argv) {
   bool Managed = argc > 1 && std::strcmp(argv[1], "--managed") == 0;
   bool Stored = argc > 1 && std::strcmp(argv[1], "--stored") == 0;
   bool Scalar = argc > 1 && std::strcmp(argv[1], "--scalar") == 0;
+  bool Pointers = argc > 1 && std::strcmp(argv[1], "--pointers") == 0;
   const int n = 1 << 16;
   std::vector<float> hx(n), hy(n), hz(n + 256);
   for (int i = 0; i < n; ++i) {
@@ -110,6 +118,13 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&in, sizeof(hin)));
     CHECK(cudaMemcpy(in, hin, sizeof(hin), cudaMemcpyHostToDevice));
     add_stored<<<(n + 255) / 256, 256>>>(in, x, z, y, n);
+    CHECK(cudaGetLastError());
+  }
+  if (Pointers) {
+    const float **out;
+    CHECK(cudaMalloc(&out, 1024 * sizeof(float *)));
+    CHECK(cudaMemset(out, 0, 1024 * sizeof(float *)));
+    write_pointers<<<4, 256>>>(x, out, 1024);
     CHECK(cudaGetLastError());
   }
   if (Scalar) {
