@@ -86,11 +86,6 @@ static std::optional<std::string> templateArg(const CallExpr *Call, unsigned I, 
   return sourceText(Args[I].getSourceRange(), Ctx);
 }
 
-static std::string parenthesized(const std::string &T) {
-  bool Simple = llvm::all_of(T, [](char C) { return std::isalnum((unsigned char)C) || C == '_' || C == '.'; });
-  return Simple ? T : "(" + T + ")";
-}
-
 /// \p Start as the caller would write it: the callee's template and (only read) function parameters replaced
 /// by what \p Call passes them; nullopt when one is not known. \p Call null: \p Start is in the kernel.
 static std::optional<std::string> startInCaller(const Expr *Start, const CallExpr *Call, const FunctionDecl *Callee,
@@ -119,7 +114,7 @@ static std::optional<std::string> startInCaller(const Expr *Start, const CallExp
     if (By && !At)
       return std::nullopt;
     if (By)
-      Text.replace(*At, D->getNameInfo().getAsString().size(), parenthesized(*By));
+      Text.replace(*At, D->getNameInfo().getAsString().size(), asOperand(*By));
   }
   return Text;
 }

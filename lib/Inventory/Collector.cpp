@@ -1142,17 +1142,23 @@ void Collector::collectKernel(const FunctionDecl *FD) {
     J["min_blocks"] = LB->getMinBlocks() ? json{{"expr", textOf(LB->getMinBlocks()->getSourceRange())},
                                                 {"value", evalInt(LB->getMinBlocks())}}
                                          : json(nullptr);
+    J["max_blocks_per_cluster"] = LB->getMaxBlocks()
+                                      ? json{{"expr", textOf(LB->getMaxBlocks()->getSourceRange())},
+                                             {"value", evalInt(LB->getMaxBlocks())}}
+                                      : json(nullptr);
     noteContext(LB->getMaxThreads(), "launch_bounds", KID);
     if (LB->getMinBlocks())
       noteContext(LB->getMinBlocks(), "launch_bounds", KID);
+    if (LB->getMaxBlocks())
+      noteContext(LB->getMaxBlocks(), "launch_bounds", KID);
     K.Data["launch_bounds"] = J;
     Entity E;
     E.Kind = EntityKind::LaunchBounds;
     E.ID = KID + "/launch_bounds";
     E.Owner = KID;
     E.D = FD;
-    SourceRange Args(LB->getMaxThreads()->getBeginLoc(),
-                     (LB->getMinBlocks() ? LB->getMinBlocks() : LB->getMaxThreads())->getEndLoc());
+    const Expr *Last = LB->getMaxBlocks() ? LB->getMaxBlocks() : LB->getMinBlocks() ? LB->getMinBlocks() : LB->getMaxThreads();
+    SourceRange Args(LB->getMaxThreads()->getBeginLoc(), Last->getEndLoc());
     E.Span = spanOf(Args);
     setEditability(E, Args);
     E.Data = J;

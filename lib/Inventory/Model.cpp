@@ -199,6 +199,7 @@ static void readFields(JSONObject &O, LaunchBounds &B) {
   O.read("id", B.ID);
   O.object("max_threads", B.MaxThreads);
   O.object("min_blocks", B.MinBlocks);
+  O.object("max_blocks_per_cluster", B.MaxBlocksPerCluster);
 }
 
 //--- facts of the rules warp-shuffle-reductions and privatize-atomics ---//
@@ -606,7 +607,8 @@ static json write(const LocalConstant &C) {
 static json write(const LaunchBounds &B) {
   return {{"id", B.ID},
           {"max_threads", write(B.MaxThreads)},
-          {"min_blocks", B.MinBlocks ? write(*B.MinBlocks) : json(nullptr)}};
+          {"min_blocks", B.MinBlocks ? write(*B.MinBlocks) : json(nullptr)},
+          {"max_blocks_per_cluster", B.MaxBlocksPerCluster ? write(*B.MaxBlocksPerCluster) : json(nullptr)}};
 }
 //--- facts of the rules warp-shuffle-reductions and privatize-atomics ---//
 

@@ -3,6 +3,8 @@
 
 #include <cctype>
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/ConvertUTF.h"
 #include <cstdio>
 
@@ -61,6 +63,34 @@ std::string withoutSpaces(llvm::StringRef Text) {
     if (!std::isspace(static_cast<unsigned char>(C)))
       Out += C;
   return Out;
+}
+
+/// The offset of the parenthesis that closes the one at \p Text's start (character and string literals
+/// skipped), or StringRef::npos.
+static size_t closingParen(StringRef Text) {
+  int Depth = 0;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    char Ch = Text[I];
+    if (Ch == '\'' || Ch == '"') {
+      for (++I; I < Text.size() && Text[I] != Ch; ++I)
+        if (Text[I] == '\\')
+          ++I;
+      continue;
+    }
+    if (Ch == '(')
+      ++Depth;
+    else if (Ch == ')' && --Depth == 0)
+      return I;
+  }
+  return StringRef::npos;
+}
+
+std::string asOperand(StringRef Expr) {
+  Expr = Expr.trim();
+  bool OneToken = !Expr.empty() && llvm::all_of(Expr, [](char Ch) { return isAlnum(Ch) || Ch == '_' || Ch == '.'; });
+  if (OneToken || (Expr.starts_with("(") && closingParen(Expr) == Expr.size() - 1))
+    return Expr.str();
+  return "(" + Expr.str() + ")";
 }
 
 } // namespace kloop

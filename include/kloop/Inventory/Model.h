@@ -260,6 +260,8 @@ struct LaunchBounds {
   std::string ID; ///< `<kernel>/launch_bounds`
   ExprValue MaxThreads;
   std::optional<ExprValue> MinBlocks;
+  /// The third argument (sm_90 thread block clusters: at most this many blocks per cluster), if written.
+  std::optional<ExprValue> MaxBlocksPerCluster;
 };
 
 //===--- Facts of the rules warp-shuffle-reductions and privatize-atomics ---===//

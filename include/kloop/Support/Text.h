@@ -34,6 +34,13 @@ std::string terminalSafe(llvm::StringRef Text);
 /// ("BLOCK / 2", "BLOCK/2") compare equal.
 std::string withoutSpaces(llvm::StringRef Text);
 
+/// C++ expression \p Expr (one line) written so that it binds as one operand wherever its text is pasted
+/// (a macro body, a name substituted inside a larger expression): a single token (a number or a name)
+/// and an expression wholly inside one pair of parentheses as they are, anything else in parentheses.
+/// `16 + 16` becomes `(16 + 16)`, since `2 * TILE` would otherwise read 2 * 16 + 16. Character and
+/// string literals are skipped when matching parentheses. Surrounding blanks are dropped.
+std::string asOperand(llvm::StringRef Expr);
+
 } // namespace kloop
 
 #endif

@@ -1,7 +1,8 @@
 //===- SetConstant.cpp - set_constant: a macro body or an initializer -----===//
 //
 // docs/edits.md, "set_constant". The ID names a constant (`macro:N`, `const:N`,
-// `K/const:N`); its macro body or its initializer becomes `value`. On the edited
+// `K/const:N`); its macro body (parenthesized unless one token: asOperand) or
+// its initializer becomes `value`. On the edited
 // code every launch whose block, grid or shared memory clang evaluates, and every
 // constant __launch_bounds__, must stay within CUDA's limits (LaunchLimits.h).
 //
@@ -12,6 +13,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "kloop/Edit/Proposal.h"
+#include "kloop/Support/Text.h"
 
 using namespace clang;
 using namespace llvm;
@@ -68,7 +70,7 @@ private:
     if (Body >= Def.size())
       return refuse("macro '" + Name + "' has an empty body");
     FileRange R{File, E.Span.BeginOffset + (unsigned)Body, E.Span.EndOffset};
-    return accept({replaceRange(R, Ed.Value)});
+    return accept({replaceRange(R, asOperand(Ed.Value))});
   }
 };
 

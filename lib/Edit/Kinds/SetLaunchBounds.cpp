@@ -28,20 +28,32 @@ public:
     const auto *FD = dyn_cast_or_null<FunctionDecl>(E.D);
     if (!FD)
       return refuse("no declaration for '" + Ed.ID + "'");
+    if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>())
+      return rewriteArguments(Ed, *LB, C);
     std::string Args = std::to_string(Ed.MaxThreads) + (Ed.MinBlocks ? ", " + std::to_string(*Ed.MinBlocks) : "");
-    if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>()) {
-      SourceRange AR(LB->getMaxThreads()->getBeginLoc(),
-                     (LB->getMinBlocks() ? LB->getMinBlocks() : LB->getMaxThreads())->getEndLoc());
-      auto R = C.rangeOf(AR);
-      if (!R)
-        return refuse(std::string("its __launch_bounds__ arguments: ") + macroRefusal());
-      return accept({replaceRange(*R, Args)});
-    }
     SourceLocation At = FD->getQualifierLoc() ? FD->getQualifierLoc().getBeginLoc() : FD->getLocation();
     auto R = C.pointOf(At);
     if (!R)
       return refuse(std::string("its name: ") + macroRefusal());
     return accept({replaceRange(*R, "__launch_bounds__(" + Args + ") ")});
+  }
+
+  /// Rewrites the arguments of \p LB: max_threads always; min_blocks when the edit gives it, else the
+  /// one written stays; the third argument (max blocks per cluster, sm_90) always stays, so a kernel's
+  /// cluster bound never becomes its min blocks.
+  Outcome rewriteArguments(const Edit &Ed, const CUDALaunchBoundsAttr &LB, PlanContext &C) const {
+    const Expr *Last = LB.getMaxBlocks() ? LB.getMaxBlocks() : LB.getMinBlocks() ? LB.getMinBlocks() : LB.getMaxThreads();
+    auto R = C.rangeOf(SourceRange(LB.getMaxThreads()->getBeginLoc(), Last->getEndLoc()));
+    if (!R)
+      return refuse(std::string("its __launch_bounds__ arguments: ") + macroRefusal());
+    std::string Args = std::to_string(Ed.MaxThreads);
+    if (Ed.MinBlocks)
+      Args += ", " + std::to_string(*Ed.MinBlocks);
+    else if (LB.getMinBlocks())
+      Args += ", " + C.textOf(LB.getMinBlocks()->getSourceRange());
+    if (LB.getMaxBlocks())
+      Args += ", " + C.textOf(LB.getMaxBlocks()->getSourceRange());
+    return accept({replaceRange(*R, Args)});
   }
 
   std::vector<std::string> checkEdited(const Edit &Ed, const EditedInventory &Inv) const override {

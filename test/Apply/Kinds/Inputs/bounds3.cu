@@ -1,0 +1,15 @@
+// Kernels whose __launch_bounds__ carry two and three arguments (the third: max blocks per cluster).
+#include "cuda.h"
+__global__ void __launch_bounds__(256, 2, 4) clustered(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] *= 2.0f;
+}
+#define MINB 3
+__global__ void __launch_bounds__(256, MINB) twoargs(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] += 1.0f;
+}
+void run(float *p, int n) {
+  clustered<<<(n + 255) / 256, 256>>>(p, n);
+  twoargs<<<(n + 255) / 256, 256>>>(p, n);
+}
