@@ -15,6 +15,7 @@
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
 #include "clang/Basic/SourceManager.h"
@@ -260,27 +261,63 @@ std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kerne
 
 namespace {
 
-/// The variable a pointer expression is derived from: p, p + k, &p[k], (T*)p.
-const ValueDecl *baseOf(const Expr *E) {
+/// Whether \p S (a function body) changes local \p V other than by its initializer: an assignment,
+/// an increment or decrement, or its address taken (cudaMalloc(&p, ...) writes it).
+bool changedAfterInit(const Stmt *S, const VarDecl *V) {
+  if (!S)
+    return false;
+  auto Names = [&](const Expr *E) {
+    const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
+    return DRE && DRE->getDecl() == V;
+  };
+  if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp() && Names(BO->getLHS()))
+    return true;
+  if (const auto *UO = dyn_cast<UnaryOperator>(S);
+      UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf) && Names(UO->getSubExpr()))
+    return true;
+  return llvm::any_of(S->children(), [&](const Stmt *C) { return changedAfterInit(C, V); });
+}
+
+/// The variable a pointer expression is derived from: p, p + k, &p[k], (T*)p; through a local pointer
+/// that only its initializer sets in \p Body (`float *dst = base + 8;` derives from base), up to
+/// \p Depth such steps.
+const ValueDecl *baseOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
   E = stripCasts(E);
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
+    bool Local = V && V->isLocalVarDecl() && V->getType()->isPointerType() && V->getInit();
+    if (Local && Depth && !changedAfterInit(Body, V))
+      if (const ValueDecl *B = baseOf(V->getInit(), Body, Depth - 1))
+        return B;
     return DRE->getDecl();
+  }
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     if (BO->isAdditiveOp()) {
       if (BO->getLHS()->getType()->isPointerType())
-        return baseOf(BO->getLHS());
+        return baseOf(BO->getLHS(), Body, Depth);
       if (BO->getRHS()->getType()->isPointerType())
-        return baseOf(BO->getRHS());
+        return baseOf(BO->getRHS(), Body, Depth);
     }
     if (BO->getOpcode() == BO_Comma)
-      return baseOf(BO->getRHS());
+      return baseOf(BO->getRHS(), Body, Depth);
   }
   if (const auto *UO = dyn_cast<UnaryOperator>(E))
     if (UO->getOpcode() == UO_AddrOf)
       if (const auto *AS = dyn_cast<ArraySubscriptExpr>(stripCasts(UO->getSubExpr())))
-        return baseOf(AS->getBase());
+        return baseOf(AS->getBase(), Body, Depth);
   if (const auto *ME = dyn_cast<MemberExpr>(E))
     return ME->getMemberDecl();
+  return nullptr;
+}
+
+/// The body of the function that holds \p S, or null.
+const Stmt *enclosingBody(const Stmt &S, ASTContext &Ctx) {
+  DynTypedNodeList Ps = Ctx.getParents(S);
+  while (!Ps.empty()) {
+    if (const auto *FD = Ps[0].get<FunctionDecl>())
+      return FD->getBody();
+    Ps = Ctx.getParents(Ps[0]);
+  }
   return nullptr;
 }
 
@@ -292,6 +329,7 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
   const FunctionDecl *K = KCE->getDirectCallee();
   if (!K)
     return std::nullopt;
+  const Stmt *Body = enclosingBody(*KCE, C.astContext());
   LaunchFacts F;
   F.SiteID = SiteID;
   F.Kernel = E.Data["kernel"].get<std::string>();
@@ -301,7 +339,7 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
       const ParmVarDecl *PI = K->getParamDecl(I), *PJ = K->getParamDecl(J);
       if (!PI->getType()->isPointerType() || !PJ->getType()->isPointerType())
         continue;
-      const ValueDecl *BI = baseOf(KCE->getArg(I)), *BJ = baseOf(KCE->getArg(J));
+      const ValueDecl *BI = baseOf(KCE->getArg(I), Body), *BJ = baseOf(KCE->getArg(J), Body);
       std::string TI = C.textOf(KCE->getArg(I)->getSourceRange()), TJ = C.textOf(KCE->getArg(J)->getSourceRange());
       bool Same = (BI && BI == BJ) || (!TI.empty() && TI == TJ);
       if (Same)

@@ -65,32 +65,54 @@ std::string withoutSpaces(llvm::StringRef Text) {
   return Out;
 }
 
-/// The offset of the parenthesis that closes the one at \p Text's start (character and string literals
-/// skipped), or StringRef::npos.
+/// The offset of the end of the literal or comment that starts at \p I of \p Text (a character or string
+/// literal, a block comment), or \p I when none starts there.
+static size_t skipLiteral(StringRef Text, size_t I) {
+  char Ch = Text[I];
+  if (Ch == '\'' || Ch == '"') {
+    for (++I; I < Text.size() && Text[I] != Ch; ++I)
+      if (Text[I] == '\\')
+        ++I;
+    return I;
+  }
+  if (Text.substr(I).starts_with("/*")) {
+    size_t End = Text.find("*/", I + 2);
+    return End == StringRef::npos ? Text.size() : End + 1;
+  }
+  return I;
+}
+
+/// The offset of the parenthesis that closes the one at \p Text's start, or StringRef::npos.
 static size_t closingParen(StringRef Text) {
   int Depth = 0;
-  for (size_t I = 0; I < Text.size(); ++I) {
-    char Ch = Text[I];
-    if (Ch == '\'' || Ch == '"') {
-      for (++I; I < Text.size() && Text[I] != Ch; ++I)
-        if (Text[I] == '\\')
-          ++I;
-      continue;
-    }
-    if (Ch == '(')
+  for (size_t I = 0; I < Text.size(); I = skipLiteral(Text, I) + 1) {
+    if (Text[I] == '(')
       ++Depth;
-    else if (Ch == ')' && --Depth == 0)
+    else if (Text[I] == ')' && --Depth == 0)
       return I;
   }
   return StringRef::npos;
 }
 
+/// The offset of a `//` comment in \p Text (not inside a literal or a block comment), or its size.
+static size_t lineComment(StringRef Text) {
+  for (size_t I = 0; I < Text.size(); I = skipLiteral(Text, I) + 1)
+    if (Text.substr(I).starts_with("//"))
+      return I;
+  return Text.size();
+}
+
 std::string asOperand(StringRef Expr) {
   Expr = Expr.trim();
-  bool OneToken = !Expr.empty() && llvm::all_of(Expr, [](char Ch) { return isAlnum(Ch) || Ch == '_' || Ch == '.'; });
-  if (OneToken || (Expr.starts_with("(") && closingParen(Expr) == Expr.size() - 1))
-    return Expr.str();
-  return "(" + Expr.str() + ")";
+  size_t Comment = lineComment(Expr);
+  StringRef Code = Expr.take_front(Comment).rtrim(), Rest = Expr.drop_front(Comment);
+  std::string Tail = Rest.empty() ? "" : " " + Rest.str(); // a // comment stays after the closing parenthesis
+  bool OneToken = !Code.empty() && llvm::all_of(Code, [](char Ch) {
+    return isAlnum(Ch) || Ch == '_' || Ch == '.' || Ch == '\'';
+  });
+  if (OneToken || (Code.starts_with("(") && closingParen(Code) == Code.size() - 1))
+    return Code.str() + Tail;
+  return "(" + Code.str() + ")" + Tail;
 }
 
 } // namespace kloop

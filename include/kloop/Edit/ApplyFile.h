@@ -36,6 +36,9 @@ struct ProposalApplication {
   std::vector<CompileJob> Jobs;
   /// One line per action the recovery of interrupted writes took, for the caller to print.
   std::vector<std::string> RecoveryNotes;
+  /// What the apply did beyond the units asked for, for the caller to print as notes: a header the
+  /// proposal edits is checked in every other unit of the compilation database that reads it.
+  std::vector<std::string> Notes;
   /// applyProposal's result.
   ApplyResult Result;
   /// True when the proposal is refused: any refusal, or with
@@ -48,7 +51,10 @@ struct ProposalApplication {
 };
 
 /// Applies \p P to the translation units of \p Inputs: plan, recover, apply,
-/// and with \p InPlace write. Errors: those of planCompileJobs,
+/// and with \p InPlace write. When \p Inputs names files of a compilation
+/// database and the proposal edits a header, every other unit of the database
+/// that reads it (an extract of the database, through the extract cache) is
+/// planned and re-parsed too, so an edit that breaks one of them is refused. Errors: those of planCompileJobs,
 /// recoverInterruptedWrites, applyProposal and writeChangesInPlace (on a
 /// failed write no file is changed); a ParseCrashError when a parse crashed.
 llvm::Expected<ProposalApplication> applyProposalToInputs(const Proposal &P, const FrontendOptions &Inputs,

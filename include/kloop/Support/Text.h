@@ -38,7 +38,8 @@ std::string withoutSpaces(llvm::StringRef Text);
 /// (a macro body, a name substituted inside a larger expression): a single token (a number or a name)
 /// and an expression wholly inside one pair of parentheses as they are, anything else in parentheses.
 /// `16 + 16` becomes `(16 + 16)`, since `2 * TILE` would otherwise read 2 * 16 + 16. Character and
-/// string literals are skipped when matching parentheses. Surrounding blanks are dropped.
+/// string literals and comments are skipped when matching parentheses; a trailing `//` comment stays after
+/// the closing parenthesis (`(16 + 16) // note`). Surrounding blanks are dropped.
 std::string asOperand(llvm::StringRef Expr);
 
 } // namespace kloop
