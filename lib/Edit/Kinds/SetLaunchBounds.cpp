@@ -11,6 +11,8 @@
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
 #include "clang/AST/Expr.h"
+#include "clang/Basic/SourceManager.h"
+#include "llvm/Support/Path.h"
 
 using namespace clang;
 using namespace llvm;
@@ -28,8 +30,15 @@ public:
     const auto *FD = dyn_cast_or_null<FunctionDecl>(E.D);
     if (!FD)
       return refuse("no declaration for '" + Ed.ID + "'");
-    if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>())
+    if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>()) {
+      if (LB->isInherited()) { // written on an earlier declaration: outside the kernel's region
+        PresumedLoc At = C.sourceManager().getPresumedLoc(C.sourceManager().getExpansionLoc(LB->getLocation()));
+        return refuse("its __launch_bounds__ is written on another declaration (" +
+                      sys::path::filename(At.getFilename()).str() + ":" + std::to_string(At.getLine()) +
+                      "), not on its definition, which kloop edits: move the attribute to the definition");
+      }
       return rewriteArguments(Ed, *LB, C);
+    }
     std::string Args = std::to_string(Ed.MaxThreads) + (Ed.MinBlocks ? ", " + std::to_string(*Ed.MinBlocks) : "");
     SourceLocation At = FD->getQualifierLoc() ? FD->getQualifierLoc().getBeginLoc() : FD->getLocation();
     auto R = C.pointOf(At);

@@ -13,3 +13,9 @@ void run(float *p, int n) {
   clustered<<<(n + 255) / 256, 256>>>(p, n);
   twoargs<<<(n + 255) / 256, 256>>>(p, n);
 }
+__global__ void __launch_bounds__(128) declared(float *p, int n);
+__global__ void declared(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] *= 3.0f;
+}
+void run2(float *p, int n) { declared<<<(n + 127) / 128, 128>>>(p, n); }
