@@ -4,37 +4,55 @@
 #include "kloop/Inventory/Extract.h"
 #include "kloop/Inventory/ExtractCache.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
-#include <set>
+#include <map>
 
 using llvm::Expected;
 
 namespace kloop {
 
-/// The files \p Changes edits that are no main file of \p Jobs: headers other units may read.
-static std::set<std::string> editedHeaders(const std::vector<FileChange> &Changes, const std::vector<CompileJob> &Jobs) {
-  std::set<std::string> Out;
+/// \p File with every symbolic link resolved (as it is when it cannot be), so that a header reached
+/// through a link and through its own directory compare equal.
+static std::string realFile(const std::string &File) {
+  llvm::SmallString<256> Real;
+  return llvm::sys::fs::real_path(File, Real) ? File : std::string(Real);
+}
+
+/// The files \p Changes edits that are no main file of \p Jobs (headers other units may read): each
+/// file with its links resolved, to the path kloop edits it by.
+static std::map<std::string, std::string> editedHeaders(const std::vector<FileChange> &Changes,
+                                                        const std::vector<CompileJob> &Jobs) {
+  std::map<std::string, std::string> Out;
   for (const FileChange &C : Changes)
-    if (llvm::none_of(Jobs, [&](const CompileJob &J) { return J.File == C.File; }))
-      Out.insert(C.File);
+    if (llvm::none_of(Jobs, [&](const CompileJob &J) { return realFile(J.File) == realFile(C.File); }))
+      Out[realFile(C.File)] = C.File;
   return Out;
 }
 
-/// Whether a side of \p T read a file of \p Files.
-static bool readsAny(const TUResult &T, const std::set<std::string> &Files) {
-  auto In = [&](const std::string &F) { return Files.count(F) > 0; };
-  return llvm::any_of(T.Device.InputFiles, In) || llvm::any_of(T.Host.InputFiles, In);
+/// The files of \p Headers that a side of \p T read, each by the path it read it through.
+static std::vector<std::string> headersRead(const TUResult &T, const std::map<std::string, std::string> &Headers) {
+  std::vector<std::string> Out;
+  for (const std::vector<std::string> *Files : {&T.Device.InputFiles, &T.Host.InputFiles})
+    for (const std::string &F : *Files)
+      if (Headers.count(realFile(F)))
+        Out.push_back(F);
+  return Out;
 }
 
 /// The units of \p Inputs' compilation database outside \p Jobs that read a header \p Changes edits,
 /// found by an extract of the whole database (through the extract cache): the edit must compile in
-/// them too. A unit that does not parse before the edit cannot be checked; \p Notes says so. None
-/// when \p Inputs names no files or has no database (\p Jobs are then every unit kloop knows of).
+/// them too. A unit that does not parse before the edit cannot be checked; \p Notes says so. A unit that
+/// reads the header through another path (a symbolic link) would read it unedited, so it cannot be
+/// checked either: \p Unchecked says why, and the caller refuses the proposal. None when \p Inputs names
+/// no files or has no database (\p Jobs are then every unit kloop knows of).
 static Expected<std::vector<CompileJob>> includersOutside(const FrontendOptions &Inputs, const std::vector<CompileJob> &Jobs,
                                                           const std::vector<FileChange> &Changes, const ApplyOptions &Opts,
-                                                          std::vector<std::string> &Notes) {
-  std::set<std::string> Headers = editedHeaders(Changes, Jobs);
+                                                          std::vector<std::string> &Notes,
+                                                          std::vector<std::string> &Unchecked) {
+  std::map<std::string, std::string> Headers = editedHeaders(Changes, Jobs);
   if (Inputs.BuildPath.empty() || Inputs.Inputs.empty() || Headers.empty())
     return std::vector<CompileJob>();
   FrontendOptions All = Inputs;
@@ -46,10 +64,15 @@ static Expected<std::vector<CompileJob>> includersOutside(const FrontendOptions 
   std::vector<CompileJob> Out;
   for (const TUResult &T : E->Results) {
     bool Named = llvm::any_of(Jobs, [&](const CompileJob &J) { return J.File == T.Job.File && J.Entry == T.Job.Entry; });
-    if (Named || !readsAny(T, Headers))
+    std::vector<std::string> Read = headersRead(T, Headers);
+    if (Named || Read.empty())
       continue;
+    auto Linked = llvm::find_if(Read, [&](const std::string &F) { return Headers.at(realFile(F)) != F; });
     if (T.lost())
       Notes.push_back(T.Job.File + " reads an edited header but does not parse before the edit; the edit is not checked there");
+    else if (Linked != Read.end())
+      Unchecked.push_back(T.Job.File + " reads the edited " + Headers.at(realFile(*Linked)) + " through another path, " +
+                          *Linked + " (a symbolic link), where kloop cannot check the edit");
     else
       Out.push_back(T.Job);
   }
@@ -71,13 +94,17 @@ Expected<ProposalApplication> applyProposalToInputs(const Proposal &P, const Fro
   ParseCrashScope Crashes;
   Expected<ApplyResult> R = applyProposal(P, A.Jobs, Inputs, Opts);
   if (R && !R->Changes.empty()) {
-    Expected<std::vector<CompileJob>> More = includersOutside(Inputs, A.Jobs, R->Changes, Opts, A.Notes);
+    std::vector<std::string> Unchecked;
+    Expected<std::vector<CompileJob>> More = includersOutside(Inputs, A.Jobs, R->Changes, Opts, A.Notes, Unchecked);
     if (!More)
       return More.takeError();
     if (!More->empty()) {
       A.Jobs.insert(A.Jobs.end(), More->begin(), More->end());
       R = applyProposal(P, A.Jobs, Inputs, Opts);
     }
+    for (std::string &Why : Unchecked)
+      if (R)
+        R->Refusals.push_back(Refusal{-1, "", std::move(Why)});
   }
   // A crash first: applyProposal folds a crashed parse into an error or a refusal of its own.
   if (llvm::Error E = Crashes.takeError("apply")) {

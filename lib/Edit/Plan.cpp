@@ -275,6 +275,22 @@ bool changedAfterInit(const Stmt *S, const VarDecl *V) {
   if (const auto *UO = dyn_cast<UnaryOperator>(S);
       UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf) && Names(UO->getSubExpr()))
     return true;
+  if (const auto *DS = dyn_cast<DeclStmt>(S)) // a reference bound to it: float *&r = dst;
+    for (const Decl *D : DS->decls())
+      if (const auto *R = dyn_cast<VarDecl>(D); R && R->getType()->isReferenceType() && R->getInit() &&
+                                                !R->getType()->getPointeeType().isConstQualified() && Names(R->getInit()))
+        return true;
+  if (const auto *CE = dyn_cast<CallExpr>(S)) // passed to a non-const reference parameter
+    if (const FunctionDecl *F = CE->getDirectCallee())
+      for (unsigned I = 0; I < std::min<unsigned>(CE->getNumArgs(), F->getNumParams()); ++I) {
+        QualType T = F->getParamDecl(I)->getType();
+        if (T->isReferenceType() && !T->getPointeeType().isConstQualified() && Names(CE->getArg(I)))
+          return true;
+      }
+  if (const auto *L = dyn_cast<LambdaExpr>(S)) // captured by reference
+    for (const LambdaCapture &Cap : L->captures())
+      if (Cap.capturesVariable() && Cap.getCaptureKind() == LCK_ByRef && Cap.getCapturedVar() == V)
+        return true;
   return llvm::any_of(S->children(), [&](const Stmt *C) { return changedAfterInit(C, V); });
 }
 
@@ -287,8 +303,11 @@ const ValueDecl *baseOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
     bool Local = V && V->isLocalVarDecl() && V->getType()->isPointerType() && V->getInit();
     if (Local && Depth && !changedAfterInit(Body, V))
-      if (const ValueDecl *B = baseOf(V->getInit(), Body, Depth - 1))
-        return B;
+      if (const ValueDecl *B = baseOf(V->getInit(), Body, Depth - 1)) {
+        const auto *BV = dyn_cast<VarDecl>(B); // a base set again later no longer holds what V was derived from
+        if (!BV || !changedAfterInit(Body, BV))
+          return B;
+      }
     return DRE->getDecl();
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
@@ -310,12 +329,15 @@ const ValueDecl *baseOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
   return nullptr;
 }
 
-/// The body of the function that holds \p S, or null.
+/// The body of the function that holds \p S (outside any lambda), or null.
 const Stmt *enclosingBody(const Stmt &S, ASTContext &Ctx) {
   DynTypedNodeList Ps = Ctx.getParents(S);
   while (!Ps.empty()) {
-    if (const auto *FD = Ps[0].get<FunctionDecl>())
-      return FD->getBody();
+    if (const auto *FD = Ps[0].get<FunctionDecl>()) {
+      const auto *M = dyn_cast<CXXMethodDecl>(FD);
+      if (!M || !M->getParent()->isLambda()) // a lambda's body lies in the function that holds it
+        return FD->getBody();
+    }
     Ps = Ctx.getParents(Ps[0]);
   }
   return nullptr;

@@ -65,11 +65,23 @@ std::string withoutSpaces(llvm::StringRef Text) {
   return Out;
 }
 
+/// Whether the `'` at \p I of \p Text separates digits of a number (`1'024`, `0xFF'FF`): it follows a
+/// run of number characters that starts with a digit, and a digit or letter follows it.
+static bool digitSeparator(StringRef Text, size_t I) {
+  if (I == 0 || I + 1 >= Text.size() || !isAlnum(Text[I - 1]) || !isAlnum(Text[I + 1]))
+    return false;
+  size_t Start = I;
+  while (Start > 0 && (isAlnum(Text[Start - 1]) || Text[Start - 1] == '.' || Text[Start - 1] == '\'' ||
+                       Text[Start - 1] == '_'))
+    --Start;
+  return isDigit(Text[Start]) || (Text[Start] == '.' && Start + 1 < Text.size() && isDigit(Text[Start + 1]));
+}
+
 /// The offset of the end of the literal or comment that starts at \p I of \p Text (a character or string
 /// literal, a block comment), or \p I when none starts there.
 static size_t skipLiteral(StringRef Text, size_t I) {
   char Ch = Text[I];
-  if (Ch == '\'' || Ch == '"') {
+  if ((Ch == '\'' && !digitSeparator(Text, I)) || Ch == '"') {
     for (++I; I < Text.size() && Text[I] != Ch; ++I)
       if (Text[I] == '\\')
         ++I;

@@ -17,6 +17,10 @@ TEST(AsOperand, AnExpressionIsParenthesized) {
   EXPECT_EQ(asOperand("-16"), "(-16)");
   EXPECT_EQ(asOperand("(4) * (2)"), "((4) * (2))"); // starts with '(' but the first pair closes early
   EXPECT_EQ(asOperand("1'024 /* 32 warps */"), "(1'024 /* 32 warps */)");
+  // Digit separators are no character literals: "'6) + (1'" once read as one, and this stayed bare.
+  EXPECT_EQ(asOperand("(1'6) + (1'6)"), "((1'6) + (1'6))");
+  EXPECT_EQ(asOperand("(0xF'F) * (2)"), "((0xF'F) * (2))");
+  EXPECT_EQ(asOperand("(u'a') + 1"), "((u'a') + 1)"); // a prefixed character literal is one
 }
 
 TEST(AsOperand, AWhollyParenthesizedExpressionStays) {

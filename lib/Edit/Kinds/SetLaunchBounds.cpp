@@ -30,21 +30,31 @@ public:
     const auto *FD = dyn_cast_or_null<FunctionDecl>(E.D);
     if (!FD)
       return refuse("no declaration for '" + Ed.ID + "'");
-    if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>()) {
-      if (LB->isInherited()) { // written on an earlier declaration: outside the kernel's region
-        PresumedLoc At = C.sourceManager().getPresumedLoc(C.sourceManager().getExpansionLoc(LB->getLocation()));
-        return refuse("its __launch_bounds__ is written on another declaration (" +
-                      sys::path::filename(At.getFilename()).str() + ":" + std::to_string(At.getLine()) +
-                      "), not on its definition, which kloop edits: move the attribute to the definition");
-      }
-      return rewriteArguments(Ed, *LB, C);
+    if (const CUDALaunchBoundsAttr *Other = boundsElsewhere(*FD)) {
+      PresumedLoc At = C.sourceManager().getPresumedLoc(C.sourceManager().getExpansionLoc(Other->getLocation()));
+      return refuse("its __launch_bounds__ is written on another declaration (" +
+                    sys::path::filename(At.getFilename()).str() + ":" + std::to_string(At.getLine()) +
+                    "), not on its definition, which kloop edits: move the attribute to the definition");
     }
+    if (const auto *LB = FD->getAttr<CUDALaunchBoundsAttr>())
+      return rewriteArguments(Ed, *LB, C);
     std::string Args = std::to_string(Ed.MaxThreads) + (Ed.MinBlocks ? ", " + std::to_string(*Ed.MinBlocks) : "");
     SourceLocation At = FD->getQualifierLoc() ? FD->getQualifierLoc().getBeginLoc() : FD->getLocation();
     auto R = C.pointOf(At);
     if (!R)
       return refuse(std::string("its name: ") + macroRefusal());
     return accept({replaceRange(*R, "__launch_bounds__(" + Args + ") ")});
+  }
+
+  /// The __launch_bounds__ written on a declaration of \p FD other than \p FD (the definition), before or
+  /// after it, or null: an edit of the definition would not change the bounds nvcc compiles with.
+  static const CUDALaunchBoundsAttr *boundsElsewhere(const FunctionDecl &FD) {
+    for (const FunctionDecl *R : FD.redecls())
+      if (R != &FD)
+        for (const auto *A : R->specific_attrs<CUDALaunchBoundsAttr>())
+          if (!A->isInherited())
+            return A;
+    return nullptr;
   }
 
   /// Rewrites the arguments of \p LB: max_threads always; min_blocks when the edit gives it, else the

@@ -19,3 +19,9 @@ __global__ void declared(float *p, int n) {
   if (i < n) p[i] *= 3.0f;
 }
 void run2(float *p, int n) { declared<<<(n + 127) / 128, 128>>>(p, n); }
+__global__ void __launch_bounds__(256) redeclared(float *p, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) p[i] -= 1.0f;
+}
+__global__ void __launch_bounds__(256) redeclared(float *p, int n);
+void run3(float *p, int n) { redeclared<<<(n + 255) / 256, 256>>>(p, n); }
