@@ -261,8 +261,9 @@ std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kerne
 
 namespace {
 
-/// Whether \p S (a function body) changes local \p V other than by its initializer: an assignment,
-/// an increment or decrement, or its address taken (cudaMalloc(&p, ...) writes it).
+/// Whether \p S (a function body) may change variable \p V other than by its initializer: an
+/// assignment, an increment or decrement, its address taken (cudaMalloc(&p, ...) writes it), a non-const
+/// reference bound to it, its use as a call's non-const reference argument, or a by-reference capture.
 bool changedAfterInit(const Stmt *S, const VarDecl *V) {
   if (!S)
     return false;

@@ -54,7 +54,9 @@ struct ProposalApplication {
 /// and with \p InPlace write. When \p Inputs names files of a compilation
 /// database and the proposal edits a header, every other unit of the database
 /// that reads it (an extract of the database, through the extract cache) is
-/// planned and re-parsed too, so an edit that breaks one of them is refused. Errors: those of planCompileJobs,
+/// planned and re-parsed too, so an edit that breaks one of them is refused;
+/// a unit that reads the header through a symbolic link (where the check would
+/// read it unedited) refuses the proposal, naming both paths. Errors: those of planCompileJobs,
 /// recoverInterruptedWrites, applyProposal and writeChangesInPlace (on a
 /// failed write no file is changed); a ParseCrashError when a parse crashed.
 llvm::Expected<ProposalApplication> applyProposalToInputs(const Proposal &P, const FrontendOptions &Inputs,
