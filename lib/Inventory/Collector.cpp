@@ -1157,8 +1157,7 @@ void Collector::collectKernel(const FunctionDecl *FD) {
     E.ID = KID + "/launch_bounds";
     E.Owner = KID;
     E.D = FD;
-    const Expr *Last = LB->getMaxBlocks() ? LB->getMaxBlocks() : LB->getMinBlocks() ? LB->getMinBlocks() : LB->getMaxThreads();
-    SourceRange Args(LB->getMaxThreads()->getBeginLoc(), Last->getEndLoc());
+    SourceRange Args = launchBoundsArguments(*LB);
     E.Span = spanOf(Args);
     setEditability(E, Args);
     E.Data = J;
@@ -1730,6 +1729,11 @@ SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable
     attributeErrors(Inv, Inv.Errors);
   }
   return Inv;
+}
+
+SourceRange launchBoundsArguments(const CUDALaunchBoundsAttr &LB) {
+  const Expr *Last = LB.getMaxBlocks() ? LB.getMaxBlocks() : LB.getMinBlocks() ? LB.getMinBlocks() : LB.getMaxThreads();
+  return SourceRange(LB.getMaxThreads()->getBeginLoc(), Last->getEndLoc());
 }
 
 } // namespace kloop

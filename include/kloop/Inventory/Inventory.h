@@ -40,7 +40,9 @@
 
 namespace clang {
 class ASTContext;
+class CUDALaunchBoundsAttr;
 class Decl;
+class SourceRange;
 class DiagnosticsEngine;
 class Stmt;
 class Preprocessor;
@@ -192,6 +194,11 @@ struct SideInventory {
   /// Every error of the parse (when collectSideInventory was given an ErrorTable).
   std::vector<LocatedError> Errors;
 };
+
+/// The source range of \p LB's written arguments, from max_threads to the last one written (min blocks,
+/// then sm_90's max blocks per cluster): what the inventory's launch_bounds entity spans and what
+/// set_launch_bounds rewrites.
+clang::SourceRange launchBoundsArguments(const clang::CUDALaunchBoundsAttr &LB);
 
 /// Walks a parsed translation unit and lists its entities. \p Macros is the
 /// table the same parse's preprocessor callbacks filled (may be empty). The

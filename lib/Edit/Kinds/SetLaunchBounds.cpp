@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "../EditKind.h"
 #include "../LaunchLimits.h"
+#include "kloop/Inventory/Inventory.h"
 
 #include "clang/AST/Attr.h"
 #include "clang/AST/Decl.h"
@@ -61,8 +62,7 @@ public:
   /// one written stays; the third argument (max blocks per cluster, sm_90) always stays, so a kernel's
   /// cluster bound never becomes its min blocks.
   Outcome rewriteArguments(const Edit &Ed, const CUDALaunchBoundsAttr &LB, PlanContext &C) const {
-    const Expr *Last = LB.getMaxBlocks() ? LB.getMaxBlocks() : LB.getMinBlocks() ? LB.getMinBlocks() : LB.getMaxThreads();
-    auto R = C.rangeOf(SourceRange(LB.getMaxThreads()->getBeginLoc(), Last->getEndLoc()));
+    auto R = C.rangeOf(launchBoundsArguments(LB));
     if (!R)
       return refuse(std::string("its __launch_bounds__ arguments: ") + macroRefusal());
     std::string Args = std::to_string(Ed.MaxThreads);
