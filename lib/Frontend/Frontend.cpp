@@ -289,11 +289,61 @@ static void collectCudaFiles(StringRef Dir, std::vector<std::string> &Out) {
   llvm::sort(Out);
 }
 
+/// The offset of a quote in \p Command that is never closed, as a POSIX shell reads quotes and backslashes
+/// (clang splits a database's "command" that way on this platform, and an argument whose quote is never
+/// closed silently runs to the end of the text: `nvcc -c "a.cu -o a.o` compiles a file named
+/// `a.cu -o a.o`); nothing when every quote is closed.
+static std::optional<size_t> unclosedQuote(StringRef Command) {
+  char Quote = 0;
+  size_t Open = 0;
+  for (size_t I = 0; I < Command.size(); ++I) {
+    char C = Command[I];
+    if (Quote == '\'') { // nothing escapes inside single quotes
+      Quote = C == '\'' ? 0 : Quote;
+      continue;
+    }
+    if (C == '\\') {
+      ++I;
+      continue;
+    }
+    if (Quote == '"')
+      Quote = C == '"' ? 0 : Quote;
+    else if (C == '\'' || C == '"')
+      Quote = C, Open = I;
+  }
+  if (!Quote)
+    return std::nullopt;
+  return Open;
+}
+
+/// What is wrong with the compiler command of database entry \p E, "" when nothing: an "arguments"
+/// array that is not all strings or is empty, a "command" that is not a string, is blank or leaves a
+/// quote open.
+static std::string commandProblem(const json::Object &E) {
+  if (const json::Array *Args = E.getArray("arguments")) {
+    if (llvm::any_of(*Args, [](const json::Value &A) { return !A.getAsString(); }))
+      return "\"arguments\" is not an array of strings";
+    if (Args->empty())
+      return "\"arguments\" is empty (it starts with the compiler, as in [\"nvcc\", \"-c\", \"a.cu\"])";
+    return "";
+  }
+  std::optional<StringRef> Command = E.getString("command");
+  if (!Command)
+    return E.get("command") ? "\"command\" is not a string" : "neither \"command\" nor \"arguments\"";
+  if (Command->trim().empty())
+    return "\"command\" is empty";
+  if (std::optional<size_t> Open = unclosedQuote(*Command))
+    return "\"command\" opens a " + std::string(1, (*Command)[*Open]) + " quote at column " +
+           std::to_string(*Open + 1) + " that is never closed";
+  return "";
+}
+
 /// "" when \p Text is a compilation database clang can read as the JSON format specifies it (an array of
 /// objects, each with a string "directory" and "file" and a string "command" or an "arguments" array of
-/// strings); else what is wrong: the JSON parser's message with line and column, or the first entry
-/// (0-based) whose fields are not so. clang's own reader says only "Expected string as value." or a
-/// YAML error without the file's name.
+/// strings) and whose commands split as written (commandProblem); else what is wrong: the JSON parser's
+/// message with line and column, or the first entry (0-based, with its "file" when it has one) whose
+/// fields are not so. clang's own reader says only "Expected string as value." or a YAML error without
+/// the file's name, and reads an empty or unbalanced command without a word.
 static std::string compilationDatabaseProblem(StringRef Text) {
   Expected<json::Value> V = json::parse(Text);
   if (!V)
@@ -302,18 +352,17 @@ static std::string compilationDatabaseProblem(StringRef Text) {
   if (!Entries)
     return "not a JSON array of entries";
   for (size_t I = 0; I < Entries->size(); ++I) {
-    std::string At = "entry " + std::to_string(I) + ": ";
+    std::string At = "entry " + std::to_string(I);
     const json::Object *E = (*Entries)[I].getAsObject();
     if (!E)
-      return At + "not a JSON object";
+      return At + ": not a JSON object";
+    if (std::optional<StringRef> File = E->getString("file"))
+      At += " (" + File->str() + ")";
     for (const char *Key : {"directory", "file"})
       if (!E->getString(Key))
-        return At + "\"" + Key + "\" is " + (E->get(Key) ? "not a string" : "missing");
-    const json::Array *Args = E->getArray("arguments");
-    if (Args && llvm::any_of(*Args, [](const json::Value &A) { return !A.getAsString(); }))
-      return At + "\"arguments\" is not an array of strings";
-    if (!Args && !E->getString("command"))
-      return At + (E->get("command") ? "\"command\" is not a string" : "neither \"command\" nor \"arguments\"");
+        return At + ": \"" + Key + "\" is " + (E->get(Key) ? "not a string" : "missing");
+    if (std::string Why = commandProblem(*E); !Why.empty())
+      return At + ": " + Why;
   }
   return "";
 }

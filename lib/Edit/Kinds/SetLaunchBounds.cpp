@@ -62,6 +62,8 @@ public:
   /// one written stays; the third argument (max blocks per cluster, sm_90) always stays, so a kernel's
   /// cluster bound never becomes its min blocks.
   Outcome rewriteArguments(const Edit &Ed, const CUDALaunchBoundsAttr &LB, PlanContext &C) const {
+    if (std::optional<std::string> Why = dependentArgument(Ed, LB, C))
+      return refuse(*Why);
     auto R = C.rangeOf(launchBoundsArguments(LB));
     if (!R)
       return refuse(std::string("its __launch_bounds__ arguments: ") + macroRefusal());
@@ -73,6 +75,21 @@ public:
     if (LB.getMaxBlocks())
       Args += ", " + C.textOf(LB.getMaxBlocks()->getSourceRange());
     return accept({replaceRange(*R, Args)});
+  }
+
+  /// Why an argument the edit replaces depends on a template parameter (max_threads always, min_blocks
+  /// when the edit gives one), or nothing: a number in its place would bound every instantiation of the
+  /// kernel alike.
+  static std::optional<std::string> dependentArgument(const Edit &Ed, const CUDALaunchBoundsAttr &LB,
+                                                      PlanContext &C) {
+    std::pair<const char *, const Expr *> Replaced[] = {{"max_threads", LB.getMaxThreads()},
+                                                        {"min_blocks", Ed.MinBlocks ? LB.getMinBlocks() : nullptr}};
+    for (auto [Name, Arg] : Replaced)
+      if (Arg && Arg->isValueDependent())
+        return "its __launch_bounds__ " + std::string(Name) + " '" + C.textOf(Arg->getSourceRange()) +
+               "' depends on a template parameter: a number there would bound every instantiation alike; "
+               "change the template arguments at the launches instead";
+    return std::nullopt;
   }
 
   std::vector<std::string> checkEdited(const Edit &Ed, const EditedInventory &Inv) const override {

@@ -25,3 +25,12 @@ __global__ void __launch_bounds__(256) redeclared(float *p, int n) {
 }
 __global__ void __launch_bounds__(256) redeclared(float *p, int n);
 void run3(float *p, int n) { redeclared<<<(n + 255) / 256, 256>>>(p, n); }
+template <int N>
+__global__ void __launch_bounds__(N, N / 64) templated(float *p, int n) {
+  int i = blockIdx.x * N + threadIdx.x;
+  if (i < n) p[i] *= 0.5f;
+}
+void run4(float *p, int n) {
+  templated<256><<<(n + 255) / 256, 256>>>(p, n);
+  templated<128><<<(n + 127) / 128, 128>>>(p, n);
+}
