@@ -2,7 +2,7 @@
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 //              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison]
-//              [--placements N] [--timeout-ms T] [--device D] [--no-gate] [--host-check]
+//              [--placements N] [--back-to-back] [--timeout-ms T] [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
 // Loads a kloop-capture/1 directory, puts its allocations back at their captured addresses (CUDA's
@@ -100,6 +100,10 @@ struct Options {
   /// Launch the kernel once, untimed, before each timed launch's restore (--prime): its code and
   /// parameters are then where a program's back-to-back launches find them (docs/capture.md).
   bool Prime = false;
+  /// In the "rotate-sets" L2 mode, queue the launches on other buffer sets and the timed launch behind one
+  /// timing gate, with no wait between them (--back-to-back), as a program's timed launches run, instead
+  /// of waiting for each launch on another set before the timed one (docs/capture.md, "Back to back").
+  bool BackToBack = false;
   /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes instead of the
   /// model's (--steady-dirty-bytes; -1: the model), to measure what the share changes.
   int64_t SteadyDirtyBytes = -1;
@@ -137,7 +141,7 @@ struct TimeSplit {
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
     "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison] [--placements N] [--timeout-ms T] [--device D]\n"
-    "       [--no-gate] [--host-check] [--prime] [--steady-dirty-bytes N] [--timer cupti|events]\n"
+    "       [--no-gate] [--host-check] [--prime] [--back-to-back] [--steady-dirty-bytes N] [--timer cupti|events]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
 bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
@@ -232,6 +236,8 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
       O.PadMiB = N;
     } else if (A == "--prime") {
       O.Prime = true;
+    } else if (A == "--back-to-back") {
+      O.BackToBack = true;
     } else if (!A.empty() && A[0] == '-') {
       Error = "unknown option " + A;
       return false;
@@ -248,6 +254,9 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
     Error = "--serve takes the cubins from each request, not from --cubin";
   else if (!O.Serve && O.Cubin.empty())
     Error = "--cubin FILE is required (the baseline's kernels)";
+  else if (O.BackToBack && O.L2 != "rotate-sets")
+    Error = "--back-to-back queues the timed launch behind the launches on other buffer sets of --l2 rotate-sets; "
+            "--l2 is '" + O.L2 + "'";
   return Error.empty();
 }
 
@@ -445,8 +454,9 @@ private:
   /// Slack range \p S at placement \p At; 0 when that placement holds no copy of its range.
   CUdeviceptr slackAt(const replay::MappedRange &S, uint32_t At) const;
   /// The "rotate-sets" L2 mode's step before a timed launch, after the flush: launches side \p Side at
-  /// each placement of \p Before in turn, waiting for each, then drops their CUPTI records.
-  void launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before);
+  /// each placement of \p Before in turn. \p Wait: waiting for each, then dropping their CUPTI records
+  /// (part of the restore); else only queued, right before the timed launch (--back-to-back).
+  void launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before, bool Wait);
   /// Copies of Ranges at other addresses, [set][range] (placement set + 1).
   std::vector<std::vector<CUdeviceptr>> SetRanges;
   /// The first difference from the captured reference at placement \p At, "" when none.
@@ -794,8 +804,8 @@ void Replayer::restore(const Prepared &P, int Side, bool Poison, uint32_t At) {
   restoreOthers(P, Before);
   if (O.flushes())
     flushL2(P);
-  if (!Before.empty())
-    launchOthers(P, Side, Before);
+  if (!Before.empty() && !O.BackToBack)
+    launchOthers(P, Side, Before, /*Wait=*/true);
   check(cuStreamSynchronize(Stream), "cuStreamSynchronize after restoring inputs");
   Split.Restore += nsSince(Began);
 }
@@ -926,7 +936,7 @@ void Replayer::restoreOthers(const Prepared &P, const std::vector<uint32_t> &Bef
   }
 }
 
-void Replayer::launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before) {
+void Replayer::launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before, bool Wait) {
   const char *SideName = Side == 0 ? "baseline" : "candidate";
   CUlaunchAttribute Attrs[2] = {};
   CUlaunchConfig C = launchConfig(P, Side, Attrs);
@@ -935,12 +945,16 @@ void Replayer::launchOthers(const Prepared &P, int Side, const std::vector<uint3
     CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
     if (R != CUDA_SUCCESS)
       throw LaunchFailure{SideName, "the launch on another buffer set failed: " + cuText(R), false};
+    if (!Wait)
+      continue;
     check(cuEventRecord(Stop, Stream), "cuEventRecord");
     waitFor(Stop, SideName);
   }
   // Their kernel records are not the timed launch's: a timed launch without its own record is then
-  // counted missing and timed by its events instead of taking one of theirs.
-  replay::CuptiTimer::discard();
+  // counted missing and timed by its events instead of taking one of theirs. Queued back to back, they
+  // complete with the timed launch, whose record durationOf tells apart as the latest to start.
+  if (Wait)
+    replay::CuptiTimer::discard();
 }
 
 void Replayer::prepareDeviceCheck(const std::vector<Prepared> &Ps) {
@@ -1154,6 +1168,8 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
       Held = false;
     }
   } Gate{*this, Gated};
+  if (O.BackToBack) // behind the gate too: the stream runs them and the timed launch without a gap
+    launchOthers(P, Side, replay::placementsBefore(At, P.Others, P.placements()), /*Wait=*/false);
   check(cuEventRecord(Start, Stream), "cuEventRecord");
   CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
   if (R != CUDA_SUCCESS)
@@ -1213,6 +1229,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   if (R && !R->L2Note.empty())
     J["l2_note"] = R->L2Note;
   J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() ? "read" : "write";
+  J["back_to_back"] = O.BackToBack && R && R->L2 == "rotate-sets";
   J["placements"] = R ? R->Placements : 1;
   if (R && !R->PlacementNote.empty())
     J["placement_note"] = R->PlacementNote;
