@@ -686,6 +686,48 @@ public:
   std::set<std::string> Callees;
 
 private:
+  /// The loop's `unroll` object (docs/inventory.md, "loop") for the unroll hint \p LH. A hint written
+  /// `#pragma GCC unroll N`, which clang reads as `#pragma unroll N`, is `state: "ignored"` with no count:
+  /// nvcc does not honour it (nvcc 13.0: "warning #1675-D: unrecognized GCC pragma", and the same PTX as
+  /// without the pragma), so the loop compiles as written without one.
+  json unrollHint(const LoopHintAttr &LH) {
+    json U{{"spelling", LH.getSpelling()}};
+    bool Gcc = writtenAsGccUnroll(LH);
+    if (LH.getOption() == LoopHintAttr::UnrollCount) {
+      U["count_expr"] = LH.getValue() ? C.textOf(LH.getValue()->getSourceRange()) : "";
+      U["count"] = Gcc ? json(nullptr) : C.evalInt(LH.getValue());
+      if (!Gcc)
+        C.noteContext(LH.getValue(), "unroll", KID);
+    } else {
+      U["count"] = LH.getState() == LoopHintAttr::Disable && !Gcc ? json(1) : json(nullptr);
+      U["state"] = LH.getState() == LoopHintAttr::Disable ? "disable" : "full";
+    }
+    if (Gcc) {
+      U["spelling"] = "GCC unroll";
+      U["state"] = "ignored";
+    }
+    PresumedLoc P = C.SM.getPresumedLoc(C.SM.getExpansionLoc(LH.getLocation()));
+    if (P.isValid())
+      U["line"] = P.getLine();
+    return U;
+  }
+
+  /// Whether \p LH was written `#pragma GCC unroll` (its pragma name, where the hint's location points,
+  /// follows `GCC` on its line).
+  bool writtenAsGccUnroll(const LoopHintAttr &LH) const {
+    SourceLocation L = C.SM.getExpansionLoc(LH.getLocation());
+    if (L.isInvalid())
+      return false;
+    bool Invalid = false;
+    StringRef Buf = C.SM.getBufferData(C.SM.getFileID(L), &Invalid);
+    unsigned Off = C.SM.getFileOffset(L);
+    if (Invalid || Off > Buf.size())
+      return false;
+    size_t LineStart = Buf.rfind('\n', Off);
+    LineStart = LineStart == StringRef::npos ? 0 : LineStart + 1;
+    return Buf.slice(LineStart, Off).rtrim().ends_with("GCC");
+  }
+
   std::string loop(const Stmt *S, int Depth, const std::string &Parent, const AttributedStmt *Attrs) {
     Entity E;
     E.Kind = EntityKind::Loop;
@@ -705,25 +747,9 @@ private:
     json Unroll = nullptr;
     if (Attrs)
       for (const Attr *A : Attrs->getAttrs())
-        if (const auto *LH = dyn_cast<LoopHintAttr>(A)) {
-          if (LH->getOption() != LoopHintAttr::Unroll && LH->getOption() != LoopHintAttr::UnrollCount)
-            continue;
-          json U{{"spelling", LH->getSpelling()}};
-          if (LH->getOption() == LoopHintAttr::UnrollCount) {
-            U["count_expr"] = LH->getValue() ? C.textOf(LH->getValue()->getSourceRange()) : "";
-            U["count"] = C.evalInt(LH->getValue());
-            C.noteContext(LH->getValue(), "unroll", KID);
-          } else {
-            U["count"] = nullptr;
-            U["state"] = LH->getState() == LoopHintAttr::Disable ? "disable" : "full";
-            if (LH->getState() == LoopHintAttr::Disable)
-              U["count"] = 1;
-          }
-          PresumedLoc P = C.SM.getPresumedLoc(C.SM.getExpansionLoc(LH->getLocation()));
-          if (P.isValid())
-            U["line"] = P.getLine();
-          Unroll = U;
-        }
+        if (const auto *LH = dyn_cast<LoopHintAttr>(A))
+          if (LH->getOption() == LoopHintAttr::Unroll || LH->getOption() == LoopHintAttr::UnrollCount)
+            Unroll = unrollHint(*LH);
     E.Data["unroll"] = Unroll;
     json Trip = nullptr;
     if (const auto *F = dyn_cast<ForStmt>(S)) {

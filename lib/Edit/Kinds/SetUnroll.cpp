@@ -44,6 +44,17 @@ private:
     return Off;
   }
 
+  /// The end (its '\n', or npos) of the line at \p Off together with the lines a backslash before its
+  /// newline continues it onto (`#pragma unroll \` then `4`): the whole directive goes.
+  static size_t logicalLineEnd(StringRef Buf, size_t Off) {
+    size_t EOL = Buf.find('\n', Off);
+    while (EOL != StringRef::npos && Buf.substr(Off, EOL - Off).rtrim("\r").ends_with("\\")) {
+      Off = EOL + 1;
+      EOL = Buf.find('\n', Off);
+    }
+    return EOL;
+  }
+
   /// The loop's unroll hint is on line U["line"] above it: that line becomes \p Pragma (or goes).
   static Outcome rewritePragma(const Edit &Ed, const Entity &E, const std::string &File, StringRef Buf,
                                unsigned LoopLineStart, const std::string &Pragma) {
@@ -56,7 +67,7 @@ private:
       Off = lineStart(Buf, Off - 1);
       --Line;
     }
-    size_t EOL = Buf.find('\n', Off);
+    size_t EOL = logicalLineEnd(Buf, Off);
     StringRef Text = Buf.substr(Off, EOL == StringRef::npos ? StringRef::npos : EOL - Off);
     if (Line != Want || !Text.ltrim().starts_with("#pragma"))
       return refuse("its unroll hint (line " + std::to_string(Want) +
