@@ -93,11 +93,12 @@ std::optional<std::string> codeSlotProblemOf(const Edit &Ed, CodeSlot S, llvm::S
 struct LaunchFacts {
   std::string SiteID, Kernel;
   /// Parameters by position (0-based): the launching TU may declare the kernel with other
-  /// parameter names than its definition, or none. A1 and A2 are the argument texts, Base the
-  /// variable both derive from.
+  /// parameter names than its definition, or none. A1 and A2 are the argument texts, Why the reason
+  /// they may overlap: "both derived from 'x'" (a variable both may derive from) or "where 'z' points cannot
+  /// be told from the launching function" (a local set again, an array element, a call's result).
   struct Alias {
     unsigned I1 = 0, I2 = 0;
-    std::string A1, A2, Base;
+    std::string A1, A2, Why;
   };
   std::vector<Alias> Aliases;
 };

@@ -18,6 +18,8 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
+
+#include <set>
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
@@ -261,73 +263,126 @@ std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kerne
 
 namespace {
 
-/// Whether \p S (a function body) may change variable \p V other than by its initializer: an
-/// assignment, an increment or decrement, its address taken (cudaMalloc(&p, ...) writes it), a non-const
-/// reference bound to it, its use as a call's non-const reference argument, or a by-reference capture.
-bool changedAfterInit(const Stmt *S, const VarDecl *V) {
+/// What a function body does to a local variable after its initializer (classifyChanges).
+enum class Changes {
+  None,      ///< nothing: it holds its initializer's value
+  Allocated, ///< only its address passed to an allocator (cudaMalloc(&p, n)): a fresh allocation
+  Other      ///< anything else that may set it (unknown to the alias check)
+};
+
+/// Whether \p F allocates memory through a pointer to its first argument: cudaMalloc and its
+/// relatives (cudaMallocAsync, cudaMallocManaged, cudaMallocPitch, cudaMallocHost), cudaHostAlloc,
+/// cuMemAlloc*.
+bool isAllocator(const FunctionDecl &F) {
+  StringRef N = F.getName();
+  return N.starts_with("cudaMalloc") || N == "cudaHostAlloc" || N.starts_with("cuMemAlloc");
+}
+
+/// What \p S (a function body) may do to variable \p V other than by its initializer: an
+/// assignment, an increment or decrement, its address taken (but as an allocator's argument), a
+/// non-const reference bound to it, its use as a call's non-const reference argument, or a
+/// by-reference capture is Other; its address passed to an allocator alone is Allocated.
+Changes classifyChanges(const Stmt *S, const VarDecl *V) {
   if (!S)
-    return false;
+    return Changes::None;
   auto Names = [&](const Expr *E) {
     const auto *DRE = dyn_cast<DeclRefExpr>(E->IgnoreParenImpCasts());
     return DRE && DRE->getDecl() == V;
   };
+  auto AddressOfV = [&](const Expr *E) {
+    const auto *UO = dyn_cast<UnaryOperator>(stripCasts(E));
+    return UO && UO->getOpcode() == UO_AddrOf && Names(UO->getSubExpr());
+  };
   if (const auto *BO = dyn_cast<BinaryOperator>(S); BO && BO->isAssignmentOp() && Names(BO->getLHS()))
-    return true;
+    return Changes::Other;
   if (const auto *UO = dyn_cast<UnaryOperator>(S);
       UO && (UO->isIncrementDecrementOp() || UO->getOpcode() == UO_AddrOf) && Names(UO->getSubExpr()))
-    return true;
+    return Changes::Other;
   if (const auto *DS = dyn_cast<DeclStmt>(S)) // a reference bound to it: float *&r = dst;
     for (const Decl *D : DS->decls())
       if (const auto *R = dyn_cast<VarDecl>(D); R && R->getType()->isReferenceType() && R->getInit() &&
                                                 !R->getType()->getPointeeType().isConstQualified() && Names(R->getInit()))
-        return true;
-  if (const auto *CE = dyn_cast<CallExpr>(S)) // passed to a non-const reference parameter
-    if (const FunctionDecl *F = CE->getDirectCallee())
+        return Changes::Other;
+  Changes Found = Changes::None;
+  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+    const FunctionDecl *F = CE->getDirectCallee();
+    if (F && isAllocator(*F) && CE->getNumArgs() && AddressOfV(CE->getArg(0)))
+      Found = Changes::Allocated;
+    if (F) // passed to a non-const reference parameter
       for (unsigned I = 0; I < std::min<unsigned>(CE->getNumArgs(), F->getNumParams()); ++I) {
         QualType T = F->getParamDecl(I)->getType();
         if (T->isReferenceType() && !T->getPointeeType().isConstQualified() && Names(CE->getArg(I)))
-          return true;
+          return Changes::Other;
       }
+  }
   if (const auto *L = dyn_cast<LambdaExpr>(S)) // captured by reference
     for (const LambdaCapture &Cap : L->captures())
       if (Cap.capturesVariable() && Cap.getCaptureKind() == LCK_ByRef && Cap.getCapturedVar() == V)
-        return true;
-  return llvm::any_of(S->children(), [&](const Stmt *C) { return changedAfterInit(C, V); });
+        return Changes::Other;
+  const auto *Allocation = dyn_cast<CallExpr>(S);
+  for (const Stmt *C : S->children()) {
+    if (Found == Changes::Allocated && Allocation && C == Allocation->getArg(0))
+      continue; // the allocator's `&p`
+    Changes Inner = classifyChanges(C, V);
+    if (Inner == Changes::Other)
+      return Inner;
+    if (Inner == Changes::Allocated)
+      Found = Inner;
+  }
+  return Found;
 }
 
-/// The variable a pointer expression is derived from: p, p + k, &p[k], (T*)p; through a local pointer
-/// that only its initializer sets in \p Body (`float *dst = base + 8;` derives from base), up to
-/// \p Depth such steps.
-const ValueDecl *baseOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
+/// Where a pointer expression may point: the variables it may be derived from (p, p + k, &p[k], (T*)p,
+/// either arm of `c ? p : q`, a struct member by its declaration), following a local pointer through
+/// its initializer when nothing else in \p Body sets it (`float *dst = base + 8;` derives from base), up
+/// to \p Depth such steps; a local only allocated into (cudaMalloc(&p, n)) is its own. Nothing when it
+/// cannot be told (a local set again, an array element, a call's result): the alias check then assumes
+/// the worst. An empty set: no variable (nullptr, a literal address).
+std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
+  using Bases = std::set<const ValueDecl *>;
   E = stripCasts(E);
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
     const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-    bool Local = V && V->isLocalVarDecl() && V->getType()->isPointerType() && V->getInit();
-    if (Local && Depth && !changedAfterInit(Body, V))
-      if (const ValueDecl *B = baseOf(V->getInit(), Body, Depth - 1)) {
-        const auto *BV = dyn_cast<VarDecl>(B); // a base set again later no longer holds what V was derived from
-        if (!BV || !changedAfterInit(Body, BV))
-          return B;
-      }
-    return DRE->getDecl();
+    if (!V || !V->isLocalVarDecl() || !V->getType()->isPointerType())
+      return Bases{DRE->getDecl()};
+    Changes Ch = classifyChanges(Body, V);
+    if (Ch == Changes::Allocated || (Ch == Changes::None && !V->getInit()))
+      return Bases{V};
+    if (Ch == Changes::Other || !Depth)
+      return std::nullopt;
+    std::optional<Bases> B = basesOf(V->getInit(), Body, Depth - 1);
+    if (B) // a base set again later no longer holds what V was derived from
+      for (const ValueDecl *D : *B)
+        if (const auto *BV = dyn_cast<VarDecl>(D); BV && BV->isLocalVarDecl() && classifyChanges(Body, BV) == Changes::Other)
+          return std::nullopt;
+    return B;
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     if (BO->isAdditiveOp()) {
       if (BO->getLHS()->getType()->isPointerType())
-        return baseOf(BO->getLHS(), Body, Depth);
+        return basesOf(BO->getLHS(), Body, Depth);
       if (BO->getRHS()->getType()->isPointerType())
-        return baseOf(BO->getRHS(), Body, Depth);
+        return basesOf(BO->getRHS(), Body, Depth);
     }
     if (BO->getOpcode() == BO_Comma)
-      return baseOf(BO->getRHS(), Body, Depth);
+      return basesOf(BO->getRHS(), Body, Depth);
+  }
+  if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
+    std::optional<Bases> T = basesOf(CO->getTrueExpr(), Body, Depth), F = basesOf(CO->getFalseExpr(), Body, Depth);
+    if (!T || !F)
+      return std::nullopt;
+    T->insert(F->begin(), F->end());
+    return T;
   }
   if (const auto *UO = dyn_cast<UnaryOperator>(E))
     if (UO->getOpcode() == UO_AddrOf)
       if (const auto *AS = dyn_cast<ArraySubscriptExpr>(stripCasts(UO->getSubExpr())))
-        return baseOf(AS->getBase(), Body, Depth);
+        return basesOf(AS->getBase(), Body, Depth);
   if (const auto *ME = dyn_cast<MemberExpr>(E))
-    return ME->getMemberDecl();
-  return nullptr;
+    return Bases{ME->getMemberDecl()};
+  if (isa<CXXNullPtrLiteralExpr, IntegerLiteral, GNUNullExpr>(E))
+    return Bases{};
+  return std::nullopt;
 }
 
 /// The body of the function that holds \p S (outside any lambda), or null.
@@ -362,11 +417,21 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
       const ParmVarDecl *PI = K->getParamDecl(I), *PJ = K->getParamDecl(J);
       if (!PI->getType()->isPointerType() || !PJ->getType()->isPointerType())
         continue;
-      const ValueDecl *BI = baseOf(KCE->getArg(I), Body), *BJ = baseOf(KCE->getArg(J), Body);
+      auto BI = basesOf(KCE->getArg(I), Body), BJ = basesOf(KCE->getArg(J), Body);
       std::string TI = C.textOf(KCE->getArg(I)->getSourceRange()), TJ = C.textOf(KCE->getArg(J)->getSourceRange());
-      bool Same = (BI && BI == BJ) || (!TI.empty() && TI == TJ);
-      if (Same)
-        F.Aliases.push_back({I, J, TI, TJ, BI ? BI->getNameAsString() : TI});
+      if (!TI.empty() && TI == TJ) {
+        F.Aliases.push_back({I, J, TI, TJ, "both derived from '" + TI + "'"});
+        continue;
+      }
+      if (!BI || !BJ) {
+        F.Aliases.push_back({I, J, TI, TJ, "where '" + (BI ? TJ : TI) + "' points cannot be told from the launching function"});
+        continue;
+      }
+      for (const ValueDecl *D : *BI)
+        if (BJ->count(D)) {
+          F.Aliases.push_back({I, J, TI, TJ, "both derived from '" + D->getNameAsString() + "'"});
+          break;
+        }
     }
   return F;
 }

@@ -686,26 +686,26 @@ public:
   std::set<std::string> Callees;
 
 private:
-  /// The loop's `unroll` object (docs/inventory.md, "loop") for the unroll hint \p LH. A hint written
-  /// `#pragma GCC unroll N`, which clang reads as `#pragma unroll N`, is `state: "ignored"` with no count:
-  /// nvcc does not honour it (nvcc 13.0: "warning #1675-D: unrecognized GCC pragma", and the same PTX as
-  /// without the pragma), so the loop compiles as written without one.
+  /// The loop's `unroll` object (docs/inventory.md, "loop") for the unroll hint \p LH. Two hints clang
+  /// reads and nvcc ignores are `state: "ignored"` with no count, since the loop compiles as if they were
+  /// not written: `#pragma GCC unroll N` (nvcc 13.0: "warning #1675-D: unrecognized GCC pragma") and
+  /// `#pragma nounroll` ("warning #20199-D: unrecognized #pragma in device code"); both give the PTX of
+  /// no pragma (checked with nvcc 13.0, -arch=sm_90).
   json unrollHint(const LoopHintAttr &LH) {
-    json U{{"spelling", LH.getSpelling()}};
     bool Gcc = writtenAsGccUnroll(LH);
+    bool Ignored = Gcc || LH.getSpelling() == StringRef("nounroll");
+    json U{{"spelling", Gcc ? "GCC unroll" : LH.getSpelling()}};
     if (LH.getOption() == LoopHintAttr::UnrollCount) {
       U["count_expr"] = LH.getValue() ? C.textOf(LH.getValue()->getSourceRange()) : "";
-      U["count"] = Gcc ? json(nullptr) : C.evalInt(LH.getValue());
-      if (!Gcc)
+      U["count"] = Ignored ? json(nullptr) : C.evalInt(LH.getValue());
+      if (!Ignored)
         C.noteContext(LH.getValue(), "unroll", KID);
     } else {
-      U["count"] = LH.getState() == LoopHintAttr::Disable && !Gcc ? json(1) : json(nullptr);
+      U["count"] = LH.getState() == LoopHintAttr::Disable && !Ignored ? json(1) : json(nullptr);
       U["state"] = LH.getState() == LoopHintAttr::Disable ? "disable" : "full";
     }
-    if (Gcc) {
-      U["spelling"] = "GCC unroll";
+    if (Ignored)
       U["state"] = "ignored";
-    }
     PresumedLoc P = C.SM.getPresumedLoc(C.SM.getExpansionLoc(LH.getLocation()));
     if (P.isValid())
       U["line"] = P.getLine();

@@ -6,11 +6,19 @@
 // Every one of them also sizes a shared array, so each is a listed constant.
 // RUN: kloop extract --no-cache %s --root %S -- %mockcuda > %t.json
 // RUN: python3 -c "import json,sys; [print('HW', c['id'], (c['hardware_fact'] or {}).get('reason', 'none')) for c in json.load(sys.stdin)['constants']]" < %t.json | FileCheck %s
-// CHECK-DAG: HW macro:LANE_MASK used as the operand of `&` equal to 31, a lane mask (the warp size - 1) at hardware-fact.cu:31
-// CHECK-DAG: HW macro:SHFL_W used as the width argument of __shfl_down_sync (the lanes a warp shuffle spans) at hardware-fact.cu:32
-// CHECK-DAG: HW const:WS used as the other side of a comparison with warpSize at hardware-fact.cu:33
+// CHECK-DAG: HW macro:LANE_MASK used as the operand of `&` equal to 31, a lane mask (the warp size - 1) at hardware-fact.cu:39
+// CHECK-DAG: HW macro:SHFL_W used as the width argument of __shfl_down_sync (the lanes a warp shuffle spans) at hardware-fact.cu:40
+// CHECK-DAG: HW const:WS used as the other side of a comparison with warpSize at hardware-fact.cu:41
 // CHECK-DAG: HW macro:WARP_THREADS named like a warp size and equal to 32, what that name means on every NVIDIA GPU
 // CHECK-DAG: HW macro:TILE none
+// A `% 32` is also a tile index when the constant sizes a square shared tile (TILE_DIM: `[TILE_DIM][TILE_DIM
+// + 1]`, BS: `[BS * BS]`), which a warp size does not: not a hardware fact (both were marked, and so never
+// tuned). One dimension is not a square tile (W stays marked), and a name that says warp keeps the mark
+// (WARP_SZ).
+// CHECK-DAG: HW macro:TILE_DIM none
+// CHECK-DAG: HW const:BS none
+// CHECK-DAG: HW macro:W used as the right operand of `%` equal to 32, the warp size (a lane index) at hardware-fact.cu:{{[0-9]+}}
+// CHECK-DAG: HW macro:WARP_SZ used as the right operand of `%` equal to 32, the warp size (a lane index) at hardware-fact.cu:{{[0-9]+}}
 // Device functions list their direct callers (the reverse of `calls`).
 // RUN: python3 -c "import json,sys; [print('CALLERS', f['id'], f['called_by']) for f in json.load(sys.stdin)['device_functions']]" < %t.json | FileCheck %s --check-prefix=CALLERS
 // CALLERS-DAG: CALLERS device:inner ['device:outer']
@@ -34,4 +42,21 @@ __global__ void k(float *out) {
   int t = threadIdx.x % TILE;
   a[0] = b[0] = c[0] = d[0] = e[t] = v + outer(lane);
   out[threadIdx.x] = a[0];
+}
+
+#define TILE_DIM 32
+#define W 32
+#define WARP_SZ 32
+constexpr int BS = 32;
+__global__ void tiles(float *out, const float *in) {
+  __shared__ float t[TILE_DIM][TILE_DIM + 1];
+  __shared__ float u[BS * BS];
+  __shared__ float s[W];
+  __shared__ float q[WARP_SZ][WARP_SZ];
+  int c = threadIdx.x % TILE_DIM, r = threadIdx.x / TILE_DIM;
+  t[r][c] = in[threadIdx.x];
+  u[threadIdx.x] = t[c][r] + (float)(threadIdx.x % BS);
+  s[threadIdx.x % W] = u[threadIdx.x];
+  q[0][threadIdx.x % WARP_SZ] = s[0];
+  out[threadIdx.x] = q[0][0];
 }

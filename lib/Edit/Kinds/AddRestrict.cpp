@@ -41,8 +41,8 @@ public:
       return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
     std::string Site;
     if (auto A = C.aliasFor(E.Owner, P->getFunctionScopeIndex(), Site))
-      return refuse("launch site " + Site + " passes '" + A->A1 + "' and '" + A->A2 + "' (both derived from '" +
-                    A->Base + "') to parameters '" + paramName(*P, A->I1) + "' and '" + paramName(*P, A->I2) +
+      return refuse("launch site " + Site + " passes '" + A->A1 + "' and '" + A->A2 + "' (" + A->Why +
+                    ") to parameters '" + paramName(*P, A->I1) + "' and '" + paramName(*P, A->I2) +
                     "', which may overlap");
     if (auto PTL = unqualifiedTypeLoc(*P).getAs<PointerTypeLoc>()) {
       auto R = C.pointOf(PTL.getStarLoc());

@@ -4,11 +4,15 @@
 // above the loop is not part of it and stays. A loop whose body is a single
 // statement ends with that statement's `;`, outside its source range: it is
 // replaced too when the code ends a statement itself (`;` or `}`), so that
-// no stray `;` follows the new code.
+// no stray `;` follows the new code. A loop that is the unbraced body of an
+// `if`, `else`, loop or label gets its code in braces, so that every statement
+// of the code stays under that statement.
 //
 //===----------------------------------------------------------------------===//
 #include "../EditKind.h"
 
+#include "clang/AST/ASTContext.h"
+#include "clang/AST/ParentMapContext.h"
 #include "clang/AST/Stmt.h"
 
 using namespace clang;
@@ -38,7 +42,23 @@ public:
     if (EndsStatement && !isa<CompoundStmt, DeclStmt, NullStmt>(lastSubStmt(E.S)))
       if (std::optional<size_t> Semi = semicolonAt(C.bufferOf(R->File), R->End))
         R->End = *Semi + 1;
+    if (!inBlock(*E.S, C.astContext()))
+      Code = "{ " + Code + " }";
     return accept({replaceRange(*R, Code)});
+  }
+
+private:
+  /// Whether \p S is a statement of a `{ }` block (or stands alone), not the single, unbraced
+  /// statement under an `if`, `else`, loop, `case` or label, where code of several statements would
+  /// leave all but the first outside it.
+  static bool inBlock(const Stmt &S, ASTContext &Ctx) {
+    for (const DynTypedNode &P : Ctx.getParents(S)) {
+      if (const auto *A = P.get<AttributedStmt>())
+        return inBlock(*A, Ctx);
+      if (P.get<Stmt>() && !P.get<CompoundStmt>())
+        return false;
+    }
+    return true;
   }
 };
 

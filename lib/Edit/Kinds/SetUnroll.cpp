@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "../EditKind.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace llvm;
 using nlohmann::json;
 
@@ -69,12 +71,34 @@ private:
     }
     size_t EOL = logicalLineEnd(Buf, Off);
     StringRef Text = Buf.substr(Off, EOL == StringRef::npos ? StringRef::npos : EOL - Off);
-    if (Line != Want || !Text.ltrim().starts_with("#pragma"))
+    if (Line != Want || !isPragmaLine(Text))
       return refuse("its unroll hint (line " + std::to_string(Want) +
                     ") is not a #pragma line of its own (a macro or _Pragma?); cannot rewrite it");
     StringRef PragmaIndent = Text.substr(0, Text.find_first_not_of(" \t"));
+    // A comment after the directive stays, on the directive's line: one that begins there may end lines
+    // below (`#pragma unroll 4 /* first` then `x */`).
+    size_t Comment = commentStart(Text);
+    if (Comment != StringRef::npos) {
+      FileRange R{File, Off, (unsigned)(Off + Comment)};
+      return accept({replaceRange(R, PragmaIndent.str() + (Ed.Count ? Pragma + " " : std::string()))});
+    }
     FileRange R{File, Off, (unsigned)(EOL == StringRef::npos ? Buf.size() : EOL + 1)};
     return accept({replaceRange(R, Ed.Count ? PragmaIndent.str() + Pragma + "\n" : std::string())});
+  }
+
+  /// Whether \p Text is a `#pragma` directive line: `#`, blanks allowed around it, then `pragma`.
+  static bool isPragmaLine(StringRef Text) {
+    StringRef T = Text.ltrim(" \t");
+    if (!T.consume_front("#"))
+      return false;
+    T = T.ltrim(" \t");
+    return T.consume_front("pragma") && (T.empty() || !isAlnum(T.front()));
+  }
+
+  /// The offset in \p Text of its first `//` or `/*` (a pragma line holds no string literal), or npos.
+  static size_t commentStart(StringRef Text) {
+    size_t Line = Text.find("//"), Block = Text.find("/*");
+    return std::min(Line, Block);
   }
 };
 

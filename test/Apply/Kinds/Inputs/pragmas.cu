@@ -10,3 +10,20 @@ __global__ void gcc(float *x, int n) {
 #pragma GCC unroll 4
   for (int i = 0; i < n; ++i) x[i] += 1.0f;
 }
+__global__ void nounrolled(float *x) {
+#pragma nounroll
+  for (int i = 0; i < 16; ++i) x[i] += 1.0f;
+}
+__global__ void commented(float *x, int n) {
+#pragma unroll 4 /* the first
+  half */
+  for (int i = 0; i < n; ++i) x[i] += 1.0f;
+}
+__global__ void trailing(float *x, int n) {
+  #pragma unroll 4 // keep four
+  for (int i = 0; i < n; ++i) x[i] += 1.0f;
+}
+__global__ void spaced(float *x, int n) {
+# pragma unroll 4
+  for (int i = 0; i < n; ++i) x[i] += 1.0f;
+}
