@@ -644,6 +644,20 @@ private:
   const NewTextPP &PP;
   std::vector<AddedCodeFinding> &Out;
 
+  /// Whether a declaration of qualified name \p Name was in the TU before the edit (the census key's
+  /// third field, censusKey).
+  bool namedBefore(const std::string &Name) const {
+    if (Name.empty())
+      return false;
+    for (const std::string &Key : *In.Before) {
+      SmallVector<StringRef, 6> Fields;
+      StringRef(Key).split(Fields, '|');
+      if (Fields.size() > 2 && Fields[2] == Name)
+        return true;
+    }
+    return false;
+  }
+
   /// The edit whose new text holds \p L or the #include that brought its file in.
   std::optional<unsigned> editOf(SourceLocation L) const {
     for (L = SM.getExpansionLoc(L); L.isValid(); L = SM.getIncludeLoc(SM.getFileID(L)))
@@ -674,6 +688,14 @@ private:
         Out.push_back({E ? (int)*E : -1, "the inserted code declares a " + C.What + lineSuffix(SM, D->getLocation()) +
                                              " at namespace scope: it can change which function existing code "
                                              "calls; qualify names inside the inserted functions instead"});
+      return;
+    }
+    if ((C.Device || VariantKernel) && InNewText && namedBefore(nameOf(D))) {
+      Out.push_back({E ? (int)*E : -1, "the inserted code declares a " + C.What + Name +
+                                           lineSuffix(SM, D->getLocation()) +
+                                           ", a name the translation unit already declares: it joins that "
+                                           "overload set or specializes that template, and can change which "
+                                           "function existing calls resolve to; give it a name of its own"});
       return;
     }
     if (C.NoCode || ((C.Device || VariantKernel) && C.Startup.empty()))

@@ -489,6 +489,15 @@ private:
     return namedOnLine({In.begin(), In.end()}, D, F);
   }
 
+  /// The edits whose new text lies in file \p F (absolute), in index order.
+  std::vector<int> editsIn(const std::string &F) const {
+    std::set<int> In;
+    if (auto Ranges = NewRanges.find(F); Ranges != NewRanges.end())
+      for (auto [B, L, E] : Ranges->second)
+        In.insert(static_cast<int>(E));
+    return {In.begin(), In.end()};
+  }
+
   /// Of \p Edits, those of a parameter (`.../param:NAME`) whose name is an identifier on \p D's line
   /// of edited file \p F; all of \p Edits when none is. One parameter's `const` that breaks a line
   /// then costs that parameter's edits, not every edit of its kernel; were the line's error caused by
@@ -567,6 +576,10 @@ private:
       std::string Why = "the edited code " + std::string(D.Level == "warning" ? "adds a warning" : "does not compile") +
                         ": " + Rel.str() + " [" + sideName(S).str() + "]";
       std::vector<int> Edits = blamed(D, J, S);
+      if (Edits.empty() && St.Opts.DropRefused) { // no one edit: those of the file it is in, not the whole proposal
+        Edits = editsIn(absolutePath(D.File, Job.Directory));
+        Why += Edits.empty() ? "" : " (no one edit of the file is to blame: each is dropped)";
+      }
       if (Edits.empty())
         addRefusal(Result, P, -1, Why);
       for (int E : Edits)

@@ -323,8 +323,9 @@ static std::string commandProblem(const json::Object &E) {
   if (const json::Array *Args = E.getArray("arguments")) {
     if (llvm::any_of(*Args, [](const json::Value &A) { return !A.getAsString(); }))
       return "\"arguments\" is not an array of strings";
-    if (Args->empty())
-      return "\"arguments\" is empty (it starts with the compiler, as in [\"nvcc\", \"-c\", \"a.cu\"])";
+    if (Args->empty() || Args->front().getAsString()->trim().empty())
+      return std::string(Args->empty() ? "\"arguments\" is empty" : "\"arguments\" starts with an empty string") +
+             " (it starts with the compiler, as in [\"nvcc\", \"-c\", \"a.cu\"])";
     return "";
   }
   std::optional<StringRef> Command = E.getString("command");
@@ -341,7 +342,7 @@ static std::string commandProblem(const json::Object &E) {
 /// "" when \p Text is a compilation database clang can read as the JSON format specifies it (an array of
 /// objects, each with a string "directory" and "file" and a string "command" or an "arguments" array of
 /// strings) and whose commands split as written (commandProblem); else what is wrong: the JSON parser's
-/// message with line and column, or the first entry (0-based, with its "file" when it has one) whose
+/// message with line and column, or the first entry (1-based, with its "file" when it has one) whose
 /// fields are not so. clang's own reader says only "Expected string as value." or a YAML error without
 /// the file's name, and reads an empty or unbalanced command without a word.
 static std::string compilationDatabaseProblem(StringRef Text) {
@@ -352,7 +353,7 @@ static std::string compilationDatabaseProblem(StringRef Text) {
   if (!Entries)
     return "not a JSON array of entries";
   for (size_t I = 0; I < Entries->size(); ++I) {
-    std::string At = "entry " + std::to_string(I);
+    std::string At = "entry " + std::to_string(I + 1); // 1-based, as the duplicate-entry warnings count
     const json::Object *E = (*Entries)[I].getAsObject();
     if (!E)
       return At + ": not a JSON object";
