@@ -644,15 +644,22 @@ private:
   const NewTextPP &PP;
   std::vector<AddedCodeFinding> &Out;
 
-  /// Whether a declaration of qualified name \p Name was in the TU before the edit (the census key's
-  /// third field, censusKey).
+  /// Whether a function with the unqualified name of \p Name (a qualified name) was in the TU before
+  /// the edit, in any scope (the census key's third field, censusKey): a using-directive, argument-
+  /// dependent lookup or a member operator can put both in one overload set.
   bool namedBefore(const std::string &Name) const {
-    if (Name.empty())
+    StringRef Unqualified = StringRef(Name).rsplit("::").second;
+    if (Unqualified.empty())
+      Unqualified = Name;
+    if (Unqualified.empty())
       return false;
     for (const std::string &Key : *In.Before) {
       SmallVector<StringRef, 6> Fields;
       StringRef(Key).split(Fields, '|');
-      if (Fields.size() > 2 && Fields[2] == Name)
+      if (Fields.size() <= 2 || (!Fields[0].contains("function") && Fields[0] != "kernel"))
+        continue; // functions and kernels only: a variable's name does not join an overload set
+      StringRef Old = Fields[2].rsplit("::").second;
+      if ((Old.empty() ? Fields[2] : Old) == Unqualified)
         return true;
     }
     return false;
@@ -693,8 +700,8 @@ private:
     if ((C.Device || VariantKernel) && InNewText && namedBefore(nameOf(D))) {
       Out.push_back({E ? (int)*E : -1, "the inserted code declares a " + C.What + Name +
                                            lineSuffix(SM, D->getLocation()) +
-                                           ", a name the translation unit already declares: it joins that "
-                                           "overload set or specializes that template, and can change which "
+                                           ", a name the translation unit already declares (in some scope): it "
+                                           "can join that overload set or specialize that template, and can change which "
                                            "function existing calls resolve to; give it a name of its own"});
       return;
     }

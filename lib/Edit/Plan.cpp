@@ -333,28 +333,34 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V) {
 }
 
 /// Where a pointer expression may point: the variables it may be derived from (p, p + k, &p[k], (T*)p,
-/// either arm of `c ? p : q`, a struct member by its declaration), following a local pointer through
-/// its initializer when nothing else in \p Body sets it (`float *dst = base + 8;` derives from base), up
-/// to \p Depth such steps; a local only allocated into (cudaMalloc(&p, n)) is its own. Nothing when it
-/// cannot be told (a local set again, an array element, a call's result): the alias check then assumes
-/// the worst. An empty set: no variable (nullptr, a literal address).
+/// either arm of `c ? p : q`, a struct member by its declaration), following a local pointer or a
+/// reference through its initializer (`float *dst = base + 8;` derives from base), up to \p Depth such
+/// steps; a variable only allocated into (cudaMalloc(&p, n)) may also be a fresh allocation of its own.
+/// Nothing when it cannot be told: a variable (a parameter or global too) that \p Body sets otherwise, a
+/// structured binding, an array element, a call's result; the alias check then assumes the worst. An
+/// empty set: no variable (nullptr, a literal address).
 std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
   using Bases = std::set<const ValueDecl *>;
   E = stripCasts(E);
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
-    const auto *V = dyn_cast<VarDecl>(DRE->getDecl());
-    if (!V || !V->isLocalVarDecl() || !V->getType()->isPointerType())
-      return Bases{DRE->getDecl()};
+    const ValueDecl *D = DRE->getDecl();
+    if (isa<BindingDecl>(D))
+      return std::nullopt;
+    const auto *V = dyn_cast<VarDecl>(D);
+    if (!V)
+      return Bases{D};
+    if (V->getType()->isReferenceType()) // names what its initializer names
+      return V->getInit() && Depth ? basesOf(V->getInit(), Body, Depth - 1) : std::nullopt;
     Changes Ch = classifyChanges(Body, V);
-    if (Ch == Changes::Allocated || (Ch == Changes::None && !V->getInit()))
+    if (Ch == Changes::Other)
+      return std::nullopt;
+    if (!V->isLocalVarDecl() || !V->getType()->isPointerType() || !V->getInit())
       return Bases{V};
-    if (Ch == Changes::Other || !Depth)
+    if (!Depth)
       return std::nullopt;
     std::optional<Bases> B = basesOf(V->getInit(), Body, Depth - 1);
-    if (B) // a base set again later no longer holds what V was derived from
-      for (const ValueDecl *D : *B)
-        if (const auto *BV = dyn_cast<VarDecl>(D); BV && BV->isLocalVarDecl() && classifyChanges(Body, BV) == Changes::Other)
-          return std::nullopt;
+    if (B && Ch == Changes::Allocated) // `float *out = in; if (c) cudaMalloc(&out, n);`: either
+      B->insert(V);
     return B;
   }
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {

@@ -688,12 +688,13 @@ public:
 private:
   /// The loop's `unroll` object (docs/inventory.md, "loop") for the unroll hint \p LH. Two hints clang
   /// reads and nvcc ignores are `state: "ignored"` with no count, since the loop compiles as if they were
-  /// not written: `#pragma GCC unroll N` (nvcc 13.0: "warning #1675-D: unrecognized GCC pragma") and
-  /// `#pragma nounroll` ("warning #20199-D: unrecognized #pragma in device code"); both give the PTX of
-  /// no pragma (checked with nvcc 13.0, -arch=sm_90).
+  /// not written: `#pragma GCC unroll N` (nvcc 13.0: "warning #1675-D: unrecognized GCC pragma"),
+  /// `#pragma nounroll` and `#pragma clang loop ...` ("warning #20199-D: unrecognized #pragma in device
+  /// code"); each gives the PTX of no pragma (checked with nvcc 13.0, -arch=sm_90).
   json unrollHint(const LoopHintAttr &LH) {
     bool Gcc = writtenAsGccUnroll(LH);
-    bool Ignored = Gcc || LH.getSpelling() == StringRef("nounroll");
+    StringRef Spelling = LH.getSpelling();
+    bool Ignored = Gcc || Spelling == "nounroll" || Spelling == "loop"; // `#pragma clang loop ...` too
     json U{{"spelling", Gcc ? "GCC unroll" : LH.getSpelling()}};
     if (LH.getOption() == LoopHintAttr::UnrollCount) {
       U["count_expr"] = LH.getValue() ? C.textOf(LH.getValue()->getSourceRange()) : "";
@@ -712,10 +713,10 @@ private:
     return U;
   }
 
-  /// Whether \p LH was written `#pragma GCC unroll` (its pragma name, where the hint's location points,
-  /// follows `GCC` on its line).
+  /// Whether \p LH was written `#pragma GCC unroll` or `_Pragma("GCC unroll ...")` (its pragma name,
+  /// where the hint's spelling location points, follows `GCC` on its line).
   bool writtenAsGccUnroll(const LoopHintAttr &LH) const {
-    SourceLocation L = C.SM.getExpansionLoc(LH.getLocation());
+    SourceLocation L = C.SM.getSpellingLoc(LH.getLocation());
     if (L.isInvalid())
       return false;
     bool Invalid = false;

@@ -14,7 +14,6 @@
 #include "clang/Lex/Preprocessor.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
 #include <functional>
@@ -210,63 +209,11 @@ std::vector<TUResult> runInventory(const std::vector<CompileJob> &Jobs, const Fr
 // Merge
 // --------------------------------------------------------------------------
 
-/// How many times identifier \p Name occurs in \p Text (whole identifiers only).
-static unsigned identifierCount(llvm::StringRef Text, llvm::StringRef Name) {
-  auto IsIdent = [](char Ch) { return llvm::isAlnum(Ch) || Ch == '_'; };
-  unsigned N = 0;
-  for (size_t At = Text.find(Name); At != llvm::StringRef::npos; At = Text.find(Name, At + 1))
-    if ((At == 0 || !IsIdent(Text[At - 1])) && (At + Name.size() >= Text.size() || !IsIdent(Text[At + Name.size()])))
-      ++N;
-  return N;
-}
-
-/// Whether \p Name sizes a square tile among \p SharedArrays (a kernel's `shared_arrays`): it occurs at
-/// least twice in one array's dimensions as written (`[T][T]`, `[T][T + 1]`, `[T * T]`), a use a warp
-/// size does not have.
-static bool sizesSquareTile(llvm::StringRef Name, const json &SharedArrays) {
-  for (const json &A : SharedArrays) {
-    unsigned N = 0;
-    for (const json &D : A.value("dims", json::array()))
-      N += identifierCount(D.value("expr", ""), Name);
-    if (N >= 2)
-      return true;
-  }
-  return false;
-}
-
-/// Whether a hardware use's reason is one that a tile index shares: `i % C` with C 32, `i & C` with C 31.
-static bool tileLikeReason(llvm::StringRef Context) {
-  return Context.starts_with("right operand of `%`") || Context.starts_with("operand of `&`");
-}
-
-/// The hardware uses of constant \p C that stand: all but a `% 32` or `& 31` in a kernel where C also sizes
-/// a square shared tile (`row = t / TILE; col = t % TILE` with `__shared__ float s[TILE][TILE + 1]`: a
-/// tile width that happens to be 32), unless C's name says warp or lane. \p SharedOf: kernel ID ->
-/// its `shared_arrays`.
-static json standingHardwareUses(const json &C, const json &HwUses, const std::map<std::string, json> &SharedOf) {
-  json Out = json::array();
-  if (!HwUses.is_array())
-    return Out;
-  std::string Name = C.value("name", "");
-  std::string Upper = llvm::StringRef(Name).upper();
-  bool NamedWarp = Upper.find("WARP") != std::string::npos || Upper.find("LANE") != std::string::npos;
-  for (const json &U : HwUses) {
-    auto It = SharedOf.find(U.value("owner", ""));
-    if (!NamedWarp && tileLikeReason(U.value("context", "")) && It != SharedOf.end() &&
-        sizesSquareTile(Name, It->second))
-      continue;
-    Out.push_back(U);
-  }
-  return Out;
-}
-
-/// The `hardware_fact` of constant \p C (docs/inventory.md): its standing uses where the value is a
-/// hardware fact (standingHardwareUses), the first one's reason leading; else, as the weaker signal, a
-/// name that says warp or lane together with the value that name means (32, or 31 for a lane mask);
-/// else null.
-static json hardwareFact(const json &C, const json &AllHwUses, const std::map<std::string, json> &SharedOf) {
-  json HwUses = standingHardwareUses(C, AllHwUses, SharedOf);
-  if (!HwUses.empty()) {
+/// The `hardware_fact` of constant \p C (docs/inventory.md): its uses where the value is a hardware
+/// fact, the first one's reason leading; else, as the weaker signal, a name that says warp or lane
+/// together with the value that name means (32, or 31 for a lane mask); else null.
+static json hardwareFact(const json &C, const json &HwUses) {
+  if (HwUses.is_array() && !HwUses.empty()) {
     const json &U = HwUses[0];
     std::string Where = U.value("file", "") + ":" + std::to_string(U.value("line", 0));
     return {{"reason", "used as the " + U.value("context", "") + " at " + Where}, {"uses", HwUses}};
@@ -747,13 +694,10 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
   // Tunable constants: macros, namespace-scope constants, local constants and
   // value template parameters, each with every use in a tunable context.
   json CA = json::array();
-  std::map<std::string, json> SharedOf;
-  for (const json &K : KernelArr)
-    SharedOf[K.value("id", "")] = K["shared_arrays"];
   for (auto &[ID, C] : Constants) {
     json X = C;
     X["uses"] = Uses.count(ID) ? json(Uses[ID]) : json::array();
-    X["hardware_fact"] = hardwareFact(X, HardwareUses[ID], SharedOf);
+    X["hardware_fact"] = hardwareFact(X, HardwareUses[ID]);
     if (!X["uses"].empty())
       CA.push_back(X);
   }
@@ -766,7 +710,7 @@ json mergeInventory(const std::vector<TUResult> &Results, StringRef Root) {
         json X = Rg;
         X["constant_kind"] = Rg["kind"];
         X["uses"] = Uses[ID];
-        X["hardware_fact"] = hardwareFact(X, HardwareUses[ID], SharedOf);
+        X["hardware_fact"] = hardwareFact(X, HardwareUses[ID]);
         CA.push_back(X);
       }
   Doc["constants"] = CA;

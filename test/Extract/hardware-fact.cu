@@ -11,12 +11,12 @@
 // CHECK-DAG: HW const:WS used as the other side of a comparison with warpSize at hardware-fact.cu:41
 // CHECK-DAG: HW macro:WARP_THREADS named like a warp size and equal to 32, what that name means on every NVIDIA GPU
 // CHECK-DAG: HW macro:TILE none
-// A `% 32` is also a tile index when the constant sizes a square shared tile (TILE_DIM: `[TILE_DIM][TILE_DIM
-// + 1]`, BS: `[BS * BS]`), which a warp size does not: not a hardware fact (both were marked, and so never
-// tuned). One dimension is not a square tile (W stays marked), and a name that says warp keeps the mark
-// (WARP_SZ).
-// CHECK-DAG: HW macro:TILE_DIM none
-// CHECK-DAG: HW const:BS none
+// A `% 32` stays a hardware fact when the constant also sizes a square shared tile (TILE_DIM:
+// `[TILE_DIM][TILE_DIM + 1]`, BS: `[BS * BS]`): a warp-transposed buffer `s[W][W + 1]` indexed by lane and
+// warp looks the same, and unmarking it let a search set W to 16 (a review of a rule that did; kept
+// marked, so such a tile width is not tuned).
+// CHECK-DAG: HW macro:TILE_DIM used as the right operand of `%` equal to 32, the warp size (a lane index) at hardware-fact.cu:{{[0-9]+}}
+// CHECK-DAG: HW const:BS used as the right operand of `%` equal to 32, the warp size (a lane index) at hardware-fact.cu:{{[0-9]+}}
 // CHECK-DAG: HW macro:W used as the right operand of `%` equal to 32, the warp size (a lane index) at hardware-fact.cu:{{[0-9]+}}
 // CHECK-DAG: HW macro:WARP_SZ used as the right operand of `%` equal to 32, the warp size (a lane index) at hardware-fact.cu:{{[0-9]+}}
 // Device functions list their direct callers (the reverse of `calls`).

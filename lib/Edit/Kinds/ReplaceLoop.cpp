@@ -12,6 +12,7 @@
 #include "../EditKind.h"
 
 #include "clang/AST/ASTContext.h"
+#include "clang/AST/Attr.h"
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/Stmt.h"
 
@@ -42,12 +43,31 @@ public:
     if (EndsStatement && !isa<CompoundStmt, DeclStmt, NullStmt>(lastSubStmt(E.S)))
       if (std::optional<size_t> Semi = semicolonAt(C.bufferOf(R->File), R->End))
         R->End = *Semi + 1;
-    if (!inBlock(*E.S, C.astContext()))
-      Code = "{ " + Code + " }";
-    return accept({replaceRange(*R, Code)});
+    if (inBlock(*E.S, C.astContext()))
+      return accept({replaceRange(*R, Code)});
+    const AttributedStmt *Hinted = hintOf(*E.S, C.astContext());
+    if (!Hinted)
+      return accept({replaceRange(*R, "{ " + Code + " }")});
+    // The pragma above the loop goes inside the braces too, where it stays in front of the code.
+    auto Pragma = C.pointOf(Hinted->getAttrs().front()->getLocation());
+    if (!Pragma || Pragma->File != R->File)
+      return refuse(std::string("its unroll pragma: ") + macroRefusal());
+    StringRef Buf = C.bufferOf(R->File);
+    unsigned LineStart = Pragma->Begin;
+    while (LineStart > 0 && Buf[LineStart - 1] != '\n')
+      --LineStart;
+    return accept({replaceRange(FileRange{R->File, LineStart, LineStart}, "{\n"), replaceRange(*R, Code + " }")});
   }
 
 private:
+  /// The `#pragma unroll` statement (AttributedStmt) whose loop is \p S, or null.
+  static const AttributedStmt *hintOf(const Stmt &S, ASTContext &Ctx) {
+    for (const DynTypedNode &P : Ctx.getParents(S))
+      if (const auto *A = P.get<AttributedStmt>(); A && !A->getAttrs().empty())
+        return A;
+    return nullptr;
+  }
+
   /// Whether \p S is a statement of a `{ }` block (or stands alone), not the single, unbraced
   /// statement under an `if`, `else`, loop, `case` or label, where code of several statements would
   /// leave all but the first outside it.

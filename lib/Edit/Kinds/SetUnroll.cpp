@@ -77,7 +77,7 @@ private:
     StringRef PragmaIndent = Text.substr(0, Text.find_first_not_of(" \t"));
     // A comment after the directive stays, on the directive's line: one that begins there may end lines
     // below (`#pragma unroll 4 /* first` then `x */`).
-    size_t Comment = commentStart(Text);
+    size_t Comment = trailingCommentStart(Text);
     if (Comment != StringRef::npos) {
       FileRange R{File, Off, (unsigned)(Off + Comment)};
       return accept({replaceRange(R, PragmaIndent.str() + (Ed.Count ? Pragma + " " : std::string()))});
@@ -95,10 +95,21 @@ private:
     return T.consume_front("pragma") && (T.empty() || !isAlnum(T.front()));
   }
 
-  /// The offset in \p Text of its first `//` or `/*` (a pragma line holds no string literal), or npos.
-  static size_t commentStart(StringRef Text) {
+  /// The offset in \p Text (a pragma line, which holds no string literal) of a comment that ends it: a
+  /// `//`, or a `/*` that runs past the line or is followed by nothing but blanks; npos when there is
+  /// none (`#pragma unroll /* tuned */ 4`: the comment sits inside the directive, which goes whole).
+  static size_t trailingCommentStart(StringRef Text) {
     size_t Line = Text.find("//"), Block = Text.find("/*");
-    return std::min(Line, Block);
+    if (Line < Block)
+      return Line;
+    if (Block == StringRef::npos)
+      return Block;
+    size_t End = Text.find("*/", Block + 2);
+    if (End == StringRef::npos || Text.substr(End + 2).trim().empty())
+      return Block;
+    return trailingCommentStart(Text.substr(End + 2)) == StringRef::npos
+               ? StringRef::npos
+               : End + 2 + trailingCommentStart(Text.substr(End + 2));
   }
 };
 

@@ -4,7 +4,7 @@ __global__ void shift(const float *in, float *out, int n) {
   if (i < n) out[i] = in[i] + 1.0f;
 }
 void run(float *base, int n) {
-  float *dst = base;
+  float *dst = nullptr;
   cudaMalloc((void **)&dst, n * sizeof(float));
   shift<<<(n + 255) / 256, 256>>>(base, dst, n);
 }

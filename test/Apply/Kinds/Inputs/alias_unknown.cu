@@ -35,3 +35,22 @@ void distinct(float *x, float *y, bool c, int n) {
   accum<<<1, 256>>>(x, z, n);
 }
 #endif
+#ifdef CASE_PARAM
+void param(float *x, float *z, int n) {
+  if (!z) z = x; // in place by default
+  accum<<<1, 256>>>(x, z, n);
+}
+#endif
+#ifdef CASE_MAYBE_FRESH
+void maybeFresh(float *x, bool inPlace, int n) {
+  float *z = x;
+  if (!inPlace) cudaMalloc((void **)&z, n * sizeof(float));
+  accum<<<1, 256>>>(x, z, n);
+}
+#endif
+#ifdef CASE_REFERENCE
+void reference(float *x, int n) {
+  float *const &r = x;
+  accum<<<1, 256>>>(x, r, n);
+}
+#endif

@@ -27,3 +27,15 @@ __global__ void spaced(float *x, int n) {
 # pragma unroll 4
   for (int i = 0; i < n; ++i) x[i] += 1.0f;
 }
+__global__ void inner(float *x, int n) {
+#pragma unroll /* tuned */ 4
+  for (int i = 0; i < n; ++i) x[i] += 1.0f;
+}
+__global__ void viaPragmaOperator(float *x, int n) {
+  _Pragma("GCC unroll 4")
+  for (int i = 0; i < n; ++i) x[i] += 1.0f;
+}
+__global__ void clangLoop(float *x, int n) {
+#pragma clang loop unroll_count(4)
+  for (int i = 0; i < n; ++i) x[i] += 1.0f;
+}

@@ -8,3 +8,10 @@ __global__ void k(float *a, const float *b, int n) {
     for (int j = 0; j < 4; ++j) s += b[i * 4 + j];
   a[threadIdx.x] = s;
 }
+__global__ void k2(float *a, const float *b, int n) {
+  float s = 0.f;
+  if (n > 8)
+#pragma unroll 2
+    for (int j = 0; j < 8; ++j) s += b[j];
+  a[threadIdx.x] = s;
+}
