@@ -72,6 +72,8 @@ const char *macroRefusal();
 /// The statement whose end decides whether a `;` after \p S's source range still belongs to \p S:
 /// `if (c) x = 1;` ends like `x = 1`, `for (...) s += x[i];` like `s += x[i]`.
 const clang::Stmt *lastSubStmt(const clang::Stmt *S);
+/// The offset where the line holding offset \p Off of \p Buf begins.
+unsigned lineStart(llvm::StringRef Buf, unsigned Off);
 /// The offset of the `;` at or after \p I in \p Buf, past whitespace and comments; nullopt when another
 /// character comes first.
 std::optional<size_t> semicolonAt(llvm::StringRef Buf, size_t I);

@@ -18,14 +18,14 @@
 #include "clang/AST/ParentMapContext.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
-
-#include <set>
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
+
+#include <set>
 
 using namespace clang;
 using namespace llvm;
@@ -81,6 +81,12 @@ const Stmt *lastSubStmt(const Stmt *S) {
 }
 
 /// The offset of the `;` at or after \p I in \p Buf, past whitespace and comments.
+unsigned lineStart(StringRef Buf, unsigned Off) {
+  while (Off > 0 && Buf[Off - 1] != '\n')
+    --Off;
+  return Off;
+}
+
 std::optional<size_t> semicolonAt(StringRef Buf, size_t I) {
   for (;;) {
     while (I < Buf.size() && isspace((unsigned char)Buf[I]))
@@ -263,7 +269,7 @@ std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kerne
 
 namespace {
 
-/// What a function body does to a local variable after its initializer (classifyChanges).
+/// What a function body does to a variable other than by its initializer (classifyChanges).
 enum class Changes {
   None,      ///< nothing: it holds its initializer's value
   Allocated, ///< only its address passed to an allocator (cudaMalloc(&p, n)): a fresh allocation
@@ -304,7 +310,8 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V) {
                                                 !R->getType()->getPointeeType().isConstQualified() && Names(R->getInit()))
         return Changes::Other;
   Changes Found = Changes::None;
-  if (const auto *CE = dyn_cast<CallExpr>(S)) {
+  const auto *CE = dyn_cast<CallExpr>(S);
+  if (CE) {
     const FunctionDecl *F = CE->getDirectCallee();
     if (F && isAllocator(*F) && CE->getNumArgs() && AddressOfV(CE->getArg(0)))
       Found = Changes::Allocated;
@@ -319,9 +326,8 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V) {
     for (const LambdaCapture &Cap : L->captures())
       if (Cap.capturesVariable() && Cap.getCaptureKind() == LCK_ByRef && Cap.getCapturedVar() == V)
         return Changes::Other;
-  const auto *Allocation = dyn_cast<CallExpr>(S);
   for (const Stmt *C : S->children()) {
-    if (Found == Changes::Allocated && Allocation && C == Allocation->getArg(0))
+    if (Found == Changes::Allocated && CE && CE->getNumArgs() && C == CE->getArg(0))
       continue; // the allocator's `&p`
     Changes Inner = classifyChanges(C, V);
     if (Inner == Changes::Other)

@@ -695,7 +695,7 @@ private:
     bool Gcc = writtenAsGccUnroll(LH);
     StringRef Spelling = LH.getSpelling();
     bool Ignored = Gcc || Spelling == "nounroll" || Spelling == "loop"; // `#pragma clang loop ...` too
-    json U{{"spelling", Gcc ? "GCC unroll" : LH.getSpelling()}};
+    json U{{"spelling", Gcc ? "GCC unroll" : Spelling.str()}};
     if (LH.getOption() == LoopHintAttr::UnrollCount) {
       U["count_expr"] = LH.getValue() ? C.textOf(LH.getValue()->getSourceRange()) : "";
       U["count"] = Ignored ? json(nullptr) : C.evalInt(LH.getValue());

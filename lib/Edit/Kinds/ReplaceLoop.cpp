@@ -52,10 +52,7 @@ public:
     auto Pragma = C.pointOf(Hinted->getAttrs().front()->getLocation());
     if (!Pragma || Pragma->File != R->File)
       return refuse(std::string("its unroll pragma: ") + macroRefusal());
-    StringRef Buf = C.bufferOf(R->File);
-    unsigned LineStart = Pragma->Begin;
-    while (LineStart > 0 && Buf[LineStart - 1] != '\n')
-      --LineStart;
+    unsigned LineStart = lineStart(C.bufferOf(R->File), Pragma->Begin);
     return accept({replaceRange(FileRange{R->File, LineStart, LineStart}, "{\n"), replaceRange(*R, Code + " }")});
   }
 

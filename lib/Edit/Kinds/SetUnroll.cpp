@@ -40,12 +40,6 @@ public:
   }
 
 private:
-  static unsigned lineStart(StringRef Buf, unsigned Off) {
-    while (Off > 0 && Buf[Off - 1] != '\n')
-      --Off;
-    return Off;
-  }
-
   /// The end (its '\n', or npos) of the line at \p Off together with the lines a backslash before its
   /// newline continues it onto (`#pragma unroll \` then `4`): the whole directive goes.
   static size_t logicalLineEnd(StringRef Buf, size_t Off) {
@@ -107,9 +101,8 @@ private:
     size_t End = Text.find("*/", Block + 2);
     if (End == StringRef::npos || Text.substr(End + 2).trim().empty())
       return Block;
-    return trailingCommentStart(Text.substr(End + 2)) == StringRef::npos
-               ? StringRef::npos
-               : End + 2 + trailingCommentStart(Text.substr(End + 2));
+    size_t Later = trailingCommentStart(Text.substr(End + 2));
+    return Later == StringRef::npos ? Later : End + 2 + Later;
   }
 };
 
