@@ -104,6 +104,11 @@ struct Options {
   /// timing gate, with no wait between them (--back-to-back), as a program's timed launches run, instead
   /// of waiting for each launch on another set before the timed one (docs/capture.md, "Back to back").
   bool BackToBack = false;
+  /// With --back-to-back, the length of the train of launches queued before the timed one (--train K; 0:
+  /// the launches on the other buffer sets only): a program's timed loop runs many launches back to back,
+  /// cycling its buffer sets (replay::trainPlacements). A diagnostic, for launches whose written
+  /// allocations are all write-only (a launch on the timed set would change a read-write one's input).
+  unsigned Train = 0;
   /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes instead of the
   /// model's (--steady-dirty-bytes; -1: the model), to measure what the share changes.
   int64_t SteadyDirtyBytes = -1;
@@ -238,6 +243,14 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
       O.Prime = true;
     } else if (A == "--back-to-back") {
       O.BackToBack = true;
+    } else if (A == "--train") {
+      if (!Value(V))
+        return false;
+      if (!parseCount(V, 10000, N)) {
+        Error = A + " '" + V + "': expected a count of launches from 0 to 10000";
+        return false;
+      }
+      O.Train = static_cast<unsigned>(N);
     } else if (!A.empty() && A[0] == '-') {
       Error = "unknown option " + A;
       return false;
@@ -257,6 +270,11 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
   else if (O.BackToBack && O.L2 != "rotate-sets")
     Error = "--back-to-back queues the timed launch behind the launches on other buffer sets of --l2 rotate-sets; "
             "--l2 is '" + O.L2 + "'";
+  else if (O.Train && !O.BackToBack)
+    Error = "--train queues launches back to back before the timed one; it needs --back-to-back";
+  else if (O.Train && !O.Poison)
+    Error = "--train launches on the timed buffer set too, so it needs --poison to tell write-only outputs "
+            "from read-write ones";
   return Error.empty();
 }
 
@@ -457,6 +475,10 @@ private:
   /// each placement of \p Before in turn. \p Wait: waiting for each, then dropping their CUPTI records
   /// (part of the restore); else only queued, right before the timed launch (--back-to-back).
   void launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before, bool Wait);
+  /// The placements queued back to back before a timed launch of \p P at placement \p At (--back-to-back):
+  /// the other buffer sets, or a train of --train launches over them and At when no written allocation
+  /// of \p P is read-write (so not while classifyPoison has yet to mark the write-only ones).
+  std::vector<uint32_t> backToBack(const Prepared &P, uint32_t At) const;
   /// Copies of Ranges at other addresses, [set][range] (placement set + 1).
   std::vector<std::vector<CUdeviceptr>> SetRanges;
   /// The first difference from the captured reference at placement \p At, "" when none.
@@ -936,6 +958,19 @@ void Replayer::restoreOthers(const Prepared &P, const std::vector<uint32_t> &Bef
   }
 }
 
+/// The first allocation \p P writes that is not write-only (read-write, or not yet classified); -1 when none.
+int readWritten(const Prepared &P) {
+  for (size_t I = 0; I < P.Poisoned.size(); ++I)
+    if (P.L->Allocations[I].written() && !P.Poisoned[I])
+      return static_cast<int>(I);
+  return -1;
+}
+
+std::vector<uint32_t> Replayer::backToBack(const Prepared &P, uint32_t At) const {
+  std::vector<uint32_t> Before = replay::placementsBefore(At, P.Others, P.placements());
+  return O.Train && readWritten(P) < 0 ? replay::trainPlacements(Before, At, O.Train) : Before;
+}
+
 void Replayer::launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before, bool Wait) {
   const char *SideName = Side == 0 ? "baseline" : "candidate";
   CUlaunchAttribute Attrs[2] = {};
@@ -1169,7 +1204,7 @@ uint64_t Replayer::runOnce(Prepared &P, int Side, std::string &Mismatch, bool Po
     }
   } Gate{*this, Gated};
   if (O.BackToBack) // behind the gate too: the stream runs them and the timed launch without a gap
-    launchOthers(P, Side, replay::placementsBefore(At, P.Others, P.placements()), /*Wait=*/false);
+    launchOthers(P, Side, backToBack(P, At), /*Wait=*/false);
   check(cuEventRecord(Start, Stream), "cuEventRecord");
   CUresult R = cuLaunchKernelEx(&C, P.Fn[Side], Args.empty() ? nullptr : Args.data(), nullptr);
   if (R != CUDA_SUCCESS)
@@ -1229,7 +1264,10 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   if (R && !R->L2Note.empty())
     J["l2_note"] = R->L2Note;
   J["l2_flush"] = !O.flushes() ? "none" : R && R->flushReads() ? "read" : "write";
-  J["back_to_back"] = O.BackToBack && R && R->L2 == "rotate-sets";
+  const bool BackToBack = O.BackToBack && R && R->L2 == "rotate-sets";
+  J["back_to_back"] = BackToBack;
+  if (BackToBack && O.Train)
+    J["train"] = O.Train;
   J["placements"] = R ? R->Placements : 1;
   if (R && !R->PlacementNote.empty())
     J["placement_note"] = R->PlacementNote;
@@ -1316,6 +1354,10 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
   if (O.Poison)
     for (Prepared &P : Ps)
       R.classifyPoison(P);
+  for (const Prepared &P : Ps)
+    if (int I = readWritten(P); O.Train && I >= 0)
+      throw CudaError("--train: allocation " + std::to_string(I) + " of launch " + std::to_string(P.Index) +
+                      " is read and written, so a launch before the timed one would change its input");
   for (unsigned It = 0; It < O.Iters; ++It)
     for (Prepared &P : Ps)
       for (int K = 0; K < (HaveCandidate ? 2 : 1); ++K) {

@@ -218,6 +218,17 @@ std::vector<uint32_t> placementsBefore(uint32_t Timed, uint32_t Others, uint32_t
   return Out;
 }
 
+std::vector<uint32_t> trainPlacements(const std::vector<uint32_t> &Before, uint32_t Timed, uint32_t Length) {
+  std::vector<uint32_t> Cycle = Before;
+  Cycle.push_back(Timed);
+  const size_t M = Cycle.size();
+  std::vector<uint32_t> Out(Length);
+  // Out's last element is Cycle[M - 2] (or Timed when M is 1), the one before it Cycle[M - 3], and so on.
+  for (uint32_t I = 0; I < Length; ++I)
+    Out[Length - 1 - I] = Cycle[(M - 1 + M - 1 - I % M) % M];
+  return Out;
+}
+
 std::optional<uint64_t> firstStoredPointer(const uint8_t *Data, size_t Size,
                                            const std::vector<capture::AddressRange> &Allocs) {
   uint64_t Lo = UINT64_MAX, Hi = 0; // most words (data) lie outside [Lo, Hi): one comparison each

@@ -190,6 +190,18 @@ TEST(Misc, PlacementsBefore) {
   EXPECT_EQ(placementsBefore(0, 4, 1), V{});
 }
 
+TEST(Misc, TrainPlacements) {
+  using V = std::vector<uint32_t>;
+  // Two sets, as the examples' harness alternates them: the train alternates and ends on the other set.
+  EXPECT_EQ(trainPlacements(V{1}, 0, 3), (V{1, 0, 1}));
+  EXPECT_EQ(trainPlacements(V{1}, 0, 4), (V{0, 1, 0, 1}));
+  // Three other sets before a timed launch at 2: the rotation 3, 0, 1 then 2, walked back from 1.
+  EXPECT_EQ(trainPlacements(V{3, 0, 1}, 2, 6), (V{0, 1, 2, 3, 0, 1}));
+  // No other set: the train runs where the timed launch will.
+  EXPECT_EQ(trainPlacements(V{}, 5, 3), (V{5, 5, 5}));
+  EXPECT_EQ(trainPlacements(V{1}, 0, 0), V{});
+}
+
 TEST(Misc, FirstStoredPointer) {
   std::vector<AddressRange> Allocs = {{0x7f0000000000ull, 4096}, {0x7f0000200000ull, 256}};
   std::vector<uint64_t> Words = {0, 42, 0x3f8000003f800000ull, 0x7f0000200000ull + 255, 0x7f0000000010ull};

@@ -3,11 +3,13 @@
 //    launched 3 times with one launch configuration;
 //  - scale_interior: an interior pointer (z + 256 floats) with the length after it;
 //  - touch_managed (with --managed): managed memory, which capture refuses;
+//  - scale_copy (with --copy): reads x, writes y only (a write-only output, as a program's out-of-place
+//    kernel has);
 //  - add_stored (with --stored): its inputs reach it through an array of pointers in device memory (and
 //    as parameters too, so that capture records them).
 // Prints checksums, so that a captured run can be compared with an uncaptured one.
 // Built as a program, and with -cubin as the replay's baseline; -DKLOOP_WRONG, -DKLOOP_FAULT and
-// -DKLOOP_HANG give candidates that compute a wrong saxpy, write to an invalid address, or never return;
+// -DKLOOP_HANG give candidates that compute a wrong saxpy (and scale_copy), write to an invalid address, or never return;
 // -DKLOOP_ROUNDOFF one whose saxpy is off by a relative 2e-7 (within rel:1e-5, not exact).
 #include <cstdio>
 #include <cstring>
@@ -57,6 +59,16 @@ __global__ void add_stored(const float *const *in, const float *a, const float *
     out[i] = in[0][i] + in[1][i] + (a == in[0] && b == in[1] ? 0.0f : 1.0f);
 }
 
+__global__ void scale_copy(const float *x, float *y, int n, float s) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+#if defined(KLOOP_WRONG)
+    y[i] = s * x[i] + (i == 7 ? 1.0f : 0.0f);
+#else
+    y[i] = s * x[i];
+#endif
+}
+
 /// Takes no pointer: its captured launch has no allocation to restore, copy or check.
 __global__ void scalar_only(int n, float a) {
   if (n < 0 && a > 1e30f)
@@ -84,6 +96,7 @@ int main(int argc, char **argv) {
   bool Stored = argc > 1 && std::strcmp(argv[1], "--stored") == 0;
   bool Scalar = argc > 1 && std::strcmp(argv[1], "--scalar") == 0;
   bool Pointers = argc > 1 && std::strcmp(argv[1], "--pointers") == 0;
+  bool Copy = argc > 1 && std::strcmp(argv[1], "--copy") == 0;
   const int n = 1 << 16;
   std::vector<float> hx(n), hy(n), hz(n + 256);
   for (int i = 0; i < n; ++i) {
@@ -125,6 +138,10 @@ int main(int argc, char **argv) {
     CHECK(cudaMalloc(&out, 1024 * sizeof(float *)));
     CHECK(cudaMemset(out, 0, 1024 * sizeof(float *)));
     write_pointers<<<4, 256>>>(x, out, 1024);
+    CHECK(cudaGetLastError());
+  }
+  if (Copy) {
+    scale_copy<<<(n + 255) / 256, 256>>>(x, y, n, 0.25f);
     CHECK(cudaGetLastError());
   }
   if (Scalar) {
