@@ -414,7 +414,11 @@ public:
       return true;
     for (const auto &[U, Diags] : NewDiagnostics) {
       auto [J, S] = parseUnit(U, Jobs.size());
-      refuseNewDiagnostics(J, S, Diags);
+      refuseNewDiagnostics(J, S, parseKey(Jobs[J], S), sideName(S).str(), Diags);
+    }
+    for (size_t A = 0; A < St.ArchUnits.size(); ++A) {
+      const ArchUnit &U = St.ArchUnits[A];
+      refuseNewDiagnostics(U.Job, Side::Device, archKey(Jobs[U.Job], U), "device, " + U.Arch, ArchDiagnostics[A]);
     }
     if (refusedHere())
       return true;
@@ -439,6 +443,8 @@ private:
   std::vector<AddedCodeFinding> Added;
   /// Each parse unit's diagnostics after the edit, in job order (unitsInJobOrder).
   std::vector<std::pair<size_t, std::vector<ParseDiagnostic>>> NewDiagnostics;
+  /// The diagnostics of St.ArchUnits' parses after the edit, in that order.
+  std::vector<std::vector<ParseDiagnostic>> ArchDiagnostics;
   std::set<std::string> Reported;
   /// Edits refused for a new diagnostic already.
   std::set<int> Blamed;
@@ -536,9 +542,14 @@ private:
     size_t N = Jobs.size();
     HostAfter.assign(N, {});
     DeviceAfter.assign(N, {});
-    std::vector<ParseResult> Parses(2 * N);
+    std::vector<ParseResult> Parses(2 * N + St.ArchUnits.size()); // the architectures' parses last
     std::vector<std::vector<AddedCodeFinding>> AddedBy(2 * N);
-    parallelFor(2 * N, FOpts.Jobs, [&](size_t U) {
+    parallelFor(Parses.size(), FOpts.Jobs, [&](size_t U) {
+      if (U >= 2 * N) {
+        const ArchUnit &A = St.ArchUnits[U - 2 * N];
+        Parses[U] = parseArchUnit(Jobs[A.Job], A, FOpts, Mapped);
+        return;
+      }
       auto [J, S] = parseUnit(U, N);
       AddedCodeInput In = addedCodeInput(P, Jobs[J], S, FOpts, NewRanges, Expressions, St.Census);
       SideInventory &Inv = (S == Side::Host ? HostAfter : DeviceAfter)[J];
@@ -554,12 +565,17 @@ private:
       NewDiagnostics.emplace_back(U, std::move(Parses[U].Diagnostics));
       Added.insert(Added.end(), AddedBy[U].begin(), AddedBy[U].end());
     }
+    for (size_t U = 2 * N; U < Parses.size(); ++U)
+      ArchDiagnostics.push_back(std::move(Parses[U].Diagnostics));
   }
 
-  /// New: an error inside the new text, or a diagnostic the baseline does not have as often.
-  void refuseNewDiagnostics(size_t J, Side S, const std::vector<ParseDiagnostic> &Diags) {
+  /// New: an error inside the new text, or a diagnostic the baseline does not have as often. \p Key
+  /// names the parse before the edit (parseKey, archKey); \p Where, in the reason: its side (and
+  /// architecture).
+  void refuseNewDiagnostics(size_t J, Side S, const std::string &Key, const std::string &Where,
+                            const std::vector<ParseDiagnostic> &Diags) {
     const CompileJob &Job = Jobs[J];
-    auto BeforeIt = St.BeforeDiags.find(parseKey(Job, S));
+    auto BeforeIt = St.BeforeDiags.find(Key);
     std::multiset<std::string> Before;
     if (BeforeIt != St.BeforeDiags.end())
       Before = BeforeIt->second;
@@ -574,7 +590,7 @@ private:
       if (!Reported.insert(Rel.str()).second)
         continue; // the same diagnostic from the other side
       std::string Why = "the edited code " + std::string(D.Level == "warning" ? "adds a warning" : "does not compile") +
-                        ": " + Rel.str() + " [" + sideName(S).str() + "]";
+                        ": " + Rel.str() + " [" + Where + "]";
       std::vector<int> Edits = blamed(D, J, S);
       if (Edits.empty() && St.Opts.DropRefused) { // no one edit: those of the file it is in, not the whole proposal
         Edits = editsIn(absolutePath(D.File, Job.Directory));

@@ -21,6 +21,7 @@
 #include "clang/Basic/SourceManager.h"
 #include "clang/Frontend/CompilerInstance.h"
 #include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/FrontendActions.h"
 #include "clang/Lex/Lexer.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
@@ -174,6 +175,45 @@ std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const
   for (const std::string &F : checkedWarningFlags())
     CL.push_back(F);
   return CL;
+}
+
+std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts) {
+  if (!FOpts.GpuArch.empty() || Job.GpuArchs.size() < 2)
+    return {};
+  auto Number = [](StringRef A) {
+    A.consume_front("sm_");
+    unsigned N = 0;
+    (void)A.take_while([](char C) { return isDigit(C); }).getAsInteger(10, N);
+    return N;
+  };
+  const std::string *Lo = &Job.GpuArchs.front(), *Hi = Lo;
+  for (const std::string &A : Job.GpuArchs) {
+    Lo = Number(A) < Number(*Lo) ? &A : Lo;
+    Hi = Number(A) > Number(*Hi) ? &A : Hi;
+  }
+  std::vector<std::string> Out;
+  for (const std::string *A : {Lo, Hi})
+    if (*A != Job.GpuArchs.front() && llvm::find(Out, *A) == Out.end())
+      Out.push_back(*A);
+  return Out;
+}
+
+std::vector<ArchUnit> archUnits(const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts) {
+  std::vector<ArchUnit> Out;
+  for (size_t J = 0; J < Jobs.size(); ++J)
+    for (std::string &A : checkedArchs(Jobs[J], FOpts))
+      Out.push_back({J, std::move(A)});
+  return Out;
+}
+
+std::string archKey(const CompileJob &Job, const ArchUnit &U) { return parseKey(Job, Side::Device) + "|" + U.Arch; }
+
+ParseResult parseArchUnit(const CompileJob &Job, const ArchUnit &U, const FrontendOptions &FOpts,
+                          const std::vector<std::pair<std::string, std::string>> &Mapped) {
+  CompileJob Under = Job;
+  Under.GpuArchs = {U.Arch};
+  return parseCommandLine(checkedCommandLine(Under, Side::Device, FOpts), Job.Directory,
+                          std::make_unique<SyntaxOnlyAction>(), Mapped);
 }
 
 // --- PlanContext ------------------------------------------------------------------
@@ -650,6 +690,17 @@ Error notePlanParse(PlanState &St, const CompileJob &Job, Side S, const ParseRes
   return Error::success();
 }
 
+/// An architecture's parse before the edit: its diagnostics, or nothing when it is unusable (that
+/// architecture then goes unchecked, as it would without this check).
+void noteArchParse(PlanState &St, const CompileJob &Job, const ArchUnit &U, const ParseResult &R) {
+  if (parseUnusable(R))
+    return;
+  St.ArchUnits.push_back(U);
+  std::multiset<std::string> &Before = St.BeforeDiags[archKey(Job, U)];
+  for (const ParseDiagnostic &D : R.Diagnostics)
+    Before.insert(diagKey(D));
+}
+
 } // namespace
 
 std::pair<size_t, Side> parseUnit(size_t U, size_t NJobs) {
@@ -670,12 +721,19 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
   size_t N = Jobs.size();
   St.Units.assign(2 * N, {});
   St.HostsPending = N;
-  std::vector<ParseResult> Results(2 * N);
-  parallelFor(2 * N, FOpts.Jobs, [&](size_t U) {
+  std::vector<ArchUnit> Archs = archUnits(Jobs, FOpts);
+  std::vector<ParseResult> Results(2 * N + Archs.size()); // the architectures' parses last
+  parallelFor(Results.size(), FOpts.Jobs, [&](size_t U) {
+    if (U >= 2 * N) {
+      Results[U] = parseArchUnit(Jobs[Archs[U - 2 * N].Job], Archs[U - 2 * N], FOpts, {});
+      return;
+    }
     auto [J, S] = parseUnit(U, N);
     Results[U] = planParse(St, Jobs[J], S, U, FOpts);
   });
   foldUnitPlans(St, N);
+  for (size_t A = 0; A < Archs.size(); ++A)
+    noteArchParse(St, Jobs[Archs[A].Job], Archs[A], Results[2 * N + A]);
   for (size_t U : unitsInJobOrder(N)) {
     auto [J, S] = parseUnit(U, N);
     Error E = notePlanParse(St, Jobs[J], S, Results[U]);

@@ -21,6 +21,15 @@
 namespace kloop {
 namespace edit {
 
+/// A device-side parse of job \p Job (an index) under GPU architecture \p Arch, one of the other
+/// architectures its command names (checkedArchs): read for its diagnostics only, before and after the
+/// edit, so that an edit breaking code under `#if __CUDA_ARCH__ >= 900` is refused where the command
+/// builds sm_90 too. No edit is planned on it: IDs of loops and launches can differ between architectures.
+struct ArchUnit {
+  size_t Job = 0;
+  std::string Arch;
+};
+
 /// Shared state of all plan parses.
 struct PlanState {
   const Proposal &P;
@@ -58,8 +67,27 @@ struct PlanState {
   /// ApplyOptions::DropRefused: the jobs (indices) that cannot be parsed before the edit, and why
   /// (ApplyResult::Unparsed's lines).
   std::map<size_t, std::string> Unparsed;
+  /// The device-side parses under a job's other GPU architectures (archUnits) that were usable before
+  /// the edit: the re-parse checks each of these, and no other, for new diagnostics.
+  std::vector<ArchUnit> ArchUnits;
   PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
 };
+
+/// The GPU architectures besides the first (which every parse of \p Job reads) that the check also
+/// parses \p Job's device side under: of the distinct architectures its command names, the lowest and the
+/// highest by number (sm_75 < sm_90 < sm_100), where they differ from the first. Code guarded for an
+/// architecture strictly between them is not checked. None when --cuda-gpu-arch names one
+/// (FrontendOptions::GpuArch): the user chose the architecture to read.
+std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts);
+/// Every job's checkedArchs, in job order.
+std::vector<ArchUnit> archUnits(const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);
+/// Names the diagnostics of \p U's parses (PlanState::BeforeDiags): parseKey's device side and the
+/// architecture.
+std::string archKey(const CompileJob &Job, const ArchUnit &U);
+/// The syntax-only parse of \p Job's device side under \p U's architecture, with \p Mapped files (the
+/// edited text) in memory; no precompiled preamble, before or after.
+ParseResult parseArchUnit(const CompileJob &Job, const ArchUnit &U, const FrontendOptions &FOpts,
+                          const std::vector<std::pair<std::string, std::string>> &Mapped);
 
 /// Names the parse of \p Job on side \p S: a file the compilation database lists with several
 /// commands is several jobs (CompileJob::Entry), each parsed and checked on its own.
