@@ -103,6 +103,9 @@ struct LaunchFacts {
     std::string A1, A2, Why;
   };
   std::vector<Alias> Aliases;
+  /// Set for a use of the kernel whose arguments cannot be read at all (a function pointer, a launch
+  /// clang does not resolve): why; SiteID is then `file:line` and Aliases is empty.
+  std::string Unchecked;
 };
 
 struct PlanState;
@@ -116,6 +119,8 @@ public:
 
   Side side() const { return W; }
   const CompileJob &job() const { return Job; }
+  /// The root that messages name files relative to (ApplyOptions::Root).
+  llvm::StringRef root() const;
   clang::ASTContext &astContext() const { return Ctx; }
   const clang::SourceManager &sourceManager() const { return SM; }
   /// Every entity of this side, by ID (launch sites as `file:ID`, the file relative to the root).
@@ -143,7 +148,9 @@ public:
   std::string textOf(clang::SourceRange R) const;
   /// A launch (of the host side of any TU of the proposal; planEdits plans a device side once
   /// every host side is done) that passes aliased pointers to the
-  /// parameter at position \p Param (0-based) of \p Kernel; \p Site is set to its ID.
+  /// parameter at position \p Param (0-based) of \p Kernel; \p Site is set to its ID. For a use of the
+  /// kernel whose arguments cannot be read (LaunchFacts::Unchecked), I1 = I2 = \p Param, Why says why and
+  /// \p Site is its `file:line`.
   std::optional<LaunchFacts::Alias> aliasFor(const std::string &Kernel, unsigned Param, std::string &Site) const;
 
 private:

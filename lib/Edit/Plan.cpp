@@ -16,6 +16,7 @@
 #include "clang/AST/Expr.h"
 #include "clang/AST/ExprCXX.h"
 #include "clang/AST/ParentMapContext.h"
+#include "clang/AST/RecursiveASTVisitor.h"
 #include "clang/AST/StmtCXX.h"
 #include "clang/AST/TypeLoc.h"
 #include "clang/Basic/SourceManager.h"
@@ -238,6 +239,8 @@ PlanContext::PlanContext(PlanState &St, Side W, const CompileJob &Job, ASTContex
   }
 }
 
+StringRef PlanContext::root() const { return St.Opts.Root; }
+
 const Entity *PlanContext::find(const std::string &ID) const {
   for (const std::map<std::string, Entity *> *M : {&ByID, &ByQualifiedID})
     if (auto It = M->find(ID); It != M->end())
@@ -298,7 +301,10 @@ std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kerne
   std::lock_guard<std::mutex> L(St.M);
   for (const PlanState::UnitPlan &U : St.Units)
     for (const LaunchFacts &F : U.Launches)
-      if (F.Kernel == Kernel)
+      if (F.Kernel == Kernel && !F.Unchecked.empty()) {
+        Site = F.SiteID;
+        return LaunchFacts::Alias{Param, Param, "", "", F.Unchecked};
+      } else if (F.Kernel == Kernel)
         for (const LaunchFacts::Alias &A : F.Aliases)
           if (A.I1 == Param || A.I2 == Param) {
             Site = F.SiteID;
@@ -324,11 +330,19 @@ bool isAllocator(const FunctionDecl &F) {
   return N.starts_with("cudaMalloc") || N == "cudaHostAlloc" || N.starts_with("cuMemAlloc");
 }
 
+/// Whether \p F is a CUDA runtime function that launches the kernel it is given.
+bool launchesKernel(const FunctionDecl &F) {
+  StringRef N = F.getIdentifier() ? F.getName() : "";
+  return N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelEx" ||
+         N == "cudaLaunchKernelExC";
+}
+
 /// What \p S (a function body) may do to variable \p V other than by its initializer: an
 /// assignment, an increment or decrement, its address taken (but as an allocator's argument), a
 /// non-const reference bound to it, its use as a call's non-const reference argument, or a
-/// by-reference capture is Other; its address passed to an allocator alone is Allocated.
-Changes classifyChanges(const Stmt *S, const VarDecl *V) {
+/// by-reference capture is Other; its address passed to an allocator alone is Allocated. \p Skip (may be
+/// null): a statement not looked into, the initializer of an argument array that only a launch reads.
+Changes classifyChanges(const Stmt *S, const VarDecl *V, const Stmt *Skip) {
   if (!S)
     return Changes::None;
   auto Names = [&](const Expr *E) {
@@ -355,7 +369,8 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V) {
     const FunctionDecl *F = CE->getDirectCallee();
     if (F && isAllocator(*F) && CE->getNumArgs() && AddressOfV(CE->getArg(0)))
       Found = Changes::Allocated;
-    if (F) // passed to a non-const reference parameter
+    if (F && !launchesKernel(*F)) // passed to a non-const reference parameter (a launch API's forwarding
+                                  // references only read)
       for (unsigned I = 0; I < std::min<unsigned>(CE->getNumArgs(), F->getNumParams()); ++I) {
         QualType T = F->getParamDecl(I)->getType();
         if (T->isReferenceType() && !T->getPointeeType().isConstQualified() && Names(CE->getArg(I)))
@@ -369,7 +384,9 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V) {
   for (const Stmt *C : S->children()) {
     if (Found == Changes::Allocated && CE && CE->getNumArgs() && C == CE->getArg(0))
       continue; // the allocator's `&p`
-    Changes Inner = classifyChanges(C, V);
+    if (C == Skip)
+      continue; // an argument array a launch alone reads (argumentArray)
+    Changes Inner = classifyChanges(C, V, Skip);
     if (Inner == Changes::Other)
       return Inner;
     if (Inner == Changes::Allocated)
@@ -384,8 +401,9 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V) {
 /// steps; a variable only allocated into (cudaMalloc(&p, n)) may also be a fresh allocation of its own.
 /// Nothing when it cannot be told: a variable (a parameter or global too) that \p Body sets otherwise, a
 /// structured binding, an array element, a call's result; the alias check then assumes the worst. An
-/// empty set: no variable (nullptr, a literal address).
-std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Body, unsigned Depth = 8) {
+/// empty set: no variable (nullptr, a literal address). \p Skip as for classifyChanges.
+std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Body, const Stmt *Skip = nullptr,
+                                                    unsigned Depth = 8) {
   using Bases = std::set<const ValueDecl *>;
   E = stripCasts(E);
   if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
@@ -396,15 +414,15 @@ std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Bo
     if (!V)
       return Bases{D};
     if (V->getType()->isReferenceType()) // names what its initializer names
-      return V->getInit() && Depth ? basesOf(V->getInit(), Body, Depth - 1) : std::nullopt;
-    Changes Ch = classifyChanges(Body, V);
+      return V->getInit() && Depth ? basesOf(V->getInit(), Body, Skip, Depth - 1) : std::nullopt;
+    Changes Ch = classifyChanges(Body, V, Skip);
     if (Ch == Changes::Other)
       return std::nullopt;
     if (!V->isLocalVarDecl() || !V->getType()->isPointerType() || !V->getInit())
       return Bases{V};
     if (!Depth)
       return std::nullopt;
-    std::optional<Bases> B = basesOf(V->getInit(), Body, Depth - 1);
+    std::optional<Bases> B = basesOf(V->getInit(), Body, Skip, Depth - 1);
     if (B && Ch == Changes::Allocated) // `float *out = in; if (c) cudaMalloc(&out, n);`: either
       B->insert(V);
     return B;
@@ -412,15 +430,15 @@ std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Bo
   if (const auto *BO = dyn_cast<BinaryOperator>(E)) {
     if (BO->isAdditiveOp()) {
       if (BO->getLHS()->getType()->isPointerType())
-        return basesOf(BO->getLHS(), Body, Depth);
+        return basesOf(BO->getLHS(), Body, Skip, Depth);
       if (BO->getRHS()->getType()->isPointerType())
-        return basesOf(BO->getRHS(), Body, Depth);
+        return basesOf(BO->getRHS(), Body, Skip, Depth);
     }
     if (BO->getOpcode() == BO_Comma)
-      return basesOf(BO->getRHS(), Body, Depth);
+      return basesOf(BO->getRHS(), Body, Skip, Depth);
   }
   if (const auto *CO = dyn_cast<AbstractConditionalOperator>(E)) {
-    std::optional<Bases> T = basesOf(CO->getTrueExpr(), Body, Depth), F = basesOf(CO->getFalseExpr(), Body, Depth);
+    std::optional<Bases> T = basesOf(CO->getTrueExpr(), Body, Skip, Depth), F = basesOf(CO->getFalseExpr(), Body, Skip, Depth);
     if (!T || !F)
       return std::nullopt;
     T->insert(F->begin(), F->end());
@@ -429,7 +447,7 @@ std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Bo
   if (const auto *UO = dyn_cast<UnaryOperator>(E))
     if (UO->getOpcode() == UO_AddrOf)
       if (const auto *AS = dyn_cast<ArraySubscriptExpr>(stripCasts(UO->getSubExpr())))
-        return basesOf(AS->getBase(), Body, Depth);
+        return basesOf(AS->getBase(), Body, Skip, Depth);
   if (const auto *ME = dyn_cast<MemberExpr>(E))
     return Bases{ME->getMemberDecl()};
   if (isa<CXXNullPtrLiteralExpr, IntegerLiteral, GNUNullExpr>(E))
@@ -451,26 +469,119 @@ const Stmt *enclosingBody(const Stmt &S, ASTContext &Ctx) {
   return nullptr;
 }
 
-/// The pointer parameters of a `<<<>>>` launch that receive aliased arguments.
+/// The kernel \p E names (through casts and `&`), or null.
+const FunctionDecl *kernelNamed(const Expr *E) {
+  E = stripCasts(E);
+  if (const auto *U = dyn_cast<UnaryOperator>(E); U && U->getOpcode() == UO_AddrOf)
+    E = stripCasts(U->getSubExpr());
+  const auto *DRE = dyn_cast<DeclRefExpr>(E);
+  const auto *F = DRE ? dyn_cast<FunctionDecl>(DRE->getDecl()) : nullptr;
+  return F && F->hasAttr<CUDAGlobalAttr>() ? F : nullptr;
+}
+
+/// What a launch passes its kernel: the kernel, the argument of each parameter in order, or why the
+/// arguments cannot be read (Opaque, with the argument array's text in ArrayText).
+struct LaunchArgs {
+  const FunctionDecl *Kernel = nullptr;
+  std::vector<const Expr *> Args;
+  std::string Opaque, ArrayText;
+  /// The argument array's initializer: its `&x` take no address that could change x (basesOf's Skip).
+  const Stmt *ArrayInit = nullptr;
+};
+
+/// \p Array, the `void **` of cudaLaunchKernel and its relatives, read back to the values it points at:
+/// a local array `void *args[] = {&x, &y, &n}` that the launching function \p Body names nowhere else;
+/// else why not.
+LaunchArgs argumentArray(const Expr *Array, const Stmt *Body, const PlanContext &C) {
+  LaunchArgs L;
+  L.ArrayText = C.textOf(Array->getSourceRange());
+  const auto *DRE = dyn_cast<DeclRefExpr>(stripCasts(Array));
+  const auto *V = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
+  const auto *Init = V && V->getType()->isArrayType() ? dyn_cast_or_null<InitListExpr>(V->getInit()) : nullptr;
+  if (!Init) {
+    L.Opaque = "its arguments are passed through '" + L.ArrayText + "', which the alias check cannot follow";
+    return L;
+  }
+  unsigned Uses = 0;
+  std::function<void(const Stmt *)> Count = [&](const Stmt *S) {
+    if (const auto *R = dyn_cast_or_null<DeclRefExpr>(S); R && R->getDecl() == V)
+      ++Uses;
+    for (const Stmt *Ch : S ? S->children() : Stmt::const_child_range(nullptr, nullptr))
+      Count(Ch);
+  };
+  Count(Body);
+  if (Uses != 1) {
+    L.Opaque = "'" + L.ArrayText + "' is used elsewhere in the launching function";
+    return L;
+  }
+  for (const Expr *Elem : Init->inits()) {
+    const auto *U = dyn_cast<UnaryOperator>(stripCasts(Elem));
+    if (!U || U->getOpcode() != UO_AddrOf) {
+      L.Opaque = "an element of '" + L.ArrayText + "' is not the address of a variable";
+      return L;
+    }
+    L.Args.push_back(U->getSubExpr());
+  }
+  L.ArrayInit = Init;
+  return L;
+}
+
+/// The kernel and arguments of launch site \p E: `<<<>>>` with a kernel clang resolves, cudaLaunchKernel,
+/// cudaLaunchCooperativeKernel and cudaLaunchKernelExC (an argument array), cudaLaunchKernelEx (the
+/// arguments themselves). Kernel null when it is none of these (a launch through a function pointer or
+/// inside a template: uncheckedUses finds those).
+LaunchArgs launchArgsOf(const Entity &E, const Stmt *Body, const PlanContext &C) {
+  LaunchArgs L;
+  if (const auto *KCE = dyn_cast_or_null<CUDAKernelCallExpr>(E.S)) {
+    L.Kernel = KCE->getDirectCallee();
+    L.Args.assign(KCE->arg_begin(), KCE->arg_end());
+    return L;
+  }
+  const auto *CE = dyn_cast_or_null<CallExpr>(E.S);
+  const FunctionDecl *API = CE ? CE->getDirectCallee() : nullptr;
+  if (!API || !API->getIdentifier())
+    return L;
+  StringRef N = API->getName();
+  // cudaLaunchKernel(func, grid, block, args, ...) and cudaLaunchKernelExC(config, func, args).
+  unsigned KernelArg = N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" ? 0 : 1;
+  unsigned ArrayArg = KernelArg ? 2 : 3;
+  if ((N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelExC") &&
+      CE->getNumArgs() > ArrayArg) {
+    L = argumentArray(CE->getArg(ArrayArg), Body, C);
+  } else if (N == "cudaLaunchKernelEx" && CE->getNumArgs() >= 2) {
+    L.Args.assign(CE->arg_begin() + 2, CE->arg_end());
+  } else {
+    return L;
+  }
+  L.Kernel = kernelNamed(CE->getArg(KernelArg));
+  return L;
+}
+
+/// The pointer parameters of a launch that receive aliased arguments.
 std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity &E, const PlanContext &C) {
-  const auto *KCE = dyn_cast_or_null<CUDAKernelCallExpr>(E.S);
-  if (!KCE || !E.Data["kernel"].is_string())
+  if (!E.S || !E.Data["kernel"].is_string())
     return std::nullopt;
-  const FunctionDecl *K = KCE->getDirectCallee();
+  const Stmt *Body = enclosingBody(*E.S, C.astContext());
+  LaunchArgs L = launchArgsOf(E, Body, C);
+  const FunctionDecl *K = L.Kernel;
   if (!K)
     return std::nullopt;
-  const Stmt *Body = enclosingBody(*KCE, C.astContext());
   LaunchFacts F;
   F.SiteID = SiteID;
   F.Kernel = E.Data["kernel"].get<std::string>();
-  unsigned N = std::min<unsigned>(KCE->getNumArgs(), K->getNumParams());
+  unsigned N = L.Opaque.empty() ? std::min<unsigned>(L.Args.size(), K->getNumParams()) : K->getNumParams();
   for (unsigned I = 0; I < N; ++I)
     for (unsigned J = I + 1; J < N; ++J) {
       const ParmVarDecl *PI = K->getParamDecl(I), *PJ = K->getParamDecl(J);
       if (!PI->getType()->isPointerType() || !PJ->getType()->isPointerType())
         continue;
-      auto BI = basesOf(KCE->getArg(I), Body), BJ = basesOf(KCE->getArg(J), Body);
-      std::string TI = C.textOf(KCE->getArg(I)->getSourceRange()), TJ = C.textOf(KCE->getArg(J)->getSourceRange());
+      if (!L.Opaque.empty()) {
+        std::string AI = L.ArrayText + "[" + std::to_string(I) + "]", AJ = L.ArrayText + "[" + std::to_string(J) + "]";
+        F.Aliases.push_back({I, J, AI, AJ, L.Opaque});
+        continue;
+      }
+      auto BI = basesOf(L.Args[I], Body, L.ArrayInit), BJ = basesOf(L.Args[J], Body, L.ArrayInit);
+      std::string TI = C.textOf(L.Args[I]->getSourceRange()), TJ = C.textOf(L.Args[J]->getSourceRange());
       if (!TI.empty() && TI == TJ) {
         F.Aliases.push_back({I, J, TI, TJ, "both derived from '" + TI + "'"});
         continue;
@@ -487,6 +598,85 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
     }
   return F;
 }
+
+/// Whether \p Name is a CUDA runtime function that takes a kernel without launching it (attributes,
+/// occupancy): a kernel named there is not passed any pointer.
+bool queriesKernel(StringRef Name) {
+  return Name.starts_with("cudaFuncSet") || Name.starts_with("cudaFuncGet") || Name.starts_with("cudaOccupancy") ||
+         Name == "cudaGetFuncBySymbol";
+}
+
+/// The kernel a name refers to, by the inventory's ID (its pattern's qualified name): a resolved
+/// reference, or a template's name in a template (an unresolved lookup naming a kernel template).
+std::string kernelReferenced(const Expr *E) {
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
+    if (const auto *F = dyn_cast<FunctionDecl>(DRE->getDecl()); F && F->hasAttr<CUDAGlobalAttr>()) {
+      const FunctionDecl *P = F->getTemplateInstantiationPattern();
+      return (P ? P : F)->getQualifiedNameAsString();
+    }
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(E))
+    for (const NamedDecl *D : ULE->decls()) {
+      const auto *F = D->getAsFunction();
+      if (F && F->hasAttr<CUDAGlobalAttr>())
+        return F->getQualifiedNameAsString();
+    }
+  return "";
+}
+
+/// Why the alias check cannot read what kernel use \p E (a reference to a kernel) passes, or "" when it
+/// can (the kernel of a launch launchArgsOf reads) or nothing is passed (an attribute or occupancy query).
+std::string uncheckedWhy(const Expr &E, ASTContext &Ctx) {
+  const Expr *Top = &E; // up through casts, parentheses and `&`
+  DynTypedNodeList Ps = Ctx.getParents(*Top);
+  for (const Expr *P; !Ps.empty() && (P = Ps[0].get<Expr>());) {
+    const auto *U = dyn_cast<UnaryOperator>(P);
+    if (!isa<CastExpr, ParenExpr>(P) && !(U && U->getOpcode() == UO_AddrOf))
+      break;
+    Top = P;
+    Ps = Ctx.getParents(*Top);
+  }
+  const auto *Call = Ps.empty() ? nullptr : Ps[0].get<CallExpr>();
+  if (const auto *KCE = dyn_cast_or_null<CUDAKernelCallExpr>(Call); KCE && KCE->getCallee() == Top)
+    return KCE->getDirectCallee() ? "" : "it is launched there where clang does not resolve the kernel (inside a template)";
+  const FunctionDecl *API = Call ? Call->getDirectCallee() : nullptr;
+  if (API && (launchesKernel(*API) || (API->getIdentifier() && queriesKernel(API->getName()))))
+    return "";
+  return "it is named there other than as the kernel of a launch the alias check reads (a function pointer, a "
+         "launcher of the program's own)";
+}
+
+/// Host code's uses of kernels, outside system headers, whose arguments the alias check cannot read
+/// (uncheckedWhy), each as a LaunchFacts with Unchecked set and SiteID `file:line`.
+class UncheckedUses : public RecursiveASTVisitor<UncheckedUses> {
+public:
+  UncheckedUses(ASTContext &Ctx, const PlanContext &C) : Ctx(Ctx), C(C) {}
+  bool VisitDeclRefExpr(DeclRefExpr *E) { return note(*E); }
+  bool VisitUnresolvedLookupExpr(UnresolvedLookupExpr *E) { return note(*E); }
+  std::vector<LaunchFacts> Out;
+
+private:
+  ASTContext &Ctx;
+  const PlanContext &C;
+
+  bool note(const Expr &E) {
+    std::string Kernel = kernelReferenced(&E);
+    const SourceManager &SM = Ctx.getSourceManager();
+    if (Kernel.empty() || SM.isInSystemHeader(E.getBeginLoc()))
+      return true;
+    std::string Why = uncheckedWhy(E, Ctx);
+    if (Why.empty())
+      return true;
+    LaunchFacts F;
+    F.Kernel = Kernel;
+    std::optional<FileRange> At = C.pointOf(E.getBeginLoc());
+    F.SiteID = At ? rootRelative(At->File, C.job(), C.root()) + ":" +
+                        std::to_string(SM.getSpellingLineNumber(E.getBeginLoc()))
+                  : "a macro expansion";
+    F.Unchecked = Why;
+    Out.push_back(std::move(F));
+    return true;
+  }
+};
 
 /// The host functions with a body outside system headers (an edit may not name one).
 void collectHostFunctions(const DeclContext *DC, const SourceManager &SM, std::set<std::string> &Out) {
@@ -559,6 +749,9 @@ private:
       if (E->Kind == EntityKind::LaunchSite)
         if (std::optional<LaunchFacts> F = launchFactsOf(ID, *E, C))
           Facts.push_back(std::move(*F));
+    UncheckedUses U(C.astContext(), C);
+    U.TraverseDecl(C.astContext().getTranslationUnitDecl());
+    std::move(U.Out.begin(), U.Out.end(), std::back_inserter(Facts));
     collectHostFunctions(C.astContext().getTranslationUnitDecl(), C.sourceManager(), HostFns);
   }
 

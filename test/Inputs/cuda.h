@@ -34,6 +34,10 @@ extern "C" cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blo
                                         size_t sharedMem, cudaStream_t stream);
 extern "C" cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                                    void **args, size_t sharedMem, cudaStream_t stream);
+enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
+extern "C" cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
+extern "C" cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                                     size_t dynamicSMemSize);
 struct cudaLaunchConfig_t {
   dim3 gridDim;
   dim3 blockDim;

@@ -40,7 +40,10 @@ public:
     if (P->getType().isRestrictQualified())
       return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
     std::string Site;
-    if (auto A = C.aliasFor(E.Owner, P->getFunctionScopeIndex(), Site))
+    if (auto A = C.aliasFor(E.Owner, P->getFunctionScopeIndex(), Site); A && A->I1 == A->I2)
+      return refuse("kernel '" + E.Owner + "' is used at " + Site + " where the alias check cannot see what its pointer "
+                    "parameters receive: " + A->Why);
+    else if (A)
       return refuse("launch site " + Site + " passes '" + A->A1 + "' and '" + A->A2 + "' (" + A->Why +
                     ") to parameters '" + paramName(*P, A->I1) + "' and '" + paramName(*P, A->I2) +
                     "', which may overlap");
