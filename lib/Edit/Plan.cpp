@@ -455,18 +455,111 @@ std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Bo
   return std::nullopt;
 }
 
-/// The body of the function that holds \p S (outside any lambda), or null.
-const Stmt *enclosingBody(const Stmt &S, ASTContext &Ctx) {
+/// The function that holds \p S (outside any lambda: a lambda's body lies in the function that holds it),
+/// or null.
+const FunctionDecl *enclosingFunction(const Stmt &S, ASTContext &Ctx) {
   DynTypedNodeList Ps = Ctx.getParents(S);
   while (!Ps.empty()) {
     if (const auto *FD = Ps[0].get<FunctionDecl>()) {
       const auto *M = dyn_cast<CXXMethodDecl>(FD);
-      if (!M || !M->getParent()->isLambda()) // a lambda's body lies in the function that holds it
-        return FD->getBody();
+      if (!M || !M->getParent()->isLambda())
+        return FD;
     }
     Ps = Ctx.getParents(Ps[0]);
   }
   return nullptr;
+}
+
+/// The calls of each function (by its canonical declaration) that one translation unit's host code makes
+/// where clang resolves the callee.
+using CallIndex = std::map<const FunctionDecl *, std::vector<const CallExpr *>>;
+
+class CallIndexer : public RecursiveASTVisitor<CallIndexer> {
+public:
+  bool VisitCallExpr(CallExpr *E) {
+    if (const FunctionDecl *F = E->getDirectCallee(); F && !isa<CUDAKernelCallExpr>(E))
+      Index[F->getCanonicalDecl()].push_back(E);
+    return true;
+  }
+  CallIndex Index;
+};
+
+/// Where the alias check reads one launch: the launching function, its body, the statement basesOf skips
+/// (LaunchArgs::ArrayInit) and the translation unit's calls, for following the function's parameters to
+/// its callers.
+struct LaunchScope {
+  const FunctionDecl *Fn = nullptr;
+  const Stmt *Body = nullptr, *Skip = nullptr;
+  const CallIndex *Calls = nullptr;
+};
+
+/// `file:line` of \p S, relative to the root.
+std::string lineOf(const Stmt &S, const PlanContext &C) {
+  std::optional<FileRange> At = C.pointOf(S.getBeginLoc());
+  if (!At)
+    return "a macro expansion";
+  return rootRelative(At->File, C.job(), C.root()) + ":" +
+         std::to_string(C.sourceManager().getSpellingLineNumber(S.getBeginLoc()));
+}
+
+/// Why pointers derived from \p BI and \p BJ in function \p Fn may overlap once the parameters of \p Fn
+/// among them are what its visible callers pass (each call on its own, then that caller's callers, up to
+/// \p Depth levels); nothing when no call passes overlapping pointers or \p Fn has no visible caller (a
+/// caller in another translation unit is not seen).
+std::optional<std::string> overlapInCallers(const std::set<const ValueDecl *> &BI, const std::set<const ValueDecl *> &BJ,
+                                            const FunctionDecl *Fn, const CallIndex &Calls, const PlanContext &C,
+                                            unsigned Depth) {
+  auto IsParam = [&](const ValueDecl *D) { return isa<ParmVarDecl>(D) && D->getDeclContext() == Fn; };
+  if (!Fn || !Depth || (llvm::none_of(BI, IsParam) && llvm::none_of(BJ, IsParam)))
+    return std::nullopt;
+  auto It = Calls.find(Fn->getCanonicalDecl());
+  if (It == Calls.end())
+    return std::nullopt;
+  for (const CallExpr *Call : It->second) {
+    const FunctionDecl *Caller = enclosingFunction(*Call, C.astContext());
+    const Stmt *Body = Caller ? Caller->getBody() : nullptr;
+    auto InCaller = [&](const std::set<const ValueDecl *> &B) -> std::optional<std::set<const ValueDecl *>> {
+      std::set<const ValueDecl *> Out;
+      for (const ValueDecl *D : B) {
+        unsigned I = IsParam(D) ? cast<ParmVarDecl>(D)->getFunctionScopeIndex() : ~0u;
+        if (I == ~0u) {
+          Out.insert(D);
+          continue;
+        }
+        auto A = I < Call->getNumArgs() ? basesOf(Call->getArg(I), Body) : std::nullopt;
+        if (!A)
+          return std::nullopt;
+        Out.insert(A->begin(), A->end());
+      }
+      return Out;
+    };
+    std::optional<std::set<const ValueDecl *>> CI = InCaller(BI), CJ = InCaller(BJ);
+    std::string Where = "the call of '" + Fn->getNameAsString() + "' at " + lineOf(*Call, C);
+    if (!CI || !CJ)
+      return Where + " passes a pointer whose target cannot be told from its function";
+    for (const ValueDecl *D : *CI)
+      if (CJ->count(D))
+        return Where + " passes both from '" + D->getNameAsString() + "'";
+    if (auto Why = overlapInCallers(*CI, *CJ, Caller, Calls, C, Depth - 1))
+      return Why;
+  }
+  return std::nullopt;
+}
+
+/// Why launch arguments \p AI and \p AJ (pointers) may overlap: one text, a variable both derive from,
+/// one whose target cannot be told, or a visible caller of the launching function passing overlapping
+/// pointers (overlapInCallers); nothing when they cannot.
+std::optional<std::string> overlapOf(const Expr *AI, const Expr *AJ, const LaunchScope &S, const PlanContext &C) {
+  std::string TI = C.textOf(AI->getSourceRange()), TJ = C.textOf(AJ->getSourceRange());
+  if (!TI.empty() && TI == TJ)
+    return "both derived from '" + TI + "'";
+  auto BI = basesOf(AI, S.Body, S.Skip), BJ = basesOf(AJ, S.Body, S.Skip);
+  if (!BI || !BJ)
+    return "where '" + (BI ? TJ : TI) + "' points cannot be told from the launching function";
+  for (const ValueDecl *D : *BI)
+    if (BJ->count(D))
+      return "both derived from '" + D->getNameAsString() + "'";
+  return overlapInCallers(*BI, *BJ, S.Fn, *S.Calls, C, 3);
 }
 
 /// The kernel \p E names (through casts and `&`), or null.
@@ -557,12 +650,17 @@ LaunchArgs launchArgsOf(const Entity &E, const Stmt *Body, const PlanContext &C)
   return L;
 }
 
-/// The pointer parameters of a launch that receive aliased arguments.
-std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity &E, const PlanContext &C) {
+/// The pointer parameters of a launch that receive aliased arguments (overlapOf).
+std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity &E, const PlanContext &C,
+                                         const CallIndex &Calls) {
   if (!E.S || !E.Data["kernel"].is_string())
     return std::nullopt;
-  const Stmt *Body = enclosingBody(*E.S, C.astContext());
-  LaunchArgs L = launchArgsOf(E, Body, C);
+  LaunchScope Scope;
+  Scope.Fn = enclosingFunction(*E.S, C.astContext());
+  Scope.Body = Scope.Fn ? Scope.Fn->getBody() : nullptr;
+  Scope.Calls = &Calls;
+  LaunchArgs L = launchArgsOf(E, Scope.Body, C);
+  Scope.Skip = L.ArrayInit;
   const FunctionDecl *K = L.Kernel;
   if (!K)
     return std::nullopt;
@@ -572,29 +670,14 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
   unsigned N = L.Opaque.empty() ? std::min<unsigned>(L.Args.size(), K->getNumParams()) : K->getNumParams();
   for (unsigned I = 0; I < N; ++I)
     for (unsigned J = I + 1; J < N; ++J) {
-      const ParmVarDecl *PI = K->getParamDecl(I), *PJ = K->getParamDecl(J);
-      if (!PI->getType()->isPointerType() || !PJ->getType()->isPointerType())
+      if (!K->getParamDecl(I)->getType()->isPointerType() || !K->getParamDecl(J)->getType()->isPointerType())
         continue;
       if (!L.Opaque.empty()) {
         std::string AI = L.ArrayText + "[" + std::to_string(I) + "]", AJ = L.ArrayText + "[" + std::to_string(J) + "]";
         F.Aliases.push_back({I, J, AI, AJ, L.Opaque});
-        continue;
+      } else if (std::optional<std::string> Why = overlapOf(L.Args[I], L.Args[J], Scope, C)) {
+        F.Aliases.push_back({I, J, C.textOf(L.Args[I]->getSourceRange()), C.textOf(L.Args[J]->getSourceRange()), *Why});
       }
-      auto BI = basesOf(L.Args[I], Body, L.ArrayInit), BJ = basesOf(L.Args[J], Body, L.ArrayInit);
-      std::string TI = C.textOf(L.Args[I]->getSourceRange()), TJ = C.textOf(L.Args[J]->getSourceRange());
-      if (!TI.empty() && TI == TJ) {
-        F.Aliases.push_back({I, J, TI, TJ, "both derived from '" + TI + "'"});
-        continue;
-      }
-      if (!BI || !BJ) {
-        F.Aliases.push_back({I, J, TI, TJ, "where '" + (BI ? TJ : TI) + "' points cannot be told from the launching function"});
-        continue;
-      }
-      for (const ValueDecl *D : *BI)
-        if (BJ->count(D)) {
-          F.Aliases.push_back({I, J, TI, TJ, "both derived from '" + D->getNameAsString() + "'"});
-          break;
-        }
     }
   return F;
 }
@@ -668,10 +751,7 @@ private:
       return true;
     LaunchFacts F;
     F.Kernel = Kernel;
-    std::optional<FileRange> At = C.pointOf(E.getBeginLoc());
-    F.SiteID = At ? rootRelative(At->File, C.job(), C.root()) + ":" +
-                        std::to_string(SM.getSpellingLineNumber(E.getBeginLoc()))
-                  : "a macro expansion";
+    F.SiteID = lineOf(E, C);
     F.Unchecked = Why;
     Out.push_back(std::move(F));
     return true;
@@ -745,9 +825,11 @@ private:
   }
 
   void collectLaunchFacts() {
+    CallIndexer Calls;
+    Calls.TraverseDecl(C.astContext().getTranslationUnitDecl());
     for (auto &[ID, E] : C.entities())
       if (E->Kind == EntityKind::LaunchSite)
-        if (std::optional<LaunchFacts> F = launchFactsOf(ID, *E, C))
+        if (std::optional<LaunchFacts> F = launchFactsOf(ID, *E, C, Calls.Index))
           Facts.push_back(std::move(*F));
     UncheckedUses U(C.astContext(), C);
     U.TraverseDecl(C.astContext().getTranslationUnitDecl());
