@@ -504,6 +504,22 @@ private:
     return {In.begin(), In.end()};
   }
 
+  /// The edits in the files job \p J's parses before the edit read other than its main file: its edited
+  /// headers. When a precompiled preamble hid what it read (PlanState::FilesRead), every edited file
+  /// that is no job's main file.
+  std::vector<int> editsInHeadersOf(size_t J) const {
+    std::set<std::string> Mains;
+    for (const CompileJob &Job : Jobs)
+      Mains.insert(absolutePath(Job.File, Job.Directory));
+    const std::optional<std::set<std::string>> &Read = St.FilesRead[J];
+    std::set<int> In;
+    for (const auto &[File, Ranges] : NewRanges)
+      if (Read ? Read->count(File) && File != absolutePath(Jobs[J].File, Jobs[J].Directory) : !Mains.count(File))
+        for (auto [B, L, E] : Ranges)
+          In.insert(static_cast<int>(E));
+    return {In.begin(), In.end()};
+  }
+
   /// Of \p Edits, those of a parameter (`.../param:NAME`) whose name is an identifier on \p D's line
   /// of edited file \p F; all of \p Edits when none is. One parameter's `const` that breaks a line
   /// then costs that parameter's edits, not every edit of its kernel; were the line's error caused by
@@ -595,6 +611,10 @@ private:
       if (Edits.empty() && St.Opts.DropRefused) { // no one edit: those of the file it is in, not the whole proposal
         Edits = editsIn(absolutePath(D.File, Job.Directory));
         Why += Edits.empty() ? "" : " (no one edit of the file is to blame: each is dropped)";
+      }
+      if (Edits.empty() && St.Opts.DropRefused) { // a file without edits: those of the edited headers it reads
+        Edits = editsInHeadersOf(J);
+        Why += Edits.empty() ? "" : " (in a file without edits: each edit of the edited headers its unit reads is dropped)";
       }
       if (Edits.empty())
         addRefusal(Result, P, -1, Why);

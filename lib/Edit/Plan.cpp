@@ -1007,6 +1007,14 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
     Results[U] = planParse(St, Jobs[J], S, U, FOpts);
   });
   foldUnitPlans(St, N);
+  St.FilesRead.assign(N, std::set<std::string>());
+  for (size_t U = 0; U < 2 * N; ++U) {
+    std::optional<std::set<std::string>> &Read = St.FilesRead[parseUnit(U, N).first];
+    if (Read && !Results[U].UsedPreamble)
+      Read->insert(Results[U].InputFiles.begin(), Results[U].InputFiles.end());
+    else
+      Read.reset();
+  }
   for (size_t A = 0; A < Archs.size(); ++A)
     noteArchParse(St, Jobs[Archs[A].Job], Archs[A], Results[2 * N + A]);
   for (size_t U : unitsInJobOrder(N)) {

@@ -67,6 +67,9 @@ struct PlanState {
   /// ApplyOptions::DropRefused: the jobs (indices) that cannot be parsed before the edit, and why
   /// (ApplyResult::Unparsed's lines).
   std::map<size_t, std::string> Unparsed;
+  /// Per job: the files on disk its two parses before the edit read (ParseResult::InputFiles), or
+  /// nothing when either loaded a precompiled preamble, whose files InputFiles lacks.
+  std::vector<std::optional<std::set<std::string>>> FilesRead;
   /// The device-side parses under a job's other GPU architectures (archUnits) that were usable before
   /// the edit: the re-parse checks each of these, and no other, for new diagnostics.
   std::vector<ArchUnit> ArchUnits;
