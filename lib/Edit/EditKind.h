@@ -152,6 +152,11 @@ public:
   /// kernel whose arguments cannot be read (LaunchFacts::Unchecked), I1 = I2 = \p Param, Why says why and
   /// \p Site is its `file:line`.
   std::optional<LaunchFacts::Alias> aliasFor(const std::string &Kernel, unsigned Param, std::string &Site) const;
+  /// Where this parse's device code launches \p Kernel (an inventory kernel ID): a `<<<>>>` inside a
+  /// kernel or a __device__-only function (dynamic parallelism), as `file:line`; nothing when none does. Such a
+  /// launch may exist on the device side only (under `#ifdef __CUDA_ARCH__`), which the host-side alias
+  /// check does not read.
+  std::optional<std::string> deviceLaunchOf(const std::string &Kernel) const;
 
 private:
   PlanState &St;

@@ -192,8 +192,12 @@ std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptio
     Lo = Number(A) < Number(*Lo) ? &A : Lo;
     Hi = Number(A) > Number(*Hi) ? &A : Hi;
   }
+  std::vector<const std::string *> Picked = {Lo, Hi};
+  for (const std::string &A : Job.GpuArchs) // sm_90a, sm_100a: features their number alone does not have
+    if (!A.empty() && isAlpha(A.back()))
+      Picked.push_back(&A);
   std::vector<std::string> Out;
-  for (const std::string *A : {Lo, Hi})
+  for (const std::string *A : Picked)
     if (*A != Job.GpuArchs.front() && llvm::find(Out, *A) == Out.end())
       Out.push_back(*A);
   return Out;
@@ -341,8 +345,8 @@ bool launchesKernel(const FunctionDecl &F) {
 /// assignment, an increment or decrement, its address taken (but as an allocator's argument), a
 /// non-const reference bound to it, its use as a call's non-const reference argument, or a
 /// by-reference capture is Other; its address passed to an allocator alone is Allocated. \p Skip (may be
-/// null): a statement not looked into, the initializer of an argument array that only a launch reads.
-Changes classifyChanges(const Stmt *S, const VarDecl *V, const Stmt *Skip) {
+/// null): statements not looked into, the initializers of argument arrays that only a launch reads.
+Changes classifyChanges(const Stmt *S, const VarDecl *V, const std::set<const Stmt *> *Skip) {
   if (!S)
     return Changes::None;
   auto Names = [&](const Expr *E) {
@@ -384,7 +388,7 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V, const Stmt *Skip) {
   for (const Stmt *C : S->children()) {
     if (Found == Changes::Allocated && CE && CE->getNumArgs() && C == CE->getArg(0))
       continue; // the allocator's `&p`
-    if (C == Skip)
+    if (Skip && Skip->count(C))
       continue; // an argument array a launch alone reads (argumentArray)
     Changes Inner = classifyChanges(C, V, Skip);
     if (Inner == Changes::Other)
@@ -402,7 +406,8 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V, const Stmt *Skip) {
 /// Nothing when it cannot be told: a variable (a parameter or global too) that \p Body sets otherwise, a
 /// structured binding, an array element, a call's result; the alias check then assumes the worst. An
 /// empty set: no variable (nullptr, a literal address). \p Skip as for classifyChanges.
-std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Body, const Stmt *Skip = nullptr,
+std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Body,
+                                                    const std::set<const Stmt *> *Skip = nullptr,
                                                     unsigned Depth = 8) {
   using Bases = std::set<const ValueDecl *>;
   E = stripCasts(E);
@@ -455,19 +460,22 @@ std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Bo
   return std::nullopt;
 }
 
-/// The function that holds \p S (outside any lambda: a lambda's body lies in the function that holds it),
-/// or null.
+/// The function that holds \p S: outside any lambda (a lambda's body lies in the function that holds
+/// it), or the outermost lambda's call operator when no function holds that lambda (one at namespace
+/// scope); null when none does.
 const FunctionDecl *enclosingFunction(const Stmt &S, ASTContext &Ctx) {
+  const FunctionDecl *Lambda = nullptr;
   DynTypedNodeList Ps = Ctx.getParents(S);
   while (!Ps.empty()) {
     if (const auto *FD = Ps[0].get<FunctionDecl>()) {
       const auto *M = dyn_cast<CXXMethodDecl>(FD);
       if (!M || !M->getParent()->isLambda())
         return FD;
+      Lambda = FD;
     }
     Ps = Ctx.getParents(Ps[0]);
   }
-  return nullptr;
+  return Lambda;
 }
 
 /// The calls of each function (by its canonical declaration) that one translation unit's host code makes
@@ -489,7 +497,9 @@ public:
 /// its callers.
 struct LaunchScope {
   const FunctionDecl *Fn = nullptr;
-  const Stmt *Body = nullptr, *Skip = nullptr;
+  const Stmt *Body = nullptr;
+  /// The initializers of the argument arrays of the launches in Body (argumentArray).
+  std::set<const Stmt *> Skip;
   const CallIndex *Calls = nullptr;
 };
 
@@ -553,7 +563,7 @@ std::optional<std::string> overlapOf(const Expr *AI, const Expr *AJ, const Launc
   std::string TI = C.textOf(AI->getSourceRange()), TJ = C.textOf(AJ->getSourceRange());
   if (!TI.empty() && TI == TJ)
     return "both derived from '" + TI + "'";
-  auto BI = basesOf(AI, S.Body, S.Skip), BJ = basesOf(AJ, S.Body, S.Skip);
+  auto BI = basesOf(AI, S.Body, &S.Skip), BJ = basesOf(AJ, S.Body, &S.Skip);
   if (!BI || !BJ)
     return "where '" + (BI ? TJ : TI) + "' points cannot be told from the launching function";
   for (const ValueDecl *D : *BI)
@@ -578,22 +588,33 @@ struct LaunchArgs {
   const FunctionDecl *Kernel = nullptr;
   std::vector<const Expr *> Args;
   std::string Opaque, ArrayText;
-  /// The argument array's initializer: its `&x` take no address that could change x (basesOf's Skip).
-  const Stmt *ArrayInit = nullptr;
 };
 
-/// \p Array, the `void **` of cudaLaunchKernel and its relatives, read back to the values it points at:
-/// a local array `void *args[] = {&x, &y, &n}` that the launching function \p Body names nowhere else;
-/// else why not.
-LaunchArgs argumentArray(const Expr *Array, const Stmt *Body, const PlanContext &C) {
-  LaunchArgs L;
-  L.ArrayText = C.textOf(Array->getSourceRange());
+/// The argument array (`void **`) of launch call \p CE of cudaLaunchKernel, cudaLaunchCooperativeKernel or
+/// cudaLaunchKernelExC, and the index of its kernel argument; null when \p CE is none of these.
+const Expr *argumentArrayOf(const CallExpr &CE, unsigned &KernelArg) {
+  const FunctionDecl *API = CE.getDirectCallee();
+  StringRef N = API && API->getIdentifier() ? API->getName() : "";
+  // cudaLaunchKernel(func, grid, block, args, ...) and cudaLaunchKernelExC(config, func, args).
+  KernelArg = N == "cudaLaunchKernelExC" ? 1 : 0;
+  unsigned ArrayArg = KernelArg ? 2 : 3;
+  bool HasArray = N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelExC";
+  return HasArray && CE.getNumArgs() > ArrayArg ? CE.getArg(ArrayArg) : nullptr;
+}
+
+/// The initializer of \p Array, an argument array the alias check can read: an automatic local array of
+/// the launching function's \p Body, initialized by a list of addresses of variables (`void *args[] =
+/// {&x, &y, &n}`), that \p Body names nowhere but in the one launch; else null and \p Why says why.
+const InitListExpr *readableArray(const Expr *Array, const Stmt *Body, const SourceManager &SM, std::string &Why) {
   const auto *DRE = dyn_cast<DeclRefExpr>(stripCasts(Array));
   const auto *V = DRE ? dyn_cast<VarDecl>(DRE->getDecl()) : nullptr;
-  const auto *Init = V && V->getType()->isArrayType() ? dyn_cast_or_null<InitListExpr>(V->getInit()) : nullptr;
-  if (!Init) {
-    L.Opaque = "its arguments are passed through '" + L.ArrayText + "', which the alias check cannot follow";
-    return L;
+  const auto *Init = V && V->hasLocalStorage() && V->getType()->isArrayType()
+                         ? dyn_cast_or_null<InitListExpr>(V->getInit())
+                         : nullptr;
+  if (!Init || !Body || SM.isBeforeInTranslationUnit(V->getLocation(), Body->getBeginLoc()) ||
+      SM.isBeforeInTranslationUnit(Body->getEndLoc(), V->getLocation())) {
+    Why = "which is not an array of the launching function";
+    return nullptr;
   }
   unsigned Uses = 0;
   std::function<void(const Stmt *)> Count = [&](const Stmt *S) {
@@ -604,19 +625,54 @@ LaunchArgs argumentArray(const Expr *Array, const Stmt *Body, const PlanContext 
   };
   Count(Body);
   if (Uses != 1) {
-    L.Opaque = "'" + L.ArrayText + "' is used elsewhere in the launching function";
-    return L;
+    Why = "which the launching function also uses elsewhere";
+    return nullptr;
   }
   for (const Expr *Elem : Init->inits()) {
     const auto *U = dyn_cast<UnaryOperator>(stripCasts(Elem));
-    if (!U || U->getOpcode() != UO_AddrOf) {
-      L.Opaque = "an element of '" + L.ArrayText + "' is not the address of a variable";
-      return L;
+    const auto *Var = U && U->getOpcode() == UO_AddrOf ? dyn_cast<DeclRefExpr>(U->getSubExpr()->IgnoreParens()) : nullptr;
+    if (!Var || !isa<VarDecl>(Var->getDecl())) {
+      Why = "an element of which is not the address of a variable";
+      return nullptr;
     }
-    L.Args.push_back(U->getSubExpr());
   }
-  L.ArrayInit = Init;
+  return Init;
+}
+
+/// \p Array, the `void **` of cudaLaunchKernel and its relatives, read back to the values it points at
+/// (readableArray); else why not.
+LaunchArgs argumentArray(const Expr *Array, const Stmt *Body, const PlanContext &C) {
+  LaunchArgs L;
+  L.ArrayText = C.textOf(Array->getSourceRange());
+  std::string Why;
+  const InitListExpr *Init = readableArray(Array, Body, C.sourceManager(), Why);
+  if (!Init) {
+    L.Opaque = "its arguments are passed through '" + L.ArrayText + "', " + Why;
+    return L;
+  }
+  for (const Expr *Elem : Init->inits())
+    L.Args.push_back(cast<UnaryOperator>(stripCasts(Elem))->getSubExpr());
   return L;
+}
+
+/// The initializers of every readable argument array of a launch in \p Body: basesOf does not count their
+/// `&x` as taking x's address (ping-pong launches over the same two buffers name each in two arrays).
+std::set<const Stmt *> argumentArrayInits(const Stmt *Body, const SourceManager &SM) {
+  std::set<const Stmt *> Out;
+  std::function<void(const Stmt *)> Walk = [&](const Stmt *S) {
+    if (!S)
+      return;
+    unsigned KernelArg = 0;
+    std::string Why;
+    if (const auto *CE = dyn_cast<CallExpr>(S))
+      if (const Expr *Array = argumentArrayOf(*CE, KernelArg))
+        if (const InitListExpr *Init = readableArray(Array, Body, SM, Why))
+          Out.insert(Init);
+    for (const Stmt *Ch : S->children())
+      Walk(Ch);
+  };
+  Walk(Body);
+  return Out;
 }
 
 /// The kernel and arguments of launch site \p E: `<<<>>>` with a kernel clang resolves, cudaLaunchKernel,
@@ -631,21 +687,16 @@ LaunchArgs launchArgsOf(const Entity &E, const Stmt *Body, const PlanContext &C)
     return L;
   }
   const auto *CE = dyn_cast_or_null<CallExpr>(E.S);
-  const FunctionDecl *API = CE ? CE->getDirectCallee() : nullptr;
-  if (!API || !API->getIdentifier())
+  if (!CE)
     return L;
-  StringRef N = API->getName();
-  // cudaLaunchKernel(func, grid, block, args, ...) and cudaLaunchKernelExC(config, func, args).
-  unsigned KernelArg = N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" ? 0 : 1;
-  unsigned ArrayArg = KernelArg ? 2 : 3;
-  if ((N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelExC") &&
-      CE->getNumArgs() > ArrayArg) {
-    L = argumentArray(CE->getArg(ArrayArg), Body, C);
-  } else if (N == "cudaLaunchKernelEx" && CE->getNumArgs() >= 2) {
-    L.Args.assign(CE->arg_begin() + 2, CE->arg_end());
-  } else {
+  unsigned KernelArg = 0;
+  const FunctionDecl *API = CE->getDirectCallee();
+  if (const Expr *Array = argumentArrayOf(*CE, KernelArg))
+    L = argumentArray(Array, Body, C);
+  else if (API && API->getIdentifier() && API->getName() == "cudaLaunchKernelEx" && CE->getNumArgs() >= 2)
+    L.Args.assign(CE->arg_begin() + 2, CE->arg_end()), KernelArg = 1; // (config, kernel, args...)
+  else
     return L;
-  }
   L.Kernel = kernelNamed(CE->getArg(KernelArg));
   return L;
 }
@@ -660,7 +711,7 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
   Scope.Body = Scope.Fn ? Scope.Fn->getBody() : nullptr;
   Scope.Calls = &Calls;
   LaunchArgs L = launchArgsOf(E, Scope.Body, C);
-  Scope.Skip = L.ArrayInit;
+  Scope.Skip = argumentArrayInits(Scope.Body, C.sourceManager());
   const FunctionDecl *K = L.Kernel;
   if (!K)
     return std::nullopt;
@@ -682,27 +733,47 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
   return F;
 }
 
-/// Whether \p Name is a CUDA runtime function that takes a kernel without launching it (attributes,
-/// occupancy): a kernel named there is not passed any pointer.
+/// Whether \p Name is a CUDA runtime function that takes a kernel without launching it or handing out a
+/// handle that can (attributes, occupancy): a kernel named there is not passed any pointer.
 bool queriesKernel(StringRef Name) {
-  return Name.starts_with("cudaFuncSet") || Name.starts_with("cudaFuncGet") || Name.starts_with("cudaOccupancy") ||
-         Name == "cudaGetFuncBySymbol";
+  return Name.starts_with("cudaFuncSet") || Name.starts_with("cudaFuncGetAttributes") ||
+         Name.starts_with("cudaOccupancy");
 }
 
-/// The kernel a name refers to, by the inventory's ID (its pattern's qualified name): a resolved
-/// reference, or a template's name in a template (an unresolved lookup naming a kernel template).
-std::string kernelReferenced(const Expr *E) {
-  if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
-    if (const auto *F = dyn_cast<FunctionDecl>(DRE->getDecl()); F && F->hasAttr<CUDAGlobalAttr>()) {
-      const FunctionDecl *P = F->getTemplateInstantiationPattern();
+/// The kernel a name refers to, by the inventory's ID (its pattern's qualified name; an explicit
+/// specialization's with its template arguments, as the inventory's kernelID writes it): a resolved
+/// reference, or a template's name in a template (an unresolved lookup naming a kernel template). ""
+/// when it names no kernel, or only in an unevaluated operand (sizeof, decltype), which passes nothing.
+std::string kernelReferenced(const Expr *E, const ASTContext &Ctx) {
+  if (const auto *DRE = dyn_cast<DeclRefExpr>(E)) {
+    const auto *F = dyn_cast<FunctionDecl>(DRE->getDecl());
+    if (!F || !F->hasAttr<CUDAGlobalAttr>() || DRE->isNonOdrUse() == NOUR_Unevaluated)
+      return "";
+    const FunctionDecl *P = F->getTemplateInstantiationPattern();
+    if (P || F->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
       return (P ? P : F)->getQualifiedNameAsString();
-    }
+    std::string Name = F->getQualifiedNameAsString();
+    llvm::raw_string_ostream OS(Name);
+    if (const TemplateArgumentList *Args = F->getTemplateSpecializationArgs())
+      printTemplateArgumentList(OS, Args->asArray(), Ctx.getPrintingPolicy());
+    return Name;
+  }
   if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(E))
     for (const NamedDecl *D : ULE->decls()) {
       const auto *F = D->getAsFunction();
       if (F && F->hasAttr<CUDAGlobalAttr>())
         return F->getQualifiedNameAsString();
     }
+  return "";
+}
+
+/// The name of the function \p Call calls, resolved or not (a call inside a template whose callee clang
+/// leaves as an unresolved lookup); "" when it has none.
+std::string calleeName(const CallExpr &Call) {
+  if (const FunctionDecl *F = Call.getDirectCallee())
+    return F->getIdentifier() ? F->getName().str() : "";
+  if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(Call.getCallee()->IgnoreParenImpCasts()))
+    return ULE->getName().getAsString();
   return "";
 }
 
@@ -721,9 +792,14 @@ std::string uncheckedWhy(const Expr &E, ASTContext &Ctx) {
   const auto *Call = Ps.empty() ? nullptr : Ps[0].get<CallExpr>();
   if (const auto *KCE = dyn_cast_or_null<CUDAKernelCallExpr>(Call); KCE && KCE->getCallee() == Top)
     return KCE->getDirectCallee() ? "" : "it is launched there where clang does not resolve the kernel (inside a template)";
-  const FunctionDecl *API = Call ? Call->getDirectCallee() : nullptr;
-  if (API && (launchesKernel(*API) || (API->getIdentifier() && queriesKernel(API->getName()))))
+  std::string N = Call ? calleeName(*Call) : "";
+  bool Launch = N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelEx" ||
+                N == "cudaLaunchKernelExC";
+  bool Resolved = isa<DeclRefExpr>(E) && Call && Call->getDirectCallee();
+  if (queriesKernel(N) || (Launch && Resolved))
     return "";
+  if (Launch)
+    return "it is launched there through " + N + " inside a template, where clang does not resolve the launch";
   return "it is named there other than as the kernel of a launch the alias check reads (a function pointer, a "
          "launcher of the program's own)";
 }
@@ -742,7 +818,7 @@ private:
   const PlanContext &C;
 
   bool note(const Expr &E) {
-    std::string Kernel = kernelReferenced(&E);
+    std::string Kernel = kernelReferenced(&E, Ctx);
     const SourceManager &SM = Ctx.getSourceManager();
     if (Kernel.empty() || SM.isInSystemHeader(E.getBeginLoc()))
       return true;
@@ -987,6 +1063,26 @@ std::vector<size_t> unitsInJobOrder(size_t NJobs) {
   for (size_t J = 0; J < NJobs; ++J)
     Out.insert(Out.end(), {J, NJobs + J});
   return Out;
+}
+
+std::optional<std::string> PlanContext::deviceLaunchOf(const std::string &Kernel) const {
+  struct Finder : RecursiveASTVisitor<Finder> {
+    const PlanContext &C;
+    const std::string &Kernel;
+    std::optional<std::string> At;
+    Finder(const PlanContext &C, const std::string &Kernel) : C(C), Kernel(Kernel) {}
+    bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
+      const FunctionDecl *In = enclosingFunction(*E, C.astContext());
+      // A __host__ __device__ function (a lambda is one, implicitly) launches on the host side too, where
+      // the alias check reads its launches.
+      bool FromDevice = In && (In->hasAttr<CUDAGlobalAttr>() || (In->hasAttr<CUDADeviceAttr>() && !In->hasAttr<CUDAHostAttr>()));
+      if (FromDevice && kernelReferenced(stripCasts(E->getCallee()), C.astContext()) == Kernel)
+        At = lineOf(*E, C);
+      return !At;
+    }
+  } F(*this, Kernel);
+  F.TraverseDecl(Ctx.getTranslationUnitDecl());
+  return F.At;
 }
 
 Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts) {

@@ -78,7 +78,8 @@ struct PlanState {
 
 /// The GPU architectures besides the first (which every parse of \p Job reads) that the check also
 /// parses \p Job's device side under: of the distinct architectures its command names, the lowest and the
-/// highest by number (sm_75 < sm_90 < sm_100), where they differ from the first. Code guarded for an
+/// highest by number (sm_75 < sm_90 < sm_100) and every architecture-specific one (sm_90a), where they
+/// differ from the first. Code guarded for an
 /// architecture strictly between them is not checked. None when --cuda-gpu-arch names one
 /// (FrontendOptions::GpuArch): the user chose the architecture to read.
 std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts);

@@ -91,7 +91,9 @@ static void collectClangGpuArchs(CompileJob &J) {
   for (const std::string &A : J.Args) {
     StringRef S(A);
     if (S.consume_front("--cuda-gpu-arch=") || S.consume_front("--offload-arch="))
-      J.GpuArchs.push_back(S.str());
+      for (StringRef Each : llvm::split(S, ',')) // clang takes a comma-separated list too
+        if (!Each.empty())
+          J.GpuArchs.push_back(Each.str());
   }
 }
 

@@ -37,7 +37,8 @@ std::string archToClang(StringRef A) {
   return A.str();
 }
 
-/// Splits "arch=compute_90,code=[sm_90,compute_90]" into the sm_ codes.
+/// The architecture whose __CUDA_ARCH__ a `-gencode` spec compiles under: arch='s (compute_75 as sm_75), else
+/// each sm_ code of code=.
 void parseGencode(StringRef Spec, std::vector<std::string> &Archs) {
   std::string Arch;
   std::vector<std::string> Codes;
@@ -66,10 +67,12 @@ void parseGencode(StringRef Spec, std::vector<std::string> &Archs) {
           Codes.push_back(archToClang(Cd));
     }
   }
-  if (!Codes.empty())
-    Archs.insert(Archs.end(), Codes.begin(), Codes.end());
-  else if (!Arch.empty())
+  // __CUDA_ARCH__ is the virtual architecture's (arch=compute_75,code=sm_80 compiles with 750, checked with
+  // nvcc 13.0 --dryrun); the codes decide it only when arch= is absent.
+  if (!Arch.empty())
     Archs.push_back(Arch);
+  else
+    Archs.insert(Archs.end(), Codes.begin(), Codes.end());
 }
 
 /// Reads one response file's arguments into \p Out.
@@ -470,9 +473,17 @@ private:
   }
 
   void addArchs(StringRef V) {
-    for (const std::string &P : splitList(V))
-      if (P != "native" && P != "all" && P != "all-major") // the caller's default applies
+    // nvcc 13.0's lists, as `nvcc -arch=all --dryrun` (and all-major) shows them in __CUDA_ARCH__.
+    static const char *const All[] = {"sm_75", "sm_80", "sm_86",  "sm_87",  "sm_88",  "sm_89",
+                                      "sm_90", "sm_100", "sm_103", "sm_110", "sm_120", "sm_121"};
+    static const char *const AllMajor[] = {"sm_75", "sm_80", "sm_90", "sm_100", "sm_110", "sm_120"};
+    for (const std::string &P : splitList(V)) {
+      if (P == "all" || P == "all-major")
+        for (const char *A : P == "all" ? ArrayRef<const char *>(All) : ArrayRef<const char *>(AllMajor))
+          R.GpuArchs.push_back(A);
+      else if (P != "native") // the caller's default applies
         R.GpuArchs.push_back(archToClang(P));
+    }
   }
 
   Error apply(const MatchedFlag &M) {

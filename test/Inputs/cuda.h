@@ -34,6 +34,8 @@ extern "C" cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blo
                                         size_t sharedMem, cudaStream_t stream);
 extern "C" cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                                    void **args, size_t sharedMem, cudaStream_t stream);
+typedef struct CUfunc_st *cudaFunction_t;
+extern "C" cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr);
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 extern "C" cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
 extern "C" cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
@@ -50,6 +52,11 @@ template <typename... ExpTypes, typename... ActTypes>
 cudaError_t cudaLaunchKernelEx(const cudaLaunchConfig_t *config, void (*kernel)(ExpTypes...),
                                ActTypes &&...args) { return 0; }
 
+// What clang calls for a `<<<>>>` in device code (dynamic parallelism, -fgpu-rdc), as cuda_device_runtime_api.h
+// declares them.
+extern "C" __device__ void *cudaGetParameterBuffer(size_t alignment, size_t size);
+extern "C" __device__ cudaError_t cudaLaunchDevice(void *func, void *parameterBuffer, dim3 gridDimension,
+                                                   dim3 blockDimension, unsigned int sharedMemSize, cudaStream_t stream);
 extern "C" __device__ int printf(const char *, ...);
 __device__ float atomicAdd(float *address, float val);
 __device__ int atomicAdd(int *address, int val);

@@ -42,6 +42,26 @@ TEST(NvccArgs, ArchitecturesFromArchAndGencode) {
   EXPECT_TRUE(N->GpuArchs.empty());
 }
 
+TEST(NvccArgs, GencodeIsItsVirtualArchitecture) {
+  // __CUDA_ARCH__ is 750 for arch=compute_75 whatever code= lists (nvcc 13.0 --dryrun).
+  auto T = translateNvccArgs({"-gencode", "arch=compute_75,code=[sm_75,sm_90]", "-gencode=arch=compute_70,code=sm_75",
+                              "--generate-code", "code=sm_86", "a.cu"},
+                             "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_EQ(T->GpuArchs, (std::vector<std::string>{"sm_75", "sm_70", "sm_86"}));
+}
+
+TEST(NvccArgs, AllAndAllMajorAreNvccsLists) {
+  auto A = translateNvccArgs({"-arch=all", "a.cu"}, "");
+  ASSERT_TRUE(static_cast<bool>(A));
+  ASSERT_EQ(A->GpuArchs.size(), 12u);
+  EXPECT_EQ(A->GpuArchs.front(), "sm_75");
+  EXPECT_EQ(A->GpuArchs.back(), "sm_121");
+  auto M = translateNvccArgs({"-arch", "all-major", "a.cu"}, "");
+  ASSERT_TRUE(static_cast<bool>(M));
+  EXPECT_EQ(M->GpuArchs, (std::vector<std::string>{"sm_75", "sm_80", "sm_90", "sm_100", "sm_110", "sm_120"}));
+}
+
 TEST(NvccArgs, XcompilerListsAreSplitAndFiltered) {
   auto T = translateNvccArgs({"-Xcompiler", "-Wall,-fPIC", "--compiler-options=-DX=1",
                               "-Xcompiler=-fopenmp", "-Xcompiler", "-isystem,/opt/inc", "a.cu"},

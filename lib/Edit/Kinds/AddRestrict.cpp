@@ -39,6 +39,9 @@ public:
       return refuse("parameter '" + E.Data.value("name", "") + "' is not a pointer");
     if (P->getType().isRestrictQualified())
       return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
+    if (std::optional<std::string> At = C.deviceLaunchOf(E.Owner))
+      return refuse("kernel '" + E.Owner + "' is launched from device code at " + *At +
+                    " (dynamic parallelism), whose arguments the alias check does not read");
     std::string Site;
     if (auto A = C.aliasFor(E.Owner, P->getFunctionScopeIndex(), Site); A && A->I1 == A->I2)
       return refuse("kernel '" + E.Owner + "' is used at " + Site + " where the alias check cannot see what its pointer "
