@@ -808,7 +808,7 @@ std::string uncheckedWhy(const Expr &E, ASTContext &Ctx) {
 /// (uncheckedWhy), each as a LaunchFacts with Unchecked set and SiteID `file:line`.
 class UncheckedUses : public RecursiveASTVisitor<UncheckedUses> {
 public:
-  UncheckedUses(ASTContext &Ctx, const PlanContext &C) : Ctx(Ctx), C(C) {}
+  UncheckedUses(ASTContext &Ctx, const PlanContext &C, const CallIndex &Calls) : Ctx(Ctx), C(C), Calls(Calls) {}
   bool VisitDeclRefExpr(DeclRefExpr *E) { return note(*E); }
   bool VisitUnresolvedLookupExpr(UnresolvedLookupExpr *E) { return note(*E); }
   std::vector<LaunchFacts> Out;
@@ -816,6 +816,7 @@ public:
 private:
   ASTContext &Ctx;
   const PlanContext &C;
+  const CallIndex &Calls;
 
   bool note(const Expr &E) {
     std::string Kernel = kernelReferenced(&E, Ctx);
@@ -823,7 +824,7 @@ private:
     if (Kernel.empty() || SM.isInSystemHeader(E.getBeginLoc()))
       return true;
     std::string Why = uncheckedWhy(E, Ctx);
-    if (Why.empty())
+    if (Why.empty() || (isa<UnresolvedLookupExpr>(E) && readInstantiations(E)))
       return true;
     LaunchFacts F;
     F.Kernel = Kernel;
@@ -831,6 +832,63 @@ private:
     F.Unchecked = Why;
     Out.push_back(std::move(F));
     return true;
+  }
+
+  /// \p E, a kernel use clang leaves unresolved inside a function template, read in each instantiation of
+  /// that template in this translation unit, where the kernel and the launch resolve: their launch facts
+  /// go to Out. False (nothing added) when the template is not a function template, or some
+  /// instantiation's use at \p E's place is not a launch the alias check reads.
+  bool readInstantiations(const Expr &E) {
+    const FunctionDecl *Fn = enclosingFunction(E, Ctx);
+    const FunctionTemplateDecl *T = Fn ? Fn->getDescribedFunctionTemplate() : nullptr;
+    if (!T)
+      return false;
+    std::vector<LaunchFacts> Facts;
+    for (const FunctionDecl *I : T->specializations()) {
+      const DeclRefExpr *Use = useAt(I->getBody(), E.getBeginLoc());
+      const auto *Call = Use ? launchOf(*Use) : nullptr;
+      if (!Call || !uncheckedWhy(*Use, Ctx).empty())
+        return false;
+      Entity Site;
+      Site.S = Call;
+      Site.Data["kernel"] = kernelReferenced(Use, Ctx);
+      std::optional<LaunchFacts> F = launchFactsOf(lineOf(*Call, C) + " in " + instanceName(*I), Site, C, Calls);
+      if (!F)
+        return false;
+      Facts.push_back(std::move(*F));
+    }
+    std::move(Facts.begin(), Facts.end(), std::back_inserter(Out));
+    return true;
+  }
+
+  /// The reference to a kernel at \p Loc in \p Body (an instantiated body), or null.
+  const DeclRefExpr *useAt(const Stmt *Body, SourceLocation Loc) const {
+    if (!Body)
+      return nullptr;
+    if (const auto *D = dyn_cast<DeclRefExpr>(Body); D && D->getBeginLoc() == Loc && !kernelReferenced(D, Ctx).empty())
+      return D;
+    for (const Stmt *Ch : Body->children())
+      if (const DeclRefExpr *D = useAt(Ch, Loc))
+        return D;
+    return nullptr;
+  }
+
+  /// The call that launches with kernel use \p Use (a `<<<>>>` callee or a launch API's argument, through
+  /// casts and `&`), or null.
+  const CallExpr *launchOf(const DeclRefExpr &Use) const {
+    DynTypedNodeList Ps = Ctx.getParents(Use);
+    while (!Ps.empty() && Ps[0].get<Expr>() && !Ps[0].get<CallExpr>())
+      Ps = Ctx.getParents(*Ps[0].get<Expr>());
+    return Ps.empty() ? nullptr : Ps[0].get<CallExpr>();
+  }
+
+  /// \p I's name with its template arguments: `coop<256>`.
+  std::string instanceName(const FunctionDecl &I) const {
+    std::string S = I.getNameAsString();
+    llvm::raw_string_ostream OS(S);
+    if (const TemplateArgumentList *Args = I.getTemplateSpecializationArgs())
+      printTemplateArgumentList(OS, Args->asArray(), Ctx.getPrintingPolicy());
+    return S;
   }
 };
 
@@ -907,7 +965,7 @@ private:
       if (E->Kind == EntityKind::LaunchSite)
         if (std::optional<LaunchFacts> F = launchFactsOf(ID, *E, C, Calls.Index))
           Facts.push_back(std::move(*F));
-    UncheckedUses U(C.astContext(), C);
+    UncheckedUses U(C.astContext(), C, Calls.Index);
     U.TraverseDecl(C.astContext().getTranslationUnitDecl());
     std::move(U.Out.begin(), U.Out.end(), std::back_inserter(Facts));
     collectHostFunctions(C.astContext().getTranslationUnitDecl(), C.sourceManager(), HostFns);

@@ -122,3 +122,14 @@ void pingPong(float *x, float *y, int n) {
   cudaLaunchKernel((const void *)accum, 1, 256, back, 0, 0);
 }
 #endif
+#ifdef CASE_TEMPLATE_DISTINCT
+template <int N> void runDistinct(float *x, float *y, int n) { taccum<N><<<1, N>>>(x, y, n); }
+void runDistinctAll(float *x, float *y, int n) { runDistinct<256>(x, y, n); }
+#endif
+#ifdef CASE_TEMPLATE_POINTER
+template <int N> void keep(float *x, int n) {
+  void (*f)(const float *, float *, int) = taccum<N>;
+  f<<<1, N>>>(x, x, n);
+}
+void keepAll(float *x, int n) { keep<64>(x, n); }
+#endif
