@@ -266,6 +266,8 @@ int runApply(const kloop::CommandContext &Ctx) {
     errs() << "kloop apply: note: " << N << "\n";
   for (const std::string &N : A->Notes)
     errs() << "kloop apply: note: " << kloop::terminalSafe(N) << "\n";
+  for (const std::string &N : A->Result.Unchecked)
+    errs() << "kloop apply: note: " << kloop::terminalSafe(N) << "\n";
   if (reportRefusals(*A, /*Dropped=*/!RuleName.empty()))
     return 1;
   if (VerifyBuild && !verifyBuild(*A))

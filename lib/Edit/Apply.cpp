@@ -788,6 +788,7 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
     return applyProposal(P, Jobs, FOpts, withoutPreambles(Opts));
   // 2. Preconditions.
   ApplyResult Result;
+  Result.Unchecked = St.ArchUnchecked;
   if (refuseSameEntityEdits(St, Result))
     return Result;
   std::vector<TextEdit> All = resolvedReplacements(St, Result);

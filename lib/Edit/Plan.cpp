@@ -305,7 +305,8 @@ std::optional<LaunchFacts::Alias> PlanContext::aliasFor(const std::string &Kerne
   std::lock_guard<std::mutex> L(St.M);
   for (const PlanState::UnitPlan &U : St.Units)
     for (const LaunchFacts &F : U.Launches)
-      if (F.Kernel == Kernel && !F.Unchecked.empty()) {
+      if (!F.Unchecked.empty() && (F.Kernel == Kernel || StringRef(Kernel).starts_with(F.Kernel + "<"))) {
+        // (a use of a template is one of each explicit specialization too: `taccum<N>` may be taccum<128>)
         Site = F.SiteID;
         return LaunchFacts::Alias{Param, Param, "", "", F.Unchecked};
       } else if (F.Kernel == Kernel)
@@ -332,6 +333,30 @@ enum class Changes {
 bool isAllocator(const FunctionDecl &F) {
   StringRef N = F.getName();
   return N.starts_with("cudaMalloc") || N == "cudaHostAlloc" || N.starts_with("cuMemAlloc");
+}
+
+/// How many of \p Call's arguments come before its callee's first parameter: 1 for a member operator
+/// called as an operator (a lambda's or functor's `f(a, b)`, whose argument 0 is the object), else 0.
+unsigned argumentShift(const CallExpr &Call) {
+  const auto *Op = dyn_cast<CXXOperatorCallExpr>(&Call);
+  return Op && isa_and_nonnull<CXXMethodDecl>(Op->getDirectCallee()) &&
+                 !cast<CXXMethodDecl>(Op->getDirectCallee())->isStatic()
+             ? 1
+             : 0;
+}
+
+/// Whether an argument of \p Args for which \p Names holds is passed to a non-const reference parameter
+/// of \p F (by position).
+template <typename Range, typename Pred> bool passesToReference(Range Args, const FunctionDecl &F, Pred Names) {
+  unsigned I = 0;
+  for (const Expr *A : Args) {
+    if (I >= F.getNumParams())
+      break;
+    QualType T = F.getParamDecl(I++)->getType();
+    if (T->isReferenceType() && !T->getPointeeType().isConstQualified() && Names(A))
+      return true;
+  }
+  return false;
 }
 
 /// Whether \p F is a CUDA runtime function that launches the kernel it is given.
@@ -373,13 +398,24 @@ Changes classifyChanges(const Stmt *S, const VarDecl *V, const std::set<const St
     const FunctionDecl *F = CE->getDirectCallee();
     if (F && isAllocator(*F) && CE->getNumArgs() && AddressOfV(CE->getArg(0)))
       Found = Changes::Allocated;
-    if (F && !launchesKernel(*F)) // passed to a non-const reference parameter (a launch API's forwarding
-                                  // references only read)
-      for (unsigned I = 0; I < std::min<unsigned>(CE->getNumArgs(), F->getNumParams()); ++I) {
-        QualType T = F->getParamDecl(I)->getType();
-        if (T->isReferenceType() && !T->getPointeeType().isConstQualified() && Names(CE->getArg(I)))
-          return Changes::Other;
-      }
+    // Passed to a non-const reference parameter (a launch API's forwarding references only read), or to a
+    // call whose callee clang does not resolve (a dependent call, a function pointer), which may take one.
+    if (!F && llvm::any_of(CE->arguments(), Names))
+      return Changes::Other;
+    if (F && !launchesKernel(*F) && passesToReference(llvm::drop_begin(CE->arguments(), argumentShift(*CE)), *F, Names))
+      return Changes::Other;
+  }
+  if (const auto *CC = dyn_cast<CXXConstructExpr>(S); CC && passesToReference(CC->arguments(), *CC->getConstructor(), Names))
+    return Changes::Other;
+  if (const auto *IL = dyn_cast<InitListExpr>(S); IL && IL->getType()->getAsRecordDecl()) { // Ref r{v}: a reference member
+    unsigned I = 0;
+    for (const FieldDecl *Fd : IL->getType()->getAsRecordDecl()->fields()) {
+      if (I >= IL->getNumInits())
+        break;
+      QualType T = Fd->getType();
+      if (T->isReferenceType() && !T->getPointeeType().isConstQualified() && Names(IL->getInit(I++)))
+        return Changes::Other;
+    }
   }
   if (const auto *L = dyn_cast<LambdaExpr>(S)) // captured by reference
     for (const LambdaCapture &Cap : L->captures())
@@ -421,8 +457,15 @@ std::optional<std::set<const ValueDecl *>> basesOf(const Expr *E, const Stmt *Bo
     if (V->getType()->isReferenceType()) // names what its initializer names
       return V->getInit() && Depth ? basesOf(V->getInit(), Body, Skip, Depth - 1) : std::nullopt;
     Changes Ch = classifyChanges(Body, V, Skip);
-    if (Ch == Changes::Other)
+    if (Ch == Changes::Other || V->isStaticLocal()) // a static local holds what an earlier call left
       return std::nullopt;
+    if (!V->isLocalVarDecl() && V->hasGlobalStorage() && V->getType()->isPointerType() && V->getInit() && Depth) {
+      // A global: its initializer's pointer, or whatever another function set it to.
+      std::optional<Bases> B = basesOf(V->getInit(), Body, Skip, Depth - 1);
+      if (B)
+        B->insert(V);
+      return B;
+    }
     if (!V->isLocalVarDecl() || !V->getType()->isPointerType() || !V->getInit())
       return Bases{V};
     if (!Depth)
@@ -478,12 +521,61 @@ const FunctionDecl *enclosingFunction(const Stmt &S, ASTContext &Ctx) {
   return Lambda;
 }
 
+/// The innermost function that holds \p S, a lambda's call operator included (whose parameters a launch
+/// in the lambda may pass), or null.
+const FunctionDecl *innermostFunction(const Stmt &S, ASTContext &Ctx) {
+  for (DynTypedNodeList Ps = Ctx.getParents(S); !Ps.empty(); Ps = Ctx.getParents(Ps[0]))
+    if (const auto *FD = Ps[0].get<FunctionDecl>())
+      return FD;
+  return nullptr;
+}
+
+/// \p F's name with its template arguments when it is a template's instantiation (`run<256>`), qualified.
+std::string instanceName(const FunctionDecl &F) {
+  std::string S = F.getQualifiedNameAsString();
+  llvm::raw_string_ostream OS(S);
+  if (const TemplateArgumentList *Args = F.getTemplateSpecializationArgs())
+    printTemplateArgumentList(OS, Args->asArray(), F.getASTContext().getPrintingPolicy());
+  return S;
+}
+
+/// The node at \p Loc in \p Body for which \p Match holds, or null.
+const Stmt *nodeAt(const Stmt *Body, SourceLocation Loc, llvm::function_ref<bool(const Stmt &)> Match) {
+  if (!Body)
+    return nullptr;
+  if (Body->getBeginLoc() == Loc && Match(*Body))
+    return Body;
+  for (const Stmt *Ch : Body->children())
+    if (const Stmt *N = nodeAt(Ch, Loc, Match))
+      return N;
+  return nullptr;
+}
+
+/// The counterparts of \p S, a node of a function template's pattern, in that template's instantiations:
+/// per instantiation with a body, the node at \p S's place for which \p Match holds, with the
+/// instantiation (one that has none there discarded it: `if constexpr`). Nothing when \p S is not in a
+/// function template, or in one that is a member of a class template (whose instantiations are not
+/// enumerated here).
+std::optional<std::vector<std::pair<const Stmt *, const FunctionDecl *>>>
+counterparts(const Stmt &S, ASTContext &Ctx, llvm::function_ref<bool(const Stmt &)> Match) {
+  const FunctionDecl *Fn = enclosingFunction(S, Ctx);
+  const FunctionTemplateDecl *T = Fn ? Fn->getDescribedFunctionTemplate() : nullptr;
+  if (!T || Fn->getDeclContext()->isDependentContext() || Fn->getLexicalDeclContext()->isDependentContext())
+    return std::nullopt; // a member or a friend of a class template
+  std::vector<std::pair<const Stmt *, const FunctionDecl *>> Out;
+  for (const FunctionDecl *I : T->specializations())
+    if (const Stmt *N = nodeAt(I->getBody(), S.getBeginLoc(), Match))
+      Out.emplace_back(N, I);
+  return Out;
+}
+
 /// The calls of each function (by its canonical declaration) that one translation unit's host code makes
-/// where clang resolves the callee.
+/// where clang resolves the callee, in template instantiations too.
 using CallIndex = std::map<const FunctionDecl *, std::vector<const CallExpr *>>;
 
 class CallIndexer : public RecursiveASTVisitor<CallIndexer> {
 public:
+  bool shouldVisitTemplateInstantiations() const { return true; }
   bool VisitCallExpr(CallExpr *E) {
     if (const FunctionDecl *F = E->getDirectCallee(); F && !isa<CUDAKernelCallExpr>(E))
       Index[F->getCanonicalDecl()].push_back(E);
@@ -496,6 +588,9 @@ public:
 /// (LaunchArgs::ArrayInit) and the translation unit's calls, for following the function's parameters to
 /// its callers.
 struct LaunchScope {
+  /// The innermost function holding the launch (a lambda's call operator included), whose parameters are
+  /// followed to its callers; Body is the body of the outermost one (enclosingFunction), where changes to
+  /// what a lambda captures are seen.
   const FunctionDecl *Fn = nullptr;
   const Stmt *Body = nullptr;
   /// The initializers of the argument arrays of the launches in Body (argumentArray).
@@ -503,35 +598,47 @@ struct LaunchScope {
   const CallIndex *Calls = nullptr;
 };
 
-/// `file:line` of \p S, relative to the root.
+/// `file:line` of \p S (where a macro holding it is expanded), relative to the root.
 std::string lineOf(const Stmt &S, const PlanContext &C) {
-  std::optional<FileRange> At = C.pointOf(S.getBeginLoc());
-  if (!At)
-    return "a macro expansion";
-  return rootRelative(At->File, C.job(), C.root()) + ":" +
-         std::to_string(C.sourceManager().getSpellingLineNumber(S.getBeginLoc()));
+  const SourceManager &SM = C.sourceManager();
+  SourceLocation L = SM.getFileLoc(S.getBeginLoc());
+  return rootRelative(absolutePath(SM.getFilename(L), C.job().Directory), C.job(), C.root()) + ":" +
+         std::to_string(SM.getSpellingLineNumber(L));
 }
+
+/// Calls the alias check follows for one pair of launch arguments, at most (overlapInCallers).
+constexpr unsigned CallerBudget = 256;
 
 /// Why pointers derived from \p BI and \p BJ in function \p Fn may overlap once the parameters of \p Fn
 /// among them are what its visible callers pass (each call on its own, then that caller's callers, up to
-/// \p Depth levels); nothing when no call passes overlapping pointers or \p Fn has no visible caller (a
-/// caller in another translation unit is not seen).
+/// \p Depth levels, \p Budget calls in all); nothing when no call passes overlapping pointers or \p Fn has
+/// no visible caller (a caller in another translation unit is not seen). A constructor's or a virtual
+/// function's callers are not followed: the worst is assumed.
 std::optional<std::string> overlapInCallers(const std::set<const ValueDecl *> &BI, const std::set<const ValueDecl *> &BJ,
                                             const FunctionDecl *Fn, const CallIndex &Calls, const PlanContext &C,
-                                            unsigned Depth) {
+                                            unsigned Depth, unsigned &Budget) {
   auto IsParam = [&](const ValueDecl *D) { return isa<ParmVarDecl>(D) && D->getDeclContext() == Fn; };
   if (!Fn || !Depth || (llvm::none_of(BI, IsParam) && llvm::none_of(BJ, IsParam)))
     return std::nullopt;
+  const auto *M = dyn_cast<CXXMethodDecl>(Fn);
+  if (isa<CXXConstructorDecl>(Fn) || (M && M->isVirtual()))
+    return "'" + Fn->getQualifiedNameAsString() + "' passes its parameters, and its callers (" +
+           (M && M->isVirtual() ? "through a virtual call" : "constructions") + ") are not followed";
   auto It = Calls.find(Fn->getCanonicalDecl());
   if (It == Calls.end())
     return std::nullopt;
   for (const CallExpr *Call : It->second) {
-    const FunctionDecl *Caller = enclosingFunction(*Call, C.astContext());
-    const Stmt *Body = Caller ? Caller->getBody() : nullptr;
+    if (Budget == 0)
+      return "'" + Fn->getQualifiedNameAsString() + "' has more callers than the alias check follows (" +
+             std::to_string(CallerBudget) + " calls)";
+    --Budget;
+    const FunctionDecl *Outer = enclosingFunction(*Call, C.astContext());
+    const Stmt *Body = Outer ? Outer->getBody() : nullptr;
+    unsigned Shift = argumentShift(*Call);
     auto InCaller = [&](const std::set<const ValueDecl *> &B) -> std::optional<std::set<const ValueDecl *>> {
       std::set<const ValueDecl *> Out;
       for (const ValueDecl *D : B) {
-        unsigned I = IsParam(D) ? cast<ParmVarDecl>(D)->getFunctionScopeIndex() : ~0u;
+        unsigned I = IsParam(D) ? cast<ParmVarDecl>(D)->getFunctionScopeIndex() + Shift : ~0u;
         if (I == ~0u) {
           Out.insert(D);
           continue;
@@ -544,13 +651,13 @@ std::optional<std::string> overlapInCallers(const std::set<const ValueDecl *> &B
       return Out;
     };
     std::optional<std::set<const ValueDecl *>> CI = InCaller(BI), CJ = InCaller(BJ);
-    std::string Where = "the call of '" + Fn->getNameAsString() + "' at " + lineOf(*Call, C);
+    std::string Where = "the call of '" + Fn->getQualifiedNameAsString() + "' at " + lineOf(*Call, C);
     if (!CI || !CJ)
       return Where + " passes a pointer whose target cannot be told from its function";
     for (const ValueDecl *D : *CI)
       if (CJ->count(D))
         return Where + " passes both from '" + D->getNameAsString() + "'";
-    if (auto Why = overlapInCallers(*CI, *CJ, Caller, Calls, C, Depth - 1))
+    if (auto Why = overlapInCallers(*CI, *CJ, innermostFunction(*Call, C.astContext()), Calls, C, Depth - 1, Budget))
       return Why;
   }
   return std::nullopt;
@@ -569,7 +676,8 @@ std::optional<std::string> overlapOf(const Expr *AI, const Expr *AJ, const Launc
   for (const ValueDecl *D : *BI)
     if (BJ->count(D))
       return "both derived from '" + D->getNameAsString() + "'";
-  return overlapInCallers(*BI, *BJ, S.Fn, *S.Calls, C, 3);
+  unsigned Budget = CallerBudget;
+  return overlapInCallers(*BI, *BJ, S.Fn, *S.Calls, C, 3, Budget);
 }
 
 /// The kernel \p E names (through casts and `&`), or null.
@@ -701,20 +809,48 @@ LaunchArgs launchArgsOf(const Entity &E, const Stmt *Body, const PlanContext &C)
   return L;
 }
 
-/// The pointer parameters of a launch that receive aliased arguments (overlapOf).
-std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity &E, const PlanContext &C,
-                                         const CallIndex &Calls) {
+/// The pointer parameters of a launch that receive aliased arguments (overlapOf), into \p Out. A launch in
+/// a function template's pattern is read in each instantiation instead (counterparts), where its
+/// arguments, a parameter pack's included, and its callers resolve; one in a class template's member
+/// cannot be, and says so (LaunchFacts::Unchecked).
+void collectFacts(const std::string &SiteID, const Entity &E, const PlanContext &C, const CallIndex &Calls,
+                  std::vector<LaunchFacts> &Out, const FunctionDecl *Instance = nullptr) {
   if (!E.S || !E.Data["kernel"].is_string())
-    return std::nullopt;
+    return;
   LaunchScope Scope;
-  Scope.Fn = enclosingFunction(*E.S, C.astContext());
-  Scope.Body = Scope.Fn ? Scope.Fn->getBody() : nullptr;
+  // An instantiation may share a pattern's non-dependent nodes, whose parents are then both: \p Instance
+  // says which function holds E.S.
+  const FunctionDecl *Outer = Instance ? Instance : enclosingFunction(*E.S, C.astContext());
+  if (!Instance && Outer && Outer->isDependentContext()) {
+    auto Same = [&](const Stmt &N) { return N.getStmtClass() == E.S->getStmtClass(); };
+    auto Instances = counterparts(*E.S, C.astContext(), Same);
+    if (!Instances) {
+      LaunchFacts F;
+      F.Kernel = E.Data["kernel"].get<std::string>();
+      F.SiteID = lineOf(*E.S, C);
+      F.Unchecked = "it is launched there in a member of a class template, whose instantiations the alias check "
+                    "does not read";
+      Out.push_back(std::move(F));
+      return;
+    }
+    for (auto [N, In] : *Instances) {
+      Entity Counterpart;
+      Counterpart.S = N;
+      Counterpart.Data["kernel"] = E.Data["kernel"];
+      collectFacts(SiteID + " in " + instanceName(*In), Counterpart, C, Calls, Out, In);
+    }
+    return;
+  }
+  Scope.Fn = innermostFunction(*E.S, C.astContext());
+  if (Instance && (!Scope.Fn || Scope.Fn->isDependentContext()))
+    Scope.Fn = Instance;
+  Scope.Body = Outer ? Outer->getBody() : nullptr;
   Scope.Calls = &Calls;
   LaunchArgs L = launchArgsOf(E, Scope.Body, C);
   Scope.Skip = argumentArrayInits(Scope.Body, C.sourceManager());
   const FunctionDecl *K = L.Kernel;
   if (!K)
-    return std::nullopt;
+    return;
   LaunchFacts F;
   F.SiteID = SiteID;
   F.Kernel = E.Data["kernel"].get<std::string>();
@@ -730,7 +866,7 @@ std::optional<LaunchFacts> launchFactsOf(const std::string &SiteID, const Entity
         F.Aliases.push_back({I, J, C.textOf(L.Args[I]->getSourceRange()), C.textOf(L.Args[J]->getSourceRange()), *Why});
       }
     }
-  return F;
+  Out.push_back(std::move(F));
 }
 
 /// Whether \p Name is a CUDA runtime function that takes a kernel without launching it or handing out a
@@ -739,6 +875,8 @@ bool queriesKernel(StringRef Name) {
   return Name.starts_with("cudaFuncSet") || Name.starts_with("cudaFuncGetAttributes") ||
          Name.starts_with("cudaOccupancy");
 }
+
+std::string kernelIDOf(const FunctionDecl &F);
 
 /// The kernel a name refers to, by the inventory's ID (its pattern's qualified name; an explicit
 /// specialization's with its template arguments, as the inventory's kernelID writes it): a resolved
@@ -749,14 +887,7 @@ std::string kernelReferenced(const Expr *E, const ASTContext &Ctx) {
     const auto *F = dyn_cast<FunctionDecl>(DRE->getDecl());
     if (!F || !F->hasAttr<CUDAGlobalAttr>() || DRE->isNonOdrUse() == NOUR_Unevaluated)
       return "";
-    const FunctionDecl *P = F->getTemplateInstantiationPattern();
-    if (P || F->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
-      return (P ? P : F)->getQualifiedNameAsString();
-    std::string Name = F->getQualifiedNameAsString();
-    llvm::raw_string_ostream OS(Name);
-    if (const TemplateArgumentList *Args = F->getTemplateSpecializationArgs())
-      printTemplateArgumentList(OS, Args->asArray(), Ctx.getPrintingPolicy());
-    return Name;
+    return kernelIDOf(*F);
   }
   if (const auto *ULE = dyn_cast<UnresolvedLookupExpr>(E))
     for (const NamedDecl *D : ULE->decls()) {
@@ -765,6 +896,14 @@ std::string kernelReferenced(const Expr *E, const ASTContext &Ctx) {
         return F->getQualifiedNameAsString();
     }
   return "";
+}
+
+/// The inventory's ID of kernel \p F (kernelReferenced).
+std::string kernelIDOf(const FunctionDecl &F) {
+  const FunctionDecl *P = F.getTemplateInstantiationPattern();
+  if (P || F.getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+    return (P ? P : &F)->getQualifiedNameAsString();
+  return instanceName(F);
 }
 
 /// The name of the function \p Call calls, resolved or not (a call inside a template whose callee clang
@@ -824,7 +963,8 @@ private:
     if (Kernel.empty() || SM.isInSystemHeader(E.getBeginLoc()))
       return true;
     std::string Why = uncheckedWhy(E, Ctx);
-    if (Why.empty() || (isa<UnresolvedLookupExpr>(E) && readInstantiations(E)))
+    const FunctionDecl *Outer = Why.empty() ? nullptr : enclosingFunction(E, Ctx);
+    if (Why.empty() || (Outer && Outer->isDependentContext() && readInstantiations(E)))
       return true;
     LaunchFacts F;
     F.Kernel = Kernel;
@@ -834,61 +974,53 @@ private:
     return true;
   }
 
-  /// \p E, a kernel use clang leaves unresolved inside a function template, read in each instantiation of
-  /// that template in this translation unit, where the kernel and the launch resolve: their launch facts
-  /// go to Out. False (nothing added) when the template is not a function template, or some
-  /// instantiation's use at \p E's place is not a launch the alias check reads.
+  /// \p E, a kernel use inside a function template that the pattern cannot read (a kernel or a launch clang
+  /// leaves unresolved), read in each instantiation of that template in this translation unit, where the
+  /// launch resolves (counterparts of the call E is the kernel of): their launch facts go to Out. False
+  /// (nothing added) when E is not a call's kernel, the template's instantiations cannot be enumerated, or
+  /// some instantiation's call there is not a launch the alias check reads.
   bool readInstantiations(const Expr &E) {
-    const FunctionDecl *Fn = enclosingFunction(E, Ctx);
-    const FunctionTemplateDecl *T = Fn ? Fn->getDescribedFunctionTemplate() : nullptr;
-    if (!T)
+    const CallExpr *Pattern = callOf(E);
+    if (!Pattern)
+      return false;
+    auto SameClass = [&](const Stmt &N) { return N.getStmtClass() == Pattern->getStmtClass(); };
+    auto Instances = counterparts(*Pattern, Ctx, SameClass);
+    if (!Instances)
       return false;
     std::vector<LaunchFacts> Facts;
-    for (const FunctionDecl *I : T->specializations()) {
-      const DeclRefExpr *Use = useAt(I->getBody(), E.getBeginLoc());
-      const auto *Call = Use ? launchOf(*Use) : nullptr;
-      if (!Call || !uncheckedWhy(*Use, Ctx).empty())
+    for (auto [N, In] : *Instances) {
+      const auto *Call = cast<CallExpr>(N);
+      std::string Kernel = launchedKernel(*Call);
+      if (Kernel.empty())
         return false;
       Entity Site;
       Site.S = Call;
-      Site.Data["kernel"] = kernelReferenced(Use, Ctx);
-      std::optional<LaunchFacts> F = launchFactsOf(lineOf(*Call, C) + " in " + instanceName(*I), Site, C, Calls);
-      if (!F)
-        return false;
-      Facts.push_back(std::move(*F));
+      Site.Data["kernel"] = Kernel;
+      collectFacts(lineOf(*Call, C) + " in " + instanceName(*In), Site, C, Calls, Facts, In);
     }
     std::move(Facts.begin(), Facts.end(), std::back_inserter(Out));
     return true;
   }
 
-  /// The reference to a kernel at \p Loc in \p Body (an instantiated body), or null.
-  const DeclRefExpr *useAt(const Stmt *Body, SourceLocation Loc) const {
-    if (!Body)
-      return nullptr;
-    if (const auto *D = dyn_cast<DeclRefExpr>(Body); D && D->getBeginLoc() == Loc && !kernelReferenced(D, Ctx).empty())
-      return D;
-    for (const Stmt *Ch : Body->children())
-      if (const DeclRefExpr *D = useAt(Ch, Loc))
-        return D;
-    return nullptr;
-  }
-
-  /// The call that launches with kernel use \p Use (a `<<<>>>` callee or a launch API's argument, through
-  /// casts and `&`), or null.
-  const CallExpr *launchOf(const DeclRefExpr &Use) const {
-    DynTypedNodeList Ps = Ctx.getParents(Use);
+  /// The call \p E is the callee or an argument of, through casts, parentheses and `&`; or null.
+  const CallExpr *callOf(const Expr &E) const {
+    DynTypedNodeList Ps = Ctx.getParents(E);
     while (!Ps.empty() && Ps[0].get<Expr>() && !Ps[0].get<CallExpr>())
       Ps = Ctx.getParents(*Ps[0].get<Expr>());
     return Ps.empty() ? nullptr : Ps[0].get<CallExpr>();
   }
 
-  /// \p I's name with its template arguments: `coop<256>`.
-  std::string instanceName(const FunctionDecl &I) const {
-    std::string S = I.getNameAsString();
-    llvm::raw_string_ostream OS(S);
-    if (const TemplateArgumentList *Args = I.getTemplateSpecializationArgs())
-      printTemplateArgumentList(OS, Args->asArray(), Ctx.getPrintingPolicy());
-    return S;
+  /// The kernel \p Call launches, when it is a launch the alias check reads (a resolved `<<<>>>` or a
+  /// launch API, launchArgsOf), by the inventory's ID; else "".
+  std::string launchedKernel(const CallExpr &Call) const {
+    if (const auto *KCE = dyn_cast<CUDAKernelCallExpr>(&Call))
+      return KCE->getDirectCallee() ? kernelReferenced(stripCasts(KCE->getCallee()), Ctx) : "";
+    const FunctionDecl *API = Call.getDirectCallee();
+    if (!API || !launchesKernel(*API))
+      return "";
+    unsigned KernelArg = API->getName() == "cudaLaunchKernelEx" || API->getName() == "cudaLaunchKernelExC" ? 1 : 0;
+    const FunctionDecl *K = KernelArg < Call.getNumArgs() ? kernelNamed(Call.getArg(KernelArg)) : nullptr;
+    return K ? kernelIDOf(*K) : "";
   }
 };
 
@@ -959,16 +1091,17 @@ private:
   }
 
   void collectLaunchFacts() {
+    collectHostFunctions(C.astContext().getTranslationUnitDecl(), C.sourceManager(), HostFns);
+    if (llvm::none_of(St.P.Edits, [](const Edit &Ed) { return Ed.Kind == EditKind::AddRestrict; }))
+      return; // only add_restrict asks (PlanContext::aliasFor)
     CallIndexer Calls;
     Calls.TraverseDecl(C.astContext().getTranslationUnitDecl());
     for (auto &[ID, E] : C.entities())
       if (E->Kind == EntityKind::LaunchSite)
-        if (std::optional<LaunchFacts> F = launchFactsOf(ID, *E, C, Calls.Index))
-          Facts.push_back(std::move(*F));
+        collectFacts(ID, *E, C, Calls.Index, Facts);
     UncheckedUses U(C.astContext(), C, Calls.Index);
     U.TraverseDecl(C.astContext().getTranslationUnitDecl());
     std::move(U.Out.begin(), U.Out.end(), std::back_inserter(Facts));
-    collectHostFunctions(C.astContext().getTranslationUnitDecl(), C.sourceManager(), HostFns);
   }
 
   /// Why \p E cannot be the entity of \p Ed, if it cannot.
@@ -1099,11 +1232,16 @@ Error notePlanParse(PlanState &St, const CompileJob &Job, Side S, const ParseRes
   return Error::success();
 }
 
-/// An architecture's parse before the edit: its diagnostics, or nothing when it is unusable (that
-/// architecture then goes unchecked, as it would without this check).
+/// An architecture's parse before the edit: its diagnostics, or, when it is unusable, a sentence saying so
+/// (that architecture then goes unchecked, as it would without this check).
 void noteArchParse(PlanState &St, const CompileJob &Job, const ArchUnit &U, const ParseResult &R) {
-  if (parseUnusable(R))
+  if (parseUnusable(R)) {
+    auto Error = llvm::find_if(R.Diagnostics, [](const ParseDiagnostic &D) { return D.Level != "warning"; });
+    St.ArchUnchecked.push_back(rootRelative(Job.File, Job, St.Opts.Root) + " is not checked under " + U.Arch +
+                               ": its device side cannot be parsed there before the edit" +
+                               (Error == R.Diagnostics.end() ? "" : " (" + rootRelative(*Error, Job, St.Opts.Root).str() + ")"));
     return;
+  }
   St.ArchUnits.push_back(U);
   std::multiset<std::string> &Before = St.BeforeDiags[archKey(Job, U)];
   for (const ParseDiagnostic &D : R.Diagnostics)

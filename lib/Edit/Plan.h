@@ -73,6 +73,8 @@ struct PlanState {
   /// The device-side parses under a job's other GPU architectures (archUnits) that were usable before
   /// the edit: the re-parse checks each of these, and no other, for new diagnostics.
   std::vector<ArchUnit> ArchUnits;
+  /// Those that were not usable, one sentence each (ApplyResult::Unchecked).
+  std::vector<std::string> ArchUnchecked;
   PlanState(const Proposal &P, const ApplyOptions &O) : P(P), Opts(O), PerEdit(P.Edits.size()) {}
 };
 

@@ -90,6 +90,10 @@ struct ApplyResult {
   /// the edit ("FILE cannot be parsed (host side) before the edit: FIRST ERROR"), one line each
   /// (without DropRefused either is an error of applyProposal).
   std::vector<std::string> Unparsed;
+  /// What the check could not cover, one sentence each, for the caller to print as notes: a GPU
+  /// architecture the command builds under which a unit's device side cannot be parsed before the edit
+  /// ("FILE is not checked under sm_75: ...").
+  std::vector<std::string> Unchecked;
   /// The launch formulas of the edited code (kloop/Inventory/LaunchFormula.h)
   /// of every `<<<>>>` launch site in a re-parsed translation unit, by the
   /// inventory's launch site ID ("file:function/launch#N", the file relative

@@ -2,14 +2,7 @@
 // Launches of accum that are not a resolved `<<<>>>`: through cudaLaunchKernel's argument array,
 // cudaLaunchKernelEx's arguments, a function pointer, a kernel template launched inside a template, a
 // handle, device code. The test compiles one case at a time (-DCASE_...).
-__global__ void accum(const float *a, float *b, int n) {
-  int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n) b[i] += a[i];
-}
-template <int B> __global__ void taccum(const float *a, float *b, int n) {
-  int i = blockIdx.x * B + threadIdx.x;
-  if (i < n) b[i] += a[i];
-}
+#include "alias_kernels.h"
 #ifdef CASE_ARGS_ALIAS
 void argsAlias(float *x, int n) {
   void *args[] = {&x, &x, &n};
