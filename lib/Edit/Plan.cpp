@@ -359,12 +359,14 @@ template <typename Range, typename Pred> bool passesToReference(Range Args, cons
   return false;
 }
 
-/// Whether \p F is a CUDA runtime function that launches the kernel it is given.
-bool launchesKernel(const FunctionDecl &F) {
-  StringRef N = F.getIdentifier() ? F.getName() : "";
-  return N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelEx" ||
-         N == "cudaLaunchKernelExC";
+/// Whether \p Name is a CUDA runtime function that launches the kernel it is given.
+bool isLaunchAPI(StringRef Name) {
+  return Name == "cudaLaunchKernel" || Name == "cudaLaunchCooperativeKernel" || Name == "cudaLaunchKernelEx" ||
+         Name == "cudaLaunchKernelExC";
 }
+
+/// Whether \p F is one (isLaunchAPI).
+bool launchesKernel(const FunctionDecl &F) { return F.getIdentifier() && isLaunchAPI(F.getName()); }
 
 /// What \p S (a function body) may do to variable \p V other than by its initializer: an
 /// assignment, an increment or decrement, its address taken (but as an allocator's argument), a
@@ -932,8 +934,7 @@ std::string uncheckedWhy(const Expr &E, ASTContext &Ctx) {
   if (const auto *KCE = dyn_cast_or_null<CUDAKernelCallExpr>(Call); KCE && KCE->getCallee() == Top)
     return KCE->getDirectCallee() ? "" : "it is launched there where clang does not resolve the kernel (inside a template)";
   std::string N = Call ? calleeName(*Call) : "";
-  bool Launch = N == "cudaLaunchKernel" || N == "cudaLaunchCooperativeKernel" || N == "cudaLaunchKernelEx" ||
-                N == "cudaLaunchKernelExC";
+  bool Launch = isLaunchAPI(N);
   bool Resolved = isa<DeclRefExpr>(E) && Call && Call->getDirectCallee();
   if (queriesKernel(N) || (Launch && Resolved))
     return "";
