@@ -586,9 +586,9 @@ public:
   CallIndex Index;
 };
 
-/// Where the alias check reads one launch: the launching function, its body, the statement basesOf skips
-/// (LaunchArgs::ArrayInit) and the translation unit's calls, for following the function's parameters to
-/// its callers.
+/// Where the alias check reads one launch: the launching function, its body, the statements basesOf skips
+/// (argumentArrayInits) and the translation unit's calls, for following the function's parameters to its
+/// callers.
 struct LaunchScope {
   /// The innermost function holding the launch (a lambda's call operator included), whose parameters are
   /// followed to its callers; Body is the body of the outermost one (enclosingFunction), where changes to
