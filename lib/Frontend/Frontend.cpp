@@ -788,6 +788,7 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine, String
   IntrusiveRefCntPtr<FileManager> Files(new FileManager(FileSystemOptions(), FS));
   CollectingDiagConsumer Diags;
   DiagnosticOptions DiagOpts;
+  Action = withSemaWatch(std::move(Action));
   std::unique_ptr<PreambleParse> Cached;
   if (Preambles)
     Cached = std::make_unique<PreambleParse>(*Preambles, preambleKey(Macros.CommandLine, Directory),

@@ -6,7 +6,11 @@
 #include "clang/Basic/DiagnosticAST.h"
 #include "clang/Basic/DiagnosticSema.h"
 #include "clang/Basic/LangOptions.h"
+#include "clang/Frontend/FrontendAction.h"
+#include "clang/Frontend/MultiplexConsumer.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Sema/Sema.h"
+#include "clang/Sema/SemaConsumer.h"
 #include "clang/Options/Options.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Option/Arg.h"
@@ -328,7 +332,65 @@ DeferredMacros deferCommandLineMacros(const std::vector<std::string> &CommandLin
   return D;
 }
 
+namespace {
+/// The Sema of the parse running on this thread (set by SemaWatch's consumer while it lives).
+thread_local const Sema *ParsingSema = nullptr;
+
+/// Hands the parse's Sema to ParsingSema.
+class SemaWatcher : public SemaConsumer {
+public:
+  ~SemaWatcher() override { ForgetSema(); }
+  void InitializeSema(Sema &S) override { ParsingSema = &S; }
+  void ForgetSema() override { ParsingSema = nullptr; }
+};
+
+/// The wrapped action, with a SemaWatcher beside its AST consumer.
+class SemaWatch : public WrapperFrontendAction {
+public:
+  using WrapperFrontendAction::WrapperFrontendAction;
+
+protected:
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef InFile) override {
+    std::unique_ptr<ASTConsumer> Inner = WrapperFrontendAction::CreateASTConsumer(CI, InFile);
+    if (!Inner)
+      return nullptr;
+    std::vector<std::unique_ptr<ASTConsumer>> Both;
+    Both.push_back(std::move(Inner));
+    Both.push_back(std::make_unique<SemaWatcher>());
+    return std::make_unique<MultiplexConsumer>(std::move(Both));
+  }
+};
+
+/// True for a function nvcc compiles for the device only: a kernel, or `__device__` without
+/// `__host__`.
+bool deviceOnly(const FunctionDecl &F) {
+  return F.hasAttr<CUDAGlobalAttr>() || (F.hasAttr<CUDADeviceAttr>() && !F.hasAttr<CUDAHostAttr>());
+}
+
+/// For an error of a host-side parse raised while clang instantiates the body of a device-only
+/// function (a kernel template, a `__device__` function template, a member of a class template
+/// specialization), the note kloop appends: nvcc's host pass never instantiates those bodies.
+std::optional<std::string> hostInstantiationOfDeviceCode(const Diagnostic &Info) {
+  const Sema *S = ParsingSema;
+  if (!S || &S->getDiagnostics() != Info.getDiags() || !S->getLangOpts().CUDA || S->getLangOpts().CUDAIsDevice)
+    return std::nullopt;
+  for (const Sema::CodeSynthesisContext &C : S->CodeSynthesisContexts) {
+    const auto *F = dyn_cast_or_null<FunctionDecl>(C.Entity);
+    if (C.Kind == Sema::CodeSynthesisContext::TemplateInstantiation && F && deviceOnly(*F))
+      return " (nvcc's host pass does not instantiate '" + F->getQualifiedNameAsString() +
+             "', a device function; its device pass does)";
+  }
+  return std::nullopt;
+}
+} // namespace
+
+std::unique_ptr<FrontendAction> withSemaWatch(std::unique_ptr<FrontendAction> Action) {
+  return std::make_unique<SemaWatch>(std::move(Action));
+}
+
 std::optional<std::string> nvccAcceptedError(const Diagnostic &Info) {
+  if (std::optional<std::string> Note = hostInstantiationOfDeviceCode(Info))
+    return Note;
   if (Info.getID() == diag::err_asm_invalid_escape)
     return std::string(" (nvcc hands the asm text to ptxas as it is: %laneid, %tid.x and the like are PTX "
                        "special registers)");

@@ -3,7 +3,8 @@
 /// \file
 /// The parts of the nvcc compatibility layer (docs/nvcc-compat.md) that are not the
 /// force-included header: a file system that serves the header and normalizes spaced launch
-/// chevrons, and the one clang error that nvcc reports as a warning.
+/// chevrons, the clang errors that nvcc does not report, and what lets the parse read its Sema for
+/// them.
 ///
 //===----------------------------------------------------------------------===//
 #ifndef KLOOP_LIB_FRONTEND_NVCCCOMPAT_H
@@ -11,11 +12,13 @@
 
 #include "llvm/ADT/IntrusiveRefCntPtr.h"
 #include "llvm/Support/VirtualFileSystem.h"
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace clang {
 class Diagnostic;
+class FrontendAction;
 }
 
 namespace kloop {
@@ -55,6 +58,10 @@ DeferredMacros deferCommandLineMacros(const std::vector<std::string> &CommandLin
 /// (<assert.h>), NOMINMAX, QUALIFIERS (cuRAND), and names beginning with CUDA_, CUDART_,
 /// CURAND_, NV_ or PSTL_ (CUDA_API_PER_THREAD_DEFAULT_STREAM, NV_MATH_USE_TEMPLATE, ...).
 bool macroConfiguresHeaders(llvm::StringRef Name);
+
+/// \p Action with a consumer beside its own that lets nvccAcceptedError read the parse's Sema
+/// (the instantiation stack at the error), on the thread that runs the parse.
+std::unique_ptr<clang::FrontendAction> withSemaWatch(std::unique_ptr<clang::FrontendAction> Action);
 
 // nvccAcceptedError is declared in kloop/Frontend/Frontend.h (the inventory's error
 // recorder asks it too).

@@ -80,13 +80,6 @@ public:
 
   SideInventory run();
 
-  /// Host side: the bodies of the device-only function templates (and members of class templates)
-  /// defined in user code, which nvcc's host pass never instantiates: a __global__ or __device__ (not
-  /// __host__) template that calls an overload declared only under __CUDA_ARCH__ compiles with nvcc
-  /// (checked with nvcc 13.0), while clang's host side reports the call. A non-template body is
-  /// checked by nvcc's host pass too, and is not listed.
-  std::vector<SourceSpan> HostUncheckedBodies;
-
   // --- helpers shared with the visitor -----------------------------------
   /// The file range of \p R: where its tokens are spelled when they are all
   /// arguments of one macro invocation (`__launch_bounds__(BS)`), else where
@@ -1545,9 +1538,6 @@ public:
         C.collectLibraryKernel(FD);
       return true;
     }
-    bool DeviceOnly = FD->hasAttr<CUDAGlobalAttr>() || (FD->hasAttr<CUDADeviceAttr>() && !FD->hasAttr<CUDAHostAttr>());
-    if (C.Which == Side::Host && DeviceOnly && FD->isTemplated())
-      C.HostUncheckedBodies.push_back(C.spanOf(FD->getBody()->getSourceRange()));
     if (FD->hasAttr<CUDAGlobalAttr>()) {
       C.collectKernel(FD);
     } else if (FD->hasAttr<CUDADeviceAttr>() && C.Which == Side::Device) {
@@ -1749,10 +1739,7 @@ SideInventory collectSideInventory(ASTContext &Ctx, Side Which, const MacroTable
   SideInventory Inv = C.run();
   Inv.Parsed = true;
   if (Errors) {
-    // Errors nvcc would not report: the host side's inside device-only template bodies.
-    for (const LocatedError &X : Errors->Errors)
-      if (llvm::none_of(C.HostUncheckedBodies, [&](const SourceSpan &B) { return X.at(B); }))
-        Inv.Errors.push_back(X);
+    Inv.Errors = Errors->Errors;
     attributeErrors(Inv, Inv.Errors);
   }
   return Inv;

@@ -251,7 +251,7 @@ ParseResult parseCommandLine(const std::vector<std::string> &CommandLine,
 llvm::StringRef nvccCompatHeaderPath();
 
 /// For an error clang reports in code nvcc accepts, the note kloop appends to it when it reports it
-/// as a warning instead; std::nullopt for a real error. Two such errors:
+/// as a warning instead; std::nullopt for a real error. Three such errors:
 /// - clang's "initialization is not supported for __shared__ variables" on a declaration with no
 ///   initializer written (`__shared__ cuda::barrier<...> b;`, whose type has a non-empty
 ///   constructor or destructor). nvcc accepts it with warning 20054-D ("dynamic initialization is
@@ -260,6 +260,12 @@ llvm::StringRef nvccCompatHeaderPath();
 /// - "invalid % escape in inline assembly string" (`asm("mov.u32 %0, %laneid;" : "=r"(r))`): nvcc
 ///   hands the text to ptxas as it is, where %laneid is a PTX special register. clang's Sema keeps
 ///   the asm statement, operands included, in the AST.
+/// - any error of a host-side parse (`--cuda-host-only`) raised while clang instantiates the body of
+///   a device-only function: a `__global__` or `__device__` (not `__host__`) function template, or
+///   such a member of a class template specialization. nvcc's host pass never instantiates those
+///   bodies (checked with nvcc 13.0), so code that uses what exists only under `__CUDA_ARCH__`
+///   builds. Read from the parse's Sema (its instantiation stack), which parseCommandLine makes
+///   visible to this function on the parsing thread; a diagnostic of another engine is not judged.
 std::optional<std::string> nvccAcceptedError(const clang::Diagnostic &Info);
 
 /// The text of kloop's nvcc compatibility header.
