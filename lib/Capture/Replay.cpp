@@ -47,6 +47,8 @@ std::string workerCommand(const ReplayOptions &O) {
     C += " --no-gate";
   if (O.Placements > 1)
     C += " --placements " + std::to_string(O.Placements);
+  if (O.Train && O.L2 == "rotate-sets")
+    C += " --back-to-back --train " + std::to_string(O.Train);
   C += " --timer " + shellQuote(O.Timer);
   return C;
 }
@@ -196,6 +198,11 @@ Expected<ReplayResult> parseResult(const std::string &Text, unsigned AskedPlacem
     Errors.fail("placements", "expected 1 to " + Twine(MaxPlacements) + ", got " + Twine(*Placements));
   R.Placements = static_cast<unsigned>(std::clamp<int64_t>(Placements.value_or(1), 1, MaxPlacements));
   R.PlacementNote = PlacementNote.value_or("");
+  std::optional<int64_t> Train;
+  O.read("train", Train);
+  if (Train && (*Train < 0 || *Train > int64_t(MaxTrain)))
+    Errors.fail("train", "expected 0 to " + Twine(MaxTrain) + ", got " + Twine(*Train));
+  R.Train = static_cast<unsigned>(std::clamp<int64_t>(Train.value_or(0), 0, MaxTrain));
   if (!Errors.failed())
     checkPlacements(R, AskedPlacements, Errors);
   if (const json *T = O.has("time_ns") ? O.member("time_ns", true) : nullptr) // null after an earlier failure
@@ -264,6 +271,8 @@ std::vector<std::string> serveArgv(const ReplayOptions &O) {
     A.push_back("--no-gate");
   if (O.Placements > 1)
     A.insert(A.end(), {"--placements", std::to_string(O.Placements)});
+  if (O.Train && O.L2 == "rotate-sets")
+    A.insert(A.end(), {"--back-to-back", "--train", std::to_string(O.Train)});
   A.insert(A.end(), {"--timer", O.Timer});
   return A;
 }

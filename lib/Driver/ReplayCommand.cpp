@@ -62,6 +62,11 @@ cl::opt<unsigned> PlacementsOpt("placements",
                                          "addresses, then copies at other addresses (1 to 16, default 4, as kloop "
                                          "optimize's search.replay_placements)"),
                                 cl::value_desc("n"), cl::init(4), cl::sub(ReplaySub));
+cl::opt<unsigned> TrainOpt("train",
+                           cl::desc("With --l2 rotate-sets: launches queued back to back before each timed one, on "
+                                    "the other buffer sets (0 to 256; default 8, as kloop optimize's "
+                                    "search.replay_train)"),
+                           cl::value_desc("k"), cl::init(8), cl::sub(ReplaySub));
 cl::opt<bool> PoisonOpt("poison", cl::desc("Poison write-only outputs (found by the worker) before each launch"),
                         cl::sub(ReplaySub));
 cl::opt<unsigned> LaunchTimeoutOpt("launch-timeout-ms",
@@ -99,6 +104,8 @@ std::string usageProblem() {
   if (PlacementsOpt == 0 || PlacementsOpt > kloop::capture::MaxPlacements)
     return "--placements " + std::to_string(PlacementsOpt) + ": expected 1 to " +
            std::to_string(kloop::capture::MaxPlacements);
+  if (TrainOpt > kloop::capture::MaxTrain)
+    return "--train " + std::to_string(TrainOpt) + ": expected 0 to " + std::to_string(kloop::capture::MaxTrain);
   if (TimerOpt != "cupti" && TimerOpt != "events")
     return "--timer '" + TimerOpt + "': expected cupti or events";
   if (!kloop::capture::isL2Mode(L2Opt))
@@ -208,6 +215,7 @@ int runReplay(const CommandContext &Ctx) {
   O.Tolerance = TolOpt;
   O.L2 = L2Opt;
   O.Placements = PlacementsOpt;
+  O.Train = TrainOpt;
   O.Poison = PoisonOpt;
   O.LaunchTimeoutMs = LaunchTimeoutOpt;
   O.TimeoutS = TimeoutOpt;

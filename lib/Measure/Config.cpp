@@ -306,7 +306,7 @@ struct RawRun : RawCommand {
 };
 
 struct RawSearch {
-  OptStr Timing, CubinCommand, ReplayL2, ReplayPlacements;
+  OptStr Timing, CubinCommand, ReplayL2, ReplayPlacements, ReplayTrain;
   SearchSpec Out;
 };
 
@@ -538,9 +538,10 @@ template <> struct MappingTraits<RawSearch> {
     IO.mapOptional("cubin_command", C.CubinCommand);
     IO.mapOptional("replay_l2", C.ReplayL2);
     IO.mapOptional("replay_placements", C.ReplayPlacements);
+    IO.mapOptional("replay_train", C.ReplayTrain);
   }
   static std::string validate(IO &IO, RawSearch &C) {
-    if (skipValidation(IO, {"timing", "cubin_command", "replay_l2", "replay_placements"}))
+    if (skipValidation(IO, {"timing", "cubin_command", "replay_l2", "replay_placements", "replay_train"}))
       return "";
     uint64_t Placements = C.Out.ReplayPlacements;
     if (std::string E = parseUInt(C.ReplayPlacements, "search.replay_placements", kloop::capture::MaxPlacements, Placements);
@@ -550,6 +551,10 @@ template <> struct MappingTraits<RawSearch> {
       return "search.replay_placements: 0 is out of range (1 to " + std::to_string(kloop::capture::MaxPlacements) +
              "; 1 times at the captured addresses only)";
     C.Out.ReplayPlacements = static_cast<unsigned>(Placements);
+    uint64_t Train = C.Out.ReplayTrain;
+    if (std::string E = parseUInt(C.ReplayTrain, "search.replay_train", kloop::capture::MaxTrain, Train); !E.empty())
+      return E;
+    C.Out.ReplayTrain = static_cast<unsigned>(Train);
     if (C.ReplayL2) {
       std::string Mode = StringRef(*C.ReplayL2).trim().str();
       if (!kloop::capture::isL2Mode(Mode))

@@ -144,7 +144,8 @@ json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned 
           {"worker_starts", WorkerStarts}, {"gated", R.Gated},
           {"timer", R.Timer}, {"l2", R.L2}, {"l2_note", R.L2Note.empty() ? json(nullptr) : json(R.L2Note)},
           {"placements", R.Placements},
-          {"placement_note", R.PlacementNote.empty() ? json(nullptr) : json(R.PlacementNote)}};
+          {"placement_note", R.PlacementNote.empty() ? json(nullptr) : json(R.PlacementNote)},
+          {"train", R.Train}};
 }
 
 std::string tail(const std::string &S, size_t N = 2000) {
@@ -319,6 +320,7 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.Tolerance = *Tol;
     RO.L2 = measure::replayL2Of(C);
     RO.Placements = C.Search.ReplayPlacements;
+    RO.Train = C.Search.ReplayTrain;
     RO.TimeoutS = C.Run.TimeoutS;
     // Each capture's worker keeps its stderr files apart: the first capture's in the candidates
     // directory, as before there were several, the others' in replay-<capture directory>/ beside it.

@@ -106,8 +106,8 @@ struct Options {
   bool BackToBack = false;
   /// With --back-to-back, the length of the train of launches queued before the timed one (--train K; 0:
   /// the launches on the other buffer sets only): a program's timed loop runs many launches back to back,
-  /// cycling its buffer sets (replay::trainPlacements). A diagnostic, for launches whose written
-  /// allocations are all write-only (a launch on the timed set would change a read-write one's input).
+  /// cycling its buffer sets (replay::trainPlacements): the other placements only, so the timed one keeps
+  /// its restored inputs and poisoned outputs.
   unsigned Train = 0;
   /// Bytes of L2 left dirty before each timed launch in the "steady" and "rotate" L2 modes instead of the
   /// model's (--steady-dirty-bytes; -1: the model), to measure what the share changes.
@@ -146,7 +146,7 @@ struct TimeSplit {
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
     "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison] [--placements N] [--timeout-ms T] [--device D]\n"
-    "       [--no-gate] [--host-check] [--prime] [--back-to-back] [--steady-dirty-bytes N] [--timer cupti|events]\n"
+    "       [--no-gate] [--host-check] [--prime] [--back-to-back [--train K]] [--steady-dirty-bytes N] [--timer cupti|events]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
 bool parseCount(const char *Text, unsigned long long Max, unsigned long long &Out) {
@@ -246,8 +246,8 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
     } else if (A == "--train") {
       if (!Value(V))
         return false;
-      if (!parseCount(V, 10000, N)) {
-        Error = A + " '" + V + "': expected a count of launches from 0 to 10000";
+      if (!parseCount(V, capture::MaxTrain, N)) {
+        Error = A + " '" + V + "': expected a count of launches from 0 to " + std::to_string(capture::MaxTrain);
         return false;
       }
       O.Train = static_cast<unsigned>(N);
@@ -272,9 +272,6 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
             "--l2 is '" + O.L2 + "'";
   else if (O.Train && !O.BackToBack)
     Error = "--train queues launches back to back before the timed one; it needs --back-to-back";
-  else if (O.Train && !O.Poison)
-    Error = "--train launches on the timed buffer set too, so it needs --poison to tell write-only outputs "
-            "from read-write ones";
   return Error.empty();
 }
 
@@ -958,17 +955,9 @@ void Replayer::restoreOthers(const Prepared &P, const std::vector<uint32_t> &Bef
   }
 }
 
-/// The first allocation \p P writes that is not write-only (read-write, or not yet classified); -1 when none.
-int readWritten(const Prepared &P) {
-  for (size_t I = 0; I < P.Poisoned.size(); ++I)
-    if (P.L->Allocations[I].written() && !P.Poisoned[I])
-      return static_cast<int>(I);
-  return -1;
-}
-
 std::vector<uint32_t> Replayer::backToBack(const Prepared &P, uint32_t At) const {
   std::vector<uint32_t> Before = replay::placementsBefore(At, P.Others, P.placements());
-  return O.Train && readWritten(P) < 0 ? replay::trainPlacements(Before, At, O.Train) : Before;
+  return O.Train ? replay::trainPlacements(Before, O.Train) : Before;
 }
 
 void Replayer::launchOthers(const Prepared &P, int Side, const std::vector<uint32_t> &Before, bool Wait) {
@@ -1354,10 +1343,6 @@ void replayAll(Replayer &R, std::vector<Prepared> &Ps, const Options &O) {
   if (O.Poison)
     for (Prepared &P : Ps)
       R.classifyPoison(P);
-  for (const Prepared &P : Ps)
-    if (int I = readWritten(P); O.Train && I >= 0)
-      throw CudaError("--train: allocation " + std::to_string(I) + " of launch " + std::to_string(P.Index) +
-                      " is read and written, so a launch before the timed one would change its input");
   for (unsigned It = 0; It < O.Iters; ++It)
     for (Prepared &P : Ps)
       for (int K = 0; K < (HaveCandidate ? 2 : 1); ++K) {

@@ -218,14 +218,15 @@ std::vector<uint32_t> placementsBefore(uint32_t Timed, uint32_t Others, uint32_t
   return Out;
 }
 
-std::vector<uint32_t> trainPlacements(const std::vector<uint32_t> &Before, uint32_t Timed, uint32_t Length) {
-  std::vector<uint32_t> Cycle = Before;
-  Cycle.push_back(Timed);
-  const size_t M = Cycle.size();
-  std::vector<uint32_t> Out(Length);
-  // Out's last element is Cycle[M - 2] (or Timed when M is 1), the one before it Cycle[M - 3], and so on.
-  for (uint32_t I = 0; I < Length; ++I)
-    Out[Length - 1 - I] = Cycle[(M - 1 + M - 1 - I % M) % M];
+std::vector<uint32_t> trainPlacements(const std::vector<uint32_t> &Before, uint32_t Length) {
+  const size_t M = Before.size();
+  if (!M)
+    return {};
+  const size_t N = std::max<size_t>(Length, M);
+  std::vector<uint32_t> Out(N);
+  // Out's last element is Before's last, the one before it Before's one before, and so on, cyclically.
+  for (size_t I = 0; I < N; ++I)
+    Out[N - 1 - I] = Before[M - 1 - I % M];
   return Out;
 }
 

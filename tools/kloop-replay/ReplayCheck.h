@@ -96,12 +96,13 @@ uint32_t rotationSets(uint64_t FootprintBytes, uint64_t L2Bytes, uint32_t MaxSet
 /// Empty when \p Others is 0; \p Others is capped at Total - 1 (no placement is launched twice).
 std::vector<uint32_t> placementsBefore(uint32_t Timed, uint32_t Others, uint32_t Total);
 
-/// The placements of a train of \p Length launches queued right before a timed launch at placement
-/// \p Timed (`--train`, docs/capture.md, "Back to back"), in launch order: the rotation \p Before
-/// (placementsBefore's result) followed by \p Timed, walked backwards from the placement right before the
-/// timed one, so a program's loop over its buffer sets is reproduced: with Before = {1} and Timed = 0,
-/// a train of 3 is {1, 0, 1}. Without other placements every launch of the train is at \p Timed.
-std::vector<uint32_t> trainPlacements(const std::vector<uint32_t> &Before, uint32_t Timed, uint32_t Length);
+/// The placements of a train of launches queued right before a timed launch (`--train`, docs/capture.md,
+/// "Back to back"), in launch order: max(\p Length, Before's size) launches that end with the rotation
+/// \p Before (placementsBefore's result) and, before it, walk \p Before backwards cyclically, as a
+/// program's loop over its buffer sets runs many launches back to back. Never the timed placement: its
+/// inputs stay as restored and its write-only outputs poisoned, so a candidate cannot find the result of
+/// an earlier launch there. Empty when \p Before is (no other placement to launch on).
+std::vector<uint32_t> trainPlacements(const std::vector<uint32_t> &Before, uint32_t Length);
 
 /// The offset (bytes) of the first 8-byte aligned word of \p Size bytes at \p Data whose value is an
 /// address inside one of \p Allocs: a pointer stored in device memory (an array of pointers, a linked

@@ -192,14 +192,16 @@ TEST(Misc, PlacementsBefore) {
 
 TEST(Misc, TrainPlacements) {
   using V = std::vector<uint32_t>;
-  // Two sets, as the examples' harness alternates them: the train alternates and ends on the other set.
-  EXPECT_EQ(trainPlacements(V{1}, 0, 3), (V{1, 0, 1}));
-  EXPECT_EQ(trainPlacements(V{1}, 0, 4), (V{0, 1, 0, 1}));
-  // Three other sets before a timed launch at 2: the rotation 3, 0, 1 then 2, walked back from 1.
-  EXPECT_EQ(trainPlacements(V{3, 0, 1}, 2, 6), (V{0, 1, 2, 3, 0, 1}));
-  // No other set: the train runs where the timed launch will.
-  EXPECT_EQ(trainPlacements(V{}, 5, 3), (V{5, 5, 5}));
-  EXPECT_EQ(trainPlacements(V{1}, 0, 0), V{});
+  // One other set, as a workload too large for L2 rotates: the whole train runs there.
+  EXPECT_EQ(trainPlacements(V{1}, 3), (V{1, 1, 1}));
+  // Three other sets before a timed launch at 2: the train ends with the rotation 3, 0, 1 and walks it
+  // back before that; the timed placement 2 never appears.
+  EXPECT_EQ(trainPlacements(V{3, 0, 1}, 7), (V{1, 3, 0, 1, 3, 0, 1}));
+  // Shorter than the rotation: the rotation whole.
+  EXPECT_EQ(trainPlacements(V{3, 0, 1}, 2), (V{3, 0, 1}));
+  EXPECT_EQ(trainPlacements(V{1}, 0), (V{1}));
+  // No other set: nothing to launch on.
+  EXPECT_EQ(trainPlacements(V{}, 5), V{});
 }
 
 TEST(Misc, FirstStoredPointer) {

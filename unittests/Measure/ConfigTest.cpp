@@ -209,7 +209,11 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_placements: 17}",
                 "search.replay_placements: 17 is out of range (at most 16)"},
         BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_placements: two}",
-                "search.replay_placements: expected a non-negative integer, got 'two'"}));
+                "search.replay_placements: expected a non-negative integer, got 'two'"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_train: 257}",
+                "search.replay_train: 257 is out of range (at most 256)"},
+        BadCase{"l2: rotate", "l2: rotate\nsearch: {replay_train: -1}",
+                "search.replay_train: expected a non-negative integer, got '-1'"}));
 
 TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   auto Default = parseConfig(Full, "w/.kloop.yaml");
@@ -218,6 +222,7 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   EXPECT_EQ(Default->Search.CubinCommand, "");
   EXPECT_EQ(Default->Search.ReplayL2, "");
   EXPECT_EQ(Default->Search.ReplayPlacements, 4u);
+  EXPECT_EQ(Default->Search.ReplayTrain, 8u);
   // Unset, the replay L2 follows the workload's own l2.
   EXPECT_EQ(replayL2Of(*Default), "rotate-sets");
   for (auto [Policy, Mode] : {std::pair<const char *, const char *>{"flush", "flush-dirty"}, {"none", "steady"}}) {
@@ -227,6 +232,7 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   }
   auto Set = parseConfig(variant("l2: rotate", "l2: rotate\nsearch:\n  timing: replay\n  replay_l2: flush-dirty\n"
                                                "  replay_placements: 1\n"
+                                               "  replay_train: 0\n"
                                                "  cubin_command: \"nvcc -cubin -o {cubin} {source_dir}/saxpy.cu\""),
                          "w/.kloop.yaml");
   ASSERT_TRUE(bool(Set)) << toString(Set.takeError());
@@ -234,6 +240,7 @@ TEST(ConfigTest, SearchTimingDefaultsToAutoAndIsRead) {
   EXPECT_EQ(Set->Search.CubinCommand, "nvcc -cubin -o {cubin} {source_dir}/saxpy.cu");
   EXPECT_EQ(Set->Search.ReplayL2, "flush-dirty");
   EXPECT_EQ(Set->Search.ReplayPlacements, 1u);
+  EXPECT_EQ(Set->Search.ReplayTrain, 0u);
   EXPECT_EQ(replayL2Of(*Set), "flush-dirty");
   EXPECT_EQ(searchTimingName(SearchTiming::Workload), "workload");
 }

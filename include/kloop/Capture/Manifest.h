@@ -303,6 +303,11 @@ extern const char *const L2Modes;
 /// the capture's.
 constexpr unsigned MaxPlacements = 16;
 
+/// The longest train of launches a replay queues before each timed launch (the worker's `--train`,
+/// `search.replay_train`; docs/capture.md, "Back to back"): each costs one more run of the kernel per
+/// timed launch.
+constexpr unsigned MaxTrain = 256;
+
 } // namespace capture
 } // namespace kloop
 

@@ -49,6 +49,11 @@ struct ReplayOptions {
   /// iteration i of every launch, both sides, at placement i mod Placements (0 the captured addresses,
   /// the others copies at other addresses). 1..16; 1 times at the captured addresses only.
   unsigned Placements = 1;
+  /// With L2 "rotate-sets": launches queued back to back before each timed launch, cycling the other
+  /// buffer sets and never the timed one (the worker's --back-to-back --train; docs/capture.md, "Back to
+  /// back"), as a program's timed loop runs; 0 launches on the rotation's sets only, each waited for.
+  /// Ignored in the other L2 modes. At most MaxTrain.
+  unsigned Train = 0;
   /// Poison the outputs the baseline writes without reading (classified by
   /// the worker) before each launch.
   bool Poison = false;
@@ -174,6 +179,9 @@ struct ReplayResult {
   /// fewer than ReplayOptions::Placements, why ("" otherwise).
   unsigned Placements = 1;
   std::string PlacementNote;
+  /// The train the worker queued before each timed launch (its "train"; 0 when it does not say, as when
+  /// "rotate-sets" fell back to "rotate").
+  unsigned Train = 0;
   /// Where the time went (ReplayServer only).
   std::optional<ReplayTimes> Times;
 };

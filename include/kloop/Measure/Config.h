@@ -158,6 +158,12 @@ struct SearchSpec {
   /// replayed search step's interval, like a workload compare's over its timing rounds, holds what the
   /// place of the buffers in device memory changes.
   unsigned ReplayPlacements = 4;
+  /// `search.replay_train`: with replay L2 "rotate-sets", the launches the replay worker queues back to
+  /// back before each timed launch on the other buffer sets (capture::ReplayOptions::Train; docs/capture.md,
+  /// "Back to back"), 0 to capture::MaxTrain. Default 8: on the H200, layernorm r4096c4096's vectorized
+  /// candidate measured 0.934x against its baseline with none, 0.920x with 3, 0.906x with 8 and 0.903x
+  /// with 32, and 0.890x in the program's own timed loop (docs/results.md, "Twenty-eighth GPU session").
+  unsigned ReplayTrain = 8;
 };
 
 /// The whole workload description.

@@ -103,12 +103,13 @@ def malform_placements(out):
 
 
 def copies_used():
-    """The worker's "l2" and "placements" (and their notes): with KLOOP_TEST_WORKER_SETS=unusable no copy at
+    """The worker's "l2", "placements" and "train" (and their notes): with KLOOP_TEST_WORKER_SETS=unusable no copy at
     other addresses can be made, so rotate-sets falls back to rotate and the launches are timed at one placement."""
     mode = opt("--l2") if "--l2" in args else "steady"
     asked = int(opt("--placements")) if "--placements" in args else 1
     if os.environ.get("KLOOP_TEST_WORKER_SETS") != "unusable":
-        return {"l2": mode, "placements": asked}
+        train = int(opt("--train")) if mode == "rotate-sets" and "--back-to-back" in args and "--train" in args else 0
+        return {"l2": mode, "placements": asked, **({"train": train} if train else {})}
     why = ("allocation 0 of launch 0 (captured address 0x7f0000000000) holds a pointer into a captured allocation "
            "at byte 8: copies at other addresses would use the original's data")
     out = {"l2": mode, "placements": 1}
@@ -120,8 +121,10 @@ def copies_used():
 
 
 if "--serve" in args:
-    note("start l2=%s timer=%s placements=%s" % (opt("--l2"), opt("--timer") if "--timer" in args else "events",
-                                                opt("--placements") if "--placements" in args else 1))
+    note("start l2=%s timer=%s placements=%s train=%s" % (
+        opt("--l2"), opt("--timer") if "--timer" in args else "events",
+        opt("--placements") if "--placements" in args else 1,
+        opt("--train") if "--back-to-back" in args and "--train" in args else 0))
     print(json.dumps({"schema": "kloop-replay-serve/1", "ready": True, "device": "Fake GPU", "relocated": False,
                       "launches": 1, "gated": True, "time_ns": {"load": 5000000}, **copies_used()}), flush=True)
     for line in sys.stdin:
