@@ -367,19 +367,55 @@ bool deviceOnly(const FunctionDecl &F) {
   return F.hasAttr<CUDAGlobalAttr>() || (F.hasAttr<CUDADeviceAttr>() && !F.hasAttr<CUDAHostAttr>());
 }
 
-/// For an error of a host-side parse raised while clang instantiates the body of a device-only
-/// function (a kernel template, a `__device__` function template, a member of a class template
-/// specialization), the note kloop appends: nvcc's host pass never instantiates those bodies.
+/// True when \p L lies in \p R (expansion locations, in translation-unit order).
+bool contains(const SourceManager &SM, SourceRange R, SourceLocation L) {
+  SourceLocation B = SM.getExpansionLoc(R.getBegin()), E = SM.getExpansionLoc(R.getEnd());
+  return R.isValid() && !SM.isBeforeInTranslationUnit(L, B) && !SM.isBeforeInTranslationUnit(E, L);
+}
+
+/// The function definition (a template's pattern included) of \p DC or of the namespaces and classes
+/// in it whose text holds \p L; nullptr when none does.
+const FunctionDecl *definitionAt(const DeclContext &DC, SourceLocation L, const SourceManager &SM) {
+  for (const Decl *D : DC.decls()) {
+    if (!contains(SM, D->getSourceRange(), L))
+      continue;
+    if (const auto *T = dyn_cast<TemplateDecl>(D))
+      D = T->getTemplatedDecl();
+    if (const auto *F = dyn_cast_or_null<FunctionDecl>(D))
+      return F->doesThisDeclarationHaveABody() ? F : nullptr;
+    if (const auto *Inner = dyn_cast_or_null<DeclContext>(D); Inner && isa<NamespaceDecl, RecordDecl, LinkageSpecDecl>(D))
+      return definitionAt(*Inner, L, SM);
+  }
+  return nullptr;
+}
+
+/// The outermost function whose body clang is instantiating in \p S when nvcc's host pass would not:
+/// it is device-only, or it is `__host__ __device__` and was asked for from the body of a device-only
+/// function (its point of instantiation; a later use from host code is not seen). nullptr otherwise.
+const FunctionDecl *deviceInstantiation(const Sema &S) {
+  for (const Sema::CodeSynthesisContext &C : S.CodeSynthesisContexts) {
+    const auto *F = dyn_cast_or_null<FunctionDecl>(C.Entity);
+    if (C.Kind != Sema::CodeSynthesisContext::TemplateInstantiation || !F)
+      continue;
+    if (deviceOnly(*F))
+      return F;
+    SourceLocation At = S.getSourceManager().getExpansionLoc(C.PointOfInstantiation);
+    const FunctionDecl *From =
+        At.isValid() ? definitionAt(*S.getASTContext().getTranslationUnitDecl(), At, S.getSourceManager()) : nullptr;
+    return From && deviceOnly(*From) ? F : nullptr;
+  }
+  return nullptr;
+}
+
+/// For an error of a host-side parse raised while clang instantiates the body of a function nvcc's host
+/// pass never instantiates (deviceInstantiation), the note kloop appends.
 std::optional<std::string> hostInstantiationOfDeviceCode(const Diagnostic &Info) {
   const Sema *S = ParsingSema;
   if (!S || &S->getDiagnostics() != Info.getDiags() || !S->getLangOpts().CUDA || S->getLangOpts().CUDAIsDevice)
     return std::nullopt;
-  for (const Sema::CodeSynthesisContext &C : S->CodeSynthesisContexts) {
-    const auto *F = dyn_cast_or_null<FunctionDecl>(C.Entity);
-    if (C.Kind == Sema::CodeSynthesisContext::TemplateInstantiation && F && deviceOnly(*F))
-      return " (nvcc's host pass does not instantiate '" + F->getQualifiedNameAsString() +
-             "', a device function; its device pass does)";
-  }
+  if (const FunctionDecl *F = deviceInstantiation(*S))
+    return " (nvcc's host pass does not instantiate '" + F->getQualifiedNameAsString() +
+           "', which only device code uses; its device pass does)";
   return std::nullopt;
 }
 } // namespace

@@ -261,11 +261,13 @@ llvm::StringRef nvccCompatHeaderPath();
 ///   hands the text to ptxas as it is, where %laneid is a PTX special register. clang's Sema keeps
 ///   the asm statement, operands included, in the AST.
 /// - any error of a host-side parse (`--cuda-host-only`) raised while clang instantiates the body of
-///   a device-only function: a `__global__` or `__device__` (not `__host__`) function template, or
-///   such a member of a class template specialization. nvcc's host pass never instantiates those
+///   a function that only device code uses: a `__global__` or `__device__` (not `__host__`) function
+///   template or such a member of a class template specialization, or a `__host__ __device__` one
+///   whose point of instantiation lies in a device-only body. nvcc's host pass never instantiates those
 ///   bodies (checked with nvcc 13.0), so code that uses what exists only under `__CUDA_ARCH__`
-///   builds. Read from the parse's Sema (its instantiation stack), which parseCommandLine makes
-///   visible to this function on the parsing thread; a diagnostic of another engine is not judged.
+///   builds. Read from the parse's Sema (the outermost function of its instantiation stack), which
+///   parseCommandLine makes visible to this function on the parsing thread; a diagnostic of another
+///   engine is not judged.
 std::optional<std::string> nvccAcceptedError(const clang::Diagnostic &Info);
 
 /// The text of kloop's nvcc compatibility header.
