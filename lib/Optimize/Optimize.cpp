@@ -806,7 +806,8 @@ private:
   /// Adds the outcome \p Next of one more shape, \p Shape, to \p Into: accepted only when both are, the
   /// first refusal's outcome and explanation (prefixed "shape S: "), the evidence and timed launches of
   /// both. The detail stays the first shape's, with the others' in "more_shapes" and their replay_time
-  /// seconds added to its own.
+  /// seconds (the `_s` members) and worker starts added to its own; its settings (placements, train)
+  /// stay the first shape's.
   static void mergeShape(CompareOutcome &Into, CompareOutcome Next, const std::string &Shape) {
     for (json &E : Next.Evidence)
       Into.Evidence.push_back(std::move(E));
@@ -815,8 +816,10 @@ private:
     if (Into.Detail.is_object() && Next.Detail.is_object()) {
       if (Into.Detail.contains("replay_time") && Next.Detail.contains("replay_time"))
         for (auto &[K, V] : Next.Detail["replay_time"].items())
-          if (json &T = Into.Detail["replay_time"][K]; V.is_number() && T.is_number())
-            T = T.get<double>() + V.get<double>();
+          if (json &T = Into.Detail["replay_time"][K]; V.is_number() && T.is_number()) {
+            if (llvm::StringRef(K).ends_with("_s") || K == "worker_starts") // each shape has its own worker
+              T = T.get<double>() + V.get<double>();
+          }
       Into.Detail["more_shapes"].push_back(std::move(Next.Detail));
     }
     if (Into.Accepted && !Next.Accepted) {

@@ -97,11 +97,28 @@ TEST(StrictJson, SyntaxErrorsAreReportedNotThrown) {
     EXPECT_TRUE(S.Value.is_null()) << Text;
   }
   EXPECT_NE(parseStrictJson("[1e999]").SyntaxError->find("number overflow parsing '1e999'"), std::string::npos);
-  // Deep nesting is read without recursion.
-  std::string Deep = std::string(20000, '[') + std::string(20000, ']');
-  StrictJson D = parseStrictJson(Deep);
+  // Nesting is read without recursion up to MaxDepth levels, and refused past it, naming where.
+  auto Nested = [](size_t N) { return std::string(N, '[') + std::string(N, ']'); };
+  StrictJson D = parseStrictJson(Nested(StrictJson::MaxDepth));
   EXPECT_FALSE(D.SyntaxError.has_value());
   EXPECT_TRUE(D.Value.is_array());
+  StrictJson Deeper = parseStrictJson(Nested(StrictJson::MaxDepth + 1));
+  ASSERT_TRUE(Deeper.SyntaxError.has_value());
+  EXPECT_EQ(Deeper.SyntaxError->rfind("arrays and objects nested deeper than 256 levels (at '/0/0/", 0), 0u)
+      << *Deeper.SyntaxError;
+  EXPECT_TRUE(Deeper.Value.is_null());
+}
+
+// Break test (helper-58): 150,000 nested arrays in `provenance` made kloop apply crash (exit 139) after
+// the parse; the text is refused as not JSON instead.
+TEST(Proposal, DeepNestingIsRefusedNotACrash) {
+  const size_t N = 150000;
+  std::string Text = R"({"version":1,"rationale":"x","provenance":{"a":)" + std::string(N, '[') + std::string(N, ']') +
+                     R"(},"edits":[{"kind":"set_constant","id":"macro:BLOCK","value":128}]})";
+  std::string E = err(parseProposalText(Text, "deep.json"));
+  EXPECT_EQ(E.rfind("deep.json: not JSON: arrays and objects nested deeper than 256 levels (at '/provenance/a/0/", 0),
+            0u)
+      << E;
 }
 
 TEST(Proposal, DuplicatedKeysAreRefusedNamingKeyAndObject) {

@@ -101,8 +101,14 @@ struct StrictJson {
   nlohmann::json Value;
   /// nlohmann's parser message when the text is not one JSON value, e.g.
   /// "[json.exception.parse_error.101] parse error at line 1, column 2: ...", or
-  /// "[json.exception.out_of_range.406] number overflow parsing '1e999'".
+  /// "[json.exception.out_of_range.406] number overflow parsing '1e999'", or
+  /// "arrays and objects nested deeper than 256 levels (at '/provenance/a/0/...')".
   std::optional<std::string> SyntaxError;
+  /// The deepest nesting of arrays and objects read. A proposal needs 4 (the object, `edits`, an edit, a
+  /// value) and a reply a few more; a deeper text is refused, so that no recursive walk of the value
+  /// (nlohmann's copy, dump and comparison recurse) can exhaust the stack: 150,000 nested arrays in a
+  /// proposal's `provenance` crashed `kloop apply` before this bound.
+  static constexpr std::size_t MaxDepth = 256;
   /// A key that one object holds more than once.
   struct DuplicatedKey {
     std::string Key;    ///< the key as decoded from its string
@@ -267,6 +273,11 @@ private:
     return true;
   }
   bool open(nlohmann::json Empty) {
+    if (Frames.size() >= StrictJson::MaxDepth) {
+      Out.SyntaxError = "arrays and objects nested deeper than " + std::to_string(StrictJson::MaxDepth) +
+                        " levels (at '" + pointer(Frames.size()) + "')";
+      return false;
+    }
     nlohmann::json *C = store(std::move(Empty));
     Frames.push_back(Frame{C, {}, {}, 0});
     return true;
