@@ -179,27 +179,12 @@ std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const
 }
 
 std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts) {
-  if (!FOpts.GpuArch.empty() || Job.GpuArchs.size() < 2)
+  if (!FOpts.GpuArch.empty())
     return {};
-  auto Number = [](StringRef A) {
-    A.consume_front("sm_");
-    unsigned N = 0;
-    (void)A.take_while([](char C) { return isDigit(C); }).getAsInteger(10, N);
-    return N;
-  };
-  const std::string *Lo = &Job.GpuArchs.front(), *Hi = Lo;
-  for (const std::string &A : Job.GpuArchs) {
-    Lo = Number(A) < Number(*Lo) ? &A : Lo;
-    Hi = Number(A) > Number(*Hi) ? &A : Hi;
-  }
-  std::vector<const std::string *> Picked = {Lo, Hi};
-  for (const std::string &A : Job.GpuArchs) // sm_90a, sm_100a: features their number alone does not have
-    if (!A.empty() && isAlpha(A.back()))
-      Picked.push_back(&A);
   std::vector<std::string> Out;
-  for (const std::string *A : Picked)
-    if (*A != Job.GpuArchs.front() && llvm::find(Out, *A) == Out.end())
-      Out.push_back(*A);
+  for (const std::string &A : Job.GpuArchs)
+    if (A != Job.GpuArchs.front() && llvm::find(Out, A) == Out.end())
+      Out.push_back(A);
   return Out;
 }
 

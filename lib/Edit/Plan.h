@@ -79,11 +79,10 @@ struct PlanState {
 };
 
 /// The GPU architectures besides the first (which every parse of \p Job reads) that the check also
-/// parses \p Job's device side under: of the distinct architectures its command names, the lowest and the
-/// highest by number (sm_75 < sm_90 < sm_100) and every architecture-specific one (sm_90a), where they
-/// differ from the first. Code guarded for an
-/// architecture strictly between them is not checked. None when --cuda-gpu-arch names one
-/// (FrontendOptions::GpuArch): the user chose the architecture to read.
+/// parses \p Job's device side under: every other distinct architecture its command names, in command order
+/// (code under `#if __CUDA_ARCH__ == 800` is read by sm_80 alone; sm_90a's `__CUDA_ARCH_FEAT_SM90_ALL`
+/// code by sm_90a alone). None when --cuda-gpu-arch names one (FrontendOptions::GpuArch): the user chose
+/// the architecture to read.
 std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts);
 /// Every job's checkedArchs, in job order.
 std::vector<ArchUnit> archUnits(const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);

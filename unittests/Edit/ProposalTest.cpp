@@ -104,8 +104,7 @@ TEST(StrictJson, SyntaxErrorsAreReportedNotThrown) {
   EXPECT_TRUE(D.Value.is_array());
   StrictJson Deeper = parseStrictJson(Nested(StrictJson::MaxDepth + 1));
   ASSERT_TRUE(Deeper.SyntaxError.has_value());
-  EXPECT_EQ(Deeper.SyntaxError->rfind("arrays and objects nested deeper than 256 levels (at '/0/0/", 0), 0u)
-      << *Deeper.SyntaxError;
+  EXPECT_EQ(*Deeper.SyntaxError, "arrays and objects nested deeper than 256 levels (at '/0/0/0/0/0/0/0/0/...')");
   EXPECT_TRUE(Deeper.Value.is_null());
 }
 
@@ -116,9 +115,8 @@ TEST(Proposal, DeepNestingIsRefusedNotACrash) {
   std::string Text = R"({"version":1,"rationale":"x","provenance":{"a":)" + std::string(N, '[') + std::string(N, ']') +
                      R"(},"edits":[{"kind":"set_constant","id":"macro:BLOCK","value":128}]})";
   std::string E = err(parseProposalText(Text, "deep.json"));
-  EXPECT_EQ(E.rfind("deep.json: not JSON: arrays and objects nested deeper than 256 levels (at '/provenance/a/0/", 0),
-            0u)
-      << E;
+  EXPECT_EQ(E, "deep.json: not JSON: arrays and objects nested deeper than 256 levels (at "
+               "'/provenance/a/0/0/0/0/0/0/...')");
 }
 
 TEST(Proposal, DuplicatedKeysAreRefusedNamingKeyAndObject) {

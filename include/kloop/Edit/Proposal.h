@@ -102,7 +102,8 @@ struct StrictJson {
   /// nlohmann's parser message when the text is not one JSON value, e.g.
   /// "[json.exception.parse_error.101] parse error at line 1, column 2: ...", or
   /// "[json.exception.out_of_range.406] number overflow parsing '1e999'", or
-  /// "arrays and objects nested deeper than 256 levels (at '/provenance/a/0/...')".
+  /// "arrays and objects nested deeper than 256 levels (at '/provenance/a/0/0/0/0/0/0/...')" (the
+  /// first 8 keys or indices).
   std::optional<std::string> SyntaxError;
   /// The deepest nesting of arrays and objects read. A proposal needs 4 (the object, `edits`, an edit, a
   /// value) and a reply a few more; a deeper text is refused, so that no recursive walk of the value
@@ -275,7 +276,7 @@ private:
   bool open(nlohmann::json Empty) {
     if (Frames.size() >= StrictJson::MaxDepth) {
       Out.SyntaxError = "arrays and objects nested deeper than " + std::to_string(StrictJson::MaxDepth) +
-                        " levels (at '" + pointer(Frames.size()) + "')";
+                        " levels (at '" + pointer(8) + "/...')";
       return false;
     }
     nlohmann::json *C = store(std::move(Empty));
