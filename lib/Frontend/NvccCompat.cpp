@@ -389,20 +389,26 @@ const FunctionDecl *definitionAt(const DeclContext &DC, SourceLocation L, const 
   return nullptr;
 }
 
-/// The outermost function whose body clang is instantiating in \p S when nvcc's host pass would not:
-/// it is device-only, or it is `__host__ __device__` and was asked for from the body of a device-only
-/// function (its point of instantiation; a later use from host code is not seen). nullptr otherwise.
+/// True for a `__host__ __device__` function asked for from the body of a device-only function (its
+/// point of instantiation \p At; a later use from host code is not seen).
+bool askedByDeviceCode(const Sema &S, const FunctionDecl &F, SourceLocation At) {
+  if (!F.hasAttr<CUDAHostAttr>() || !F.hasAttr<CUDADeviceAttr>())
+    return false;
+  At = S.getSourceManager().getExpansionLoc(At);
+  const FunctionDecl *From =
+      At.isValid() ? definitionAt(*S.getASTContext().getTranslationUnitDecl(), At, S.getSourceManager()) : nullptr;
+  return From && deviceOnly(*From);
+}
+
+/// The outermost function whose body clang is instantiating in \p S that nvcc's host pass would not
+/// instantiate: a device-only one (a kernel template that a host template launches included), or a
+/// `__host__ __device__` one that device code asked for. nullptr when there is none.
 const FunctionDecl *deviceInstantiation(const Sema &S) {
   for (const Sema::CodeSynthesisContext &C : S.CodeSynthesisContexts) {
     const auto *F = dyn_cast_or_null<FunctionDecl>(C.Entity);
-    if (C.Kind != Sema::CodeSynthesisContext::TemplateInstantiation || !F)
-      continue;
-    if (deviceOnly(*F))
+    if (C.Kind == Sema::CodeSynthesisContext::TemplateInstantiation && F &&
+        (deviceOnly(*F) || askedByDeviceCode(S, *F, C.PointOfInstantiation)))
       return F;
-    SourceLocation At = S.getSourceManager().getExpansionLoc(C.PointOfInstantiation);
-    const FunctionDecl *From =
-        At.isValid() ? definitionAt(*S.getASTContext().getTranslationUnitDecl(), At, S.getSourceManager()) : nullptr;
-    return From && deviceOnly(*From) ? F : nullptr;
   }
   return nullptr;
 }

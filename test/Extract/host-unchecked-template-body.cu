@@ -8,8 +8,10 @@
 // checked by nvcc's host pass too, and its error still marks it (-DPLAIN); so is a __host__ __device__
 // template that host code instantiates (-DHOST_USE). A __host__ __device__ template that only device code
 // asks for (its point of instantiation lies in a device-only body) is not instantiated by nvcc's host
-// pass either (uses_both, and through another such template, uses_chain). clang instantiates a template
-// once, at its first use: a host use after a device one is not seen (docs/nvcc-compat.md).
+// pass either (uses_both, and through another such template, uses_chain), nor is a kernel template
+// that a host function template launches (from_host_template: clang's stack starts at the host
+// template). clang instantiates a template once, at its first use: a host use after a device one is
+// not seen (docs/nvcc-compat.md).
 // RUN: kloop extract %s --root %S -- %mockcuda 2> %t.err | python3 %S/Inputs/status.py | FileCheck %s
 // RUN: count 0 < %t.err
 // RUN: kloop extract %s --root %S -- %mockcuda -DPLAIN | python3 %S/Inputs/status.py | FileCheck --check-prefix=PLAIN %s
@@ -40,10 +42,13 @@ int host_value() { return both<4>(2); }
 template <int N> __host__ __device__ int chain(int x) { return both<N>(x) + 1; }
 __global__ void uses_both(int *o) { o[threadIdx.x] = both<4>(o[threadIdx.x]); }
 __global__ void uses_chain(int *o) { o[threadIdx.x] = chain<4>(o[threadIdx.x]); }
+template <int N> __global__ void from_host_template(int *o) { o[threadIdx.x] = Op<N>::f(o[threadIdx.x]); }
+template <int N> void launch_from_template(int *o) { from_host_template<N><<<1, 32>>>(o); }
 void launch(Half *g, int *o) {
   k<Half><<<1, 32>>>(g, Half{1});
   tiles<4><<<1, 32>>>(o);
   members<<<1, 32>>>(o);
+  launch_from_template<4>(o);
 }
 // CHECK: TU host-unchecked-template-body.cu ok sides=ok/ok
 // CHECK: KERNEL k ok editable=1
@@ -51,6 +56,7 @@ void launch(Half *g, int *o) {
 // CHECK: KERNEL members ok editable=1
 // CHECK: KERNEL uses_both ok editable=1
 // CHECK: KERNEL uses_chain ok editable=1
+// CHECK: KERNEL from_host_template ok editable=1
 // CHECK: DEVFN device:helper ok editable=1
 // CHECK: DEVFN device:via_header ok editable=1
 // PLAIN: TU host-unchecked-template-body.cu partial
