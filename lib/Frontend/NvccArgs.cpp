@@ -102,7 +102,7 @@ namespace {
 /// What a row of the flag table does to the clang command line.
 enum class Act {
   Drop, Unsupported, Werror, HostCompiler, Arch, Gencode, HostOptions, Language, Std, DefaultStream, Define,
-  Undefine, IncludePath, SystemInclude, PreInclude, Rdc, DeviceC, Compile, Optimize,
+  Undefine, IncludePath, SystemInclude, PreInclude, Rdc, DeviceC, Compile, Optimize, ModeMacro,
   TemplateDepth, TemplateBacktrace, NoExceptions, FastMath, NoWarnings, OptionsFile
 };
 
@@ -139,7 +139,7 @@ const std::vector<FlagRow> &flagRows() {
     drop("--dependency-output", "-MF", true, "dependency file output (--help shows no value, nvcc takes a file)"),
     drop("--generate-dependency-targets", "-MP", false, "dependency file output"),
     tr("--compile", "-c", false, Act::Compile, "-c"),
-    tr("--device-c", "-dc", false, Act::DeviceC, "-fgpu-rdc -c"),
+    tr("--device-c", "-dc", false, Act::DeviceC, "-fgpu-rdc -c -D__CUDACC_RDC__=1"),
     drop("--device-w", "-dw", false, "compilation phase; kloop always parses both sides"),
     drop("--device-link", "-dlink", false, "compilation phase; kloop always parses both sides"),
     drop("--link", "-link", false, "compilation phase; kloop always parses both sides"),
@@ -166,7 +166,7 @@ const std::vector<FlagRow> &flagRows() {
     drop("--force-cl-env-setup", "-force-cl-env-setup", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
     drop("--profile", "-pg", false, "code generation, ptxas or build parallelism"),
     drop("--debug", "-g", false, "code generation, ptxas or build parallelism"),
-    drop("--device-debug", "-G", false, "code generation, ptxas or build parallelism"),
+    tr("--device-debug", "-G", false, Act::ModeMacro, "-D__CUDACC_DEBUG__=1, as nvcc defines it; the debug code itself is code generation"),
     drop("--generate-line-info", "-lineinfo", false, "code generation, ptxas or build parallelism"),
     drop("--optimization-info", "-opt-info", true, "code generation, ptxas or build parallelism"),
     tr("--optimize", "-O", true, Act::Optimize, "-OLEVEL (defines __OPTIMIZE__ like nvcc's host compiler)"),
@@ -183,9 +183,9 @@ const std::vector<FlagRow> &flagRows() {
     tr("--std", "-std", true, Act::Std, "-std=VALUE"),
     drop("--no-host-device-initializer-list", "-nohdinitlist", false, "only makes nvcc refuse more device code; kloop's parse stays permissive"),
     drop("--no-host-device-move-forward", "-nohdmoveforward", false, "only makes nvcc refuse more device code; kloop's parse stays permissive"),
-    drop("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", false, "clang accepts this code without a flag (constexpr functions are implicitly __host__ __device__, __device__ lambdas are always allowed)"),
-    drop("--extended-lambda", "-extended-lambda", false, "clang accepts this code without a flag (constexpr functions are implicitly __host__ __device__, __device__ lambdas are always allowed)"),
-    drop("--expt-extended-lambda", "-expt-extended-lambda", false, "clang accepts this code without a flag (constexpr functions are implicitly __host__ __device__, __device__ lambdas are always allowed)"),
+    tr("--expt-relaxed-constexpr", "-expt-relaxed-constexpr", false, Act::ModeMacro, "-D__CUDACC_RELAXED_CONSTEXPR__=1, as nvcc defines it; clang accepts the code without a flag (constexpr functions are implicitly __host__ __device__)"),
+    tr("--extended-lambda", "-extended-lambda", false, Act::ModeMacro, "-D__CUDACC_EXTENDED_LAMBDA__=1, as nvcc defines it; clang accepts the code without a flag (__device__ lambdas are always allowed)"),
+    tr("--expt-extended-lambda", "-expt-extended-lambda", false, Act::ModeMacro, "-D__CUDACC_EXTENDED_LAMBDA__=1, as nvcc defines it; clang accepts the code without a flag (__device__ lambdas are always allowed)"),
     drop("--machine", "-m", true, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
     drop("--m64", "-m64", false, "host compiler choice or host platform; kloop parses with clang for x86_64 Linux"),
     tr("--compiler-options", "-Xcompiler", true, Act::HostOptions, "host flags that matter for parsing and that clang knows (-D, -U, -I, -isystem, -include, -std, -O, -w, -f* but -fopenmp*)"),
@@ -221,7 +221,7 @@ const std::vector<FlagRow> &flagRows() {
     tr("--gpu-architecture", "-arch", true, Act::Arch, "the device-side architecture (sm_XX; compute_XX and lto_XX count as sm_XX)"),
     drop("--gpu-code", "-code", true, "code generation, ptxas or build parallelism"),
     tr("--generate-code", "-gencode", true, Act::Gencode, "the device-side architecture from arch=/code="),
-    tr("--relocatable-device-code", "-rdc", true, Act::Rdc, "-fgpu-rdc when true"),
+    tr("--relocatable-device-code", "-rdc", true, Act::Rdc, "-fgpu-rdc -D__CUDACC_RDC__=1 when true"),
     drop("--entries", "-e", true, "linking"),
     drop("--maxrregcount", "-maxrregcount", true, "code generation, ptxas or build parallelism"),
     tr("--use_fast_math", "-use_fast_math", false, Act::FastMath, "-fgpu-approx-transcendentals (the fast math_functions.hpp variants, __USE_FAST_MATH__ in clang's wrapper)"),
@@ -486,6 +486,14 @@ private:
     }
   }
 
+  /// The -D of the macro nvcc 13.0 defines for a mode flag (`nvcc -E -Xcompiler -dM` with and without it).
+  static std::string modeMacro(StringRef Long) {
+    StringRef Name = Long == "--device-debug"           ? "__CUDACC_DEBUG__"
+                     : Long == "--expt-relaxed-constexpr" ? "__CUDACC_RELAXED_CONSTEXPR__"
+                                                          : "__CUDACC_EXTENDED_LAMBDA__";
+    return ("-D" + Name + "=1").str();
+  }
+
   Error apply(const MatchedFlag &M) {
     std::string Written = Args[I];
     std::string V;
@@ -530,14 +538,12 @@ private:
     case Act::PreInclude: eachOf(V, "-include", true); break;
     case Act::Rdc:
       if (V == "true")
-        R.Args.push_back("-fgpu-rdc");
+        R.Args.insert(R.Args.end(), {"-fgpu-rdc", "-D__CUDACC_RDC__=1"});
       else
         R.Dropped.push_back(Written);
       break;
-    case Act::DeviceC:
-      R.Args.push_back("-fgpu-rdc");
-      R.Args.push_back("-c");
-      break;
+    case Act::DeviceC: R.Args.insert(R.Args.end(), {"-fgpu-rdc", "-D__CUDACC_RDC__=1", "-c"}); break;
+    case Act::ModeMacro: R.Args.push_back(modeMacro(M.Row->Info.Long)); break;
     case Act::Compile: R.Args.push_back("-c"); break;
     case Act::Optimize: R.Args.push_back("-O" + V); break;
     case Act::TemplateDepth: R.Args.push_back("-ftemplate-depth=" + V); break;

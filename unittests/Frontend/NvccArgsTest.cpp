@@ -134,6 +134,15 @@ TEST(NvccArgs, LanguageAndLambdaAndRdc) {
   for (const char *Gone : {"--expt-relaxed-constexpr", "--expt-extended-lambda", "-lineinfo", "-ccbin",
                            "g++-12", "-Xptxas", "-v"})
     EXPECT_FALSE(has(A, Gone)) << Gone;
+  // The macros nvcc 13.0 defines for these modes (helper-58's break test: code that tests them, such as
+  // `#ifndef __CUDACC_EXTENDED_LAMBDA__ #error`, failed in kloop and built with nvcc).
+  for (const char *Macro : {"-D__CUDACC_RELAXED_CONSTEXPR__=1", "-D__CUDACC_EXTENDED_LAMBDA__=1", "-D__CUDACC_RDC__=1"})
+    EXPECT_TRUE(has(A, Macro)) << Macro;
+  EXPECT_FALSE(has(A, "-D__CUDACC_DEBUG__=1"));
+  EXPECT_TRUE(has(translate({"-G", "-dc", "a.cu"}), "-D__CUDACC_DEBUG__=1"));
+  EXPECT_TRUE(has(translate({"--extended-lambda", "a.cu"}), "-D__CUDACC_EXTENDED_LAMBDA__=1"));
+  EXPECT_TRUE(has(translate({"-dc", "a.cu"}), "-D__CUDACC_RDC__=1"));
+  EXPECT_FALSE(has(translate({"-rdc=false", "a.cu"}), "-D__CUDACC_RDC__=1"));
 }
 
 TEST(NvccArgs, NvccWerrorKindIsConsumed) {
