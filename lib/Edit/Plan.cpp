@@ -1257,7 +1257,7 @@ std::optional<std::string> PlanContext::deviceLaunchOf(const std::string &Kernel
       const FunctionDecl *In = enclosingFunction(*E, C.astContext());
       // A __host__ __device__ function (a lambda is one, implicitly) launches on the host side too, where
       // the alias check reads its launches.
-      bool FromDevice = In && (In->hasAttr<CUDAGlobalAttr>() || (In->hasAttr<CUDADeviceAttr>() && !In->hasAttr<CUDAHostAttr>()));
+      bool FromDevice = In && isDeviceOnly(*In);
       if (FromDevice && kernelReferenced(stripCasts(E->getCallee()), C.astContext()) == Kernel)
         At = lineOf(*E, C);
       return !At;

@@ -361,12 +361,6 @@ protected:
   }
 };
 
-/// True for a function nvcc compiles for the device only: a kernel, or `__device__` without
-/// `__host__`.
-bool deviceOnly(const FunctionDecl &F) {
-  return F.hasAttr<CUDAGlobalAttr>() || (F.hasAttr<CUDADeviceAttr>() && !F.hasAttr<CUDAHostAttr>());
-}
-
 /// True when \p L lies in \p R (expansion locations, in translation-unit order).
 bool contains(const SourceManager &SM, SourceRange R, SourceLocation L) {
   SourceLocation B = SM.getExpansionLoc(R.getBegin()), E = SM.getExpansionLoc(R.getEnd());
@@ -397,7 +391,7 @@ bool askedByDeviceCode(const Sema &S, const FunctionDecl &F, SourceLocation At) 
   At = S.getSourceManager().getExpansionLoc(At);
   const FunctionDecl *From =
       At.isValid() ? definitionAt(*S.getASTContext().getTranslationUnitDecl(), At, S.getSourceManager()) : nullptr;
-  return From && deviceOnly(*From);
+  return From && isDeviceOnly(*From);
 }
 
 /// The outermost function whose body clang is instantiating in \p S that nvcc's host pass would not
@@ -407,7 +401,7 @@ const FunctionDecl *deviceInstantiation(const Sema &S) {
   for (const Sema::CodeSynthesisContext &C : S.CodeSynthesisContexts) {
     const auto *F = dyn_cast_or_null<FunctionDecl>(C.Entity);
     if (C.Kind == Sema::CodeSynthesisContext::TemplateInstantiation && F &&
-        (deviceOnly(*F) || askedByDeviceCode(S, *F, C.PointOfInstantiation)))
+        (isDeviceOnly(*F) || askedByDeviceCode(S, *F, C.PointOfInstantiation)))
       return F;
   }
   return nullptr;
@@ -425,6 +419,10 @@ std::optional<std::string> hostInstantiationOfDeviceCode(const Diagnostic &Info)
   return std::nullopt;
 }
 } // namespace
+
+bool isDeviceOnly(const FunctionDecl &F) {
+  return F.hasAttr<CUDAGlobalAttr>() || (F.hasAttr<CUDADeviceAttr>() && !F.hasAttr<CUDAHostAttr>());
+}
 
 std::unique_ptr<FrontendAction> withSemaWatch(std::unique_ptr<FrontendAction> Action) {
   return std::make_unique<SemaWatch>(std::move(Action));

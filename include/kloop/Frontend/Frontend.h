@@ -24,6 +24,7 @@
 namespace clang {
 class Diagnostic;
 class FrontendAction;
+class FunctionDecl;
 namespace tooling {
 class JSONCompilationDatabase;
 }
@@ -269,6 +270,10 @@ llvm::StringRef nvccCompatHeaderPath();
 ///   parseCommandLine makes visible to this function on the parsing thread; a diagnostic of another
 ///   engine is not judged.
 std::optional<std::string> nvccAcceptedError(const clang::Diagnostic &Info);
+
+/// True for a function nvcc compiles for the device only: a kernel, or `__device__` without `__host__`
+/// (a lambda in device code is `__host__ __device__` implicitly, so not one).
+bool isDeviceOnly(const clang::FunctionDecl &F);
 
 /// The text of kloop's nvcc compatibility header.
 llvm::StringRef nvccCompatHeaderText();
