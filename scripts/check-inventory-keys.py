@@ -44,6 +44,7 @@ ALLOWED = {
     # Typing TUEntity is the step after this one.
     "lib/Edit/Kinds/AddConst.cpp",
     "lib/Edit/Kinds/AddKernelVariant.cpp",
+    "lib/Edit/Kinds/AddRestrict.cpp",
     "lib/Edit/Kinds/SetConstant.cpp",
     "lib/Edit/Kinds/SetLaunchConfig.cpp",
     "lib/Edit/Kinds/SetUnroll.cpp",

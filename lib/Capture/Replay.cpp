@@ -32,24 +32,35 @@ namespace {
 
 Error fail(const Twine &Msg) { return createStringError(inconvertibleErrorCode(), Msg); }
 
-std::string workerCommand(const ReplayOptions &O) {
-  using measure::shellQuote;
-  std::string C = shellQuote(O.Worker) + " " + shellQuote(O.Capture) + " --cubin " + shellQuote(O.Cubin);
-  if (!O.CandidateCubin.empty())
-    C += " --candidate-cubin " + shellQuote(O.CandidateCubin);
-  C += " --iters " + std::to_string(O.Iters) + " --tolerance " + shellQuote(O.Tolerance) + " --l2 " + O.L2 +
-       " --timeout-ms " + std::to_string(O.LaunchTimeoutMs);
+/// The worker's options that one replay and a serving worker share: tolerance, L2 mode, watchdog, launches,
+/// poison, gate, placements, train and timer (docs/capture.md).
+std::vector<std::string> sharedArgs(const ReplayOptions &O) {
+  std::vector<std::string> A = {"--tolerance", O.Tolerance, "--l2", O.L2, "--timeout-ms", std::to_string(O.LaunchTimeoutMs)};
   for (uint64_t L : O.Launches)
-    C += " --launch " + std::to_string(L);
+    A.insert(A.end(), {"--launch", std::to_string(L)});
   if (O.Poison)
-    C += " --poison";
+    A.push_back("--poison");
   if (!O.Gate)
-    C += " --no-gate";
+    A.push_back("--no-gate");
   if (O.Placements > 1)
-    C += " --placements " + std::to_string(O.Placements);
+    A.insert(A.end(), {"--placements", std::to_string(O.Placements)});
   if (O.Train && O.L2 == "rotate-sets")
-    C += " --back-to-back --train " + std::to_string(O.Train);
-  C += " --timer " + shellQuote(O.Timer);
+    A.insert(A.end(), {"--back-to-back", "--train", std::to_string(O.Train)});
+  A.insert(A.end(), {"--timer", O.Timer});
+  return A;
+}
+
+/// The shell command of one replay of \p O's cubins.
+std::string workerCommand(const ReplayOptions &O) {
+  std::vector<std::string> A = {O.Worker, O.Capture, "--cubin", O.Cubin};
+  if (!O.CandidateCubin.empty())
+    A.insert(A.end(), {"--candidate-cubin", O.CandidateCubin});
+  A.insert(A.end(), {"--iters", std::to_string(O.Iters)});
+  std::vector<std::string> Shared = sharedArgs(O);
+  A.insert(A.end(), Shared.begin(), Shared.end());
+  std::string C;
+  for (const std::string &Arg : A)
+    C += (C.empty() ? "" : " ") + measure::shellQuote(Arg);
   return C;
 }
 
@@ -261,19 +272,9 @@ double secondsSince(Clock::time_point T) { return std::chrono::duration<double>(
 
 /// The worker's arguments for serving \p O.
 std::vector<std::string> serveArgv(const ReplayOptions &O) {
-  std::vector<std::string> A = {O.Worker,    O.Capture, "--serve", "--tolerance", O.Tolerance, "--l2",
-                                O.L2, "--timeout-ms", std::to_string(O.LaunchTimeoutMs)};
-  for (uint64_t L : O.Launches)
-    A.insert(A.end(), {"--launch", std::to_string(L)});
-  if (O.Poison)
-    A.push_back("--poison");
-  if (!O.Gate)
-    A.push_back("--no-gate");
-  if (O.Placements > 1)
-    A.insert(A.end(), {"--placements", std::to_string(O.Placements)});
-  if (O.Train && O.L2 == "rotate-sets")
-    A.insert(A.end(), {"--back-to-back", "--train", std::to_string(O.Train)});
-  A.insert(A.end(), {"--timer", O.Timer});
+  std::vector<std::string> A = {O.Worker, O.Capture, "--serve"};
+  std::vector<std::string> Shared = sharedArgs(O);
+  A.insert(A.end(), Shared.begin(), Shared.end());
   return A;
 }
 

@@ -17,6 +17,8 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace llvm;
 
 namespace {
@@ -94,6 +96,17 @@ void printUnitErrors(const kloop::inv::Inventory &Inv) {
   }
 }
 
+/// Prints the parse warnings of \p E that kloop itself raises (a condition that tests __NVCC__), once per
+/// place: the host and device sides, and units sharing a header, raise each alike.
+void printParseWarnings(const kloop::Extraction &E) {
+  std::set<std::string> Seen;
+  for (const kloop::TUResult &R : E.Results)
+    for (const kloop::ParseResult *P : {&R.Host, &R.Device})
+      for (const kloop::ParseDiagnostic &D : P->Diagnostics)
+        if (kloop::isNvccMacroWarning(D) && Seen.insert(D.str()).second)
+          errs() << "kloop extract: " << D.str() << "\n";
+}
+
 /// Writes the inventory of \p E to stdout or -o, then the summary of partial and failed units; false
 /// when -o fails.
 bool writeInventory(const kloop::Extraction &E, const std::vector<kloop::OutputTolerance> *Outputs) {
@@ -162,6 +175,7 @@ int runExtract(const kloop::CommandContext &Ctx) {
     errs() << "kloop extract: cache: " << (Cache ? Cache->hits() : 0) << " of " << E->Results.size()
            << " translation unit(s) reused, " << (Cache ? Cache->stores() : 0) << " stored"
            << (Cache ? " (" + Cache->dir() + ")" : std::string(" (cache off)")) << "\n";
+  printParseWarnings(*E);
   printUnitErrors(E->Inventory);
   return writeInventory(*E, Outputs ? &*Outputs : nullptr) && !E->Lost ? 0 : 1;
 }

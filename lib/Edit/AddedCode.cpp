@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "AddedCode.h"
+#include "kloop/Frontend/Frontend.h"
 #include "kloop/Frontend/Preamble.h"
 #include "llvm/Support/Process.h"
 
@@ -476,6 +477,106 @@ void checkSideEffects(ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, st
     V.TraverseDecl(const_cast<Decl *>(D));
 }
 
+// --- device code nvcc refuses without a flag ---------------------------------------------------
+
+/// New text inside a device-only function (a kernel, a `__device__` function, a lambda in one) that nvcc
+/// 13.0 refuses unless the command has the flag that defines \p Relaxed / \p Extended
+/// (`__CUDACC_RELAXED_CONSTEXPR__`, `__CUDACC_EXTENDED_LAMBDA__`; NvccArgs defines them as nvcc does),
+/// while clang accepts it: clang makes every constexpr function `__host__ __device__` implicitly, and
+/// takes lambda annotations without a flag. Checked with nvcc 13.0 (`std::max`, a constexpr function of
+/// the file, `std::numeric_limits<float>::max()`, in constant expressions too: "calling a constexpr
+/// __host__ function ... is not allowed"; `[] __device__ (float v) {...}`: "annotation on lambda
+/// requires --extended-lambda"; `std::complex<float>` arithmetic: "calling a __host__ function", with
+/// or without a flag). clang resolves `std::max` to the overloads of its own cuda_wrappers/algorithm,
+/// which count as the constexpr host functions nvcc finds. Instantiations are read too (a call a template resolves only there);
+/// each place is reported once.
+class NvccFlagUses : public RecursiveASTVisitor<NvccFlagUses> {
+public:
+  NvccFlagUses(ASTContext &Ctx, const NewTextRanges &R, StringRef Dir, bool Relaxed, bool Extended,
+               std::vector<AddedCodeFinding> &Out)
+      : SM(Ctx.getSourceManager()), R(R), Dir(Dir), Relaxed(Relaxed), Extended(Extended), Out(Out) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+
+  bool TraverseDecl(Decl *D) {
+    const auto *F = dyn_cast_or_null<FunctionDecl>(D);
+    if (F)
+      Functions.push_back(F);
+    bool Go = RecursiveASTVisitor::TraverseDecl(D);
+    if (F)
+      Functions.pop_back();
+    return Go;
+  }
+
+  bool VisitCallExpr(CallExpr *C) {
+    const FunctionDecl *F = C->getDirectCallee();
+    if (!F || !(isImplicitlyDevice(*F) || inClangAlgorithmWrapper(*F)))
+      return true;
+    std::string Name = "'" + F->getQualifiedNameAsString() + "'";
+    if (!F->isConstexpr())
+      report(C->getBeginLoc(), "calls " + Name + ", a host function to nvcc (clang's wrapper of <complex> makes it "
+                                              "__host__ __device__)");
+    else if (!Relaxed)
+      report(C->getBeginLoc(), "calls the constexpr function " + Name + ", which is not __device__: nvcc refuses "
+                                   "that in device code without --expt-relaxed-constexpr, which the command does not "
+                                   "pass (clang accepts it)");
+    return true;
+  }
+
+  bool VisitLambdaExpr(LambdaExpr *L) {
+    const CXXMethodDecl *Op = L->getCallOperator();
+    auto Written = [](const Attr *A) { return A && !A->isImplicit(); };
+    if (!Extended && Op && (Written(Op->getAttr<CUDADeviceAttr>()) || Written(Op->getAttr<CUDAHostAttr>())))
+      report(L->getBeginLoc(), "annotates a lambda __device__ or __host__: nvcc refuses that without "
+                               "--extended-lambda, which the command does not pass (clang accepts it)");
+    return true;
+  }
+
+private:
+  const SourceManager &SM;
+  const NewTextRanges &R;
+  StringRef Dir;
+  bool Relaxed, Extended;
+  std::vector<AddedCodeFinding> &Out;
+  std::vector<const FunctionDecl *> Functions;
+  std::set<SourceLocation> Reported;
+
+  /// A function written without `__device__` that clang made `__host__ __device__`: a constexpr one, or
+  /// one of libstdc++'s <complex> under clang's `force_cuda_host_device` wrapper. Not one the compiler
+  /// declares, a defaulted member or a lambda's call operator, which nvcc takes as both too.
+  static bool isImplicitlyDevice(const FunctionDecl &F) {
+    const auto *D = F.getAttr<CUDADeviceAttr>();
+    const auto *M = dyn_cast<CXXMethodDecl>(&F);
+    return D && D->isImplicit() && !F.isImplicit() && !F.isDefaulted() && !(M && M->getParent()->isLambda());
+  }
+
+  /// One of the `__host__ __device__` overloads of std::min/std::max that clang's cuda_wrappers/algorithm
+  /// adds; nvcc's toolchain has only libstdc++'s constexpr host ones.
+  bool inClangAlgorithmWrapper(const FunctionDecl &F) const {
+    return SM.getFilename(SM.getSpellingLoc(F.getLocation())).ends_with("cuda_wrappers/algorithm");
+  }
+
+  void report(SourceLocation L, const std::string &What) {
+    if (Functions.empty() || !isDeviceOnly(*Functions.back()))
+      return;
+    std::optional<unsigned> Edit = editOnChain(SM, L, R, Dir);
+    if (Edit && Reported.insert(SM.getExpansionLoc(L)).second)
+      Out.push_back({(int)*Edit, "the new code " + What + lineSuffix(SM, L)});
+  }
+};
+
+/// Runs NvccFlagUses on the top-level declarations parsed from source.
+void checkNvccFlagUses(ASTContext &Ctx, Preprocessor &PP, const NewTextRanges &R, StringRef Dir,
+                       std::vector<AddedCodeFinding> &Out) {
+  bool Relaxed = PP.isMacroDefined("__CUDACC_RELAXED_CONSTEXPR__");
+  bool Extended = PP.isMacroDefined("__CUDACC_EXTENDED_LAMBDA__");
+  if (Relaxed && Extended)
+    return;
+  NvccFlagUses V(Ctx, R, Dir, Relaxed, Extended, Out);
+  for (const Decl *D : parsedDecls(Ctx.getTranslationUnitDecl()))
+    V.TraverseDecl(const_cast<Decl *>(D));
+}
+
 // --- includes and pragmas -----------------------------------------------------
 
 /// The identifiers of a pragma as written: for `#pragma clang diagnostic ignored "-Wx"` the
@@ -734,19 +835,22 @@ std::unique_ptr<ASTConsumer> makeAddedCodeConsumer(CompilerInstance &CI, const A
   const NewTextPP *Checker = PP.get();
   CI.getPreprocessor().addPPCallbacks(std::move(PP));
   struct Consumer : ASTConsumer {
-    Consumer(const AddedCodeInput &In, const NewTextPP &PP, std::vector<AddedCodeFinding> &Out)
-        : In(In), PP(PP), Out(Out) {}
+    Consumer(const AddedCodeInput &In, const NewTextPP &PP, Preprocessor &Pre, std::vector<AddedCodeFinding> &Out)
+        : In(In), PP(PP), Pre(Pre), Out(Out) {}
     void HandleTranslationUnit(ASTContext &Ctx) override {
       if (In.Before)
         NewDeclChecker(Ctx, In, PP, Out).run();
       if (In.ExpressionRanges && !In.ExpressionRanges->empty())
         checkSideEffects(Ctx, *In.ExpressionRanges, In.Directory, Out);
+      if (In.Ranges && !In.Ranges->empty())
+        checkNvccFlagUses(Ctx, Pre, *In.Ranges, In.Directory, Out);
     }
     const AddedCodeInput &In;
     const NewTextPP &PP;
+    Preprocessor &Pre;
     std::vector<AddedCodeFinding> &Out;
   };
-  return std::make_unique<Consumer>(In, *Checker, Out);
+  return std::make_unique<Consumer>(In, *Checker, CI.getPreprocessor(), Out);
 }
 
 /// Runs the wrapped action and the checks in one parse (a MultiplexConsumer of both consumers).

@@ -16,7 +16,11 @@
 ///   anything that does no work at program start;
 /// - expressions written by set_constant and set_launch_config: no side
 ///   effects, where a call is allowed when kloop proves the callee's body free
-///   of side effects.
+///   of side effects;
+/// - device code in new text that nvcc refuses without a flag the command
+///   lacks, though clang accepts it: a call of a constexpr function that is not
+///   `__device__` (without `--expt-relaxed-constexpr`) and a lambda annotated
+///   `__device__` or `__host__` (without `--extended-lambda`).
 ///
 /// All of them run in the re-parse of edited code (withAddedCodeCheck), so they
 /// cost no parse of their own. Private to kloopEdit (used by Apply.cpp).

@@ -359,6 +359,21 @@ std::vector<std::string> splitList(StringRef V) {
   return Out;
 }
 
+/// The host compiler's arguments in a -Xcompiler value: its comma-separated items, each split as a
+/// shell splits words (blanks, quotes, backslashes), since nvcc hands the host compiler one command
+/// line: CMake writes `-Xcompiler "-Wall -Wextra"`.
+std::vector<std::string> hostItems(StringRef V) {
+  std::vector<std::string> Out;
+  for (const std::string &Item : splitList(V)) {
+    BumpPtrAllocator Alloc;
+    StringSaver Saver(Alloc);
+    SmallVector<const char *, 4> Words;
+    cl::TokenizeGNUCommandLine(Item, Saver, Words);
+    Out.insert(Out.end(), Words.begin(), Words.end());
+  }
+  return Out;
+}
+
 /// nvcc's -Werror kinds; "-Werror KIND" consumes the kind, a clang-style "-Werror" does not.
 bool isNvccWerrorKind(StringRef V) {
   for (StringRef K : {"all-warnings", "cross-execution-space-call", "reorder",
@@ -451,7 +466,7 @@ private:
   }
 
   void hostOptions(StringRef V) {
-    std::vector<std::string> Items = splitList(V);
+    std::vector<std::string> Items = hostItems(V);
     for (size_t J = 0; J < Items.size(); ++J) {
       R.HostOpenMP |= isHostOpenMP(Items[J]);
       auto [Span, Known] = clangOptionSpan(Items, J);

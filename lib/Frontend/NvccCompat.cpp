@@ -8,7 +8,10 @@
 #include "clang/Basic/LangOptions.h"
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Frontend/MultiplexConsumer.h"
+#include "clang/Basic/CharInfo.h"
 #include "clang/Lex/Lexer.h"
+#include "clang/Lex/PPCallbacks.h"
+#include "clang/Lex/Preprocessor.h"
 #include "clang/Sema/Sema.h"
 #include "clang/Sema/SemaConsumer.h"
 #include "clang/Options/Options.h"
@@ -344,7 +347,50 @@ public:
   void ForgetSema() override { ParsingSema = nullptr; }
 };
 
-/// The wrapped action, with a SemaWatcher beside its AST consumer.
+/// Warns at each preprocessor condition of the project's code (not a system header) that tests
+/// `__NVCC__`: nvcc defines it in both passes (`nvcc --dryrun` shows -D__NVCC__), kloop's clang parse does
+/// not, so the branch parsed there may not be the one nvcc builds and a kernel under it would be missing
+/// from the inventory without a word. kloop does not define it: CCCL would then take nvcc's built-ins.
+constexpr char NvccMacroWarning[] = "this condition tests __NVCC__, which nvcc defines and kloop's clang parse does "
+                                    "not: kloop reads the branch clang takes, which may not be the one nvcc builds "
+                                    "(kernels there are not listed)";
+
+class NvccMacroTests : public PPCallbacks {
+public:
+  explicit NvccMacroTests(Preprocessor &PP)
+      : PP(PP), ID(PP.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Warning, NvccMacroWarning)) {}
+  void If(SourceLocation Loc, SourceRange Cond, ConditionValueKind) override { check(Loc, Cond); }
+  void Elif(SourceLocation Loc, SourceRange Cond, ConditionValueKind, SourceLocation) override { check(Loc, Cond); }
+  void Ifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
+  void Ifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
+  void Elifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
+  void Elifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
+
+private:
+  Preprocessor &PP;
+  unsigned ID;
+
+  void check(SourceLocation Loc, const Token &Name) {
+    if (Name.getIdentifierInfo() && Name.getIdentifierInfo()->getName() == "__NVCC__")
+      warn(Loc);
+  }
+  void check(SourceLocation Loc, SourceRange Cond) {
+    const SourceManager &SM = PP.getSourceManager();
+    StringRef Text = Lexer::getSourceText(CharSourceRange::getTokenRange(Cond), SM, PP.getLangOpts());
+    for (size_t At = Text.find("__NVCC__"); At != StringRef::npos; At = Text.find("__NVCC__", At + 1)) {
+      size_t End = At + 8;
+      if ((At == 0 || !isAsciiIdentifierContinue(Text[At - 1])) &&
+          (End == Text.size() || !isAsciiIdentifierContinue(Text[End])))
+        return warn(Loc);
+    }
+  }
+  void warn(SourceLocation Loc) {
+    if (!PP.getSourceManager().isInSystemHeader(Loc))
+      PP.getDiagnostics().Report(Loc, ID);
+  }
+};
+
+/// The wrapped action, with a SemaWatcher beside its AST consumer and NvccMacroTests on its preprocessor.
 class SemaWatch : public WrapperFrontendAction {
 public:
   using WrapperFrontendAction::WrapperFrontendAction;
@@ -354,6 +400,7 @@ protected:
     std::unique_ptr<ASTConsumer> Inner = WrapperFrontendAction::CreateASTConsumer(CI, InFile);
     if (!Inner)
       return nullptr;
+    CI.getPreprocessor().addPPCallbacks(std::make_unique<NvccMacroTests>(CI.getPreprocessor()));
     std::vector<std::unique_ptr<ASTConsumer>> Both;
     Both.push_back(std::move(Inner));
     Both.push_back(std::make_unique<SemaWatcher>());
@@ -427,6 +474,8 @@ bool isDeviceOnly(const FunctionDecl &F) {
 std::unique_ptr<FrontendAction> withSemaWatch(std::unique_ptr<FrontendAction> Action) {
   return std::make_unique<SemaWatch>(std::move(Action));
 }
+
+bool isNvccMacroWarning(const ParseDiagnostic &D) { return D.Level == "warning" && D.Message == NvccMacroWarning; }
 
 std::optional<std::string> nvccAcceptedError(const Diagnostic &Info) {
   if (std::optional<std::string> Note = hostInstantiationOfDeviceCode(Info))

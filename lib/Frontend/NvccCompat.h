@@ -60,7 +60,9 @@ DeferredMacros deferCommandLineMacros(const std::vector<std::string> &CommandLin
 bool macroConfiguresHeaders(llvm::StringRef Name);
 
 /// \p Action with a consumer beside its own that lets nvccAcceptedError read the parse's Sema
-/// (the instantiation stack at the error), on the thread that runs the parse.
+/// (the instantiation stack at the error), on the thread that runs the parse, and a warning at each
+/// preprocessor condition outside the system headers that tests __NVCC__ (which nvcc defines and the
+/// parse does not; docs/nvcc-compat.md).
 std::unique_ptr<clang::FrontendAction> withSemaWatch(std::unique_ptr<clang::FrontendAction> Action);
 
 // nvccAcceptedError is declared in kloop/Frontend/Frontend.h (the inventory's error

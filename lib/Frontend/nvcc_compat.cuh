@@ -41,6 +41,15 @@
 #define __CUDACC_VER_BUILD__ 0
 #endif
 
+// --- cooperative groups' thread block clusters ----------------------------------------------
+// CUDA 13's cooperative_groups/details/info.h declares cg::cluster_group and cg::this_cluster() (sm_90
+// and up, and the host pass) only under __NVCC__, __CUDACC_RTC__ or _CG_CLUSTER_INTRINSICS_AVAILABLE;
+// clang defines none, so "no type named 'cluster_group'". kloop does not define __NVCC__ (CCCL would
+// take nvcc's built-ins); this is the header's own opt-in, and clang 22 has the cluster intrinsics.
+#if !defined(_CG_CLUSTER_INTRINSICS_AVAILABLE)
+#define _CG_CLUSTER_INTRINSICS_AVAILABLE
+#endif
+
 // --- <math.h> in every CUDA translation unit ------------------------------------------------
 // nvcc: crt/math_functions.h (included by cuda_runtime.h) includes <math.h> (unless NVRTC), so
 // isfinite, isnan, isinf, signbit, isnormal, fpclassify, isgreater, ... are visible in the

@@ -2,6 +2,7 @@
 #include "AtomicTargets.h"
 #include "FloatOps.h"
 #include "Index2D.h"
+#include "IndirectPointers.h"
 #include "HardwareFacts.h"
 #include "SharedArrayUses.h"
 #include "DotProducts.h"
@@ -1222,6 +1223,7 @@ void Collector::collectKernel(const FunctionDecl *FD) {
   K.Data["atomic_targets"] = atomicTargets(FD, KID, Ctx);
   K.Data["float_ops"] = floatOps(FD, Ctx);
   K.Data["index_2d"] = index2D(FD, Ctx);
+  K.Data["indirect_pointer"] = indirectPointer(FD, Ctx);
   Out.Entities.push_back(std::move(K));
 }
 
@@ -1259,6 +1261,7 @@ void Collector::collectLibraryKernel(const FunctionDecl *FD) {
   K.Data["atomic_targets"] = json::array();
   K.Data["float_ops"] = nullptr;
   K.Data["index_2d"] = nullptr;
+  K.Data["indirect_pointer"] = nullptr;
   Out.Entities.push_back(std::move(K));
 }
 

@@ -78,19 +78,6 @@ static std::map<std::pair<unsigned, unsigned>, json> opsOf(const Stmt *Body, Pla
   return Out;
 }
 
-/// The bodies to read: a template's instantiations in this translation unit (where the types of dependent
-/// expressions are known; they keep the template's source locations), else the kernel's own.
-static std::vector<const Stmt *> bodiesOf(const FunctionDecl *Kernel) {
-  std::vector<const Stmt *> Out;
-  if (const FunctionTemplateDecl *T = Kernel->getDescribedFunctionTemplate())
-    for (const FunctionDecl *S : T->specializations())
-      if (S->getBody() && S->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
-        Out.push_back(S->getBody());
-  if (Out.empty())
-    Out.push_back(Kernel->getBody());
-  return Out;
-}
-
 json floatOps(const FunctionDecl *Kernel, ASTContext &Ctx) {
   const Stmt *Body = Kernel->getBody();
   json Out = {{"body_text", nullptr}, {"ops", json::array()}};
@@ -102,8 +89,8 @@ json floatOps(const FunctionDecl *Kernel, ASTContext &Ctx) {
   Out["body_text"] = sourceText(Body->getSourceRange(), Ctx);
   // An operation of a template counts when it is one in every instantiation.
   std::optional<std::map<std::pair<unsigned, unsigned>, json>> Common;
-  for (const Stmt *B : bodiesOf(Kernel)) {
-    std::map<std::pair<unsigned, unsigned>, json> Ops = opsOf(B, P);
+  for (const FunctionDecl *F : instancesOf(Kernel)) {
+    std::map<std::pair<unsigned, unsigned>, json> Ops = opsOf(F->getBody(), P);
     if (Common)
       for (auto It = Common->begin(); It != Common->end();)
         It = Ops.count(It->first) && Ops[It->first] == It->second ? std::next(It) : Common->erase(It);

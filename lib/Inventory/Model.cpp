@@ -291,6 +291,8 @@ static void readRuleFacts(JSONObject &O, Kernel &K) {
     O.object("float_ops", K.FloatMath);
   if (O.has("index_2d"))
     O.object("index_2d", K.Index2DFacts);
+  if (O.has("indirect_pointer"))
+    O.read("indirect_pointer", K.IndirectPointer);
 }
 
 static void readFields(JSONObject &O, Kernel &K) {
@@ -690,6 +692,7 @@ static json write(const Kernel &K) {
   J["atomic_targets"] = writeAll(K.AtomicTargets);
   J["float_ops"] = K.FloatMath ? write(*K.FloatMath) : json(nullptr);
   J["index_2d"] = K.Index2DFacts ? write(*K.Index2DFacts) : json(nullptr);
+  J["indirect_pointer"] = K.IndirectPointer ? json(*K.IndirectPointer) : json(nullptr);
   return J;
 }
 static json write(const DeviceFunction &F) {

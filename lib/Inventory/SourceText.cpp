@@ -1,6 +1,8 @@
 //===- SourceText.cpp - Source text and locations for rewrite facts -------===//
 #include "SourceText.h"
 
+#include "clang/AST/DeclTemplate.h"
+
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
@@ -92,6 +94,17 @@ const Stmt *directStatement(const CompoundStmt *Body, const Stmt *S) {
       return D;
   }
   return nullptr;
+}
+
+std::vector<const FunctionDecl *> instancesOf(const FunctionDecl *Kernel) {
+  std::vector<const FunctionDecl *> Out;
+  if (const FunctionTemplateDecl *T = Kernel->getDescribedFunctionTemplate())
+    for (const FunctionDecl *S : T->specializations())
+      if (S->getBody() && S->getTemplateSpecializationKind() != TSK_ExplicitSpecialization)
+        Out.push_back(S);
+  if (Out.empty())
+    Out.push_back(Kernel);
+  return Out;
 }
 
 } // namespace kloop

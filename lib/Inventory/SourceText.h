@@ -63,6 +63,11 @@ std::string builtinIndex(const clang::Expr *E, clang::ASTContext &Ctx);
 /// (`#pragma unroll`) wrap, or nullptr.
 const clang::Stmt *directStatement(const clang::CompoundStmt *Body, const clang::Stmt *S);
 
+/// The functions to read for kernel \p Kernel: a template's instantiations in this translation unit (where
+/// the types of dependent expressions are known; they keep the template's source locations), explicit
+/// specializations aside, else the kernel itself.
+std::vector<const clang::FunctionDecl *> instancesOf(const clang::FunctionDecl *Kernel);
+
 /// Every node of type \p Node below \p S (\p S included), in source order; template
 /// instantiations are not visited (the analyses read the code as written).
 template <typename Node> std::vector<const Node *> findAll(const clang::Stmt *S) {

@@ -79,6 +79,20 @@ TEST(NvccArgs, XcompilerListsAreSplitAndFiltered) {
   EXPECT_EQ(*(Isys + 1), "/opt/inc");
 }
 
+// CMake writes `-Xcompiler "-DA -DB"`; nvcc hands the host compiler one command line, which splits the
+// value at blanks (ggml's database). kloop took "-DHOST_A -DHOST_B" for one flag, and HOST_B stayed undefined.
+TEST(NvccArgs, XcompilerValuesAreSplitAtBlanks) {
+  auto T = translateNvccArgs({"-Xcompiler", "-DHOST_A -DHOST_B", "-Xcompiler", "-fsanitize=address -fno-rtti,-DQ=\"a b\"",
+                              "a.cu"},
+                             "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_TRUE(has(T->Args, "-DHOST_A"));
+  EXPECT_TRUE(has(T->Args, "-DHOST_B"));
+  EXPECT_TRUE(has(T->Args, "-fno-rtti"));
+  EXPECT_TRUE(has(T->Args, "-fsanitize=address"));
+  EXPECT_TRUE(has(T->Args, "-DQ=a b")) << "quotes group words, as the shell's";
+}
+
 TEST(NvccArgs, NvccSpellingsOfOneFlag) {
   for (std::vector<std::string> Spelling :
        {std::vector<std::string>{"-isystem=/d"}, {"-isystem", "/d"}, {"--system-include=/d"},

@@ -105,10 +105,12 @@ json sampleDoc() {
       {"index_2d", {{"refusal", nullptr}, {"x_var", "row"}, {"y_var", "col"}, {"x_stmt", 1}, {"y_stmt", 2},
                     {"x_text", "int row = blockIdx.x * blockDim.x + threadIdx.x;"},
                     {"y_text", "int col = blockIdx.y * blockDim.y + threadIdx.y;"}, {"x_thread", 47},
-                    {"y_thread", 47}, {"strided", "in[row * n + col] at line 4"}}}};
+                    {"y_thread", 47}, {"strided", "in[row * n + col] at line 4"}}},
+      {"indirect_pointer", "`o.p` (k.cu:8, in 'k'): a pointer read from memory"}};
   json Library = Kernel;
   Library["float_ops"] = nullptr;
   Library["index_2d"] = nullptr;
+  Library["indirect_pointer"] = nullptr;
   Library["id"] = "cub::Kernel";
   Library["library"] = true;
   Library["signature"] = nullptr;
@@ -221,6 +223,7 @@ TEST(InventoryModel, ReadsTypedFields) {
   ASSERT_TRUE(K->Index2DFacts.has_value());
   EXPECT_EQ(K->Index2DFacts->XThread, 47u);
   EXPECT_EQ(K->Index2DFacts->Strided, "in[row * n + col] at line 4");
+  EXPECT_EQ(K->IndirectPointer, "`o.p` (k.cu:8, in 'k'): a pointer read from memory");
 }
 
 TEST(InventoryModel, ReadsKernelsWrittenBeforeTheRuleFacts) {
@@ -230,12 +233,14 @@ TEST(InventoryModel, ReadsKernelsWrittenBeforeTheRuleFacts) {
     K.erase("atomic_targets");
     K.erase("float_ops");
     K.erase("index_2d");
+    K.erase("indirect_pointer");
   }
   llvm::Expected<inv::Inventory> I = inv::inventoryFromJSON(D, "old", /*Strict=*/true);
   ASSERT_TRUE(static_cast<bool>(I)) << llvm::toString(I.takeError());
   EXPECT_TRUE(I->Kernels[0].TreeReductions.empty());
   EXPECT_TRUE(I->Kernels[0].AtomicTargets.empty());
   EXPECT_FALSE(I->Kernels[0].FloatMath.has_value());
+  EXPECT_FALSE(I->Kernels[0].IndirectPointer.has_value());
 }
 
 std::string readError(const json &D, bool Strict = false) {

@@ -271,6 +271,11 @@ llvm::StringRef nvccCompatHeaderPath();
 ///   engine is not judged.
 std::optional<std::string> nvccAcceptedError(const clang::Diagnostic &Info);
 
+/// True for the warning every parse raises at a preprocessor condition outside the system headers that
+/// tests `__NVCC__` (which nvcc defines and kloop's parse does not; docs/nvcc-compat.md): the branch
+/// kloop reads there may not be the one nvcc builds. `kloop extract` prints these, once per place.
+bool isNvccMacroWarning(const ParseDiagnostic &D);
+
 /// True for a function nvcc compiles for the device only: a kernel, or `__device__` without `__host__`
 /// (a lambda in device code is `__host__ __device__` implicitly, so not one).
 bool isDeviceOnly(const clang::FunctionDecl &F);

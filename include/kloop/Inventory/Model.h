@@ -389,6 +389,10 @@ struct Kernel {
   /// "index_2d" (rule coalesce-thread-index); null when the body has no such pair of indexes, for library
   /// kernels and in inventories written before it existed.
   std::optional<Index2D> Index2DFacts;
+  /// "indirect_pointer" (add_restrict, privatize-atomics): how the kernel or a function it calls reaches
+  /// memory other than through its pointer parameters, e.g. "`o.p` (k.cu:8, in 'bump'): a pointer read
+  /// from memory"; null when it does not, for library kernels and in inventories written before it existed.
+  std::optional<std::string> IndirectPointer;
 };
 
 /// "device_functions[]".

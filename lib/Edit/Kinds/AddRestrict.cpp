@@ -2,7 +2,8 @@
 //
 // docs/edits.md, "add_restrict". Refused when a visible `<<<>>>` launch passes
 // the parameter a pointer that another pointer parameter's argument derives
-// from too (both could overlap).
+// from too (both could overlap), or when the kernel reaches memory through a
+// pointer that is none of its parameters (the inventory's "indirect_pointer").
 //
 //===----------------------------------------------------------------------===//
 #include "../EditKind.h"
@@ -39,6 +40,9 @@ public:
       return refuse("parameter '" + E.Data.value("name", "") + "' is not a pointer");
     if (P->getType().isRestrictQualified())
       return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
+    if (const Entity *K = C.find(E.Owner); K && K->Data.contains("indirect_pointer") && K->Data["indirect_pointer"].is_string())
+      return refuse("kernel '" + E.Owner + "' reaches memory other than through its pointer parameters, where no "
+                    "launch shows what it points to: " + K->Data["indirect_pointer"].get<std::string>());
     if (std::optional<std::string> At = C.deviceLaunchOf(E.Owner))
       return refuse("kernel '" + E.Owner + "' is launched from device code at " + *At +
                     " (dynamic parallelism), whose arguments the alias check does not read");

@@ -85,6 +85,9 @@ static std::optional<std::string> aliasRefusal(const inv::Kernel &K, const inv::
   if (Target && !Target->Restrict && OtherPointer)
     return "`" + A.Name + "` is not __restrict__ and the kernel has other pointer parameters: one of them may "
            "point into it and see the counts at other times";
+  if (Target && !Target->Restrict && K.IndirectPointer)
+    return "`" + A.Name + "` is not __restrict__ and the kernel reaches memory other than through its pointer "
+           "parameters, which may point into it: " + *K.IndirectPointer;
   return std::nullopt;
 }
 

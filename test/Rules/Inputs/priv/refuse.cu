@@ -51,3 +51,14 @@ __global__ void exchange(const int *__restrict__ v, int n, int *__restrict__ las
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) atomicExch(&last[i & 7], v[i]);
 }
+
+// The only pointer parameter, but the data comes through a pointer of a struct argument, which may
+// point into `bins`.
+struct Src {
+  const unsigned char *data;
+  int n;
+};
+__global__ void carried(Src s, unsigned *bins) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < s.n) atomicAdd(&bins[s.data[i]], 1u);
+}
