@@ -509,19 +509,18 @@ public:
   }
 
   bool VisitCallExpr(CallExpr *C) {
-    const FunctionDecl *F = C->getDirectCallee();
-    if (!F || !(isImplicitlyDevice(*F) || inClangAlgorithmWrapper(*F)))
-      return true;
-    std::string Name = "'" + F->getQualifiedNameAsString() + "'";
-    if (!F->isConstexpr())
-      report(C->getBeginLoc(), "calls " + Name + ", a host function to nvcc (clang's wrapper of <complex> makes it "
-                                              "__host__ __device__)");
-    else if (!Relaxed)
-      report(C->getBeginLoc(), "calls the constexpr function " + Name + ", which is not __device__: nvcc refuses "
-                                   "that in device code without --expt-relaxed-constexpr, which the command does not "
-                                   "pass (clang accepts it)");
+    if (const FunctionDecl *F = C->getDirectCallee())
+      check(C->getBeginLoc(), *F);
     return true;
   }
+  bool VisitCXXConstructExpr(CXXConstructExpr *C) {
+    check(C->getBeginLoc(), *C->getConstructor());
+    return true;
+  }
+  // Unevaluated operands call nothing (nvcc builds `sizeof(f(x))` and `decltype(f(x))` without the flag).
+  bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) { return true; }
+  bool TraverseCXXNoexceptExpr(CXXNoexceptExpr *) { return true; }
+  bool TraverseDecltypeTypeLoc(DecltypeTypeLoc, bool = true) { return true; }
 
   bool VisitLambdaExpr(LambdaExpr *L) {
     const CXXMethodDecl *Op = L->getCallOperator();
@@ -540,6 +539,66 @@ private:
   std::vector<AddedCodeFinding> &Out;
   std::vector<const FunctionDecl *> Functions;
   std::set<SourceLocation> Reported;
+
+  /// Reports a call of \p F at \p At when nvcc refuses it, or when \p F is a template instantiation whose
+  /// body (the code the new call makes nvcc compile, an existing template's included) calls such a function.
+  void check(SourceLocation At, const FunctionDecl &F) {
+    if (std::optional<std::string> Why = problem(F)) {
+      report(At, *Why);
+      return;
+    }
+    std::set<const FunctionDecl *> Seen;
+    if (std::optional<std::string> Why = problemInside(F, Seen, 0))
+      report(At, "instantiates '" + F.getQualifiedNameAsString() + "', which " + *Why);
+  }
+
+  /// Why nvcc refuses a call of \p F in device code, as "calls ...", or nothing.
+  std::optional<std::string> problem(const FunctionDecl &F) const {
+    if (F.getBuiltinID() || !(isImplicitlyDevice(F) || inClangAlgorithmWrapper(F)))
+      return std::nullopt; // std::move, std::forward and the like are builtins nvcc takes too
+    std::string Name = "'" + F.getQualifiedNameAsString() + "'";
+    if (!F.isConstexpr())
+      return "calls " + Name + ", a host function to nvcc (clang's wrapper of <complex> makes it __host__ __device__)";
+    if (!Relaxed)
+      return "calls the constexpr function " + Name + ", which is not __device__: nvcc refuses that in device code "
+             "without --expt-relaxed-constexpr, which the command does not pass (clang accepts it)";
+    return std::nullopt;
+  }
+
+  /// The first refused call in the body of template instantiation \p F or of the instantiations it calls
+  /// (8 deep at most), outside the system headers.
+  std::optional<std::string> problemInside(const FunctionDecl &F, std::set<const FunctionDecl *> &Seen, unsigned Depth) const {
+    const Stmt *Body = F.getBody();
+    if (!Body || !F.isTemplateInstantiation() || Depth > 8 || SM.isInSystemHeader(F.getLocation()) ||
+        !Seen.insert(&F).second)
+      return std::nullopt;
+    std::vector<const FunctionDecl *> Callees = calleesOf(Body);
+    for (const FunctionDecl *G : Callees)
+      if (std::optional<std::string> Why = problem(*G))
+        return Why;
+    for (const FunctionDecl *G : Callees)
+      if (std::optional<std::string> Why = problemInside(*G, Seen, Depth + 1))
+        return Why;
+    return std::nullopt;
+  }
+
+  /// The functions and constructors \p Body calls directly (an instantiated body: resolved).
+  static std::vector<const FunctionDecl *> calleesOf(const Stmt *Body) {
+    struct Finder : RecursiveASTVisitor<Finder> {
+      bool VisitCallExpr(CallExpr *C) {
+        if (const FunctionDecl *G = C->getDirectCallee())
+          Found.push_back(G);
+        return true;
+      }
+      bool VisitCXXConstructExpr(CXXConstructExpr *C) {
+        Found.push_back(C->getConstructor());
+        return true;
+      }
+      std::vector<const FunctionDecl *> Found;
+    } Fi;
+    Fi.TraverseStmt(const_cast<Stmt *>(Body));
+    return Fi.Found;
+  }
 
   /// A function written without `__device__` that clang made `__host__ __device__`: a constexpr one, or
   /// one of libstdc++'s <complex> under clang's `force_cuda_host_device` wrapper. Not one the compiler

@@ -359,12 +359,34 @@ std::vector<std::string> splitList(StringRef V) {
   return Out;
 }
 
-/// The host compiler's arguments in a -Xcompiler value: its comma-separated items, each split as a
-/// shell splits words (blanks, quotes, backslashes), since nvcc hands the host compiler one command
-/// line: CMake writes `-Xcompiler "-Wall -Wextra"`.
+/// The items of a -Xcompiler value: split at commas, but not at one inside quotes (`'-DX="a,b"'`) or
+/// escaped (`-DX=1\,2`, which gives `1,2`), as nvcc 13.0 splits them.
+std::vector<std::string> hostCommaItems(StringRef V) {
+  std::vector<std::string> Out(1);
+  char Quote = 0;
+  for (size_t I = 0; I < V.size(); ++I) {
+    char C = V[I];
+    bool Escaped = C == '\\' && I + 1 < V.size();
+    if (Escaped && !Quote && V[I + 1] == ',') {
+      Out.back() += V[++I];
+    } else if (Escaped && Quote == '"') {
+      Out.back() += V.substr(I++, 2).str();
+    } else if (!Quote && C == ',') {
+      Out.emplace_back();
+    } else {
+      Quote = !Quote && (C == '\'' || C == '"') ? C : (Quote == C ? 0 : Quote);
+      Out.back() += C;
+    }
+  }
+  return Out;
+}
+
+/// The host compiler's arguments in a -Xcompiler value: its comma-separated items (hostCommaItems),
+/// each split as a shell splits words (blanks, quotes, backslashes), since nvcc hands the host compiler
+/// one command line: CMake writes `-Xcompiler "-Wall -Wextra"`.
 std::vector<std::string> hostItems(StringRef V) {
   std::vector<std::string> Out;
-  for (const std::string &Item : splitList(V)) {
+  for (const std::string &Item : hostCommaItems(V)) {
     BumpPtrAllocator Alloc;
     StringSaver Saver(Alloc);
     SmallVector<const char *, 4> Words;

@@ -20,6 +20,8 @@
 #include "llvm/Option/ArgList.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <set>
+
 using namespace llvm;
 using namespace clang;
 
@@ -360,33 +362,55 @@ public:
   explicit NvccMacroTests(Preprocessor &PP)
       : PP(PP), ID(PP.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Warning, NvccMacroWarning)) {}
   void If(SourceLocation Loc, SourceRange Cond, ConditionValueKind) override { check(Loc, Cond); }
-  void Elif(SourceLocation Loc, SourceRange Cond, ConditionValueKind, SourceLocation) override { check(Loc, Cond); }
+  void Elif(SourceLocation Loc, SourceRange Cond, ConditionValueKind V, SourceLocation) override {
+    if (V != CVK_NotEvaluated) // a branch before it was taken
+      check(Loc, Cond);
+  }
   void Ifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
   void Ifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
   void Elifdef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
   void Elifndef(SourceLocation Loc, const Token &Name, const MacroDefinition &) override { check(Loc, Name); }
+  /// A macro of a condition whose body tests it (`#define IS_NVCC defined(__NVCC__)`, `#if IS_NVCC`).
+  void MacroExpands(const Token &, const MacroDefinition &MD, SourceRange Range, const MacroArgs *) override {
+    const MacroInfo *MI = MD.getMacroInfo();
+    if (PP.isParsingIfOrElifDirective() && MI && llvm::any_of(MI->tokens(), isNvccMacro))
+      warn(Range.getBegin());
+  }
 
 private:
   Preprocessor &PP;
   unsigned ID;
+  std::set<std::pair<FileID, unsigned>> Warned; ///< lines warned at
 
+  static bool isNvccMacro(const Token &T) {
+    return T.getIdentifierInfo() && T.getIdentifierInfo()->getName() == "__NVCC__";
+  }
   void check(SourceLocation Loc, const Token &Name) {
-    if (Name.getIdentifierInfo() && Name.getIdentifierInfo()->getName() == "__NVCC__")
+    if (isNvccMacro(Name))
       warn(Loc);
   }
+  /// The condition's identifiers, read by the raw lexer (so a comment that mentions the name does not count).
   void check(SourceLocation Loc, SourceRange Cond) {
     const SourceManager &SM = PP.getSourceManager();
-    StringRef Text = Lexer::getSourceText(CharSourceRange::getTokenRange(Cond), SM, PP.getLangOpts());
-    for (size_t At = Text.find("__NVCC__"); At != StringRef::npos; At = Text.find("__NVCC__", At + 1)) {
-      size_t End = At + 8;
-      if ((At == 0 || !isAsciiIdentifierContinue(Text[At - 1])) &&
-          (End == Text.size() || !isAsciiIdentifierContinue(Text[End])))
+    CharSourceRange R = CharSourceRange::getTokenRange(Cond);
+    StringRef Text = Lexer::getSourceText(R, SM, PP.getLangOpts());
+    if (!Text.contains("__NVCC__"))
+      return;
+    std::string Copy = Text.str();
+    Lexer L(SM.getExpansionLoc(Cond.getBegin()), PP.getLangOpts(), Copy.data(), Copy.data(), Copy.data() + Copy.size());
+    for (Token T; !L.LexFromRawLexer(T) || T.isNot(tok::eof);) {
+      if (T.is(tok::raw_identifier) && T.getRawIdentifier() == "__NVCC__")
         return warn(Loc);
+      if (T.is(tok::eof))
+        return;
     }
   }
   void warn(SourceLocation Loc) {
-    if (!PP.getSourceManager().isInSystemHeader(Loc))
-      PP.getDiagnostics().Report(Loc, ID);
+    const SourceManager &SM = PP.getSourceManager();
+    SourceLocation At = SM.getExpansionLoc(Loc);
+    if (SM.isInSystemHeader(At) || !Warned.insert({SM.getFileID(At), SM.getExpansionLineNumber(At)}).second)
+      return;
+    PP.getDiagnostics().Report(At, ID);
   }
 };
 

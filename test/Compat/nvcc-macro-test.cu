@@ -16,6 +16,14 @@ __global__ void nvcc_only(float *p) { p[threadIdx.x] = 1.0f; }
 #ifndef __NVCC__
 #define CLANG_ONLY 1
 #endif
+#define IS_NVCC defined(__NVCC__)
+#if IS_NVCC
+#define THROUGH_MACRO 1
+#endif
+#if SOMETHING_ELSE /* not __NVCC__ */
+#elif 1
+#elif defined(__NVCC__)
+#endif
 __global__ void always(float *p) { p[threadIdx.x] = 2.0f; }
 // CHECK: TU nvcc-macro-test.cu ok
 // CHECK-NOT: KERNEL nvcc_only
@@ -24,3 +32,7 @@ __global__ void always(float *p) { p[threadIdx.x] = 2.0f; }
 // WARN: nvcc-macro-test.cu:11:{{[0-9]+}}: warning: this condition tests __NVCC__
 // WARN-NOT: nvcc-macro-test.cu:13:
 // WARN: nvcc-macro-test.cu:16:{{[0-9]+}}: warning: this condition tests __NVCC__
+// A macro whose body tests it warns; a comment that mentions it and an #elif never evaluated do not.
+// WARN: nvcc-macro-test.cu:20:{{[0-9]+}}: warning: this condition tests __NVCC__
+// WARN-NOT: nvcc-macro-test.cu:23:
+// WARN-NOT: nvcc-macro-test.cu:25:

@@ -91,6 +91,12 @@ TEST(NvccArgs, XcompilerValuesAreSplitAtBlanks) {
   EXPECT_TRUE(has(T->Args, "-fno-rtti"));
   EXPECT_TRUE(has(T->Args, "-fsanitize=address"));
   EXPECT_TRUE(has(T->Args, "-DQ=a b")) << "quotes group words, as the shell's";
+  // A comma inside quotes or escaped stays (nvcc 13.0 passes -DX=a,b and -DY=1,2 to the host compiler).
+  auto C = translateNvccArgs({"-Xcompiler", "'-DX=\"a,b\"'", "-Xcompiler", "-DY=1\\,2,-DZ", "a.cu"}, "");
+  ASSERT_TRUE(static_cast<bool>(C));
+  EXPECT_TRUE(has(C->Args, "-DX=\"a,b\"")) << "a comma in quotes";
+  EXPECT_TRUE(has(C->Args, "-DY=1,2")) << "an escaped comma";
+  EXPECT_TRUE(has(C->Args, "-DZ"));
 }
 
 TEST(NvccArgs, NvccSpellingsOfOneFlag) {

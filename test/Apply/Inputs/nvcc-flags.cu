@@ -4,6 +4,12 @@
 constexpr float clampz(float v) { return v < 0.0f ? 0.0f : v; }
 template <typename T> constexpr T tmax(T a, T b) { return a < b ? b : a; }
 __device__ constexpr float devz(float v) { return v < 0.0f ? 0.0f : v; }
+struct Box {
+  float v;
+  constexpr Box(float x) : v(x) {}
+};
+// An existing device template whose body nvcc compiles only once new code instantiates it.
+template <typename T> __device__ T dclamp(T v) { return clampz(v); }
 
 __global__ void scale(float *out, const float *in, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

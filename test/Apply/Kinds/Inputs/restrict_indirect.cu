@@ -68,6 +68,62 @@ __global__ void k(const float *in, float *out, float (*f)(const float *, int), i
 }
 void run(float *a, float *b, float (*f)(const float *, int), int n) { k<<<1, 256>>>(a, b, f, n); }
 #endif
+#ifdef CASE_ADDRESS_TAKEN
+__global__ void k(const float *in, float *out, unsigned long long addr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  float *p = out;
+  *(unsigned long long *)&p = addr;
+  if (i < n) p[i] = in[i];
+}
+void run(float *buf, float *other, int n) { k<<<1, 256>>>(buf, other, (unsigned long long)buf, n); }
+#endif
+#ifdef CASE_BIT_CAST
+__global__ void k(const float *in, unsigned long long addr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) __builtin_bit_cast(float *, addr)[i] = in[i];
+}
+void run(float *buf, int n) { k<<<1, 256>>>(buf, (unsigned long long)buf, n); }
+#endif
+#ifdef CASE_VIRTUAL
+struct Sink {
+  __device__ virtual void put(int i, float v);
+};
+__global__ void k(const float *in, Sink *s, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) s->put(i, in[i]);
+}
+#endif
+#ifdef CASE_DESTRUCTOR
+__device__ float gsum[256];
+struct Flush {
+  float v;
+  __device__ ~Flush() { gsum[threadIdx.x] = v; }
+};
+__global__ void k(const float *in, int n) {
+  Flush f{in[threadIdx.x]};
+}
+#endif
+#ifdef CASE_DEFAULT_ARGUMENT
+__device__ float *gtarget;
+__device__ void put(int i, float v, float *p = gtarget) { p[i] = v; }
+__global__ void k(const float *in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) put(i, in[i]);
+}
+#endif
+#ifdef CASE_ASM
+__global__ void k(const float *in, unsigned long long addr, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  asm volatile("st.global.f32 [%0], %1;" : : "l"(addr), "f"(in[i]) : "memory");
+}
+#endif
+#ifdef CASE_UNDEFINED
+__device__ void put(int i, float v);
+__global__ void k(const float *in, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) put(i, in[i]);
+}
+#endif
 #ifdef CASE_CLEAN
 // None of those: locals derived from the parameters, a lambda capturing one, shared and constant
 // memory, a struct argument without pointers.
