@@ -112,8 +112,8 @@ public:
     const FunctionDecl *F = C->getDirectCallee();
     if (!F && !C->isTypeDependent() && !C->getCallee()->isTypeDependent() && !isa<CXXPseudoDestructorExpr>(C->getCallee()))
       return found(C, "a call through a function pointer, whose callee is not read");
-    if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(F); M && M->isVirtual() && !isa<CXXOperatorCallExpr>(C) &&
-                                                          !cast<CXXMemberCallExpr>(C)->getMethodDecl()->hasAttr<FinalAttr>())
+    if (const auto *M = dyn_cast_or_null<CXXMethodDecl>(F);
+        M && M->isVirtual() && !M->hasAttr<FinalAttr>() && !M->getParent()->hasAttr<FinalAttr>())
       return found(C, "a virtual call, whose overrides are not read");
     return F ? enqueue(C, F) : true;
   }
