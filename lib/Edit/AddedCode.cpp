@@ -525,9 +525,11 @@ public:
   bool VisitLambdaExpr(LambdaExpr *L) {
     const CXXMethodDecl *Op = L->getCallOperator();
     auto Written = [](const Attr *A) { return A && !A->isImplicit(); };
-    if (!Extended && Op && (Written(Op->getAttr<CUDADeviceAttr>()) || Written(Op->getAttr<CUDAHostAttr>())))
-      report(L->getBeginLoc(), "annotates a lambda __device__ or __host__: nvcc refuses that without "
-                               "--extended-lambda, which the command does not pass (clang accepts it)");
+    if (Extended || !Op || !(Written(Op->getAttr<CUDADeviceAttr>()) || Written(Op->getAttr<CUDAHostAttr>())))
+      return true;
+    if (std::optional<unsigned> Edit = editOf(L->getBeginLoc()))
+      report(*Edit, L->getBeginLoc(), "annotates a lambda __device__ or __host__: nvcc refuses that without "
+                                      "--extended-lambda, which the command does not pass (clang accepts it)");
     return true;
   }
 
@@ -542,14 +544,16 @@ private:
 
   /// Reports a call of \p F at \p At when nvcc refuses it, or when \p F is a template instantiation whose
   /// body (the code the new call makes nvcc compile, an existing template's included) calls such a function.
+  /// Only a call of new text in device-only code is judged (editOf), so existing code costs no scan.
   void check(SourceLocation At, const FunctionDecl &F) {
-    if (std::optional<std::string> Why = problem(F)) {
-      report(At, *Why);
+    std::optional<unsigned> Edit = editOf(At);
+    if (!Edit)
       return;
-    }
     std::set<const FunctionDecl *> Seen;
-    if (std::optional<std::string> Why = problemInside(F, Seen, 0))
-      report(At, "instantiates '" + F.getQualifiedNameAsString() + "', which " + *Why);
+    if (std::optional<std::string> Why = problem(F))
+      report(*Edit, At, *Why);
+    else if (std::optional<std::string> Why = problemInside(F, Seen, 0))
+      report(*Edit, At, "instantiates '" + F.getQualifiedNameAsString() + "', which " + *Why);
   }
 
   /// Why nvcc refuses a call of \p F in device code, as "calls ...", or nothing.
@@ -615,12 +619,16 @@ private:
     return SM.getFilename(SM.getSpellingLoc(F.getLocation())).ends_with("cuda_wrappers/algorithm");
   }
 
-  void report(SourceLocation L, const std::string &What) {
-    if (Functions.empty() || !isDeviceOnly(*Functions.back()))
-      return;
-    std::optional<unsigned> Edit = editOnChain(SM, L, R, Dir);
-    if (Edit && Reported.insert(SM.getExpansionLoc(L)).second)
-      Out.push_back({(int)*Edit, "the new code " + What + lineSuffix(SM, L)});
+  /// The edit whose new text holds \p L, when \p L lies in a device-only function and was not reported yet.
+  std::optional<unsigned> editOf(SourceLocation L) const {
+    if (Functions.empty() || !isDeviceOnly(*Functions.back()) || Reported.count(SM.getExpansionLoc(L)))
+      return std::nullopt;
+    return editOnChain(SM, L, R, Dir);
+  }
+
+  void report(unsigned Edit, SourceLocation L, const std::string &What) {
+    Reported.insert(SM.getExpansionLoc(L));
+    Out.push_back({(int)Edit, "the new code " + What + lineSuffix(SM, L)});
   }
 };
 

@@ -398,10 +398,11 @@ private:
       return;
     std::string Copy = Text.str();
     Lexer L(SM.getExpansionLoc(Cond.getBegin()), PP.getLangOpts(), Copy.data(), Copy.data(), Copy.data() + Copy.size());
-    for (Token T; !L.LexFromRawLexer(T) || T.isNot(tok::eof);) {
+    for (Token T; !T.is(tok::eof);) {
+      bool AtEnd = L.LexFromRawLexer(T);
       if (T.is(tok::raw_identifier) && T.getRawIdentifier() == "__NVCC__")
         return warn(Loc);
-      if (T.is(tok::eof))
+      if (AtEnd)
         return;
     }
   }

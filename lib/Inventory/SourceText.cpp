@@ -2,7 +2,6 @@
 #include "SourceText.h"
 
 #include "clang/AST/DeclTemplate.h"
-
 #include "clang/AST/ExprCXX.h"
 #include "clang/Basic/SourceManager.h"
 #include "clang/Lex/Lexer.h"
