@@ -25,6 +25,18 @@ namespace capture {
 
 using json = nlohmann::ordered_json;
 
+uint64_t placementPadBytes(unsigned MaxMiB, uint64_t Key) {
+  constexpr uint64_t Step = 2ull << 20;
+  uint64_t Choices = MaxMiB / 2 >= 2 ? MaxMiB / 2 : 0;
+  if (!Choices)
+    return 0;
+  uint64_t Z = Key;
+  Z = (Z ^ (Z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  Z = (Z ^ (Z >> 27)) * 0x94D049BB133111EBULL;
+  Z ^= Z >> 31;
+  return Step * (Z % Choices);
+}
+
 const char *compressionName(Compression C) { return C == Compression::Zlib ? "zlib" : "none"; }
 
 bool zlibAvailable() { return KLOOP_CAPTURE_HAVE_ZLIB != 0; }

@@ -44,6 +44,9 @@ std::vector<std::string> sharedArgs(const ReplayOptions &O) {
     A.push_back("--no-gate");
   if (O.Placements > 1)
     A.insert(A.end(), {"--placements", std::to_string(O.Placements)});
+  if (O.Placements > 1 && O.PlacementPadMiB >= 4)
+    A.insert(A.end(), {"--placement-pad-mib", std::to_string(O.PlacementPadMiB), "--placement-seed",
+                       std::to_string(O.PlacementSeed)});
   if (O.Train && O.L2 == "rotate-sets")
     A.insert(A.end(), {"--back-to-back", "--train", std::to_string(O.Train)});
   A.insert(A.end(), {"--timer", O.Timer});
@@ -162,6 +165,26 @@ void checkPlacements(const ReplayResult &R, unsigned Asked, JSONReadErrors &Erro
   }
 }
 
+/// The worker's placement_seed, placement_pads_mib and placement_pad_note (absent without pads) into \p R.
+void readPlacementPads(JSONObject &O, ReplayResult &R, JSONReadErrors &Errors) {
+  if (const json *S = O.has("placement_seed") ? O.member("placement_seed", true) : nullptr) {
+    if (!S->is_number_unsigned())
+      return Errors.fail("placement_seed", "expected an unsigned 64-bit integer");
+    R.PlacementSeed = S->get<uint64_t>();
+  }
+  if (O.has("placement_pads_mib"))
+    readCounts(O, "placement_pads_mib", R.PlacementPadsMiB, Errors);
+  std::optional<std::string> Note;
+  O.read("placement_pad_note", Note);
+  R.PlacementPadNote = Note.value_or("");
+}
+
+/// The placement_seed of a ReplayServer's request \p N (0 for the first) under ReplayOptions::PlacementSeed
+/// \p Seed: the first request keeps the worker's own seed (its copies are drawn already), the next ones
+/// step by splitmix64's increment (Steele, Lea and Flood, OOPSLA 2014), which capture::placementPadBytes
+/// then mixes.
+uint64_t requestSeed(uint64_t Seed, uint64_t N) { return Seed + N * 0x9E3779B97F4A7C15ULL; }
+
 /// Reads the worker's kloop-replay/1 JSON, given \p AskedPlacements (checkPlacements); a message naming
 /// what is wrong on failure.
 Expected<ReplayResult> parseResult(const std::string &Text, unsigned AskedPlacements) {
@@ -209,6 +232,7 @@ Expected<ReplayResult> parseResult(const std::string &Text, unsigned AskedPlacem
     Errors.fail("placements", "expected 1 to " + Twine(MaxPlacements) + ", got " + Twine(*Placements));
   R.Placements = static_cast<unsigned>(std::clamp<int64_t>(Placements.value_or(1), 1, MaxPlacements));
   R.PlacementNote = PlacementNote.value_or("");
+  readPlacementPads(O, R, Errors);
   std::optional<int64_t> Train;
   O.read("train", Train);
   if (Train && (*Train < 0 || *Train > int64_t(MaxTrain)))
@@ -425,6 +449,8 @@ Expected<ReplayResult> ReplayServer::replay(const std::string &Cubin, const std:
               {"iters", Iters}};
   if (!Configs.empty())
     Req["configs"] = toJSON(Configs);
+  if (O.Placements > 1 && O.PlacementPadMiB >= 4) // each request at placements of its own
+    Req["placement_seed"] = requestSeed(O.PlacementSeed, Requests++);
   std::string Line = Req.dump() + "\n";
   auto Sent = Clock::now();
   for (size_t Off = 0; Off < Line.size();) {

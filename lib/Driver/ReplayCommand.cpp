@@ -62,6 +62,16 @@ cl::opt<unsigned> PlacementsOpt("placements",
                                          "addresses, then copies at other addresses (1 to 16, default 4, as kloop "
                                          "optimize's search.replay_placements)"),
                                 cl::value_desc("n"), cl::init(4), cl::sub(ReplaySub));
+cl::opt<unsigned> PlacementPadOpt(
+    "placement-pad-mib",
+    cl::desc("With --placements > 1: before the captured allocations and before each copy, a pad of 2 MiB x k, "
+             "k below this / 2 drawn from --placement-seed, as kloop compare pads a program per round (0 to 4096, "
+             "default 128, as placement_pad_mib; under 4: no pads, every run at the same placements)"),
+    cl::value_desc("mib"), cl::init(128), cl::sub(ReplaySub));
+cl::opt<uint64_t> PlacementSeedOpt("placement-seed",
+                                   cl::desc("Seed of the placement pads' draw (default 0); with --repeat, each "
+                                            "comparison draws the copies' pads again from it"),
+                                   cl::value_desc("n"), cl::init(0), cl::sub(ReplaySub));
 cl::opt<unsigned> TrainOpt("train",
                            cl::desc("With --l2 rotate-sets: launches queued back to back before each timed one, on "
                                     "the other buffer sets (0 to 256; default 8, as kloop optimize's "
@@ -104,6 +114,8 @@ std::string usageProblem() {
   if (PlacementsOpt == 0 || PlacementsOpt > kloop::capture::MaxPlacements)
     return "--placements " + std::to_string(PlacementsOpt) + ": expected 1 to " +
            std::to_string(kloop::capture::MaxPlacements);
+  if (PlacementPadOpt > 4096)
+    return "--placement-pad-mib " + std::to_string(PlacementPadOpt) + ": expected 0 to 4096";
   if (TrainOpt > kloop::capture::MaxTrain)
     return "--train " + std::to_string(TrainOpt) + ": expected 0 to " + std::to_string(kloop::capture::MaxTrain);
   if (TimerOpt != "cupti" && TimerOpt != "events")
@@ -119,6 +131,19 @@ std::string usageProblem() {
   if (!OutputOpt.empty())
     return checkOutputFile(OutputOpt);
   return "";
+}
+
+/// ", placement pads 0/34/6/120 MiB (seed S)" for a result whose placements were padded, the note of pads
+/// that were not used, or "".
+std::string padsText(const capture::ReplayResult &R) {
+  std::string T;
+  if (R.PlacementSeed && !R.PlacementPadsMiB.empty()) {
+    T = ", placement pads ";
+    for (size_t I = 0; I < R.PlacementPadsMiB.size(); ++I)
+      T += (I ? "/" : "") + std::to_string(R.PlacementPadsMiB[I]);
+    T += " MiB (seed " + std::to_string(*R.PlacementSeed) + ")";
+  }
+  return R.PlacementPadNote.empty() ? T : T + " (" + terminalSafe(R.PlacementPadNote) + ")";
 }
 
 std::string micros(uint64_t Ns) { return formatv("{0:f3} us", static_cast<double>(Ns) / 1e3).str(); }
@@ -215,6 +240,8 @@ int runReplay(const CommandContext &Ctx) {
   O.Tolerance = TolOpt;
   O.L2 = L2Opt;
   O.Placements = PlacementsOpt;
+  O.PlacementPadMiB = PlacementPadOpt;
+  O.PlacementSeed = PlacementSeedOpt;
   O.Train = TrainOpt;
   O.Poison = PoisonOpt;
   O.LaunchTimeoutMs = LaunchTimeoutOpt;
@@ -249,7 +276,8 @@ int runReplay(const CommandContext &Ctx) {
   outs() << "kloop replay: " << CaptureArg << " on " << R->Device << ": " << R->Launches.size() << " launch(es), "
          << ItersOpt << " iteration(s), L2 " << (R->L2.empty() ? L2Opt : R->L2)
          << (R->L2Note.empty() ? "" : " (" + terminalSafe(R->L2Note) + ")") << ", " << R->Placements << " placement(s)"
-         << (R->PlacementNote.empty() ? "" : " (" + terminalSafe(R->PlacementNote) + ")") << ", tolerance " << TolOpt
+         << (R->PlacementNote.empty() ? "" : " (" + terminalSafe(R->PlacementNote) + ")") << padsText(*R)
+         << ", tolerance " << TolOpt
          << ", timed by " << R->Timer
          << (R->TimerNote.empty() ? "" : " (" + terminalSafe(R->TimerNote) + ")") << "\n";
   printResult(outs(), *R);

@@ -1,6 +1,6 @@
 //===- Runner.cpp - One isolated run of a workload ------------------------===//
 #include "kloop/Measure/Runner.h"
-#include "kloop/Measure/Config.h"
+#include "kloop/Capture/Manifest.h"
 #include "kloop/Support/Path.h"
 #include "kloop/Support/Process.h"
 
@@ -140,15 +140,7 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace) {
 unsigned placementPadChoices(unsigned MaxMiB) { return MaxMiB / 2 >= 2 ? MaxMiB / 2 : 0; }
 
 uint64_t placementPadBytes(unsigned MaxMiB, size_t Shape, unsigned Seed, unsigned Round) {
-  constexpr uint64_t Step = 2ull << 20; // the GPU's large page
-  uint64_t Choices = placementPadChoices(MaxMiB);
-  if (!Choices)
-    return 0;
-  uint64_t Z = (uint64_t(Shape) << 42) ^ (uint64_t(Seed) << 21) ^ Round;
-  Z = (Z ^ (Z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  Z = (Z ^ (Z >> 27)) * 0x94D049BB133111EBULL;
-  Z ^= Z >> 31;
-  return Step * (Z % Choices);
+  return capture::placementPadBytes(MaxMiB, (uint64_t(Shape) << 42) ^ (uint64_t(Seed) << 21) ^ Round);
 }
 
 void applyPlacementPad(InjectionSettings &I, uint64_t Bytes) {

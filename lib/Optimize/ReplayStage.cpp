@@ -145,6 +145,9 @@ json replayTimeJSON(const capture::ReplayTimes &T, double CubinBuildS, unsigned 
           {"timer", R.Timer}, {"l2", R.L2}, {"l2_note", R.L2Note.empty() ? json(nullptr) : json(R.L2Note)},
           {"placements", R.Placements},
           {"placement_note", R.PlacementNote.empty() ? json(nullptr) : json(R.PlacementNote)},
+          {"placement_seed", R.PlacementSeed ? json(*R.PlacementSeed) : json(nullptr)},
+          {"placement_pads_mib", R.PlacementPadsMiB},
+          {"placement_pad_note", R.PlacementPadNote.empty() ? json(nullptr) : json(R.PlacementPadNote)},
           {"train", R.Train}};
 }
 
@@ -320,6 +323,10 @@ Expected<ReplayCompareOutcome> ReplayStage::compare(StringRef BaseDir, StringRef
     RO.Tolerance = *Tol;
     RO.L2 = measure::replayL2Of(C);
     RO.Placements = C.Search.ReplayPlacements;
+    // The copies land as kloop compare's rounds put the program (placement_pad_mib), per request anew;
+    // the shape's name seeds the draws, so a search repeats them.
+    RO.PlacementPadMiB = C.PlacementPadMiB;
+    RO.PlacementSeed = capture::fnv64(Shape.data(), Shape.size());
     RO.Train = C.Search.ReplayTrain;
     RO.TimeoutS = C.Run.TimeoutS;
     // Each capture's worker keeps its stderr files apart: the first capture's in the candidates

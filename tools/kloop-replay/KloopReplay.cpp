@@ -2,7 +2,8 @@
 //
 // kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...
 //              [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison]
-//              [--placements N] [--back-to-back] [--timeout-ms T] [--device D] [--no-gate] [--host-check]
+//              [--placements N [--placement-pad-mib M [--placement-seed S]]] [--back-to-back] [--timeout-ms T]
+//              [--device D] [--no-gate] [--host-check]
 // kloop-replay CAPTURE --serve [same options but the cubins and --iters]
 //
 // Loads a kloop-capture/1 directory, puts its allocations back at their captured addresses (CUDA's
@@ -124,7 +125,17 @@ struct Options {
   /// allocations are mapped (--pad-mib; 0: none): moves where in device memory they land, to measure
   /// what that changes, as libkloop-cupti.so's KLOOP_CUPTI_PLACEMENT_PAD does for a program.
   uint64_t PadMiB = 0;
+  /// Where the placements land (--placement-pad-mib M, --placement-seed S; docs/capture.md, "Placements"):
+  /// before the captured allocations are mapped, and before each copy of them, a pad of 2 MiB x k, k in
+  /// [0, M / 2) drawn from S and the placement's number (placementKey, capture::placementPadBytes), as
+  /// kloop compare pads a program per timing round (placement_pad_mib). 0: no pads, so every run times the
+  /// same placements. A serve request's "placement_seed" draws the copies' pads again.
+  unsigned PlacementPadMiB = 0;
+  uint64_t PlacementSeed = 0;
 };
+
+/// The key placement \p At's pad is drawn from under seed \p Seed (capture::placementPadBytes).
+uint64_t placementKey(uint64_t Seed, uint32_t At) { return Seed * 0x9E3779B97F4A7C15ULL + At; }
 
 /// Whether L2 mode \p Mode follows the read flush with dirty lines (Replayer::setSteadyDirty): "steady" and
 /// "rotate".
@@ -146,6 +157,7 @@ struct TimeSplit {
 const char *Usage =
     "usage: kloop-replay CAPTURE --cubin FILE [--candidate-cubin FILE] [--iters N] [--launch I]...\n"
     "       [--tolerance exact|abs:X|rel:X[,f32|,f64]] [--l2 flush|steady|rotate|rotate-sets|flush-dirty|warm] [--poison] [--placements N] [--timeout-ms T] [--device D]\n"
+    "       [--placement-pad-mib M [--placement-seed S]] [--pad-mib M]\n"
     "       [--no-gate] [--host-check] [--prime] [--back-to-back [--train K]] [--steady-dirty-bytes N] [--timer cupti|events]\n"
     "       kloop-replay CAPTURE --serve [options above but --cubin, --candidate-cubin, --iters]\n";
 
@@ -239,6 +251,18 @@ bool parseArgs(int Argc, char **Argv, Options &O, std::string &Error) {
         return false;
       }
       O.PadMiB = N;
+    } else if (A == "--placement-pad-mib" || A == "--placement-seed") {
+      if (!Value(V))
+        return false;
+      bool Pad = A == "--placement-pad-mib";
+      if (!parseCount(V, Pad ? 4096 : ~0ull, N)) {
+        Error = A + " '" + V + "': expected " + (Pad ? "a size in MiB from 0 to 4096" : "an unsigned 64-bit seed");
+        return false;
+      }
+      if (Pad)
+        O.PlacementPadMiB = static_cast<unsigned>(N);
+      else
+        O.PlacementSeed = N;
     } else if (A == "--prime") {
       O.Prime = true;
     } else if (A == "--back-to-back") {
@@ -374,7 +398,7 @@ uint64_t allocationBytes(const capture::Launch &L, bool Written) {
 
 class Replayer {
 public:
-  Replayer(const Options &O, const capture::Manifest &M) : O(O), M(M) { L2 = O.L2; }
+  Replayer(const Options &O, const capture::Manifest &M) : PadMiB(O.PlacementPadMiB), O(O), M(M) { L2 = O.L2; }
   ~Replayer();
 
   std::string loadBlobs(std::vector<Prepared> &Ps);
@@ -415,6 +439,21 @@ public:
   /// the captured addresses (Placements 1, PlacementNote says why), with the rotation's copies alone when
   /// those can be made, else the mode falls back to "rotate" and L2Note says why.
   void prepareCopies(std::vector<Prepared> &Ps);
+  /// A serve request's "placement_seed": frees the copies and allocates them again after pads drawn from
+  /// \p Seed (--placement-pad-mib), so that each request times its own sample of placements; nothing when
+  /// there are no copies or pads, or \p Seed drew the copies in place. Placement 0, the captured addresses'
+  /// mapping, stays where it is. When the new pads do not fit, the copies are allocated again at the
+  /// previous seed's placements and the result says why ("" when it does not); throws CudaError when
+  /// even those cannot be allocated (the worker then has no copies and must end).
+  std::string redrawCopies(std::vector<Prepared> &Ps, uint64_t Seed);
+  /// The largest placement pad in use, MiB (--placement-pad-mib; 0 when the copies were allocated back to
+  /// back because the pads did not fit, and PadNote says so).
+  unsigned PadMiB = 0;
+  std::string PadNote;
+  /// Bytes of the pad before each placement (0: the captured addresses' mapping, 1..: each copy set).
+  std::vector<uint64_t> PadBytes = {0};
+  /// The seed the copies' pads were drawn from.
+  uint64_t CopySeed = 0;
   /// The L2 mode in use: Options::L2, or "rotate" when "rotate-sets" could not be used.
   std::string L2;
   /// Why the L2 mode in use differs from the one asked for ("" when it does not).
@@ -453,9 +492,15 @@ private:
   /// Why \p Ps' allocations cannot be copied to other addresses ("" when they can): a captured
   /// allocation holds a pointer into a captured allocation before its launch or after it.
   std::string storedPointer(const std::vector<Prepared> &Ps) const;
-  /// Allocates \p PerRange[i] copies of mapped range i (SetRanges; the others stay 0); "" or why not
-  /// (memory). On failure nothing stays allocated.
-  std::string allocateSets(const std::vector<uint32_t> &PerRange);
+  /// Allocates \p PerRange[i] copies of mapped range i (SetRanges; the others stay 0), each copy set
+  /// after its pad drawn from \p Seed (PadBytes, SetPads); "" or why not (memory). On failure nothing
+  /// stays allocated.
+  std::string allocateSets(const std::vector<uint32_t> &PerRange, uint64_t Seed);
+  /// Each launch's parameter buffers and allocation addresses in each copy set (SetParams, SetBases).
+  void setCopyParams(std::vector<Prepared> &Ps) const;
+  /// Per mapped range, the copies allocateSets made; the pads allocated before each copy set.
+  std::vector<uint32_t> CopyCounts;
+  std::vector<CUdeviceptr> SetPads;
   /// Copies of each mapped range: for every launch touching it, \p Others[n] (launch n's rotation) or
   /// \p MinCopies, whichever is more; the range gets the most any launch needs.
   std::vector<uint32_t> copiesPerRange(const std::vector<Prepared> &Ps, const std::vector<uint32_t> &Others,
@@ -585,6 +630,9 @@ void Replayer::init() {
   CUdeviceptr Pad = 0; // kept until the process exits
   if (O.PadMiB)
     check(cuMemAlloc(&Pad, O.PadMiB << 20), "cuMemAlloc of the " + std::to_string(O.PadMiB) + " MiB pad (--pad-mib)");
+  else if ((PadBytes[0] = capture::placementPadBytes(PadMiB, placementKey(O.PlacementSeed, 0))))
+    check(cuMemAlloc(&Pad, PadBytes[0]), "cuMemAlloc of placement 0's " + std::to_string(PadBytes[0] >> 20) +
+                                             " MiB pad (--placement-pad-mib)");
   if (O.Timer == "cupti") {
     std::string Why = replay::CuptiTimer::start();
     if (!Why.empty())
@@ -851,25 +899,36 @@ std::string Replayer::storedPointer(const std::vector<Prepared> &Ps) const {
   return "";
 }
 
-std::string Replayer::allocateSets(const std::vector<uint32_t> &PerRange) {
+std::string Replayer::allocateSets(const std::vector<uint32_t> &PerRange, uint64_t Seed) {
   if (PerRange.empty())
     return ""; // no launch points into device memory: the copies are their parameter buffers alone
+  uint32_t Sets = *std::max_element(PerRange.begin(), PerRange.end());
+  PadBytes.resize(1);
   uint64_t Bytes = 0;
+  for (uint32_t Set = 0; Set < Sets; ++Set)
+    Bytes += PadBytes.emplace_back(capture::placementPadBytes(PadMiB, placementKey(Seed, Set + 1)));
   for (size_t I = 0; I < Ranges.size(); ++I)
     Bytes += PerRange[I] * Ranges[I].Size;
   size_t Free = 0, Total = 0;
   constexpr uint64_t MiB = 1 << 20;
   if (cuMemGetInfo(&Free, &Total) != CUDA_SUCCESS || Bytes > Free / 2)
     return "the copies at other addresses (" + std::to_string(Bytes / MiB) +
-           " MiB) do not fit in half the free device memory (" + std::to_string(Free / MiB) + " MiB)";
-  uint32_t Sets = *std::max_element(PerRange.begin(), PerRange.end());
+           " MiB with their pads) do not fit in half the free device memory (" + std::to_string(Free / MiB) + " MiB)";
   SetRanges.assign(Sets, std::vector<CUdeviceptr>(Ranges.size(), 0));
-  for (size_t Set = 0; Set < Sets; ++Set)
+  SetPads.assign(Sets, 0);
+  for (size_t Set = 0; Set < Sets; ++Set) {
+    if (PadBytes[Set + 1] && cuMemAlloc(&SetPads[Set], PadBytes[Set + 1]) != CUDA_SUCCESS) {
+      freeSets();
+      return "cuMemAlloc of a copy's " + std::to_string(PadBytes[Set + 1] >> 20) + " MiB pad failed";
+    }
     for (size_t I = 0; I < Ranges.size(); ++I)
       if (Set < PerRange[I] && cuMemAlloc(&SetRanges[Set][I], Ranges[I].Size) != CUDA_SUCCESS) {
         freeSets();
         return "cuMemAlloc of a copy's " + std::to_string(Ranges[I].Size) + " bytes failed";
       }
+  }
+  CopyCounts = PerRange;
+  CopySeed = Seed;
   return "";
 }
 
@@ -878,7 +937,31 @@ void Replayer::freeSets() {
     for (CUdeviceptr D : Set)
       if (D)
         (void)cuMemFree(D);
+  for (CUdeviceptr D : SetPads)
+    if (D)
+      (void)cuMemFree(D);
   SetRanges.clear();
+  SetPads.clear();
+  PadBytes.resize(1);
+}
+
+std::string Replayer::redrawCopies(std::vector<Prepared> &Ps, uint64_t Seed) {
+  if (SetRanges.empty() || PadMiB < 4 || Seed == CopySeed)
+    return "";
+  std::vector<uint32_t> Counts = CopyCounts;
+  uint64_t Old = CopySeed;
+  freeSets();
+  std::string Why = allocateSets(Counts, Seed);
+  if (!Why.empty() && !allocateSets(Counts, Old).empty())
+    throw CudaError("placement_seed " + std::to_string(Seed) + ": " + Why +
+                    "; the previous placements could not be allocated again either");
+  for (Prepared &P : Ps) {
+    P.SetParams.clear();
+    P.SetBases.clear();
+  }
+  setCopyParams(Ps);
+  return Why.empty() ? "" : "placement_seed " + std::to_string(Seed) + ": " + Why + "; timed at seed " +
+                                std::to_string(Old) + "'s placements";
 }
 
 std::vector<uint32_t> Replayer::copiesPerRange(const std::vector<Prepared> &Ps, const std::vector<uint32_t> &Others,
@@ -911,14 +994,19 @@ void Replayer::prepareCopies(std::vector<Prepared> &Ps) {
   for (const Prepared &P : Ps)
     Others.push_back(Rotate ? replay::rotationSets(allocationBytes(*P.L, false), L2Bytes, MaxOtherSets) : 0);
   std::string Stored = storedPointer(Ps);
-  std::string Why = !Stored.empty() ? Stored : allocateSets(copiesPerRange(Ps, Others, O.Placements - 1));
+  std::string Why = !Stored.empty() ? Stored : allocateSets(copiesPerRange(Ps, Others, O.Placements - 1), O.PlacementSeed);
+  if (!Why.empty() && Stored.empty() && PadMiB >= 4) { // without the pads they may fit
+    PadNote = "placement pads: " + Why + "; the copies are allocated back to back";
+    PadMiB = 0;
+    Why = allocateSets(copiesPerRange(Ps, Others, O.Placements - 1), O.PlacementSeed);
+  }
   if (Why.empty()) {
     Placements = O.Placements;
   } else {
     if (O.Placements > 1)
       PlacementNote = "placements: " + Why + "; timed at the captured addresses only";
     if (Rotate && Stored.empty() && O.Placements > 1) // the rotation's copies alone may fit
-      Why = allocateSets(copiesPerRange(Ps, Others, 0));
+      Why = allocateSets(copiesPerRange(Ps, Others, 0), O.PlacementSeed);
     if (Rotate && !Why.empty()) {
       L2 = "rotate";
       L2Note = "rotate-sets: " + Why + "; timed from the rotate model instead";
@@ -926,10 +1014,14 @@ void Replayer::prepareCopies(std::vector<Prepared> &Ps) {
     if (!Why.empty())
       return;
   }
-  for (size_t N = 0; N < Ps.size(); ++N) {
-    Prepared &P = Ps[N];
-    P.Others = Others[N];
-    for (size_t Set = 0; Set < std::max(Others[N], Placements - 1); ++Set) {
+  for (size_t N = 0; N < Ps.size(); ++N)
+    Ps[N].Others = Others[N];
+  setCopyParams(Ps);
+}
+
+void Replayer::setCopyParams(std::vector<Prepared> &Ps) const {
+  for (Prepared &P : Ps) {
+    for (size_t Set = 0; Set < std::max(P.Others, Placements - 1); ++Set) {
       std::vector<uint8_t> &Params = P.SetParams.emplace_back(P.Params);
       for (const capture::PointerWord &W : P.L->Pointers) {
         uint64_t V = inSet(W.Value, Set);
@@ -1260,6 +1352,15 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   J["placements"] = R ? R->Placements : 1;
   if (R && !R->PlacementNote.empty())
     J["placement_note"] = R->PlacementNote;
+  if (R && R->PadMiB >= 4) {
+    J["placement_seed"] = R->CopySeed;
+    json Pads = json::array();
+    for (uint32_t At = 0; At < R->Placements && At < R->PadBytes.size(); ++At)
+      Pads.push_back(R->PadBytes[At] >> 20);
+    J["placement_pads_mib"] = std::move(Pads);
+  }
+  if (R && !R->PadNote.empty())
+    J["placement_pad_note"] = R->PadNote;
   J["tolerance"] = replay::toleranceText(O.Tol);
   J["relocated"] = R && R->Relocated;
   J["checked_on"] = R && R->DeviceCheck ? "device" : "host";
@@ -1456,7 +1557,7 @@ bool parseConfigs(const json &J, std::map<std::pair<size_t, int>, Dims> &Out, st
 }
 
 /// A serve request line: {"cubin": FILE, "candidate_cubin": FILE or null, "iters": N >= 1, "configs": optional
-/// (parseConfigs)}; false with
+/// (parseConfigs), "placement_seed": optional (the copies' pads drawn again; Replayer::redrawCopies)}; false with
 /// \p Error naming what is wrong.
 bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
   json J = json::parse(Line, nullptr, /*allow_exceptions=*/false);
@@ -1465,7 +1566,8 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
     return false;
   }
   for (auto It = J.begin(); It != J.end(); ++It)
-    if (It.key() != "cubin" && It.key() != "candidate_cubin" && It.key() != "iters" && It.key() != "configs") {
+    if (It.key() != "cubin" && It.key() != "candidate_cubin" && It.key() != "iters" && It.key() != "configs" &&
+        It.key() != "placement_seed") {
       Error = "request: unknown member '" + It.key() + "'";
       return false;
     }
@@ -1484,6 +1586,11 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
   }
   if (J.contains("configs") && !parseConfigs(J["configs"], Req.Configs, Error))
     return false;
+  if (J.contains("placement_seed") && !J["placement_seed"].is_number_unsigned()) {
+    Error = "request: placement_seed: expected an unsigned 64-bit integer";
+    return false;
+  }
+  Req.PlacementSeed = J.value("placement_seed", Req.PlacementSeed);
   Req.Cubin = J["cubin"].get<std::string>();
   Req.CandidateCubin = J.value("candidate_cubin", json()).is_string() ? J["candidate_cubin"].get<std::string>() : "";
   Req.Iters = J["iters"].get<unsigned>();
@@ -1519,10 +1626,21 @@ int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t Loa
         Error = "request: configs: launch " + std::to_string(Key.first) + " is not one this worker replays";
         Parsed = false;
       }
+    std::string Redrawn;
+    if (Parsed)
+      try {
+        Redrawn = R.redrawCopies(Ps, Req.PlacementSeed);
+      } catch (const CudaError &E) {
+        Error = E.what();
+        Parsed = false;
+        Lost = true; // no copies left to time at
+      }
     if (!Parsed)
       J = resultJSON(Req, &R, {}, Error, "", false);
     else
       J = replayRequest(R, Ps, Req, Code, Lost);
+    if (!Redrawn.empty())
+      J["placement_pad_note"] = Redrawn;
     if (!Lost)
       R.unloadModulesExcept(Req.Cubin);
     J["exit"] = Code;

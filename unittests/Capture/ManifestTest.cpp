@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 
 #include <cstring>
+#include <set>
 
 using namespace kloop::capture;
 using kloop::testfiles::TempDir;
@@ -267,6 +268,24 @@ TEST(Manifest, MissingManifestAndInvalidJSON) {
   Got = readCapture(D.Path);
   ASSERT_FALSE(bool(Got));
   EXPECT_EQ(llvm::toString(Got.takeError()), D.file("manifest.json") + ": not valid JSON");
+}
+
+// The pad before a buffer set (kloop compare's rounds, the replay worker's placements): 2 MiB steps below
+// the maximum, repeatable, spread over the choices, and a function of every bit of the key.
+TEST(Manifest, PlacementPadsAreDrawnInLargePagesBelowTheMaximum) {
+  std::set<uint64_t> Seen;
+  for (uint64_t Key = 0; Key < 256; ++Key) {
+    uint64_t P = placementPadBytes(128, Key);
+    EXPECT_EQ(P % (2u << 20), 0u);
+    EXPECT_LT(P, uint64_t(128) << 20);
+    EXPECT_EQ(P, placementPadBytes(128, Key));
+    Seen.insert(P);
+  }
+  EXPECT_GT(Seen.size(), 55u); // 256 draws of 64 values: about 63 distinct
+  EXPECT_NE(placementPadBytes(4096, 1), placementPadBytes(4096, 1ull << 63));
+  for (unsigned Off : {0u, 1u, 2u, 3u})
+    EXPECT_EQ(placementPadBytes(Off, 12345), 0u);
+  EXPECT_LT(placementPadBytes(4, 12345), uint64_t(4) << 20);
 }
 
 } // namespace

@@ -308,6 +308,15 @@ constexpr unsigned MaxPlacements = 16;
 /// timed launch.
 constexpr unsigned MaxTrain = 256;
 
+/// A pad of device memory allocated before a buffer set so that the set lands elsewhere: 2 MiB x k (2 MiB,
+/// the GPU's large page), k in [0, MaxMiB / 2) from a splitmix64 finalizer of \p Key (Steele, Lea and
+/// Flood, OOPSLA 2014), so that keys that differ in any bit draw unrelated pads and a draw repeats bit for
+/// bit. 0 when \p MaxMiB < 4 (nothing to vary). kloop compare draws one per timing round
+/// (measure::placementPadBytes), the replay worker one per copy of a launch's allocations
+/// (`--placement-pad-mib`; docs/capture.md, "Placements"): both sides of the agreement sample one
+/// distribution of placements.
+uint64_t placementPadBytes(unsigned MaxMiB, uint64_t Key);
+
 } // namespace capture
 } // namespace kloop
 

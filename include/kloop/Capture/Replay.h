@@ -49,6 +49,14 @@ struct ReplayOptions {
   /// iteration i of every launch, both sides, at placement i mod Placements (0 the captured addresses,
   /// the others copies at other addresses). 1..16; 1 times at the captured addresses only.
   unsigned Placements = 1;
+  /// Where the placements land (the worker's --placement-pad-mib and --placement-seed; docs/capture.md,
+  /// "Placements"): before the captured allocations' mapping and before each copy, a pad of 2 MiB x k,
+  /// k in [0, PlacementPadMiB / 2) drawn from PlacementSeed (capture::placementPadBytes), as kloop compare
+  /// pads a program per timing round (`placement_pad_mib`). A ReplayServer draws the copies' pads again
+  /// for every request, from PlacementSeed and the request's number. 0..4096; under 4 (or Placements 1):
+  /// no pads, every run at the same placements.
+  unsigned PlacementPadMiB = 0;
+  uint64_t PlacementSeed = 0;
   /// With L2 "rotate-sets": launches queued back to back before each timed launch, cycling the other
   /// buffer sets and never the timed one (the worker's --back-to-back --train; docs/capture.md, "Back to
   /// back"), as a program's timed loop runs; 0 launches on the rotation's sets only, each waited for.
@@ -179,6 +187,12 @@ struct ReplayResult {
   /// fewer than ReplayOptions::Placements, why ("" otherwise).
   unsigned Placements = 1;
   std::string PlacementNote;
+  /// The seed the worker drew the placements' pads from and each placement's pad, MiB (its
+  /// "placement_seed" and "placement_pads_mib"; absent and empty without pads), and why the pads asked for
+  /// were not used ("" when they were).
+  std::optional<uint64_t> PlacementSeed;
+  std::vector<uint64_t> PlacementPadsMiB;
+  std::string PlacementPadNote;
   /// The train the worker queued before each timed launch (its "train"; 0 when it does not say, as when
   /// "rotate-sets" fell back to "rotate").
   unsigned Train = 0;
@@ -238,6 +252,9 @@ private:
   int In = -1, Out = -1;
   std::string Pending;
   unsigned Starts = 0;
+  /// Requests sent so far: the next one's placement_seed is drawn from it (ReplayOptions::PlacementSeed;
+  /// docs/capture.md, "Placements").
+  uint64_t Requests = 0;
 };
 
 /// The replay worker kloop runs: $KLOOP_REPLAY_WORKER when set (the test

@@ -79,8 +79,8 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace);
 
 /// Bytes of device memory libkloop-cupti.so allocates before the program's own allocations in timing
 /// round \p Round of seed \p Seed on shape index \p Shape, for `placement_pad_mib` \p MaxMiB: 2 MiB x k,
-/// k in [0, MaxMiB / 2), k from a splitmix64-style mix of the three (Steele, Lea and Flood, OOPSLA 2014),
-/// so rounds differ and a comparison can be repeated bit for bit. 0 when \p MaxMiB < 4 (nothing to vary).
+/// k in [0, MaxMiB / 2), k drawn by capture::placementPadBytes from the three packed in one key, so rounds
+/// differ and a comparison can be repeated bit for bit. 0 when \p MaxMiB < 4 (nothing to vary).
 /// Why vary it: the placement of a program's buffers in device memory moved one candidate's speed-up over
 /// its baseline by 5% on the H200, the baseline's own time by under 2% (docs/results.md, "Twenty-fourth
 /// GPU session"); one placement per comparison is one sample of that spread, taken as the whole truth.

@@ -13,12 +13,17 @@
 # configuration the request gives, " SIDE:LAUNCH:grid=X,Y,Z:block=X,Y,Z:smem=S") to
 # $KLOOP_TEST_WORKER_LOG; the single shot appends the request line only. With $KLOOP_TEST_SLOW_CAPTURE=D, on
 # the capture in a directory named D (kloop optimize's capture/ or capture-SHAPE/) a fast candidate runs slow.
-# With --placements N, launch i of each side ran at placement i mod N (the reply's "placements").
+# With --placements N, launch i of each side ran at placement i mod N (the reply's "placements"). With
+# --placement-pad-mib M >= 4 too, the reply names the seed the pads were drawn from (--placement-seed, then
+# each request's placement_seed) and a pad per placement; a serving worker's start line says "pads=M seed=S"
+# and each request line ends with " placement_seed=S" when the request gives one.
 import json, os, sys, time
 args = sys.argv[1:]
 opt = lambda name: args[args.index(name) + 1]
 mode = os.environ.get("KLOOP_TEST_WORKER_MODE", "ok")
 log = os.environ["KLOOP_TEST_WORKER_LOG"]
+pad_mib = int(opt("--placement-pad-mib")) if "--placement-pad-mib" in args else 0
+seed = [int(opt("--placement-seed")) if "--placement-seed" in args else 0]
 assert os.path.exists(os.path.join(args[0], "manifest.json")), "no capture at " + args[0]
 
 
@@ -35,7 +40,7 @@ def first_time():
     return True
 
 
-def result(base_cubin, cand_cubin, iters, configs=None):
+def result(base_cubin, cand_cubin, iters, configs=None, placement_seed=None):
     base = open(base_cubin).read().strip()
     cand = open(cand_cubin).read().strip() if cand_cubin else None
     slow_here = os.path.basename(os.path.normpath(args[0])) == os.environ.get("KLOOP_TEST_SLOW_CAPTURE")
@@ -44,7 +49,8 @@ def result(base_cubin, cand_cubin, iters, configs=None):
     note("%s %s %s iters=%d" % (base, cand, mode, iters) +
          "".join(" %s:%d:grid=%s:block=%s:smem=%d" % (c["side"], c["launch"], ",".join(map(str, c["grid"])),
                                                       ",".join(map(str, c["block"])), c["shared_memory"])
-                 for c in configs or []))
+                 for c in configs or []) +
+         ("" if placement_seed is None else " placement_seed=%d" % placement_seed))
     start = {"base": 2000, "fast": 1000, "slow": 3000}
     timer = opt("--timer") if "--timer" in args else "events"
     gate = "--no-gate" not in args and timer == "events"
@@ -109,7 +115,10 @@ def copies_used():
     asked = int(opt("--placements")) if "--placements" in args else 1
     if os.environ.get("KLOOP_TEST_WORKER_SETS") != "unusable":
         train = int(opt("--train")) if mode == "rotate-sets" and "--back-to-back" in args and "--train" in args else 0
-        return {"l2": mode, "placements": asked, **({"train": train} if train else {})}
+        pads = {"placement_seed": seed[0], "placement_pads_mib": [(seed[0] + i) % max(pad_mib // 2, 1) * 2
+                                                                  for i in range(asked)]}
+        return {"l2": mode, "placements": asked, **({"train": train} if train else {}),
+                **(pads if pad_mib >= 4 and asked > 1 else {})}
     why = ("allocation 0 of launch 0 (captured address 0x7f0000000000) holds a pointer into a captured allocation "
            "at byte 8: copies at other addresses would use the original's data")
     out = {"l2": mode, "placements": 1}
@@ -121,15 +130,17 @@ def copies_used():
 
 
 if "--serve" in args:
-    note("start l2=%s timer=%s placements=%s train=%s" % (
+    note("start l2=%s timer=%s placements=%s train=%s pads=%d seed=%d" % (
         opt("--l2"), opt("--timer") if "--timer" in args else "events",
         opt("--placements") if "--placements" in args else 1,
-        opt("--train") if "--back-to-back" in args and "--train" in args else 0))
+        opt("--train") if "--back-to-back" in args and "--train" in args else 0, pad_mib, seed[0]))
     print(json.dumps({"schema": "kloop-replay-serve/1", "ready": True, "device": "Fake GPU", "relocated": False,
                       "launches": 1, "gated": True, "time_ns": {"load": 5000000}, **copies_used()}), flush=True)
     for line in sys.stdin:
         req = json.loads(line)
-        out, code = result(req["cubin"], req["candidate_cubin"], req["iters"], req.get("configs"))
+        seed[0] = req.get("placement_seed", seed[0])
+        out, code = result(req["cubin"], req["candidate_cubin"], req["iters"], req.get("configs"),
+                           req.get("placement_seed"))
         out["exit"] = code
         out["time_ns"] = {"modules": 1000, "restore": 2000, "timed": 3000, "check": 4000, "total": 10000}
         print(json.dumps(out), flush=True)
