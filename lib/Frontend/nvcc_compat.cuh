@@ -149,5 +149,113 @@ KLOOP_COMPAT_STORE(__stwt, unsigned long)
 #undef KLOOP_COMPAT_LOAD
 #endif
 
+// --- __managed__ variables ------------------------------------------------------------------------
+// nvcc: a __managed__ variable is a __device__ variable in unified memory (CUDA Programming Guide,
+// "Managed memory"): kernels use it, and host code too. CUDA's host_defines.h spells it
+// __location__(managed); clang 22 knows the `managed` attribute only for HIP and drops it in CUDA
+// ("'managed' attribute ignored"), so the variable is a host variable and every kernel that uses it is
+// an error ("reference to __host__ variable in __global__ function"). Here it is a __device__ variable,
+// which clang also lets host code read and write.
+#undef __managed__
+#define __managed__ __attribute__((device))
+
+// --- nvcc's __nv_atomic_* built-ins (CUDA 12.8 and later) ---------------------------------------------
+// nvcc's front end knows __nv_atomic_fetch_add, _load_n, _compare_exchange, ... with a memory order
+// (__NV_ATOMIC_RELAXED 0, CONSUME 1, ACQUIRE 2, RELEASE 3, ACQ_REL 4, SEQ_CST 5) and a scope
+// (__NV_THREAD_SCOPE_THREAD 0, BLOCK 1, CLUSTER 2, DEVICE 3, SYSTEM 4, the default), names that are
+// not macros (#ifdef does not see them) and hold in host code too; the values are nvcc 13.0's
+// (static_assert with nvcc). No header declares any of them and clang has none. For analysis each is a
+// device function template that reads (and, but for the loads, writes) through its pointer; nvcc's
+// finer type rules (no 64-bit signed add, no floating-point min/max, integral-only _n forms) are not
+// repeated, so kloop accepts a little more than nvcc, whose build then decides.
+#if !__has_builtin(__nv_atomic_fetch_add)
+enum {
+  __NV_ATOMIC_RELAXED = 0, __NV_ATOMIC_CONSUME = 1, __NV_ATOMIC_ACQUIRE = 2, __NV_ATOMIC_RELEASE = 3,
+  __NV_ATOMIC_ACQ_REL = 4, __NV_ATOMIC_SEQ_CST = 5
+};
+enum {
+  __NV_THREAD_SCOPE_THREAD = 0, __NV_THREAD_SCOPE_BLOCK = 1, __NV_THREAD_SCOPE_CLUSTER = 2,
+  __NV_THREAD_SCOPE_DEVICE = 3, __NV_THREAD_SCOPE_SYSTEM = 4
+};
+#define KLOOP_COMPAT_NV_ATOMIC_OP(NAME, EXPR)                                                   \
+  template <class __T, class __U>                                                               \
+  inline __device__ __T __nv_atomic_fetch_##NAME(__T *__ptr, __U __val, int __order,            \
+                                                 int __scope = __NV_THREAD_SCOPE_SYSTEM) {      \
+    __T __old = *__ptr;                                                                         \
+    *__ptr = EXPR;                                                                              \
+    return __old;                                                                               \
+  }                                                                                             \
+  template <class __T, class __U>                                                               \
+  inline __device__ void __nv_atomic_##NAME(__T *__ptr, __U __val, int __order,                 \
+                                            int __scope = __NV_THREAD_SCOPE_SYSTEM) {           \
+    (void)__nv_atomic_fetch_##NAME(__ptr, __val, __order, __scope);                             \
+  }
+KLOOP_COMPAT_NV_ATOMIC_OP(add, __old + __val)
+KLOOP_COMPAT_NV_ATOMIC_OP(sub, __old - __val)
+KLOOP_COMPAT_NV_ATOMIC_OP(and, __old & __val)
+KLOOP_COMPAT_NV_ATOMIC_OP(or, __old | __val)
+KLOOP_COMPAT_NV_ATOMIC_OP(xor, __old ^ __val)
+KLOOP_COMPAT_NV_ATOMIC_OP(min, __val < __old ? __T(__val) : __old)
+KLOOP_COMPAT_NV_ATOMIC_OP(max, __old < __val ? __T(__val) : __old)
+#undef KLOOP_COMPAT_NV_ATOMIC_OP
+template <class __T>
+inline __device__ __T __nv_atomic_load_n(__T *__ptr, int __order, int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  return *__ptr;
+}
+template <class __T>
+inline __device__ void __nv_atomic_load(__T *__ptr, __T *__ret, int __order,
+                                        int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  *__ret = *__ptr;
+}
+template <class __T, class __U>
+inline __device__ void __nv_atomic_store_n(__T *__ptr, __U __val, int __order,
+                                           int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  *__ptr = __val;
+}
+template <class __T>
+inline __device__ void __nv_atomic_store(__T *__ptr, __T *__val, int __order,
+                                         int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  *__ptr = *__val;
+}
+template <class __T, class __U>
+inline __device__ __T __nv_atomic_exchange_n(__T *__ptr, __U __val, int __order,
+                                             int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  __T __old = *__ptr;
+  *__ptr = __val;
+  return __old;
+}
+template <class __T>
+inline __device__ void __nv_atomic_exchange(__T *__ptr, __T *__val, __T *__ret, int __order,
+                                            int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  *__ret = *__ptr;
+  *__ptr = *__val;
+}
+template <class __T, class __U>
+inline __device__ bool __nv_atomic_compare_exchange_n(__T *__ptr, __T *__expected, __U __desired, bool __weak,
+                                                      int __success, int __failure,
+                                                      int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  if (*__ptr == *__expected) {
+    *__ptr = __desired;
+    return true;
+  }
+  *__expected = *__ptr;
+  return false;
+}
+template <class __T>
+inline __device__ bool __nv_atomic_compare_exchange(__T *__ptr, __T *__expected, __T *__desired, bool __weak,
+                                                    int __success, int __failure,
+                                                    int __scope = __NV_THREAD_SCOPE_SYSTEM) {
+  const unsigned char *__now = (const unsigned char *)__ptr, *__was = (const unsigned char *)__expected;
+  for (unsigned __i = 0; __i < sizeof(__T); ++__i) // bitwise, as nvcc's generic form (any trivially copyable type)
+    if (__now[__i] != __was[__i]) {
+      *__expected = *__ptr;
+      return false;
+    }
+  *__ptr = *__desired;
+  return true;
+}
+inline __device__ void __nv_atomic_thread_fence(int __order, int __scope = __NV_THREAD_SCOPE_SYSTEM) {}
+#endif
+
 #endif // real CUDA headers
 #endif // KLOOP_NVCC_COMPAT_CUH
