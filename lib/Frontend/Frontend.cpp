@@ -20,6 +20,7 @@
 #include "clang/Tooling/JSONCompilationDatabase.h"
 #include "clang/Tooling/Tooling.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/FileSystem.h"
@@ -491,6 +492,30 @@ Expected<std::vector<CompileJob>> planCompileJobs(const FrontendOptions &Opts) {
   return Jobs;
 }
 
+/// `--cuda-gpu-arch=` for nvcc's architecture \p Arch, and on the device side the macros nvcc 13.0 defines
+/// for an architecture-specific (sm_90a) or family-specific (sm_100f) target and clang 22 does not
+/// (`nvcc --dryrun`): __CUDA_ARCH_SPECIFIC__ (a only) and __CUDA_ARCH_FAMILY_SPECIFIC__ (both), each equal to
+/// __CUDA_ARCH__. clang knows the a targets and none of the f ones, which it reads as the plain
+/// architecture ("unsupported CUDA gpu architecture: sm_100f" otherwise).
+static void addGpuArch(StringRef Arch, Side S, std::vector<std::string> &Extra) {
+  StringRef Number = Arch;
+  char Suffix = Number.consume_front("sm_") && !Number.empty() ? Number.back() : 0;
+  bool Specific = Suffix == 'a', Family = Suffix == 'f';
+  if (Specific || Family)
+    Number = Number.drop_back();
+  if ((!Specific && !Family) || Number.empty() || !llvm::all_of(Number, llvm::isDigit)) {
+    Extra.push_back(("--cuda-gpu-arch=" + Arch).str());
+    return;
+  }
+  Extra.push_back(("--cuda-gpu-arch=sm_" + Number + (Specific ? "a" : "")).str());
+  if (S != Side::Device)
+    return;
+  std::string Value = (Number + "0").str();
+  Extra.push_back("-D__CUDA_ARCH_FAMILY_SPECIFIC__=" + Value);
+  if (Specific)
+    Extra.push_back("-D__CUDA_ARCH_SPECIFIC__=" + Value);
+}
+
 std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const FrontendOptions &Opts) {
   std::vector<std::string> Args;
   Args.push_back(clangDriverPath());
@@ -531,7 +556,7 @@ std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const Fr
   std::string Arch = Opts.GpuArch;
   if (Arch.empty())
     Arch = Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front();
-  Extra.push_back("--cuda-gpu-arch=" + Arch);
+  addGpuArch(Arch, S, Extra);
   Extra.push_back(S == Side::Device ? "--cuda-device-only" : "--cuda-host-only");
   Extra.push_back("-Wno-unknown-cuda-version");
   // nvcc accepts GNU's `typeof` under any -std (its front end hands __typeof__ to the host compiler);

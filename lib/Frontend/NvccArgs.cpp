@@ -509,6 +509,15 @@ private:
     }
   }
 
+  /// One -arch value: `-arch=sm_90a` (or sm_100f) also compiles compute_90's PTX, a device pass without
+  /// the architecture- or family-specific macros (`nvcc --dryrun`, nvcc 13.0), so both are read.
+  void addArch(StringRef P) {
+    std::string A = archToClang(P);
+    R.GpuArchs.push_back(A);
+    if (P.trim().starts_with("sm_") && (A.back() == 'a' || A.back() == 'f'))
+      R.GpuArchs.push_back(A.substr(0, A.size() - 1));
+  }
+
   void addArchs(StringRef V) {
     // nvcc 13.0's lists, as `nvcc -arch=all --dryrun` (and all-major) shows them in __CUDA_ARCH__.
     static const char *const All[] = {"sm_75", "sm_80", "sm_86",  "sm_87",  "sm_88",  "sm_89",
@@ -519,7 +528,7 @@ private:
         for (const char *A : P == "all" ? ArrayRef<const char *>(All) : ArrayRef<const char *>(AllMajor))
           R.GpuArchs.push_back(A);
       else if (P != "native") // the caller's default applies
-        R.GpuArchs.push_back(archToClang(P));
+        addArch(P);
     }
   }
 

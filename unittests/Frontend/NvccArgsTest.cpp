@@ -51,6 +51,17 @@ TEST(NvccArgs, GencodeIsItsVirtualArchitecture) {
   EXPECT_EQ(T->GpuArchs, (std::vector<std::string>{"sm_75", "sm_70", "sm_86"}));
 }
 
+TEST(NvccArgs, SpecificArchitecturesAlsoCompileThePlainOne) {
+  // -arch=sm_90a and -arch=sm_100f run two device passes, compute_90a and compute_90 (nvcc 13.0 --dryrun);
+  // a -gencode names its one virtual architecture; compute_100f alone is one pass.
+  auto T = translateNvccArgs({"-arch=sm_90a", "--gpu-architecture=sm_100f", "-gencode", "arch=compute_103f,code=sm_103f",
+                              "-arch", "compute_120f", "a.cu"},
+                             "");
+  ASSERT_TRUE(static_cast<bool>(T));
+  EXPECT_EQ(T->GpuArchs,
+            (std::vector<std::string>{"sm_90a", "sm_90", "sm_100f", "sm_100", "sm_103f", "sm_120f"}));
+}
+
 TEST(NvccArgs, AllAndAllMajorAreNvccsLists) {
   auto A = translateNvccArgs({"-arch=all", "a.cu"}, "");
   ASSERT_TRUE(static_cast<bool>(A));
