@@ -5,6 +5,7 @@
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='cast_params'][0]; print('CASTS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CASTS
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='dependent_params'][0]; print('DEPENDENT', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=DEPENDENT
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='ref_params'][0]; print('REFS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=REFS
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='callee_params'][0]; print('CALLEES', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CALLEES
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -87,6 +88,26 @@ __global__ void ref_params(float *byref, float *viaref, float *viaauto, float *l
 }
 // REFS: REFS [('byref', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('viaref', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('viaauto', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('left', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('right', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('comma', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('inarray', True, 'store at line {{[0-9]+}}'), ('assigned', True, 'store at line {{[0-9]+}}'), ('swapped', True, 'passed to both by reference to non-const at line {{[0-9]+}}'), ('counters', True, 'non-const member function add called at line {{[0-9]+}}'), ('ro', False, None), ('readonly', False, None), ('c', None, None)]
 // DEPENDENT: DEPENDENT [('out', True, 'store at line {{[0-9]+}}'), ('in', False, None), ('acc', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('viaauto', True, 'store at line {{[0-9]+}}'), ('maybe', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('n', None, None)]
+// A callee defined in the translation unit is read as the kernel is (found on ggml by a break test: a
+// pointer passed by value to a device template counted as written, so add_const was refused): a pointer it
+// only reads is no write, one it writes through, itself or through its own callee, is; a call cycle and a
+// callee with no body here count as writes; a lambda's operator() takes its arguments as any call does.
+template <typename P> __device__ float first(P p) { return p[0]; }
+__device__ float firstf(float *p) { return p[0]; }
+__device__ void viaf(float *p) { store(p + 1, 0.f); }
+__device__ void recur(float *p, int n) { if (n) recur(p, n - 1); }
+__device__ float elsewhere(float *p);
+__global__ void callee_params(float *bytemplate, float *byptr, float *nested, float *cycle, float *undefined,
+                              float *bylambda, float *readlambda, float *out) {
+  out[0] = first(bytemplate) + firstf(byptr) + elsewhere(undefined);
+  viaf(nested);
+  recur(cycle, 3);
+  auto w = [](float *a) { a[0] = 2.f; };
+  w(bylambda);
+  auto r = [](float *a) { return a[0]; };
+  out[1] = r(readlambda);
+}
+// CALLEES: CALLEES [('bytemplate', False, None), ('byptr', False, None), ('nested', True, 'passed to viaf as a pointer to non-const at line {{[0-9]+}}'), ('cycle', True, 'passed to recur as a pointer to non-const at line {{[0-9]+}}'), ('undefined', True, 'passed to elsewhere as a pointer to non-const at line {{[0-9]+}}'), ('bylambda', True, 'passed to {{.+}} as a pointer to non-const at line {{[0-9]+}}'), ('readlambda', False, None), ('out', True, 'store at line {{[0-9]+}}')]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
