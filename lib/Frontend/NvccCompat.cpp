@@ -349,18 +349,29 @@ public:
   void ForgetSema() override { ParsingSema = nullptr; }
 };
 
-/// Warns at each preprocessor condition of the project's code (not a system header) that tests
-/// `__NVCC__`: nvcc defines it in both passes (`nvcc --dryrun` shows -D__NVCC__), kloop's clang parse does
-/// not, so the branch parsed there may not be the one nvcc builds and a kernel under it would be missing
-/// from the inventory without a word. kloop does not define it: CCCL would then take nvcc's built-ins.
-constexpr char NvccMacroWarning[] = "this condition tests __NVCC__, which nvcc defines and kloop's clang parse does "
-                                    "not: kloop reads the branch clang takes, which may not be the one nvcc builds "
-                                    "(kernels there are not listed)";
+/// Warns at each preprocessor condition of the project's code (not a system header) that tests a macro
+/// one compiler defines and the other does not, so the branch kloop parses may not be the one nvcc builds
+/// and a kernel under it would be missing from the inventory without a word:
+/// - `__NVCC__`: nvcc defines it in both passes (`nvcc --dryrun` shows -D__NVCC__), kloop's clang parse
+///   does not. kloop does not define it: CCCL would then take nvcc's built-ins.
+/// - `__clang__` and `__CUDA__`: clang defines them, nvcc does not (its device pass never, its host pass
+///   only with a clang host compiler, -ccbin clang++, and `__CUDA__` not even then). kloop cannot undefine
+///   them: clang's own headers and CCCL pick clang's built-ins by them.
+/// The message names the macro (%0) and which compiler defines it (%1).
+constexpr char CompilerMacroWarning[] = "this condition tests %0, which %1: kloop reads the branch clang takes, which "
+                                        "may not be the one nvcc builds (kernels there are not listed)";
+/// The text CompilerMacroWarning's %1 takes for \p Name.
+StringRef whoDefines(StringRef Name) {
+  return Name == "__NVCC__"   ? "nvcc defines and kloop's clang parse does not"
+         : Name == "__clang__" ? "kloop's clang parse defines and nvcc does not (but for its host pass with a clang "
+                                 "host compiler)"
+                               : "kloop's clang parse defines and nvcc does not";
+}
 
 class NvccMacroTests : public PPCallbacks {
 public:
   explicit NvccMacroTests(Preprocessor &PP)
-      : PP(PP), ID(PP.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Warning, NvccMacroWarning)) {}
+      : PP(PP), ID(PP.getDiagnostics().getCustomDiagID(DiagnosticsEngine::Warning, CompilerMacroWarning)) {}
   void If(SourceLocation Loc, SourceRange Cond, ConditionValueKind) override { check(Loc, Cond); }
   void Elif(SourceLocation Loc, SourceRange Cond, ConditionValueKind V, SourceLocation) override {
     if (V != CVK_NotEvaluated) // a branch before it was taken
@@ -373,8 +384,11 @@ public:
   /// A macro of a condition whose body tests it (`#define IS_NVCC defined(__NVCC__)`, `#if IS_NVCC`).
   void MacroExpands(const Token &, const MacroDefinition &MD, SourceRange Range, const MacroArgs *) override {
     const MacroInfo *MI = MD.getMacroInfo();
-    if (PP.isParsingIfOrElifDirective() && MI && llvm::any_of(MI->tokens(), isNvccMacro))
-      warn(Range.getBegin());
+    if (!PP.isParsingIfOrElifDirective() || !MI)
+      return;
+    for (const Token &T : MI->tokens())
+      if (T.getIdentifierInfo() && isCompilerMacro(T.getIdentifierInfo()->getName()))
+        return warn(Range.getBegin(), T.getIdentifierInfo()->getName());
   }
 
 private:
@@ -382,36 +396,36 @@ private:
   unsigned ID;
   std::set<std::pair<FileID, unsigned>> Warned; ///< lines warned at
 
-  static bool isNvccMacro(const Token &T) {
-    return T.getIdentifierInfo() && T.getIdentifierInfo()->getName() == "__NVCC__";
+  static bool isCompilerMacro(StringRef Name) {
+    return Name == "__NVCC__" || Name == "__clang__" || Name == "__CUDA__";
   }
   void check(SourceLocation Loc, const Token &Name) {
-    if (isNvccMacro(Name))
-      warn(Loc);
+    if (Name.getIdentifierInfo() && isCompilerMacro(Name.getIdentifierInfo()->getName()))
+      warn(Loc, Name.getIdentifierInfo()->getName());
   }
   /// The condition's identifiers, read by the raw lexer (so a comment that mentions the name does not count).
   void check(SourceLocation Loc, SourceRange Cond) {
     const SourceManager &SM = PP.getSourceManager();
     CharSourceRange R = CharSourceRange::getTokenRange(Cond);
     StringRef Text = Lexer::getSourceText(R, SM, PP.getLangOpts());
-    if (!Text.contains("__NVCC__"))
+    if (!Text.contains("__NVCC__") && !Text.contains("__clang__") && !Text.contains("__CUDA__"))
       return;
     std::string Copy = Text.str();
     Lexer L(SM.getExpansionLoc(Cond.getBegin()), PP.getLangOpts(), Copy.data(), Copy.data(), Copy.data() + Copy.size());
     for (Token T; !T.is(tok::eof);) {
       bool AtEnd = L.LexFromRawLexer(T);
-      if (T.is(tok::raw_identifier) && T.getRawIdentifier() == "__NVCC__")
-        return warn(Loc);
+      if (T.is(tok::raw_identifier) && isCompilerMacro(T.getRawIdentifier()))
+        return warn(Loc, T.getRawIdentifier());
       if (AtEnd)
         return;
     }
   }
-  void warn(SourceLocation Loc) {
+  void warn(SourceLocation Loc, StringRef Name) {
     const SourceManager &SM = PP.getSourceManager();
     SourceLocation At = SM.getExpansionLoc(Loc);
     if (SM.isInSystemHeader(At) || !Warned.insert({SM.getFileID(At), SM.getExpansionLineNumber(At)}).second)
       return;
-    PP.getDiagnostics().Report(At, ID);
+    PP.getDiagnostics().Report(At, ID) << Name << whoDefines(Name);
   }
 };
 
@@ -500,7 +514,11 @@ std::unique_ptr<FrontendAction> withSemaWatch(std::unique_ptr<FrontendAction> Ac
   return std::make_unique<SemaWatch>(std::move(Action));
 }
 
-bool isNvccMacroWarning(const ParseDiagnostic &D) { return D.Level == "warning" && D.Message == NvccMacroWarning; }
+bool isNvccMacroWarning(const ParseDiagnostic &D) {
+  StringRef M = D.Message;
+  return D.Level == "warning" && M.starts_with("this condition tests __") &&
+         M.ends_with("which may not be the one nvcc builds (kernels there are not listed)");
+}
 
 std::optional<std::string> nvccAcceptedError(const Diagnostic &Info) {
   if (std::optional<std::string> Note = hostInstantiationOfDeviceCode(Info))

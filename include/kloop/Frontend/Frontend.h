@@ -272,8 +272,9 @@ llvm::StringRef nvccCompatHeaderPath();
 std::optional<std::string> nvccAcceptedError(const clang::Diagnostic &Info);
 
 /// True for the warning every parse raises at a preprocessor condition outside the system headers that
-/// tests `__NVCC__` (which nvcc defines and kloop's parse does not; docs/nvcc-compat.md): the branch
-/// kloop reads there may not be the one nvcc builds. `kloop extract` prints these, once per place.
+/// tests `__NVCC__` (which nvcc defines and kloop's parse does not), `__clang__` or `__CUDA__` (which
+/// kloop's parse defines and nvcc does not; docs/nvcc-compat.md): the branch kloop reads there may not be
+/// the one nvcc builds. `kloop extract` prints these, once per place.
 bool isNvccMacroWarning(const ParseDiagnostic &D);
 
 /// True for a function nvcc compiles for the device only: a kernel, or `__device__` without `__host__`
