@@ -38,6 +38,7 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -132,6 +133,8 @@ struct Options {
   /// same placements. A serve request's "placement_seed" draws the copies' pads again.
   unsigned PlacementPadMiB = 0;
   uint64_t PlacementSeed = 0;
+  /// A serve request's "placement_seed" (absent: the copies stay where they are).
+  std::optional<uint64_t> RedrawSeed;
 };
 
 /// The key placement \p At's pad is drawn from under seed \p Seed (capture::placementPadBytes).
@@ -1590,7 +1593,8 @@ bool parseRequest(const std::string &Line, Options &Req, std::string &Error) {
     Error = "request: placement_seed: expected an unsigned 64-bit integer";
     return false;
   }
-  Req.PlacementSeed = J.value("placement_seed", Req.PlacementSeed);
+  if (J.contains("placement_seed"))
+    Req.RedrawSeed = J["placement_seed"].get<uint64_t>();
   Req.Cubin = J["cubin"].get<std::string>();
   Req.CandidateCubin = J.value("candidate_cubin", json()).is_string() ? J["candidate_cubin"].get<std::string>() : "";
   Req.Iters = J["iters"].get<unsigned>();
@@ -1627,9 +1631,9 @@ int serve(Replayer &R, std::vector<Prepared> &Ps, const Options &O, uint64_t Loa
         Parsed = false;
       }
     std::string Redrawn;
-    if (Parsed)
+    if (Parsed && Req.RedrawSeed)
       try {
-        Redrawn = R.redrawCopies(Ps, Req.PlacementSeed);
+        Redrawn = R.redrawCopies(Ps, *Req.RedrawSeed);
       } catch (const CudaError &E) {
         Error = E.what();
         Parsed = false;
