@@ -167,7 +167,9 @@ KLOOP_COMPAT_STORE(__stwt, unsigned long)
 // (static_assert with nvcc). No header declares any of them and clang has none. For analysis each is a
 // device function template that reads (and, but for the loads, writes) through its pointer; nvcc's
 // finer type rules (no 64-bit signed add, no floating-point min/max, integral-only _n forms) are not
-// repeated, so kloop accepts a little more than nvcc, whose build then decides.
+// repeated, so kloop accepts a little more than nvcc, whose build then decides; the value, result and
+// expected pointers are templates of their own, since nvcc takes a const source or desired value and
+// an expected of another integer type (a break test's snippets).
 #if !__has_builtin(__nv_atomic_fetch_add)
 enum {
   __NV_ATOMIC_RELAXED = 0, __NV_ATOMIC_CONSUME = 1, __NV_ATOMIC_ACQUIRE = 2, __NV_ATOMIC_RELEASE = 3,
@@ -202,8 +204,8 @@ template <class __T>
 inline __device__ __T __nv_atomic_load_n(__T *__ptr, int __order, int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   return *__ptr;
 }
-template <class __T>
-inline __device__ void __nv_atomic_load(__T *__ptr, __T *__ret, int __order,
+template <class __T, class __R>
+inline __device__ void __nv_atomic_load(__T *__ptr, __R *__ret, int __order,
                                         int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   *__ret = *__ptr;
 }
@@ -212,8 +214,8 @@ inline __device__ void __nv_atomic_store_n(__T *__ptr, __U __val, int __order,
                                            int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   *__ptr = __val;
 }
-template <class __T>
-inline __device__ void __nv_atomic_store(__T *__ptr, __T *__val, int __order,
+template <class __T, class __V>
+inline __device__ void __nv_atomic_store(__T *__ptr, __V *__val, int __order,
                                          int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   *__ptr = *__val;
 }
@@ -224,14 +226,14 @@ inline __device__ __T __nv_atomic_exchange_n(__T *__ptr, __U __val, int __order,
   *__ptr = __val;
   return __old;
 }
-template <class __T>
-inline __device__ void __nv_atomic_exchange(__T *__ptr, __T *__val, __T *__ret, int __order,
+template <class __T, class __V, class __R>
+inline __device__ void __nv_atomic_exchange(__T *__ptr, __V *__val, __R *__ret, int __order,
                                             int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   *__ret = *__ptr;
   *__ptr = *__val;
 }
-template <class __T, class __U>
-inline __device__ bool __nv_atomic_compare_exchange_n(__T *__ptr, __T *__expected, __U __desired, bool __weak,
+template <class __T, class __E, class __U>
+inline __device__ bool __nv_atomic_compare_exchange_n(__T *__ptr, __E *__expected, __U __desired, bool __weak,
                                                       int __success, int __failure,
                                                       int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   if (*__ptr == *__expected) {
@@ -241,8 +243,8 @@ inline __device__ bool __nv_atomic_compare_exchange_n(__T *__ptr, __T *__expecte
   *__expected = *__ptr;
   return false;
 }
-template <class __T>
-inline __device__ bool __nv_atomic_compare_exchange(__T *__ptr, __T *__expected, __T *__desired, bool __weak,
+template <class __T, class __E, class __D>
+inline __device__ bool __nv_atomic_compare_exchange(__T *__ptr, __E *__expected, __D *__desired, bool __weak,
                                                     int __success, int __failure,
                                                     int __scope = __NV_THREAD_SCOPE_SYSTEM) {
   const unsigned char *__now = (const unsigned char *)__ptr, *__was = (const unsigned char *)__expected;

@@ -32,7 +32,6 @@
 
 #include <iterator>
 #include <map>
-#include <memory>
 #include <optional>
 #include <set>
 
@@ -381,33 +380,24 @@ public:
 // ---------------------------------------------------------------------------
 // Parameter write analysis: does the kernel store through a pointer parameter?
 // Conservative: a store through the parameter, through a local pointer derived
-// from it, passing it to a callee that may write through it, or handing it (or
-// anything derived from it) to inline asm counts. A callee defined in the project
-// (not a system header) is read the same way, MaxCalleeDepth calls deep; any other
-// callee that takes a pointer or reference to non-const counts as a write.
+// from it, passing it to a callee that takes a pointer to non-const (or as a C
+// variadic argument), or handing it (or anything derived from it) to inline asm
+// counts. A callee's body is not read: adding `const` to the argument may choose
+// another overload or instantiation (`f(const float *)`, `is_const<T>`), which
+// builds and behaves differently (found by a break test).
 // ---------------------------------------------------------------------------
 class WriteAnalysis {
 public:
-  WriteAnalysis(const FunctionDecl *FD, ASTContext &Ctx)
-      : WriteAnalysis(FD, Ctx, std::make_shared<Summaries>(), 0) {}
-  /// Parameter -> first evidence of a write ("line 12: assignment", ...).
-  std::map<const ParmVarDecl *, std::string> Written;
-
-private:
-  /// Per callee definition (or template pattern): the indices of the parameters it may write through;
-  /// std::nullopt while its own analysis runs (a call cycle reads it as unknown).
-  using Summaries = std::map<const FunctionDecl *, std::optional<std::set<unsigned>>>;
-  /// How deep calls are followed: deeper, the callee's parameter type decides.
-  static constexpr unsigned MaxCalleeDepth = 8;
-
-  WriteAnalysis(const FunctionDecl *FD, ASTContext &Ctx, std::shared_ptr<Summaries> Known, unsigned Depth)
-      : Ctx(Ctx), Known(std::move(Known)), Depth(Depth) {
+  WriteAnalysis(const FunctionDecl *FD, ASTContext &Ctx) : Ctx(Ctx) {
     for (const ParmVarDecl *P : FD->parameters())
       Aliases[P] = {P, 0};
     if (FD->hasBody())
       walk(FD->getBody());
   }
+  /// Parameter -> first evidence of a write ("line 12: assignment", ...).
+  std::map<const ParmVarDecl *, std::string> Written;
 
+private:
   /// A parameter an expression derives from, and how: Level 0 is a pointer into its pointee (`p`,
   /// `p + i`, `&p[i]`), 1 an lvalue of the pointee (`p[i]`, `*p`, `p->x`), -1 what holds such pointers
   /// (an array `float *a[1] = {p}`).
@@ -549,47 +539,32 @@ private:
         Aliases[V] = R;
   }
 
-  /// Whether \p F's body may write through its parameter \p I (a pointer, or a dependent type passed by
-  /// value): its own analysis, memoized; std::nullopt when the body is not read (none in this translation
-  /// unit, a system header's, past MaxCalleeDepth, or a call cycle), so that the parameter's type decides.
-  std::optional<bool> bodyWrites(const FunctionDecl *F, unsigned I) {
-    const FunctionDecl *Def = nullptr;
-    if (!F->hasBody(Def) || !Def || Depth >= MaxCalleeDepth ||
-        Ctx.getSourceManager().isInSystemHeader(Def->getLocation()))
-      return std::nullopt;
-    auto [It, New] = Known->try_emplace(Def);
-    if (New) {
-      WriteAnalysis Callee(Def, Ctx, Known, Depth + 1);
-      std::set<unsigned> W;
-      for (unsigned J = 0; J < Def->getNumParams(); ++J)
-        if (Callee.Written.count(Def->getParamDecl(J)))
-          W.insert(J);
-      It->second = std::move(W);
-    }
-    if (!It->second)
-      return std::nullopt;
-    return It->second->count(I) > 0;
-  }
-
-  /// The parameter of \p F that argument \p I of \p CE binds: an operator call of a member function
-  /// (a lambda's or functor's `operator()`) passes the object as argument 0; std::nullopt for the object
-  /// and for arguments past the parameters (C varargs, a pack in a template's pattern).
-  static std::optional<unsigned> paramOf(const CallExpr *CE, const FunctionDecl *F, unsigned I) {
+  /// The type of \p F's parameter that argument \p I of \p CE binds: an operator call of a member
+  /// function (a lambda's or functor's `operator()`) passes the object as argument 0 (std::nullopt); an
+  /// argument past the parameters binds a trailing pack in a template's pattern (its type), or is a C
+  /// variadic argument: a pointer is what it is (`va_arg(ap, float *)` may write through it), a value
+  /// (`printf("%f", p[0])`) binds nothing; else std::nullopt.
+  static std::optional<QualType> paramTypeOf(const CallExpr *CE, const FunctionDecl *F, unsigned I) {
     if (isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(F) && !cast<CXXMethodDecl>(F)->isStatic()) {
       if (I == 0)
         return std::nullopt;
       --I;
     }
-    if (I >= F->getNumParams())
-      return std::nullopt;
-    return I;
+    unsigned N = F->getNumParams();
+    if (I < N)
+      return F->getParamDecl(I)->getType();
+    if (N && F->getParamDecl(N - 1)->isParameterPack())
+      return F->getParamDecl(N - 1)->getType();
+    const Expr *Arg = CE->getArg(isa<CXXOperatorCallExpr>(CE) && isa<CXXMethodDecl>(F) ? I + 1 : I);
+    if (F->isVariadic() && Arg->IgnoreParenImpCasts()->getType()->isPointerType()) // a value (`p[0]`) is a copy
+      return Arg->IgnoreParenImpCasts()->getType();
+    return std::nullopt;
   }
 
   /// Whether argument \p I of \p CE may be written through by the callee: unless every function the
   /// call may reach (its callee, or in a template's pattern each candidate of the overload set) takes
-  /// it by value or as a pointer or reference to const, or takes it as a pointer (or by value, its type
-  /// a template parameter) that its body, read here, does not write through.
-  bool callMayWrite(const CallExpr *CE, unsigned I) {
+  /// it by value or as a pointer or reference to const.
+  static bool callMayWrite(const CallExpr *CE, unsigned I) {
     std::vector<const FunctionDecl *> Candidates;
     if (const FunctionDecl *F = CE->getDirectCallee())
       Candidates.push_back(F);
@@ -603,18 +578,9 @@ private:
       }
     if (Candidates.empty())
       return true; // an indirect call
-    for (const FunctionDecl *F : Candidates) {
-      std::optional<unsigned> P = paramOf(CE, F, I);
-      if (!P)
-        continue;
-      QualType T = F->getParamDecl(*P)->getType();
-      if (!mayWriteThrough(T))
-        continue;
-      if (T->isReferenceType()) // the analysis follows pointees, not referents: the type decides
+    for (const FunctionDecl *F : Candidates)
+      if (std::optional<QualType> T = paramTypeOf(CE, F, I); T && mayWriteThrough(*T))
         return true;
-      if (bodyWrites(F, *P).value_or(true))
-        return true;
-    }
     return false;
   }
 
@@ -623,6 +589,12 @@ private:
   void markCall(const CallExpr *CE) {
     for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
       std::vector<Root> Rs = rootsOf(CE->getArg(I));
+      // The address of the parameter itself (`memcpy(&q, &p, 8)`): the callee may copy the pointer out.
+      for (const Root &R : Rs)
+        if (R.Level < 0 && R.P->getType()->isPointerType())
+          record(R.P, "its address passed to " + (calleeName(CE).empty() ? std::string("an indirect call")
+                                                                        : calleeName(CE)),
+                 CE->getBeginLoc());
       if (Rs.empty() || !callMayWrite(CE, I))
         continue;
       std::string Name = calleeName(CE);
@@ -667,6 +639,9 @@ private:
       QualType T = EC->getTypeAsWritten();
       if ((T->isPointerType() || T->isReferenceType()) && mayWriteThrough(T))
         markAny(EC->getSubExpr(), "cast to a pointer to non-const", EC->getBeginLoc());
+      // A pointer made an integer may be made a pointer to non-const again (`*(float *)u = v`, elsewhere).
+      if (T->isIntegerType() && EC->getSubExpr()->IgnoreParenImpCasts()->getType()->isPointerType())
+        markAny(EC->getSubExpr(), "cast to an integer", EC->getBeginLoc());
     } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
       markCall(CE);
       // A non-const member function called on the pointee (`p->reset()`, `p[i].add(v)`).
@@ -679,9 +654,6 @@ private:
   }
 
   ASTContext &Ctx;
-  std::shared_ptr<Summaries> Known;
-  /// Calls followed to reach this function (0: the kernel).
-  unsigned Depth = 0;
   /// The parameters and the locals that alias one (noteAlias), with their Level.
   std::map<const Decl *, Root> Aliases;
 };

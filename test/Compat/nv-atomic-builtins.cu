@@ -29,6 +29,15 @@ __global__ void orders(int *p, unsigned long long *q, float *f, Pair *pairs) {
   if (swapped)
     p[3] = static_cast<int>(was) + static_cast<int>(sum) + got.a;
 }
+// A const source, value or desired value, and an expected of another integer type, as nvcc takes them.
+__global__ void const_operands(const int *src, int *dst, const int *val, int *ret, long long *expected) {
+  __nv_atomic_load(src, dst, __NV_ATOMIC_ACQUIRE, __NV_THREAD_SCOPE_DEVICE);
+  __nv_atomic_store(dst, val, __NV_ATOMIC_RELEASE);
+  __nv_atomic_exchange(dst, val, ret, __NV_ATOMIC_RELAXED);
+  int e = 0;
+  __nv_atomic_compare_exchange(dst, &e, val, false, __NV_ATOMIC_RELAXED, __NV_ATOMIC_RELAXED);
+  __nv_atomic_compare_exchange_n(dst, expected, 1, false, __NV_ATOMIC_RELAXED, __NV_ATOMIC_RELAXED);
+}
 // The names are constants of the host pass too, and not macros.
 static_assert(__NV_ATOMIC_SEQ_CST == 5 && __NV_THREAD_SCOPE_SYSTEM == 4, "nvcc 13.0's values");
 #ifdef __NV_ATOMIC_RELAXED
@@ -37,3 +46,4 @@ static_assert(__NV_ATOMIC_SEQ_CST == 5 && __NV_THREAD_SCOPE_SYSTEM == 4, "nvcc 1
 void run(int *p, unsigned long long *q, float *f, Pair *pairs) { orders<<<1, 32>>>(p, q, f, pairs); }
 // CHECK: TU nv-atomic-builtins.cu ok
 // CHECK: KERNEL orders editable=1
+// CHECK: KERNEL const_operands editable=1

@@ -6,6 +6,7 @@
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='dependent_params'][0]; print('DEPENDENT', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=DEPENDENT
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='ref_params'][0]; print('REFS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=REFS
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='callee_params'][0]; print('CALLEES', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CALLEES
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='escape_params'][0]; print('ESCAPES', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=ESCAPES
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -88,26 +89,39 @@ __global__ void ref_params(float *byref, float *viaref, float *viaauto, float *l
 }
 // REFS: REFS [('byref', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('viaref', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('viaauto', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('left', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('right', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('comma', True, 'passed to put by reference to non-const at line {{[0-9]+}}'), ('inarray', True, 'store at line {{[0-9]+}}'), ('assigned', True, 'store at line {{[0-9]+}}'), ('swapped', True, 'passed to both by reference to non-const at line {{[0-9]+}}'), ('counters', True, 'non-const member function add called at line {{[0-9]+}}'), ('ro', False, None), ('readonly', False, None), ('c', None, None)]
 // DEPENDENT: DEPENDENT [('out', True, 'store at line {{[0-9]+}}'), ('in', False, None), ('acc', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('viaauto', True, 'store at line {{[0-9]+}}'), ('maybe', True, 'passed to accumulate as a pointer to non-const at line {{[0-9]+}}'), ('n', None, None)]
-// A callee defined in the translation unit is read as the kernel is (found on ggml by a break test: a
-// pointer passed by value to a device template counted as written, so add_const was refused): a pointer it
-// only reads is no write, one it writes through, itself or through its own callee, is; a call cycle and a
-// callee with no body here count as writes; a lambda's operator() takes its arguments as any call does.
+// Calls: a callee's body is not read, since adding `const` to the argument may choose another overload
+// or instantiation (`pick(const float *)`, `is_const<T>`) that builds and behaves differently (a break
+// test found both when bodies were read). So a pointer passed to a function taking a pointer to non-const
+// counts, by value to a template too, and through a lambda's or functor's operator(), which did not count
+// at all before; a C variadic function may write through a pointer argument (`va_arg(ap, float *)`, also
+// found by that break test), not through a value.
+__device__ int pick(float *p) { return 1; }
+__device__ int pick(const float *p) { return 2; }
 template <typename P> __device__ float first(P p) { return p[0]; }
-__device__ float firstf(float *p) { return p[0]; }
-__device__ void viaf(float *p) { store(p + 1, 0.f); }
-__device__ void recur(float *p, int n) { if (n) recur(p, n - 1); }
-__device__ float elsewhere(float *p);
-__global__ void callee_params(float *bytemplate, float *byptr, float *nested, float *cycle, float *undefined,
-                              float *bylambda, float *readlambda, float *out) {
-  out[0] = first(bytemplate) + firstf(byptr) + elsewhere(undefined);
-  viaf(nested);
-  recur(cycle, 3);
+__device__ void put(int n, ...);
+__global__ void callee_params(float *overloaded, float *bytemplate, float *bylambda, float *variadic, float *byvalue,
+                              int *out) {
+  out[0] = pick(overloaded) + (int)first(bytemplate);
   auto w = [](float *a) { a[0] = 2.f; };
   w(bylambda);
-  auto r = [](float *a) { return a[0]; };
-  out[1] = r(readlambda);
+  put(2, variadic, byvalue[0]);
 }
-// CALLEES: CALLEES [('bytemplate', False, None), ('byptr', False, None), ('nested', True, 'passed to viaf as a pointer to non-const at line {{[0-9]+}}'), ('cycle', True, 'passed to recur as a pointer to non-const at line {{[0-9]+}}'), ('undefined', True, 'passed to elsewhere as a pointer to non-const at line {{[0-9]+}}'), ('bylambda', True, 'passed to {{.+}} as a pointer to non-const at line {{[0-9]+}}'), ('readlambda', False, None), ('out', True, 'store at line {{[0-9]+}}')]
+// CALLEES: CALLEES [('overloaded', True, 'passed to pick as a pointer to non-const at line {{[0-9]+}}'), ('bytemplate', True, 'passed to first as a pointer to non-const at line {{[0-9]+}}'), ('bylambda', True, 'passed to {{.+}} as a pointer to non-const at line {{[0-9]+}}'), ('variadic', True, 'passed to put as a pointer to non-const at line {{[0-9]+}}'), ('byvalue', False, None), ('out', True, 'store at line {{[0-9]+}}')]
+// A pointer parameter made an integer, or its own address handed to a call (`memcpy(&q, &p, 8)`), may come back as a pointer
+// to non-const and be written through (a break test: `const` was added and built); a loaded value
+// cast to an integer is no write.
+__device__ void copy_bytes(void *to, const void *from, unsigned long n);
+__device__ void put_at(unsigned long long u) { *(float *)u = 1.f; }
+__global__ void escape_params(float *toint, float *viaarg, float *copied, float *value) {
+  unsigned long long u = (unsigned long long)toint;
+  *(float *)u = 3.0f;
+  put_at(reinterpret_cast<unsigned long long>(viaarg));
+  float *q;
+  copy_bytes(&q, &copied, sizeof q);
+  q[0] = 4.0f;
+  q[1] = (float)(int)value[0];
+}
+// ESCAPES: ESCAPES [('toint', True, 'cast to an integer at line {{[0-9]+}}'), ('viaarg', True, 'cast to an integer at line {{[0-9]+}}'), ('copied', True, 'its address passed to copy_bytes at line {{[0-9]+}}'), ('value', False, None)]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
