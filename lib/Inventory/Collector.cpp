@@ -586,8 +586,27 @@ private:
 
   /// Records a write through each parameter an argument of \p CE reaches when the callee may write
   /// through it: a pointer into the parameter's memory, or an lvalue of it bound to a reference.
+  /// The pointer \p E makes an integer of (`(unsigned long long)p`, `reinterpret_cast<uintptr_t>(p + i)`),
+  /// or nullptr.
+  static const Expr *pointerMadeInteger(const Expr *E) {
+    const auto *C = E ? dyn_cast<ExplicitCastExpr>(E->IgnoreParenImpCasts()) : nullptr;
+    if (!C || !C->getType()->isIntegerType() || !C->getSubExpr()->IgnoreParenImpCasts()->getType()->isPointerType())
+      return nullptr;
+    return C->getSubExpr();
+  }
+  /// A pointer made an integer that is kept (a variable's value) or handed to a call may become a pointer
+  /// to non-const again (`*(float *)u = v`, there or in the callee); one only computed with
+  /// (`(uintptr_t)p % 16 == 0`, an alignment test) is not.
+  void markKeptInteger(const Expr *E, const std::string &Where, SourceLocation Loc) {
+    if (const Expr *P = pointerMadeInteger(E))
+      markAny(P, "cast to an integer " + Where, Loc);
+  }
+
   void markCall(const CallExpr *CE) {
     for (unsigned I = 0; I < CE->getNumArgs(); ++I) {
+      markKeptInteger(CE->getArg(I), "and passed to " + (calleeName(CE).empty() ? std::string("an indirect call")
+                                                                                 : calleeName(CE)),
+                      CE->getBeginLoc());
       std::vector<Root> Rs = rootsOf(CE->getArg(I));
       // The address of the parameter itself (`memcpy(&q, &p, 8)`): the callee may copy the pointer out.
       for (const Root &R : Rs)
@@ -612,11 +631,15 @@ private:
       return;
     if (const auto *DS = dyn_cast<DeclStmt>(S)) {
       for (const Decl *D : DS->decls())
-        if (const auto *V = dyn_cast<VarDecl>(D))
+        if (const auto *V = dyn_cast<VarDecl>(D)) {
           noteAlias(*V);
+          markKeptInteger(V->getInit(), "and kept", V->getLocation());
+        }
     } else if (const auto *B = dyn_cast<BinaryOperator>(S)) {
       if (B->isAssignmentOp())
         mark(B->getLHS(), "store", B->getOperatorLoc());
+      if (B->getOpcode() == BO_Assign)
+        markKeptInteger(B->getRHS(), "and kept", B->getOperatorLoc());
       if (B->getOpcode() == BO_Assign)
         noteAssignedAlias(B->getLHS(), B->getRHS());
     } else if (const auto *U = dyn_cast<UnaryOperator>(S)) {
@@ -639,9 +662,6 @@ private:
       QualType T = EC->getTypeAsWritten();
       if ((T->isPointerType() || T->isReferenceType()) && mayWriteThrough(T))
         markAny(EC->getSubExpr(), "cast to a pointer to non-const", EC->getBeginLoc());
-      // A pointer made an integer may be made a pointer to non-const again (`*(float *)u = v`, elsewhere).
-      if (T->isIntegerType() && EC->getSubExpr()->IgnoreParenImpCasts()->getType()->isPointerType())
-        markAny(EC->getSubExpr(), "cast to an integer", EC->getBeginLoc());
     } else if (const auto *CE = dyn_cast<CallExpr>(S)) {
       markCall(CE);
       // A non-const member function called on the pointee (`p->reset()`, `p[i].add(v)`).

@@ -108,11 +108,11 @@ __global__ void callee_params(float *overloaded, float *bytemplate, float *bylam
 }
 // CALLEES: CALLEES [('overloaded', True, 'passed to pick as a pointer to non-const at line {{[0-9]+}}'), ('bytemplate', True, 'passed to first as a pointer to non-const at line {{[0-9]+}}'), ('bylambda', True, 'passed to {{.+}} as a pointer to non-const at line {{[0-9]+}}'), ('variadic', True, 'passed to put as a pointer to non-const at line {{[0-9]+}}'), ('byvalue', False, None), ('out', True, 'store at line {{[0-9]+}}')]
 // A pointer parameter made an integer, or its own address handed to a call (`memcpy(&q, &p, 8)`), may come back as a pointer
-// to non-const and be written through (a break test: `const` was added and built); a loaded value
-// cast to an integer is no write.
+// to non-const and be written through (a break test: `const` was added and built); an integer only
+// computed with (an alignment test) and a loaded value cast to an integer are no write.
 __device__ void copy_bytes(void *to, const void *from, unsigned long n);
 __device__ void put_at(unsigned long long u) { *(float *)u = 1.f; }
-__global__ void escape_params(float *toint, float *viaarg, float *copied, float *value) {
+__global__ void escape_params(float *toint, float *viaarg, float *copied, float *value, float *aligned) {
   unsigned long long u = (unsigned long long)toint;
   *(float *)u = 3.0f;
   put_at(reinterpret_cast<unsigned long long>(viaarg));
@@ -120,8 +120,10 @@ __global__ void escape_params(float *toint, float *viaarg, float *copied, float 
   copy_bytes(&q, &copied, sizeof q);
   q[0] = 4.0f;
   q[1] = (float)(int)value[0];
+  if ((unsigned long long)aligned % 16 == 0)
+    q[2] = aligned[0];
 }
-// ESCAPES: ESCAPES [('toint', True, 'cast to an integer at line {{[0-9]+}}'), ('viaarg', True, 'cast to an integer at line {{[0-9]+}}'), ('copied', True, 'its address passed to copy_bytes at line {{[0-9]+}}'), ('value', False, None)]
+// ESCAPES: ESCAPES [('toint', True, 'cast to an integer and kept at line {{[0-9]+}}'), ('viaarg', True, 'cast to an integer and passed to put_at at line {{[0-9]+}}'), ('copied', True, 'its address passed to copy_bytes at line {{[0-9]+}}'), ('value', False, None), ('aligned', False, None)]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
