@@ -25,9 +25,11 @@ namespace capture {
 
 using json = nlohmann::ordered_json;
 
+unsigned placementPadChoices(unsigned MaxMiB) { return MaxMiB / 2 >= 2 ? MaxMiB / 2 : 0; }
+
 uint64_t placementPadBytes(unsigned MaxMiB, uint64_t Key) {
   constexpr uint64_t Step = 2ull << 20;
-  uint64_t Choices = MaxMiB / 2 >= 2 ? MaxMiB / 2 : 0;
+  uint64_t Choices = placementPadChoices(MaxMiB);
   if (!Choices)
     return 0;
   uint64_t Z = Key;

@@ -34,6 +34,9 @@ Error fail(const Twine &Msg) { return createStringError(inconvertibleErrorCode()
 
 /// The worker's options that one replay and a serving worker share: tolerance, L2 mode, watchdog, launches,
 /// poison, gate, placements, train and timer (docs/capture.md).
+/// Whether \p O's worker draws its placements' pads (docs/capture.md, "Where the placements land").
+bool drawsPads(const ReplayOptions &O) { return O.Placements > 1 && placementPadChoices(O.PlacementPadMiB); }
+
 std::vector<std::string> sharedArgs(const ReplayOptions &O) {
   std::vector<std::string> A = {"--tolerance", O.Tolerance, "--l2", O.L2, "--timeout-ms", std::to_string(O.LaunchTimeoutMs)};
   for (uint64_t L : O.Launches)
@@ -44,7 +47,7 @@ std::vector<std::string> sharedArgs(const ReplayOptions &O) {
     A.push_back("--no-gate");
   if (O.Placements > 1)
     A.insert(A.end(), {"--placements", std::to_string(O.Placements)});
-  if (O.Placements > 1 && O.PlacementPadMiB >= 4)
+  if (drawsPads(O))
     A.insert(A.end(), {"--placement-pad-mib", std::to_string(O.PlacementPadMiB), "--placement-seed",
                        std::to_string(O.PlacementSeed)});
   if (O.Train && O.L2 == "rotate-sets")
@@ -449,7 +452,7 @@ Expected<ReplayResult> ReplayServer::replay(const std::string &Cubin, const std:
               {"iters", Iters}};
   if (!Configs.empty())
     Req["configs"] = toJSON(Configs);
-  if (O.Placements > 1 && O.PlacementPadMiB >= 4) // each request at placements of its own
+  if (drawsPads(O)) // each request at placements of its own
     Req["placement_seed"] = requestSeed(O.PlacementSeed, Requests++);
   std::string Line = Req.dump() + "\n";
   auto Sent = Clock::now();

@@ -1,6 +1,7 @@
 //===- Runner.cpp - One isolated run of a workload ------------------------===//
 #include "kloop/Measure/Runner.h"
 #include "kloop/Capture/Manifest.h"
+#include "kloop/Measure/Config.h"
 #include "kloop/Support/Path.h"
 #include "kloop/Support/Process.h"
 
@@ -137,7 +138,7 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace) {
   I.Extra["KLOOP_CUPTI_KERNEL_TRACE"] = toString(Trace).str();
 }
 
-unsigned placementPadChoices(unsigned MaxMiB) { return MaxMiB / 2 >= 2 ? MaxMiB / 2 : 0; }
+unsigned placementPadChoices(unsigned MaxMiB) { return capture::placementPadChoices(MaxMiB); }
 
 uint64_t placementPadBytes(unsigned MaxMiB, size_t Shape, unsigned Seed, unsigned Round) {
   return capture::placementPadBytes(MaxMiB, (uint64_t(Shape) << 42) ^ (uint64_t(Seed) << 21) ^ Round);

@@ -949,7 +949,7 @@ void Replayer::freeSets() {
 }
 
 std::string Replayer::redrawCopies(std::vector<Prepared> &Ps, uint64_t Seed) {
-  if (SetRanges.empty() || PadMiB < 4 || Seed == CopySeed)
+  if (SetRanges.empty() || !capture::placementPadChoices(PadMiB) || Seed == CopySeed)
     return "";
   std::vector<uint32_t> Counts = CopyCounts;
   uint64_t Old = CopySeed;
@@ -998,7 +998,7 @@ void Replayer::prepareCopies(std::vector<Prepared> &Ps) {
     Others.push_back(Rotate ? replay::rotationSets(allocationBytes(*P.L, false), L2Bytes, MaxOtherSets) : 0);
   std::string Stored = storedPointer(Ps);
   std::string Why = !Stored.empty() ? Stored : allocateSets(copiesPerRange(Ps, Others, O.Placements - 1), O.PlacementSeed);
-  if (!Why.empty() && Stored.empty() && PadMiB >= 4) { // without the pads they may fit
+  if (!Why.empty() && Stored.empty() && capture::placementPadChoices(PadMiB)) { // without the pads they may fit
     PadNote = "placement pads: " + Why + "; the copies are allocated back to back";
     PadMiB = 0;
     Why = allocateSets(copiesPerRange(Ps, Others, O.Placements - 1), O.PlacementSeed);
@@ -1355,7 +1355,7 @@ json resultJSON(const Options &O, const Replayer *R, const std::vector<Prepared>
   J["placements"] = R ? R->Placements : 1;
   if (R && !R->PlacementNote.empty())
     J["placement_note"] = R->PlacementNote;
-  if (R && R->PadMiB >= 4) {
+  if (R && capture::placementPadChoices(R->PadMiB)) {
     J["placement_seed"] = R->CopySeed;
     json Pads = json::array();
     for (uint32_t At = 0; At < R->Placements && At < R->PadBytes.size(); ++At)

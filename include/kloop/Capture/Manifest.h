@@ -317,6 +317,10 @@ constexpr unsigned MaxTrain = 256;
 /// distribution of placements.
 uint64_t placementPadBytes(unsigned MaxMiB, uint64_t Key);
 
+/// How many pads placementPadBytes chooses from for \p MaxMiB (0, 2 MiB, ...): MaxMiB / 2, or 0 when that
+/// is under 2 (no placement varied).
+unsigned placementPadChoices(unsigned MaxMiB);
+
 } // namespace capture
 } // namespace kloop
 

@@ -86,8 +86,8 @@ void applyKernelTrace(InjectionSettings &I, KernelTrace Trace);
 /// GPU session"); one placement per comparison is one sample of that spread, taken as the whole truth.
 uint64_t placementPadBytes(unsigned MaxMiB, size_t Shape, unsigned Seed, unsigned Round);
 
-/// How many pads placementPadBytes chooses from for `placement_pad_mib` \p MaxMiB (0, 2 MiB, ...):
-/// MaxMiB / 2, or 0 when that is under 2 (no placement varied).
+/// How many pads placementPadBytes chooses from for `placement_pad_mib` \p MaxMiB: capture::placementPadChoices
+/// (MaxMiB / 2, or 0 when that is under 2: no placement varied), which the replay worker's pads share.
 unsigned placementPadChoices(unsigned MaxMiB);
 
 /// Sets KLOOP_CUPTI_PLACEMENT_PAD in \p I to \p Bytes (erased when 0; docs/cupti.md).
