@@ -109,6 +109,7 @@ struct LaunchFacts {
 };
 
 struct PlanState;
+struct ArchFact;
 
 /// One side of one parse of one translation unit, as a kind's plan function
 /// sees it: the side inventory by ID, and source ranges turned into file
@@ -157,6 +158,13 @@ public:
   /// launch may exist on the device side only (under `#ifdef __CUDA_ARCH__`), which the host-side alias
   /// check does not read.
   std::optional<std::string> deviceLaunchOf(const std::string &Kernel) const;
+  /// Every kernel (inventory ID) this parse's device code launches, with the first such launch as
+  /// deviceLaunchOf gives it.
+  std::map<std::string, std::string> deviceLaunches() const;
+  /// What this job's device side under each of its other architectures says of \p E (a kernel or a
+  /// parameter of this parse), in architecture order; none on the host side, for an entity those parses
+  /// lack (a kernel under `#if __CUDA_ARCH__ >= 900`), and when no edit reads them (readsArchFacts).
+  std::vector<const ArchFact *> archFacts(const Entity &E) const;
 
 private:
   PlanState &St;

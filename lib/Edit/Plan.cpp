@@ -198,12 +198,20 @@ std::vector<ArchUnit> archUnits(const std::vector<CompileJob> &Jobs, const Front
 
 std::string archKey(const CompileJob &Job, const ArchUnit &U) { return parseKey(Job, Side::Device) + "|" + U.Arch; }
 
+bool readsArchFacts(const Proposal &P) {
+  return llvm::any_of(P.Edits, [](const Edit &Ed) {
+    return Ed.Kind == EditKind::AddRestrict || Ed.Kind == EditKind::AddConst;
+  });
+}
+
 ParseResult parseArchUnit(const CompileJob &Job, const ArchUnit &U, const FrontendOptions &FOpts,
-                          const std::vector<std::pair<std::string, std::string>> &Mapped) {
+                          const std::vector<std::pair<std::string, std::string>> &Mapped,
+                          std::unique_ptr<FrontendAction> Action) {
   CompileJob Under = Job;
   Under.GpuArchs = {U.Arch};
-  return parseCommandLine(checkedCommandLine(Under, Side::Device, FOpts), Job.Directory,
-                          std::make_unique<SyntaxOnlyAction>(), Mapped);
+  if (!Action)
+    Action = std::make_unique<SyntaxOnlyAction>();
+  return parseCommandLine(checkedCommandLine(Under, Side::Device, FOpts), Job.Directory, std::move(Action), Mapped);
 }
 
 // --- PlanContext ------------------------------------------------------------------
@@ -1071,9 +1079,10 @@ private:
   std::set<std::string> HostFns;
 
   /// add_restrict asks every TU's launches whether they alias a parameter (PlanContext::aliasFor).
+  /// and every architecture's facts (PlanContext::archFacts).
   void waitForHostSides() {
     std::unique_lock<std::mutex> L(St.M);
-    St.HostsDone.wait(L, [&] { return St.HostsPending == 0; });
+    St.HostsDone.wait(L, [&] { return St.HostsPending == 0 && St.ArchsPending == 0; });
   }
 
   void collectLaunchFacts() {
@@ -1175,6 +1184,71 @@ private:
   ErrorTable Errors;
 };
 
+/// Collects one architecture's facts of a job's kernels and parameters (ArchFact) into St.ArchFacts.
+class ArchFactsConsumer : public ASTConsumer {
+public:
+  ArchFactsConsumer(PlanState &St, const CompileJob &Job, const ArchUnit &U, size_t Index, MacroTable &M,
+                    ErrorTable &Errors)
+      : St(St), Job(Job), U(U), Index(Index), M(M), Errors(Errors) {}
+  void HandleTranslationUnit(ASTContext &Ctx) override {
+    if (Ctx.getDiagnostics().hasFatalErrorOccurred())
+      return;
+    SideInventory Inv = collectSideInventory(Ctx, Side::Device, M, &Errors);
+    PlanContext C(St, Side::Device, Job, Ctx, Inv);
+    std::map<std::string, std::string> Launched = C.deviceLaunches();
+    std::vector<std::pair<std::string, ArchFact>> Facts;
+    for (const Entity &E : Inv.Entities)
+      if (E.Kind == EntityKind::Kernel || E.Kind == EntityKind::Param) {
+        auto L = E.Kind == EntityKind::Kernel ? Launched.find(E.ID) : Launched.end();
+        Facts.push_back({E.ID, {U.Arch, E.Data, L == Launched.end() ? std::nullopt : std::optional(L->second)}});
+      }
+    std::lock_guard<std::mutex> Lock(St.M);
+    auto &Mine = St.ArchFacts[parseKey(Job, Side::Device)];
+    for (auto &[ID, F] : Facts)
+      Mine[ID].emplace(Index, std::move(F));
+  }
+
+private:
+  PlanState &St;
+  const CompileJob &Job;
+  const ArchUnit &U;
+  size_t Index;
+  MacroTable &M;
+  ErrorTable &Errors;
+};
+
+class ArchFactsAction : public ASTFrontendAction {
+public:
+  ArchFactsAction(PlanState &St, const CompileJob &Job, const ArchUnit &U, size_t Index)
+      : St(St), Job(Job), U(U), Index(Index) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &CI, StringRef) override {
+    recordMacros(CI.getPreprocessor(), Macros);
+    recordErrors(CI.getDiagnostics(), Side::Device, Errors);
+    return std::make_unique<ArchFactsConsumer>(St, Job, U, Index, Macros, Errors);
+  }
+
+private:
+  PlanState &St;
+  const CompileJob &Job;
+  const ArchUnit &U;
+  size_t Index;
+  MacroTable Macros;
+  ErrorTable Errors;
+};
+
+/// The parse before the edit of ArchUnit \p U (number \p Index of archUnits); when an edit reads the
+/// facts, it collects them and, however it ends, lets the device-side planners go on.
+ParseResult planArchParse(PlanState &St, const CompileJob &Job, const ArchUnit &U, size_t Index,
+                          const FrontendOptions &FOpts) {
+  if (!readsArchFacts(St.P))
+    return parseArchUnit(Job, U, FOpts, {});
+  ParseResult R = parseArchUnit(Job, U, FOpts, {}, std::make_unique<ArchFactsAction>(St, Job, U, Index));
+  std::lock_guard<std::mutex> L(St.M);
+  if (--St.ArchsPending == 0)
+    St.HostsDone.notify_all();
+  return R;
+}
+
 /// One plan parse; a host side, however it ends, lets the device-side planners go on.
 ParseResult planParse(PlanState &St, const CompileJob &Job, Side S, size_t Unit, const FrontendOptions &FOpts) {
   ParseResult R = parseCommandLine(checkedCommandLine(Job, S, FOpts), Job.Directory,
@@ -1240,6 +1314,14 @@ std::pair<size_t, Side> parseUnit(size_t U, size_t NJobs) {
   return {U % NJobs, U < NJobs ? Side::Host : Side::Device};
 }
 
+size_t scheduledUnit(size_t I, size_t NJobs, size_t NArchs) {
+  if (I < NJobs)
+    return I;
+  if (I < NJobs + NArchs)
+    return 2 * NJobs + (I - NJobs);
+  return I - NArchs;
+}
+
 std::vector<size_t> unitsInJobOrder(size_t NJobs) {
   std::vector<size_t> Out;
   for (size_t J = 0; J < NJobs; ++J)
@@ -1247,24 +1329,40 @@ std::vector<size_t> unitsInJobOrder(size_t NJobs) {
   return Out;
 }
 
-std::optional<std::string> PlanContext::deviceLaunchOf(const std::string &Kernel) const {
+std::map<std::string, std::string> PlanContext::deviceLaunches() const {
   struct Finder : RecursiveASTVisitor<Finder> {
     const PlanContext &C;
-    const std::string &Kernel;
-    std::optional<std::string> At;
-    Finder(const PlanContext &C, const std::string &Kernel) : C(C), Kernel(Kernel) {}
+    std::map<std::string, std::string> At;
+    explicit Finder(const PlanContext &C) : C(C) {}
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
       const FunctionDecl *In = enclosingFunction(*E, C.astContext());
       // A __host__ __device__ function (a lambda is one, implicitly) launches on the host side too, where
       // the alias check reads its launches.
-      bool FromDevice = In && isDeviceOnly(*In);
-      if (FromDevice && kernelReferenced(stripCasts(E->getCallee()), C.astContext()) == Kernel)
-        At = lineOf(*E, C);
-      return !At;
+      if (In && isDeviceOnly(*In))
+        At.emplace(kernelReferenced(stripCasts(E->getCallee()), C.astContext()), lineOf(*E, C));
+      return true;
     }
-  } F(*this, Kernel);
+  } F(*this);
   F.TraverseDecl(Ctx.getTranslationUnitDecl());
   return F.At;
+}
+
+std::optional<std::string> PlanContext::deviceLaunchOf(const std::string &Kernel) const {
+  std::map<std::string, std::string> At = deviceLaunches();
+  auto It = At.find(Kernel);
+  return It == At.end() ? std::nullopt : std::optional(It->second);
+}
+
+std::vector<const ArchFact *> PlanContext::archFacts(const Entity &E) const {
+  std::vector<const ArchFact *> Out;
+  std::lock_guard<std::mutex> L(St.M);
+  auto J = St.ArchFacts.find(parseKey(Job, Side::Device));
+  if (W != Side::Device || J == St.ArchFacts.end())
+    return Out;
+  if (auto It = J->second.find(E.ID); It != J->second.end())
+    for (const auto &[Index, F] : It->second)
+      Out.push_back(&F);
+  return Out;
 }
 
 Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts) {
@@ -1275,10 +1373,12 @@ Error planEdits(PlanState &St, const std::vector<CompileJob> &Jobs, const Fronte
   St.Units.assign(2 * N, {});
   St.HostsPending = N;
   std::vector<ArchUnit> Archs = archUnits(Jobs, FOpts);
+  St.ArchsPending = readsArchFacts(St.P) ? Archs.size() : 0;
   std::vector<ParseResult> Results(2 * N + Archs.size()); // the architectures' parses last
-  parallelFor(Results.size(), FOpts.Jobs, [&](size_t U) {
+  parallelFor(Results.size(), FOpts.Jobs, [&](size_t I) {
+    size_t U = scheduledUnit(I, N, Archs.size());
     if (U >= 2 * N) {
-      Results[U] = parseArchUnit(Jobs[Archs[U - 2 * N].Job], Archs[U - 2 * N], FOpts, {});
+      Results[U] = planArchParse(St, Jobs[Archs[U - 2 * N].Job], Archs[U - 2 * N], U - 2 * N, FOpts);
       return;
     }
     auto [J, S] = parseUnit(U, N);

@@ -18,16 +18,36 @@
 #include <mutex>
 #include <set>
 
+namespace clang {
+class FrontendAction;
+} // namespace clang
+
 namespace kloop {
 namespace edit {
 
 /// A device-side parse of job \p Job (an index) under GPU architecture \p Arch, one of the other
-/// architectures its command names (checkedArchs): read for its diagnostics only, before and after the
-/// edit, so that an edit breaking code under `#if __CUDA_ARCH__ >= 900` is refused where the command
-/// builds sm_90 too. No edit is planned on it: IDs of loops and launches can differ between architectures.
+/// architectures its command names (checkedArchs): read for its diagnostics before and after the edit,
+/// so that an edit breaking code under `#if __CUDA_ARCH__ >= 900` is refused where the command builds
+/// sm_90 too, and before the edit for the facts of its kernels and parameters (ArchFact). No edit is
+/// planned on it: IDs of loops and launches can differ between architectures.
 struct ArchUnit {
   size_t Job = 0;
   std::string Arch;
+};
+
+/// What a job's device side under another architecture (an ArchUnit's parse before the edit) says of
+/// one kernel or parameter, for the edits whose soundness rests on what the code does rather than on
+/// whether it compiles (add_restrict, add_const): code under `#if __CUDA_ARCH__ == 800` that writes
+/// through a parameter, or reaches memory through a pointer that is no parameter, exists in that
+/// architecture's parse only.
+struct ArchFact {
+  /// The architecture, e.g. "sm_80".
+  std::string Arch;
+  /// The entity's inventory data in that parse (docs/inventory.md): a kernel's "indirect_pointer", a
+  /// parameter's "written" and "write_evidence".
+  nlohmann::json Data;
+  /// A kernel: where that parse's device code launches it (PlanContext::deviceLaunchOf), `file:line`.
+  std::optional<std::string> DeviceLaunch;
 };
 
 /// Shared state of all plan parses.
@@ -55,7 +75,14 @@ struct PlanState {
   /// Host-side parses not yet finished; a device-side planner waits for none (PlanContext::aliasFor
   /// reads every TU's launches).
   size_t HostsPending = 0;
+  /// Other architectures' parses before the edit (ArchUnit) not yet finished; a device-side planner
+  /// waits for none when an edit reads their facts (ArchFacts).
+  size_t ArchsPending = 0;
   std::condition_variable HostsDone;
+  /// The facts of the other architectures' parses before the edit, per parseKey(Job, Side::Device) and
+  /// entity ID (kernels and parameters); collected only when an edit reads them (readsArchFacts).
+  /// (Each entity's facts are by the ArchUnit's index in archUnits, so in architecture order.)
+  std::map<std::string, std::map<std::string, std::map<size_t, ArchFact>>> ArchFacts;
   /// Top-level declarations before the edit, per parseKey (AddedCode.h).
   std::map<std::string, DeclCensus> Census;
   /// Diagnostics of each parse before the edit (diagKey), per parseKey.
@@ -86,13 +113,16 @@ struct PlanState {
 std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts);
 /// Every job's checkedArchs, in job order.
 std::vector<ArchUnit> archUnits(const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);
+/// Whether an edit of \p P reads the other architectures' facts (ArchFact): add_restrict or add_const.
+bool readsArchFacts(const Proposal &P);
 /// Names the diagnostics of \p U's parses (PlanState::BeforeDiags): parseKey's device side and the
 /// architecture.
 std::string archKey(const CompileJob &Job, const ArchUnit &U);
-/// The syntax-only parse of \p Job's device side under \p U's architecture, with \p Mapped files (the
-/// edited text) in memory; no precompiled preamble, before or after.
+/// The parse of \p Job's device side under \p U's architecture, with \p Mapped files (the edited text)
+/// in memory; no precompiled preamble, before or after. Syntax only, unless \p Action is given.
 ParseResult parseArchUnit(const CompileJob &Job, const ArchUnit &U, const FrontendOptions &FOpts,
-                          const std::vector<std::pair<std::string, std::string>> &Mapped);
+                          const std::vector<std::pair<std::string, std::string>> &Mapped,
+                          std::unique_ptr<clang::FrontendAction> Action = nullptr);
 
 /// Names the parse of \p Job on side \p S: a file the compilation database lists with several
 /// commands is several jobs (CompileJob::Entry), each parsed and checked on its own.
@@ -108,9 +138,13 @@ ParseDiagnostic rootRelative(const ParseDiagnostic &D, const CompileJob &Job, ll
 std::vector<std::string> checkedCommandLine(const CompileJob &Job, Side S, const FrontendOptions &FOpts);
 
 /// Parse unit \p U of the 2 x \p NJobs that planEdits and the re-parse run: the job and the side.
-/// Every job's host side comes first, then every job's device side, so that the host sides are
-/// scheduled first (a device-side planner waits for all of them).
+/// Every job's host side comes first, then every job's device side (planEdits schedules them, and the
+/// other architectures, by scheduledUnit).
 std::pair<size_t, Side> parseUnit(size_t U, size_t NJobs);
+/// The unit (a parseUnit, or 2 x \p NJobs + an ArchUnit's index) that planEdits schedules \p I-th of
+/// 2 x \p NJobs + \p NArchs: every host side, then every other architecture, then every device side, so
+/// that a device-side planner, which waits for the first two, never holds a thread one of them needs.
+size_t scheduledUnit(size_t I, size_t NJobs, size_t NArchs);
 /// The 2 x \p NJobs parse units in job order, each job's host side before its device side: the order
 /// their results are judged in, whatever order the parses ran in.
 std::vector<size_t> unitsInJobOrder(size_t NJobs);

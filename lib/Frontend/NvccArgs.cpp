@@ -9,7 +9,10 @@
 #include "llvm/Option/ArgList.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/StringSaver.h"
 
 #include <algorithm>
@@ -527,7 +530,9 @@ private:
       if (P == "all" || P == "all-major")
         for (const char *A : P == "all" ? ArrayRef<const char *>(All) : ArrayRef<const char *>(AllMajor))
           R.GpuArchs.push_back(A);
-      else if (P != "native") // the caller's default applies
+      else if (P == "native")
+        R.GpuArchs.insert(R.GpuArchs.end(), nativeGpuArchs().begin(), nativeGpuArchs().end());
+      else
         addArch(P);
     }
   }
@@ -639,6 +644,48 @@ std::vector<std::string> findUnknownClangFlags(ArrayRef<std::string> ClangArgs) 
   for (const opt::Arg *A : List.filtered(clang::options::OPT_UNKNOWN))
     Unknown.push_back(A->getAsString(List));
   return Unknown;
+}
+
+/// The `X.Y` compute capabilities nvidia-smi lists, one per GPU; none when it cannot be run or fails.
+static std::vector<std::string> queriedComputeCaps() {
+  std::optional<std::string> Smi = sys::Process::GetEnv("KLOOP_NVIDIA_SMI");
+  if (!Smi || !StringRef(*Smi).contains('/')) {
+    ErrorOr<std::string> P = sys::findProgramByName(Smi ? *Smi : "nvidia-smi");
+    Smi = P ? std::optional(*P) : std::nullopt;
+  }
+  SmallString<128> Out;
+  if (!Smi || sys::fs::createTemporaryFile("kloop-native-arch", "txt", Out))
+    return {};
+  std::optional<StringRef> Redirects[] = {StringRef(""), StringRef(Out), StringRef("")};
+  int RC = sys::ExecuteAndWait(*Smi, {*Smi, "--query-gpu=compute_cap", "--format=csv,noheader"}, std::nullopt,
+                               Redirects, /*SecondsToWait=*/20);
+  auto Text = MemoryBuffer::getFile(Out);
+  sys::fs::remove(Out);
+  if (RC != 0 || !Text)
+    return {};
+  SmallVector<StringRef> Lines;
+  (*Text)->getBuffer().split(Lines, '\n', -1, false);
+  std::vector<std::string> Caps;
+  for (StringRef L : Lines)
+    Caps.push_back(L.trim().str());
+  return Caps;
+}
+
+const std::vector<std::string> &nativeGpuArchs() {
+  static const std::vector<std::string> Archs = [] {
+    std::vector<std::string> Out;
+    for (StringRef Cap : queriedComputeCaps()) {
+      auto [Major, Minor] = Cap.split('.');
+      unsigned Ma, Mi;
+      if (Major.getAsInteger(10, Ma) || Minor.getAsInteger(10, Mi) || Mi > 9)
+        continue;
+      std::string A = "sm_" + std::to_string(Ma) + std::to_string(Mi);
+      if (llvm::find(Out, A) == Out.end())
+        Out.push_back(A);
+    }
+    return Out.empty() ? std::vector<std::string>{"sm_75"} : Out;
+  }();
+  return Archs;
 }
 
 } // namespace kloop

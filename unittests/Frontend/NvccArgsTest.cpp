@@ -37,9 +37,12 @@ TEST(NvccArgs, ArchitecturesFromArchAndGencode) {
   EXPECT_EQ(T->GpuArchs, (std::vector<std::string>{"sm_80", "sm_90", "sm_75"}));
   EXPECT_TRUE(has(T->Args, "a.cu"));
   EXPECT_FALSE(has(T->Args, "-arch=sm_80"));
+  // -arch=native is the machine's GPUs, or nvcc's default sm_75 where none answers (nativeGpuArchs;
+  // test/Apply/multi-arch.test NATIVE runs it with stand-ins for nvidia-smi).
   auto N = translateNvccArgs({"-arch=native", "a.cu"}, "");
   ASSERT_TRUE(static_cast<bool>(N));
-  EXPECT_TRUE(N->GpuArchs.empty());
+  EXPECT_EQ(N->GpuArchs, nativeGpuArchs());
+  EXPECT_FALSE(N->GpuArchs.empty());
 }
 
 TEST(NvccArgs, GencodeIsItsVirtualArchitecture) {

@@ -96,6 +96,14 @@ struct TranslatedCommand {
 llvm::Expected<TranslatedCommand> translateNvccArgs(llvm::ArrayRef<std::string> Args,
                                                     llvm::StringRef Directory);
 
+/// The architectures nvcc's `-arch=native` builds on this machine, as clang spells them ("sm_90"): each
+/// distinct GPU's, in the order `nvidia-smi --query-gpu=compute_cap --format=csv,noheader` lists them
+/// ("9.0" is sm_90; the environment variable KLOOP_NVIDIA_SMI names another program). Where no GPU
+/// answers (no nvidia-smi, an error, no line of that form, more than 20 s), nvcc 13.0's default, sm_75:
+/// nvcc then warns "Cannot find valid GPU for '-arch=native', default arch is used" and compiles
+/// `__CUDA_ARCH__` 750 (`nvcc -arch=native --dryrun` on a machine without a GPU). Asked once per process.
+const std::vector<std::string> &nativeGpuArchs();
+
 /// Returns the arguments in \p ClangArgs (without argv[0]) that clang's driver
 /// option table does not know, in order. Positional inputs are not reported.
 std::vector<std::string> findUnknownClangFlags(llvm::ArrayRef<std::string> ClangArgs);

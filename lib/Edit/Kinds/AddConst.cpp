@@ -6,7 +6,7 @@
 // become an overload).
 //
 //===----------------------------------------------------------------------===//
-#include "../EditKind.h"
+#include "../Plan.h"
 #include "kloop/Support/JSON.h"
 
 #include "clang/AST/Decl.h"
@@ -47,10 +47,15 @@ private:
   static std::optional<std::string> constProblem(const ParmVarDecl &P, const Entity &E, const PlanContext &C) {
     if (P.getType()->getPointeeType().isConstQualified())
       return "parameter '" + P.getNameAsString() + "' already points to const";
-    if (E.Data.value("written", false)) {
-      std::string Ev = E.Data["write_evidence"].is_null() ? std::string("") : dumpJSON(E.Data["write_evidence"]);
-      return "the kernel writes through parameter '" + P.getNameAsString() + "'" + (Ev.empty() ? "" : " (" + Ev + ")");
-    }
+    std::vector<std::pair<std::string, const nlohmann::json *>> Views{{"", &E.Data}};
+    for (const ArchFact *F : C.archFacts(E)) // code of another architecture the command builds
+      Views.push_back({" under " + F->Arch, &F->Data});
+    for (const auto &[Under, Data] : Views)
+      if (Data->value("written", false)) {
+        nlohmann::json Ev = Data->value("write_evidence", nlohmann::json());
+        return "the kernel writes through parameter '" + P.getNameAsString() + "'" + Under +
+               (Ev.is_null() ? "" : " (" + dumpJSON(Ev) + ")");
+      }
     const auto *FD = dyn_cast<FunctionDecl>(P.getDeclContext());
     if (FD && FD->getPreviousDecl())
       return "the kernel is also declared at " + FD->getPreviousDecl()->getLocation().printToString(C.sourceManager()) +

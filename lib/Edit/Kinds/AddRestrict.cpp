@@ -6,7 +6,7 @@
 // pointer that is none of its parameters (the inventory's "indirect_pointer").
 //
 //===----------------------------------------------------------------------===//
-#include "../EditKind.h"
+#include "../Plan.h"
 
 #include "clang/AST/Decl.h"
 #include "clang/AST/TypeLoc.h"
@@ -28,6 +28,25 @@ std::string paramName(const ParmVarDecl &P, unsigned I) {
   return "#" + std::to_string(I + 1);
 }
 
+/// Why no parameter of kernel \p K may be __restrict__, under this parse's architecture or any other
+/// the command builds (PlanContext::archFacts): it reaches memory through a pointer that is none of its
+/// parameters, or device code launches it.
+std::optional<std::string> kernelProblem(const Entity &K, const PlanContext &C) {
+  std::vector<ArchFact> Views{{"", K.Data, C.deviceLaunchOf(K.ID)}};
+  for (const ArchFact *F : C.archFacts(K))
+    Views.push_back(*F);
+  auto under = [](const ArchFact &F) { return F.Arch.empty() ? std::string() : " under " + F.Arch; };
+  for (const ArchFact &F : Views)
+    if (F.Data.contains("indirect_pointer") && F.Data["indirect_pointer"].is_string())
+      return "kernel '" + K.ID + "' reaches memory other than through its pointer parameters" + under(F) +
+             ", where no launch shows what it points to: " + F.Data["indirect_pointer"].get<std::string>();
+  for (const ArchFact &F : Views)
+    if (F.DeviceLaunch)
+      return "kernel '" + K.ID + "' is launched from device code" + under(F) + " at " + *F.DeviceLaunch +
+             " (dynamic parallelism), whose arguments the alias check does not read";
+  return std::nullopt;
+}
+
 class AddRestrict : public EditKindPlanner {
 public:
   EditKind kind() const override { return EditKind::AddRestrict; }
@@ -40,12 +59,9 @@ public:
       return refuse("parameter '" + E.Data.value("name", "") + "' is not a pointer");
     if (P->getType().isRestrictQualified())
       return refuse("parameter '" + P->getNameAsString() + "' is already __restrict__");
-    if (const Entity *K = C.find(E.Owner); K && K->Data.contains("indirect_pointer") && K->Data["indirect_pointer"].is_string())
-      return refuse("kernel '" + E.Owner + "' reaches memory other than through its pointer parameters, where no "
-                    "launch shows what it points to: " + K->Data["indirect_pointer"].get<std::string>());
-    if (std::optional<std::string> At = C.deviceLaunchOf(E.Owner))
-      return refuse("kernel '" + E.Owner + "' is launched from device code at " + *At +
-                    " (dynamic parallelism), whose arguments the alias check does not read");
+    if (const Entity *K = C.find(E.Owner))
+      if (auto Why = kernelProblem(*K, C))
+        return refuse(*Why);
     std::string Site;
     if (auto A = C.aliasFor(E.Owner, P->getFunctionScopeIndex(), Site); A && A->I1 == A->I2)
       return refuse("kernel '" + E.Owner + "' is used at " + Site + " where the alias check cannot see what its pointer "
