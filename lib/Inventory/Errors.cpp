@@ -13,6 +13,10 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Path.h"
+
+#include <map>
+#include <set>
 
 using namespace clang;
 
@@ -142,6 +146,50 @@ std::string errorReason(const std::vector<std::string> &ErrorLines) {
          ", the first: " + ErrorLines.front();
 }
 
+/// The first device function with errors that \p E (a kernel or device function) calls, directly or
+/// through other device functions of \p Inv ("calls": "device:NAME", overloads alike); null when none.
+static const Entity *brokenCallee(const Entity &E, const std::multimap<std::string, const Entity *> &Functions) {
+  std::vector<std::string> Work{E.ID};
+  std::set<std::string> Seen{E.ID};
+  for (size_t I = 0; I < Work.size(); ++I) {
+    const Entity *Caller = Work[I] == E.ID ? &E : Functions.find(Work[I])->second;
+    if (!Caller->Data.contains("calls") || !Caller->Data["calls"].is_array())
+      continue;
+    for (const auto &Callee : Caller->Data["calls"]) {
+      std::string ID = Callee.is_string() ? Callee.get<std::string>() : "";
+      auto [B, End] = Functions.equal_range(ID);
+      for (auto It = B; It != End; ++It)
+        if (It->second != &E && It->second->hasErrors())
+          return It->second;
+      if (B != End && Seen.insert(ID).second)
+        Work.push_back(ID);
+    }
+  }
+  return nullptr;
+}
+
+/// A kernel without errors that calls a device function with errors (directly or through others) stays
+/// "ok", but its "indirect_pointer" names that call when it names nothing else: clang's recovery dropped
+/// the code it could not read there (an assignment in a fold expression, which nvcc accepts), so what
+/// that code reaches is not known, and add_restrict must not rest on it.
+static void markBrokenCallees(SideInventory &Inv) {
+  std::multimap<std::string, const Entity *> Functions;
+  for (const Entity &E : Inv.Entities)
+    if (E.Kind == EntityKind::DeviceFunction)
+      Functions.emplace(E.ID, &E);
+  for (Entity &E : Inv.Entities) {
+    if (E.Kind != EntityKind::Kernel || E.hasErrors() || !E.Data.contains("indirect_pointer") ||
+        !E.Data["indirect_pointer"].is_null())
+      continue;
+    if (const Entity *Callee = brokenCallee(E, Functions))
+      E.Data["indirect_pointer"] = "a call of '" + Callee->Data.value("name", Callee->ID) + "' (" +
+                                   llvm::sys::path::filename(Callee->Span.File).str() + ":" +
+                                   std::to_string(Callee->Span.BeginLine) +
+                                   "), which has compile errors: clang drops the code it cannot read, so what "
+                                   "that code reaches is not known";
+  }
+}
+
 void attributeErrors(SideInventory &Inv, const std::vector<LocatedError> &Errors) {
   for (Entity &E : Inv.Entities) {
     if (E.Kind != EntityKind::Kernel && E.Kind != EntityKind::DeviceFunction &&
@@ -159,6 +207,7 @@ void attributeErrors(SideInventory &Inv, const std::vector<LocatedError> &Errors
     E.Editable = false;
     E.NotEditableReason = errorReason(Lines);
   }
+  markBrokenCallees(Inv);
 }
 
 bool parseUnusable(const ParseResult &R) {

@@ -217,7 +217,9 @@ void recordErrors(clang::DiagnosticsEngine &Diags, Side Which, ErrorTable &Table
 
 /// Adds each of \p Errors to every kernel, device function and launch site of
 /// \p Inv it touches (an error already there is not added twice). A touched
-/// entity becomes not editable, its reason naming the first error.
+/// entity becomes not editable, its reason naming the first error. A kernel without errors that calls a
+/// device function with errors (through others too, by "calls") keeps status "ok", but its
+/// "indirect_pointer" names that call when it named nothing: what clang dropped there is not known.
 void attributeErrors(SideInventory &Inv, const std::vector<LocatedError> &Errors);
 
 /// The not-editable reason of an entity with errors, from its error lines
