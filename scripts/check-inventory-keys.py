@@ -39,6 +39,9 @@ ALLOWED = {
     "lib/Inventory/HardwareFacts.cpp",
     "lib/Inventory/ExtractCache.cpp",
     "lib/Inventory/SharedArrayUses.cpp",
+    # The extractor's error attribution: a kernel's "calls" and "indirect_pointer" in the per-unit
+    # entities, before mergeInventory (markBrokenCallees).
+    "lib/Inventory/Errors.cpp",
     # The edit kinds read the entities of the translation unit they just parsed (TUEntity::Data,
     # the extractor's per-unit JSON beside each entity's AST node), not an inventory document.
     # Typing TUEntity is the step after this one.
