@@ -55,7 +55,7 @@ cl::opt<std::string> Nvcc("nvcc", cl::desc("nvcc for --verify-build (default: <c
                           cl::sub(ApplySub));
 cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA installation (default: $CUDA_HOME, /usr/local/cuda)"),
                               cl::sub(ApplySub));
-cl::opt<std::string> GpuArch("cuda-gpu-arch", cl::desc("GPU architecture (default: the command's, else sm_90)"),
+cl::opt<std::string> GpuArch("cuda-gpu-arch", cl::desc("GPU architecture (default: the command's, else sm_75, nvcc's)"),
                              cl::sub(ApplySub));
 cl::opt<std::string> Root("root", cl::desc("Launch-site IDs and diff paths are relative to this directory"),
                           cl::sub(ApplySub));
@@ -163,7 +163,7 @@ bool verifyBuild(const kloop::ProposalApplication &A) {
         C = &F;
     if (!C)
       continue;
-    std::string Arch = GpuArch.empty() ? (Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front()) : GpuArch;
+    std::string Arch = GpuArch.empty() ? (Job.GpuArchs.empty() ? kloop::DefaultGpuArch : Job.GpuArchs.front()) : GpuArch;
     auto Before = ptxasReport(Job, C->Before, NvccPath, Arch);
     if (!Before) {
       errs() << "kloop apply: error: --verify-build (before): " << toString(Before.takeError()) << "\n";

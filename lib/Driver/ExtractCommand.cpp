@@ -33,7 +33,7 @@ cl::opt<unsigned> Jobs("j", cl::desc("Translation units parsed in parallel (0: o
 cl::opt<std::string> CudaPath("cuda-path", cl::desc("CUDA installation (default: $CUDA_HOME, /usr/local/cuda)"),
                               cl::sub(ExtractSub));
 cl::opt<std::string> GpuArch("cuda-gpu-arch",
-                             cl::desc("GPU architecture of the device-side parse (default: the command's, else sm_90)"),
+                             cl::desc("GPU architecture of the device-side parse (default: the command's, else sm_75, nvcc's)"),
                              cl::sub(ExtractSub));
 cl::opt<std::string> Root("root", cl::desc("Paths in the output are relative to this directory (default: cwd)"),
                           cl::sub(ExtractSub));

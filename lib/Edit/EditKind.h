@@ -126,6 +126,9 @@ public:
   const clang::SourceManager &sourceManager() const { return SM; }
   /// Every entity of this side, by ID (launch sites as `file:ID`, the file relative to the root).
   const std::map<std::string, Entity *> &entities() const { return ByID; }
+  /// Every entity of this side, in the inventory's order: overloaded kernels share an ID, and entities()
+  /// holds the first of them only.
+  const std::vector<Entity> &allEntities() const { return All; }
 
   /// The entity of \p ID on this side, or null. \p ID may also be file-qualified
   /// (qualifiedID): `k@a.cu`, `k@a.cu/loop#1`, `macro:BLOCK@a.cu`.
@@ -172,6 +175,7 @@ private:
   const CompileJob &Job;
   clang::ASTContext &Ctx;
   const clang::SourceManager &SM;
+  const std::vector<Entity> &All;
   std::map<std::string, Entity *> ByID, ByQualifiedID;
   std::map<const Entity *, std::string> FileOf, Qualified;
 };

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Plan.h"
+#include "kloop/Support/JSON.h"
 #include "kloop/Support/Path.h"
 
 #include "clang/AST/ASTConsumer.h"
@@ -207,8 +208,12 @@ bool readsArchFacts(const Proposal &P) {
 ParseResult parseArchUnit(const CompileJob &Job, const ArchUnit &U, const FrontendOptions &FOpts,
                           const std::vector<std::pair<std::string, std::string>> &Mapped,
                           std::unique_ptr<FrontendAction> Action) {
-  CompileJob Under = Job;
-  Under.GpuArchs = {U.Arch};
+  CompileJob Under = Job; // U.Arch first: the one parsed (the others stay for __CUDA_ARCH_LIST__)
+  auto It = llvm::find(Under.GpuArchs, U.Arch);
+  if (It != Under.GpuArchs.end())
+    std::rotate(Under.GpuArchs.begin(), It, It + 1);
+  else
+    Under.GpuArchs.insert(Under.GpuArchs.begin(), U.Arch);
   if (!Action)
     Action = std::make_unique<SyntaxOnlyAction>();
   return parseCommandLine(checkedCommandLine(Under, Side::Device, FOpts), Job.Directory, std::move(Action), Mapped);
@@ -217,7 +222,7 @@ ParseResult parseArchUnit(const CompileJob &Job, const ArchUnit &U, const Fronte
 // --- PlanContext ------------------------------------------------------------------
 
 PlanContext::PlanContext(PlanState &St, Side W, const CompileJob &Job, ASTContext &Ctx, SideInventory &Inv)
-    : St(St), W(W), Job(Job), Ctx(Ctx), SM(Ctx.getSourceManager()) {
+    : St(St), W(W), Job(Job), Ctx(Ctx), SM(Ctx.getSourceManager()), All(Inv.Entities) {
   for (Entity &E : Inv.Entities) {
     std::string ID = E.ID;
     if (E.Kind == EntityKind::LaunchSite)
@@ -1200,7 +1205,7 @@ public:
     for (const Entity &E : Inv.Entities)
       if (E.Kind == EntityKind::Kernel || E.Kind == EntityKind::Param) {
         auto L = E.Kind == EntityKind::Kernel ? Launched.find(E.ID) : Launched.end();
-        Facts.push_back({E.ID, {U.Arch, E.Data, L == Launched.end() ? std::nullopt : std::optional(L->second)}});
+        Facts.push_back({archFactKey(E, C), {U.Arch, E.Data, L == Launched.end() ? std::nullopt : std::optional(L->second)}});
       }
     std::lock_guard<std::mutex> Lock(St.M);
     auto &Mine = St.ArchFacts[parseKey(Job, Side::Device)];
@@ -1329,6 +1334,37 @@ std::vector<size_t> unitsInJobOrder(size_t NJobs) {
   return Out;
 }
 
+/// The kernel entity that declares parameter \p P, by its declaration (overloads share an ID, so
+/// PlanContext::owner may name another); PlanContext::owner when \p P has no declaration.
+static const Entity *kernelOfParam(const Entity &P, const PlanContext &C) {
+  const auto *PD = dyn_cast_or_null<ParmVarDecl>(P.D);
+  const Decl *Fn = PD ? dyn_cast<Decl>(PD->getDeclContext()) : nullptr;
+  for (const Entity &K : C.allEntities())
+    if (Fn && K.Kind == EntityKind::Kernel && K.D == Fn)
+      return &K;
+  return C.owner(P);
+}
+
+/// What names kernel or parameter \p E alike in every architecture's parse: the kernel's mangled names
+/// (the inventory's "mangled", one per instantiation) where it has them (an overload that only one architecture defines shifts the inventory IDs of the others),
+/// else its ID; a parameter's after its kernel's, with the parameter's part of the ID (`/param:tmp`).
+std::string archFactKey(const Entity &E, const PlanContext &C) {
+  const Entity *K = E.Kind == EntityKind::Kernel ? &E : kernelOfParam(E, C);
+  if (!K)
+    return E.ID;
+  const nlohmann::json &Mangled = K->Data.contains("mangled") ? K->Data["mangled"] : nlohmann::json();
+  bool Named = Mangled.is_array() && !Mangled.empty(); // one name per instantiation
+  std::string Key = Named ? "mangled:" + dumpJSON(Mangled) : K->ID;
+  return K == &E ? Key : Key + E.ID.substr(E.ID.rfind('/'));
+}
+
+/// \p F is declared `__host__ __device__` in the source, not implicitly (a lambda).
+static bool writtenHostDevice(const FunctionDecl &F) {
+  const auto *D = F.getAttr<CUDADeviceAttr>();
+  const auto *H = F.getAttr<CUDAHostAttr>();
+  return D && H && !D->isImplicit() && !H->isImplicit();
+}
+
 std::map<std::string, std::string> PlanContext::deviceLaunches() const {
   struct Finder : RecursiveASTVisitor<Finder> {
     const PlanContext &C;
@@ -1336,9 +1372,11 @@ std::map<std::string, std::string> PlanContext::deviceLaunches() const {
     explicit Finder(const PlanContext &C) : C(C) {}
     bool VisitCUDAKernelCallExpr(CUDAKernelCallExpr *E) {
       const FunctionDecl *In = enclosingFunction(*E, C.astContext());
-      // A __host__ __device__ function (a lambda is one, implicitly) launches on the host side too, where
-      // the alias check reads its launches.
-      if (In && isDeviceOnly(*In))
+      // A function written `__host__ __device__` launches from device code when device code calls it, with
+      // its device callers' pointers, and its device body may differ (`#ifdef __CUDA_ARCH__`): what the
+      // host-side alias check reads is not what runs there. A lambda is `__host__ __device__` implicitly;
+      // one in host code launches on the host side, where the alias check reads it.
+      if (In && (isDeviceOnly(*In) || writtenHostDevice(*In)))
         At.emplace(kernelReferenced(stripCasts(E->getCallee()), C.astContext()), lineOf(*E, C));
       return true;
     }
@@ -1359,7 +1397,7 @@ std::vector<const ArchFact *> PlanContext::archFacts(const Entity &E) const {
   auto J = St.ArchFacts.find(parseKey(Job, Side::Device));
   if (W != Side::Device || J == St.ArchFacts.end())
     return Out;
-  if (auto It = J->second.find(E.ID); It != J->second.end())
+  if (auto It = J->second.find(archFactKey(E, *this)); It != J->second.end())
     for (const auto &[Index, F] : It->second)
       Out.push_back(&F);
   return Out;

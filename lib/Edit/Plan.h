@@ -80,8 +80,9 @@ struct PlanState {
   size_t ArchsPending = 0;
   std::condition_variable HostsDone;
   /// The facts of the other architectures' parses before the edit, per parseKey(Job, Side::Device) and
-  /// entity ID (kernels and parameters); collected only when an edit reads them (readsArchFacts).
-  /// (Each entity's facts are by the ArchUnit's index in archUnits, so in architecture order.)
+  /// entity (kernels and parameters); collected only when an edit reads them (readsArchFacts).
+  /// (Entities are named by archFactKey; each one's facts are by the ArchUnit's index in archUnits, so in
+  /// architecture order.)
   std::map<std::string, std::map<std::string, std::map<size_t, ArchFact>>> ArchFacts;
   /// Top-level declarations before the edit, per parseKey (AddedCode.h).
   std::map<std::string, DeclCensus> Census;
@@ -113,6 +114,8 @@ struct PlanState {
 std::vector<std::string> checkedArchs(const CompileJob &Job, const FrontendOptions &FOpts);
 /// Every job's checkedArchs, in job order.
 std::vector<ArchUnit> archUnits(const std::vector<CompileJob> &Jobs, const FrontendOptions &FOpts);
+/// The key of St.ArchFacts for \p E, a kernel or a parameter of the parse of \p C.
+std::string archFactKey(const Entity &E, const PlanContext &C);
 /// Whether an edit of \p P reads the other architectures' facts (ArchFact): add_restrict or add_const.
 bool readsArchFacts(const Proposal &P);
 /// Names the diagnostics of \p U's parses (PlanState::BeforeDiags): parseKey's device side and the

@@ -188,6 +188,8 @@ static CompileJob makeJob(tooling::CompileCommand C, StringRef DatabaseDir, bool
     addHostOpenMP(T.HostCompilerBindir, J);
   J.GpuArchs = std::move(T.GpuArchs);
   collectClangGpuArchs(J);
+  if (J.GpuArchs.empty())
+    J.GpuArchs.push_back(DefaultGpuArch);
   reportIgnoredFlags(T, StrictFlags, J);
   return J;
 }
@@ -209,24 +211,34 @@ static std::string entryList(const std::vector<unsigned> &Positions) {
 static std::vector<CompileJob> jobsOfEntries(const Entries &Cmds, StringRef DbDir, bool Strict) {
   std::vector<CompileJob> Jobs;
   std::vector<std::vector<unsigned>> Alike; // per job: the positions of the commands it stands for
+  std::vector<bool> MoreArchs;              // per job: a later command added GPU architectures
   for (const auto &[C, Position] : Cmds) {
     CompileJob J = makeJob(C, DbDir, /*NvccStyle=*/false, Strict);
     auto Same = llvm::find_if(Jobs, [&](const CompileJob &O) {
       return O.Directory == J.Directory && O.Args == J.Args && O.Error == J.Error;
     });
-    if (Same != Jobs.end()) {
-      Alike[Same - Jobs.begin()].push_back(Position);
+    if (Same == Jobs.end()) {
+      Jobs.push_back(std::move(J));
+      Alike.push_back({Position});
+      MoreArchs.push_back(false);
       continue;
     }
-    Jobs.push_back(std::move(J));
-    Alike.push_back({Position});
+    size_t I = Same - Jobs.begin();
+    Alike[I].push_back(Position);
+    for (std::string &A : J.GpuArchs) // one parse, under every architecture of the commands
+      if (!llvm::is_contained(Same->GpuArchs, A)) {
+        Same->GpuArchs.push_back(std::move(A));
+        MoreArchs[I] = true;
+      }
   }
   for (size_t I = 0; I < Jobs.size(); ++I) {
     if (Alike[I].size() > 1)
-      Jobs[I].Warnings.push_back("listed " + std::to_string(Alike[I].size()) +
-                                 " times in the compilation database (" + entryList(Alike[I]) +
-                                 ") with commands that parse alike (they differ only in flags that do not "
-                                 "change parsing); parsed once, as entry " + std::to_string(Alike[I][0]));
+      Jobs[I].Warnings.push_back(
+          "listed " + std::to_string(Alike[I].size()) + " times in the compilation database (" + entryList(Alike[I]) +
+          ") with commands that parse alike (they differ only in flags that do not change parsing" +
+          (MoreArchs[I] ? " and in GPU architectures" : "") + "); parsed once, as entry " +
+          std::to_string(Alike[I][0]) +
+          (MoreArchs[I] ? ", under every architecture they build (" + llvm::join(Jobs[I].GpuArchs, ", ") + ")" : ""));
     if (Jobs.size() > 1)
       Jobs[I].Entry = Alike[I][0];
   }
@@ -516,6 +528,29 @@ static void addGpuArch(StringRef Arch, Side S, std::vector<std::string> &Extra) 
     Extra.push_back("-D__CUDA_ARCH_SPECIFIC__=" + Value);
 }
 
+/// `__CUDA_ARCH_LIST__` as nvcc 13.0 defines it in every pass of a command (`nvcc --dryrun`): each
+/// architecture the command builds as `__CUDA_ARCH__` would give it (sm_90a is 900), ascending, without
+/// repeats ("750,800,900" for -gencode lines of sm_80, sm_90 and sm_75); empty for fewer than two, where
+/// clang's own definition, of the one architecture it parses, is already nvcc's.
+static std::string archList(const std::vector<std::string> &Archs) {
+  std::set<unsigned> Values;
+  for (StringRef A : Archs) {
+    StringRef Number = A;
+    if (!Number.consume_front("sm_"))
+      continue;
+    Number = Number.rtrim("af");
+    unsigned V;
+    if (!Number.getAsInteger(10, V))
+      Values.insert(V * 10);
+  }
+  if (Values.size() < 2)
+    return "";
+  std::string Out;
+  for (unsigned V : Values)
+    Out += (Out.empty() ? "" : ",") + std::to_string(V);
+  return Out;
+}
+
 std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const FrontendOptions &Opts) {
   std::vector<std::string> Args;
   Args.push_back(clangDriverPath());
@@ -555,8 +590,13 @@ std::vector<std::string> sideCommandLine(const CompileJob &Job, Side S, const Fr
   }
   std::string Arch = Opts.GpuArch;
   if (Arch.empty())
-    Arch = Job.GpuArchs.empty() ? "sm_90" : Job.GpuArchs.front();
+    Arch = Job.GpuArchs.empty() ? DefaultGpuArch : Job.GpuArchs.front();
   addGpuArch(Arch, S, Extra);
+  if (std::string List = Opts.GpuArch.empty() ? archList(Job.GpuArchs) : "";
+      !List.empty()) {
+    Extra.push_back("-U__CUDA_ARCH_LIST__");
+    Extra.push_back("-D__CUDA_ARCH_LIST__=" + List);
+  }
   Extra.push_back(S == Side::Device ? "--cuda-device-only" : "--cuda-host-only");
   Extra.push_back("-Wno-unknown-cuda-version");
   // nvcc accepts GNU's `typeof` under any -std (its front end hands __typeof__ to the host compiler);

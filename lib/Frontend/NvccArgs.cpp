@@ -1,5 +1,6 @@
 //===- NvccArgs.cpp - nvcc command lines to clang CUDA flags --------------===//
 #include "kloop/Frontend/NvccArgs.h"
+#include "kloop/Frontend/Frontend.h"
 
 #include "clang/Options/Options.h"
 #include "llvm/ADT/SmallString.h"
@@ -683,7 +684,7 @@ const std::vector<std::string> &nativeGpuArchs() {
       if (llvm::find(Out, A) == Out.end())
         Out.push_back(A);
     }
-    return Out.empty() ? std::vector<std::string>{"sm_75"} : Out;
+    return Out.empty() ? std::vector<std::string>{DefaultGpuArch} : Out;
   }();
   return Archs;
 }

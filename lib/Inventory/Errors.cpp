@@ -149,20 +149,19 @@ std::string errorReason(const std::vector<std::string> &ErrorLines) {
 /// The first device function with errors that \p E (a kernel or device function) calls, directly or
 /// through other device functions of \p Inv ("calls": "device:NAME", overloads alike); null when none.
 static const Entity *brokenCallee(const Entity &E, const std::multimap<std::string, const Entity *> &Functions) {
-  std::vector<std::string> Work{E.ID};
+  std::vector<const Entity *> Work{&E};
   std::set<std::string> Seen{E.ID};
   for (size_t I = 0; I < Work.size(); ++I) {
-    const Entity *Caller = Work[I] == E.ID ? &E : Functions.find(Work[I])->second;
-    if (!Caller->Data.contains("calls") || !Caller->Data["calls"].is_array())
-      continue;
-    for (const auto &Callee : Caller->Data["calls"]) {
+    const nlohmann::json &Calls = Work[I]->Data.contains("calls") ? Work[I]->Data["calls"] : nlohmann::json();
+    for (const auto &Callee : Calls.is_array() ? Calls : nlohmann::json::array()) {
       std::string ID = Callee.is_string() ? Callee.get<std::string>() : "";
       auto [B, End] = Functions.equal_range(ID);
       for (auto It = B; It != End; ++It)
         if (It->second != &E && It->second->hasErrors())
           return It->second;
-      if (B != End && Seen.insert(ID).second)
-        Work.push_back(ID);
+      if (Seen.insert(ID).second)
+        for (auto It = B; It != End; ++It) // every overload's calls
+          Work.push_back(It->second);
     }
   }
   return nullptr;

@@ -4,7 +4,7 @@
 // 'cluster_group' in namespace 'cooperative_groups'" on both sides and the kernel was not editable.
 // The compatibility layer defines the header's own opt-in. nvcc-accepts.test compiles this file with nvcc.
 // REQUIRES: nvcc
-// RUN: kloop extract %s --root %S --cuda-path=%cuda_path -- -std=c++17 2> %t.err | python3 %inputs/summarize.py | FileCheck %s
+// RUN: kloop extract %s --root %S --cuda-path=%cuda_path -- -std=c++17 -arch=sm_90 2> %t.err | python3 %inputs/summarize.py | FileCheck %s
 // RUN: count 0 < %t.err
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;

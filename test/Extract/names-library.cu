@@ -4,7 +4,7 @@
 // REQUIRES: nvcc
 // RUN: %cuda_path/bin/nvcc -arch=sm_90 -cubin -o %t.cubin %s
 // RUN: readelf -sW %t.cubin > %t.syms
-// RUN: kloop extract %s --root %S --cuda-path=%cuda_path -- -std=c++17 > %t.json
+// RUN: kloop extract %s --root %S --cuda-path=%cuda_path -- -std=c++17 -arch=sm_90 > %t.json
 // RUN: python3 %inputs/cubin_names.py %t.json %t.syms | FileCheck %s --implicit-check-not=MISSING --implicit-check-not=EXTRA
 // RUN: python3 %inputs/summarize.py < %t.json | FileCheck %s --check-prefix=KERNEL
 #include <cub/device/device_reduce.cuh>

@@ -71,6 +71,12 @@ struct FrontendOptions {
   bool StrictFlags = false;
 };
 
+/// The GPU architecture of a command that names none: nvcc 13.0's default (`nvcc --dryrun -c x.cu` runs
+/// cicc and ptxas for compute_75/sm_75), the lowest CUDA 13 supports; clang's own default, sm_52, is one
+/// CUDA 13 refuses. Code under `#elif defined(__CUDA_ARCH__)` below an `#if __CUDA_ARCH__ >= 800` is
+/// what such a build compiles.
+inline constexpr const char *DefaultGpuArch = "sm_75";
+
 /// One translation unit to parse, or one input that could not become one.
 struct CompileJob {
   /// Absolute path of the main source file (or of the offending input).
@@ -80,7 +86,8 @@ struct CompileJob {
   /// clang driver arguments without argv[0], nvcc flags already translated,
   /// the source file included.
   std::vector<std::string> Args;
-  /// GPU architectures the original command named (clang spelling).
+  /// GPU architectures the original command named (clang spelling), the first the one every parse reads
+  /// unless FrontendOptions::GpuArch names another; DefaultGpuArch when the command names none.
   std::vector<std::string> GpuArchs;
   /// Set when this input cannot be parsed at all (missing file, a bad nvcc command, unknown
   /// flags under --strict-flags, a directory without CUDA sources): the reason, naming the input.
