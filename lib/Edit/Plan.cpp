@@ -1083,8 +1083,9 @@ private:
   std::vector<LaunchFacts> Facts;
   std::set<std::string> HostFns;
 
-  /// add_restrict asks every TU's launches whether they alias a parameter (PlanContext::aliasFor).
-  /// and every architecture's facts (PlanContext::archFacts).
+  /// A device side is planned once every host side is done (add_restrict asks every TU's launches whether
+  /// they alias a parameter, PlanContext::aliasFor) and every other architecture's facts are in
+  /// (PlanContext::archFacts).
   void waitForHostSides() {
     std::unique_lock<std::mutex> L(St.M);
     St.HostsDone.wait(L, [&] { return St.HostsPending == 0 && St.ArchsPending == 0; });
