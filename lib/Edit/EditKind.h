@@ -139,6 +139,9 @@ public:
   const std::string &qualifiedID(const Entity &E) const { return Qualified.at(&E); }
   /// The kernel that holds a loop, parameter or local constant, or null.
   const Entity *owner(const Entity &E) const;
+  /// The kernel entity that declares parameter \p P, found by its declaration: overloads share an ID, so
+  /// owner may name another. owner(P) when \p P has no declaration.
+  const Entity *kernelOfParam(const Entity &P) const;
   /// The absolute path of the file that holds \p E.
   const std::string &fileOf(const Entity &E) const { return FileOf.at(&E); }
   /// The region of \p E (its whole source range).
@@ -168,6 +171,12 @@ public:
   /// parameter of this parse), in architecture order; none on the host side, for an entity those parses
   /// lack (a kernel under `#if __CUDA_ARCH__ >= 900`), and when no edit reads them (readsArchFacts).
   std::vector<const ArchFact *> archFacts(const Entity &E) const;
+  /// Where this job's host side, or its device side under another architecture, compiles another
+  /// definition of kernel \p Kernel (an entity of this device-side parse) than this parse does: "the host
+  /// side" or "sm_80"; nothing when none does, on the host side, and when no add_const edit had the
+  /// definitions collected. `#if __CUDA_ARCH__` around a whole definition gives each its own, and a
+  /// change to one's parameter types leaves the launch naming a kernel some device code no longer defines.
+  std::optional<std::string> otherDefinition(const Entity &Kernel) const;
 
 private:
   PlanState &St;

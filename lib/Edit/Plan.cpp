@@ -1023,6 +1023,13 @@ private:
   }
 };
 
+/// Where \p D (a kernel, its template, an instantiation) is declared, as both sides' parses of one job name
+/// it: the file and offset of its name.
+static std::string definitionKey(const Decl &D, const SourceManager &SM) {
+  SourceLocation L = SM.getExpansionLoc(D.getLocation());
+  return SM.getFilename(L).str() + ":" + std::to_string(SM.getFileOffset(L));
+}
+
 /// The host functions with a body outside system headers (an edit may not name one).
 void collectHostFunctions(const DeclContext *DC, const SourceManager &SM, std::set<std::string> &Out) {
   for (const Decl *D : DC->decls()) {
@@ -1047,8 +1054,10 @@ public:
       : St(St), W(W), Unit(Unit), Inv(collectSideInventory(Ctx, W, Macros, &Errors)), C(St, W, Job, Ctx, Inv) {}
 
   void run() {
-    if (W == Side::Host)
+    if (W == Side::Host) {
       collectLaunchFacts();
+      collectHostKernels();
+    }
     else
       waitForHostSides();
     std::vector<Outcome> Out(St.P.Edits.size());
@@ -1089,6 +1098,18 @@ private:
   void waitForHostSides() {
     std::unique_lock<std::mutex> L(St.M);
     St.HostsDone.wait(L, [&] { return St.HostsPending == 0 && St.ArchsPending == 0; });
+  }
+
+  /// The kernel definitions of this host side (PlanState::HostKernels), when an add_const edit asks.
+  void collectHostKernels() {
+    if (llvm::none_of(St.P.Edits, [](const Edit &Ed) { return Ed.Kind == EditKind::AddConst; }))
+      return;
+    std::set<std::string> Defs;
+    for (const Entity &E : C.allEntities())
+      if (E.D && E.Kind == EntityKind::Kernel)
+        Defs.insert(definitionKey(*E.D, C.sourceManager()));
+    std::lock_guard<std::mutex> L(St.M);
+    St.HostKernels[parseKey(C.job(), Side::Host)] = std::move(Defs);
   }
 
   void collectLaunchFacts() {
@@ -1206,7 +1227,9 @@ public:
     for (const Entity &E : Inv.Entities)
       if (E.Kind == EntityKind::Kernel || E.Kind == EntityKind::Param) {
         auto L = E.Kind == EntityKind::Kernel ? Launched.find(E.ID) : Launched.end();
-        Facts.push_back({archFactKey(E, C), {U.Arch, E.Data, L == Launched.end() ? std::nullopt : std::optional(L->second)}});
+        std::optional<std::string> At = L == Launched.end() ? std::nullopt : std::optional(L->second);
+        std::string Def = E.Kind == EntityKind::Kernel && E.D ? definitionKey(*E.D, Ctx.getSourceManager()) : "";
+        Facts.push_back({archFactKey(E, C), {U.Arch, E.Data, At, Def}});
       }
     std::lock_guard<std::mutex> Lock(St.M);
     auto &Mine = St.ArchFacts[parseKey(Job, Side::Device)];
@@ -1335,22 +1358,34 @@ std::vector<size_t> unitsInJobOrder(size_t NJobs) {
   return Out;
 }
 
-/// The kernel entity that declares parameter \p P, by its declaration (overloads share an ID, so
-/// PlanContext::owner may name another); PlanContext::owner when \p P has no declaration.
-static const Entity *kernelOfParam(const Entity &P, const PlanContext &C) {
+const Entity *PlanContext::kernelOfParam(const Entity &P) const {
   const auto *PD = dyn_cast_or_null<ParmVarDecl>(P.D);
   const Decl *Fn = PD ? dyn_cast<Decl>(PD->getDeclContext()) : nullptr;
-  for (const Entity &K : C.allEntities())
+  for (const Entity &K : All)
     if (Fn && K.Kind == EntityKind::Kernel && K.D == Fn)
       return &K;
-  return C.owner(P);
+  return owner(P);
+}
+
+std::optional<std::string> PlanContext::otherDefinition(const Entity &Kernel) const {
+  if (W == Side::Host || !Kernel.D)
+    return std::nullopt;
+  std::string Here = definitionKey(*Kernel.D, SM);
+  for (const ArchFact *F : archFacts(Kernel))
+    if (!F->Definition.empty() && F->Definition != Here)
+      return F->Arch;
+  std::lock_guard<std::mutex> L(St.M);
+  auto It = St.HostKernels.find(parseKey(Job, Side::Host));
+  if (It != St.HostKernels.end() && !It->second.count(Here))
+    return std::string("the host side");
+  return std::nullopt;
 }
 
 /// What names kernel or parameter \p E alike in every architecture's parse: the kernel's mangled names
 /// (the inventory's "mangled", one per instantiation) where it has them (an overload that only one architecture defines shifts the inventory IDs of the others),
 /// else its ID; a parameter's after its kernel's, with the parameter's part of the ID (`/param:tmp`).
 std::string archFactKey(const Entity &E, const PlanContext &C) {
-  const Entity *K = E.Kind == EntityKind::Kernel ? &E : kernelOfParam(E, C);
+  const Entity *K = E.Kind == EntityKind::Kernel ? &E : C.kernelOfParam(E);
   if (!K)
     return E.ID;
   const nlohmann::json &Mangled = K->Data.contains("mangled") ? K->Data["mangled"] : nlohmann::json();

@@ -48,6 +48,9 @@ struct ArchFact {
   nlohmann::json Data;
   /// A kernel: where that parse's device code launches it (PlanContext::deviceLaunchOf), `file:line`.
   std::optional<std::string> DeviceLaunch;
+  /// A kernel: where that parse defines it (definitionKey): `#if __CUDA_ARCH__ == 800` around a whole
+  /// definition gives that architecture another one.
+  std::string Definition;
 };
 
 /// Shared state of all plan parses.
@@ -79,6 +82,9 @@ struct PlanState {
   /// waits for none when an edit reads their facts (ArchFacts).
   size_t ArchsPending = 0;
   std::condition_variable HostsDone;
+  /// The kernel definitions each job's host side compiles, by definitionKey, per parseKey(Job, Side::Host);
+  /// collected only when the proposal has an add_const edit (PlanContext::hostCompiles).
+  std::map<std::string, std::set<std::string>> HostKernels;
   /// The facts of the other architectures' parses before the edit, per parseKey(Job, Side::Device) and
   /// entity (kernels and parameters); collected only when an edit reads them (readsArchFacts).
   /// (Entities are named by archFactKey; each one's facts are by the ArchUnit's index in archUnits, so in

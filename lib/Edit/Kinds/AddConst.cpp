@@ -57,6 +57,12 @@ private:
                (Ev.is_null() ? "" : " (" + dumpJSON(Ev) + ")");
       }
     const auto *FD = dyn_cast<FunctionDecl>(P.getDeclContext());
+    if (const Entity *K = C.kernelOfParam(E))
+      if (std::optional<std::string> Where = C.otherDefinition(*K))
+        return *Where + (*Where == "the host side" ? "" : "'s device side") +
+               " compiles another definition of the kernel (a preprocessor condition such as `#if __CUDA_ARCH__` "
+               "around it): const in this one's parameter alone would change its mangled name, and the launch "
+               "would name a kernel that device code no longer defines";
     if (FD && FD->getPreviousDecl())
       return "the kernel is also declared at " + FD->getPreviousDecl()->getLocation().printToString(C.sourceManager()) +
              "; adding const to the definition alone would declare a different overload";
