@@ -171,6 +171,10 @@ public:
   /// parameter of this parse), in architecture order; none on the host side, for an entity those parses
   /// lack (a kernel under `#if __CUDA_ARCH__ >= 900`), and when no edit reads them (readsArchFacts).
   std::vector<const ArchFact *> archFacts(const Entity &E) const;
+  /// What this parse and then each of archFacts says of \p E: this parse's as an ArchFact with an empty
+  /// Arch, its Data, and for a kernel deviceLaunchOf (Definition is left empty), followed by a copy of
+  /// each of archFacts(E). A check that must hold under every architecture reads them all.
+  std::vector<ArchFact> factsUnderEveryArch(const Entity &E) const;
   /// Where this job's host side, or its device side under another architecture, compiles another
   /// definition of kernel \p Kernel (an entity of this device-side parse) than this parse does: "the host
   /// side" or "sm_80"; nothing when none does, on the host side, and when no add_const edit had the
@@ -187,6 +191,8 @@ private:
   const std::vector<Entity> &All;
   std::map<std::string, Entity *> ByID, ByQualifiedID;
   std::map<const Entity *, std::string> FileOf, Qualified;
+  /// deviceLaunches, walked once per parse.
+  mutable std::optional<std::map<std::string, std::string>> DeviceLaunches;
 };
 
 /// The edited code's inventory, where clang evaluated the constants: launch

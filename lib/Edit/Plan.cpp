@@ -1402,6 +1402,8 @@ static bool writtenHostDevice(const FunctionDecl &F) {
 }
 
 std::map<std::string, std::string> PlanContext::deviceLaunches() const {
+  if (DeviceLaunches)
+    return *DeviceLaunches;
   struct Finder : RecursiveASTVisitor<Finder> {
     const PlanContext &C;
     std::map<std::string, std::string> At;
@@ -1418,6 +1420,7 @@ std::map<std::string, std::string> PlanContext::deviceLaunches() const {
     }
   } F(*this);
   F.TraverseDecl(Ctx.getTranslationUnitDecl());
+  DeviceLaunches = F.At;
   return F.At;
 }
 
@@ -1436,6 +1439,14 @@ std::vector<const ArchFact *> PlanContext::archFacts(const Entity &E) const {
   if (auto It = J->second.find(archFactKey(E, *this)); It != J->second.end())
     for (const auto &[Index, F] : It->second)
       Out.push_back(&F);
+  return Out;
+}
+
+std::vector<ArchFact> PlanContext::factsUnderEveryArch(const Entity &E) const {
+  std::optional<std::string> Launch = E.Kind == EntityKind::Kernel ? deviceLaunchOf(E.ID) : std::nullopt;
+  std::vector<ArchFact> Out{{"", E.Data, Launch, ""}};
+  for (const ArchFact *F : archFacts(E))
+    Out.push_back(*F);
   return Out;
 }
 

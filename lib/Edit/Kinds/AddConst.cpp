@@ -47,14 +47,11 @@ private:
   static std::optional<std::string> constProblem(const ParmVarDecl &P, const Entity &E, const PlanContext &C) {
     if (P.getType()->getPointeeType().isConstQualified())
       return "parameter '" + P.getNameAsString() + "' already points to const";
-    std::vector<std::pair<std::string, const nlohmann::json *>> Views{{"", &E.Data}};
-    for (const ArchFact *F : C.archFacts(E)) // code of another architecture the command builds
-      Views.push_back({" under " + F->Arch, &F->Data});
-    for (const auto &[Under, Data] : Views)
-      if (Data->value("written", false)) {
-        nlohmann::json Ev = Data->value("write_evidence", nlohmann::json());
-        return "the kernel writes through parameter '" + P.getNameAsString() + "'" + Under +
-               (Ev.is_null() ? "" : " (" + dumpJSON(Ev) + ")");
+    for (const ArchFact &F : C.factsUnderEveryArch(E)) // and code of another architecture the command builds
+      if (F.Data.value("written", false)) {
+        nlohmann::json Ev = F.Data.value("write_evidence", nlohmann::json());
+        return "the kernel writes through parameter '" + P.getNameAsString() + "'" +
+               (F.Arch.empty() ? "" : " under " + F.Arch) + (Ev.is_null() ? "" : " (" + dumpJSON(Ev) + ")");
       }
     const auto *FD = dyn_cast<FunctionDecl>(P.getDeclContext());
     if (const Entity *K = C.kernelOfParam(E))

@@ -32,9 +32,7 @@ std::string paramName(const ParmVarDecl &P, unsigned I) {
 /// the command builds (PlanContext::archFacts): it reaches memory through a pointer that is none of its
 /// parameters, or device code launches it.
 std::optional<std::string> kernelProblem(const Entity &K, const PlanContext &C) {
-  std::vector<ArchFact> Views{{"", K.Data, C.deviceLaunchOf(K.ID)}};
-  for (const ArchFact *F : C.archFacts(K))
-    Views.push_back(*F);
+  std::vector<ArchFact> Views = C.factsUnderEveryArch(K);
   auto under = [](const ArchFact &F) { return F.Arch.empty() ? std::string() : " under " + F.Arch; };
   for (const ArchFact &F : Views)
     if (F.Data.contains("indirect_pointer") && F.Data["indirect_pointer"].is_string())
