@@ -404,6 +404,9 @@ private:
   struct Root {
     const ParmVarDecl *P = nullptr;
     int Level = 0;
+    /// Reached through a local pointer or reference to const (`const float *q = out + i`): no store or
+    /// call writes through it, but a cast to non-const, an integer kept or asm may (markAny).
+    bool ThroughConst = false;
   };
 
   /// Every parameter \p E derives from (both branches of `?:`, the right operand of `,`).
@@ -459,7 +462,7 @@ private:
     }
     if (const auto *DRE = dyn_cast<DeclRefExpr>(E))
       if (auto It = Aliases.find(DRE->getDecl()); It != Aliases.end())
-        Out.push_back({It->second.P, It->second.Level + Up});
+        Out.push_back({It->second.P, It->second.Level + Up, It->second.ThroughConst});
   }
   /// A sum's roots: its pointer operand's, in a template's pattern whichever operand may be a pointer
   /// (`out + b * n` with `TOut *out`, whose type is dependent).
@@ -486,7 +489,7 @@ private:
   /// new value of the pointer itself).
   void mark(const Expr *E, const std::string &What, SourceLocation Loc) {
     for (const Root &R : rootsOf(E))
-      if (R.Level >= 1)
+      if (R.Level >= 1 && !R.ThroughConst)
         record(R.P, What, Loc);
   }
   /// Records a possible write through every pointer parameter \p E derives from, at any level (asm
@@ -504,8 +507,10 @@ private:
     Written[P] = What + (PL.isValid() ? " at line " + std::to_string(PL.getLine()) : "");
   }
 
-  /// A local that aliases a parameter's memory: a pointer to non-const (`float *row = out + i`,
-  /// `auto *q = &p[1]`), a reference to non-const (`auto &r = p[i]`), an array of such pointers.
+  /// A local that aliases a parameter's memory: a pointer (`float *row = out + i`, `auto *q = &p[1]`), a
+  /// reference (`auto &r = p[i]`), an array of such pointers. One to const is kept ThroughConst: a cast
+  /// that drops the const writes through it (`((float *)q)[i] = v`, found on Bruce-Lee-LY/cuda_hgemm's
+  /// `const half *src = &C[i]; *((int4 *)(src + j)) = ...`).
   void noteAlias(const VarDecl &V) {
     QualType T = V.getType();
     const Expr *Init = V.getInit();
@@ -518,25 +523,25 @@ private:
             Aliases[&V] = {R.P, R.Level - 1};
       return;
     }
-    if (!mayWriteThrough(T))
+    if (!mayBePointer(T.getNonReferenceType()) && !T->isReferenceType())
       return;
     // A reference is what it binds to (`auto &r = p[i]`, `T *&rp = p`); a pointer (or a type not yet
     // deduced) holds an address.
     bool Reference = T->isReferenceType();
     for (const Root &R : rootsOf(Init))
       if (Reference || R.Level <= 0)
-        Aliases[&V] = {R.P, R.Level};
+        Aliases[&V] = {R.P, R.Level, !mayWriteThrough(T)};
   }
 
-  /// A local pointer to non-const given a parameter's address later than its declaration (`q = p + i;`).
+  /// A local pointer given a parameter's address later than its declaration (`q = p + i;`).
   void noteAssignedAlias(const Expr *LHS, const Expr *RHS) {
     const auto *D = dyn_cast<DeclRefExpr>(LHS->IgnoreParenImpCasts());
     const auto *V = D ? dyn_cast<VarDecl>(D->getDecl()) : nullptr;
-    if (!V || isa<ParmVarDecl>(V) || V->getType()->isReferenceType() || !mayWriteThrough(V->getType()))
+    if (!V || isa<ParmVarDecl>(V) || V->getType()->isReferenceType() || !mayBePointer(V->getType()))
       return;
     for (const Root &R : rootsOf(RHS))
       if (R.Level <= 0)
-        Aliases[V] = R;
+        Aliases[V] = {R.P, R.Level, !mayWriteThrough(V->getType())};
   }
 
   /// The type of \p F's parameter that argument \p I of \p CE binds: an operator call of a member
@@ -620,9 +625,10 @@ private:
       if (Name.empty())
         Name = "an indirect call";
       for (const Root &R : Rs)
-        record(R.P, (R.Level >= 1 ? "passed to " + Name + " by reference to non-const"
-                                  : "passed to " + Name + " as a pointer to non-const"),
-               CE->getBeginLoc());
+        if (!R.ThroughConst)
+          record(R.P, (R.Level >= 1 ? "passed to " + Name + " by reference to non-const"
+                                    : "passed to " + Name + " as a pointer to non-const"),
+                 CE->getBeginLoc());
     }
   }
 

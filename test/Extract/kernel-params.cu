@@ -7,6 +7,7 @@
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='ref_params'][0]; print('REFS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=REFS
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='callee_params'][0]; print('CALLEES', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CALLEES
 // RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='escape_params'][0]; print('ESCAPES', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=ESCAPES
+// RUN: python3 -c "import json,sys; k=[k for k in json.load(open(sys.argv[1]))['kernels'] if k['name']=='const_view_params'][0]; print('CONSTVIEWS', [(p['name'], p['written'], p['write_evidence']) for p in k['params']])" %t.json | FileCheck %s --check-prefix=CONSTVIEWS
 #include "cuda.h"
 
 __device__ void store(float *p, float v) { *p = v; }
@@ -124,6 +125,30 @@ __global__ void escape_params(float *toint, float *viaarg, float *copied, float 
     q[2] = aligned[0];
 }
 // ESCAPES: ESCAPES [('toint', True, 'cast to an integer and kept at line {{[0-9]+}}'), ('viaarg', True, 'cast to an integer and passed to put_at at line {{[0-9]+}}'), ('copied', True, 'its address passed to copy_bytes at line {{[0-9]+}}'), ('value', False, None), ('aligned', False, None)]
+// A local pointer or reference to const that views a parameter, then cast back to non-const and stored
+// through: a write (found on Bruce-Lee-LY/cuda_hgemm's mma kernels, `const half *src = &C[i];
+// *((int4 *)(src + j)) = ...`). Only read, or passed where a pointer to const is taken (here to a
+// template whose `T *` deduces `const float *`), it is none.
+template <typename T> __device__ T first_of(T *p) { return p[0]; }
+__device__ float read_one(const float *p) { return p[0]; }
+__global__ void const_view_params(float *cstyle, float *offset, float *constcast, float *byref, float *assigned,
+                                  float *readonly, float *tocallee, float *out) {
+  const float *a = &cstyle[blockIdx.x * 4];
+  *((float4 *)(a) + threadIdx.x) = make_float4(1.f, 1.f, 1.f, 1.f);
+  const float *b = offset + 1;
+  ((float *)b)[threadIdx.x] = 2.f;
+  const float *c = constcast;
+  *const_cast<float *>(c) = 3.f;
+  const float &r = byref[threadIdx.x];
+  const_cast<float &>(r) = 4.f;
+  const float *d;
+  d = assigned + 2;
+  ((float *)d)[0] = 5.f;
+  const float *e = readonly + threadIdx.x;
+  const float *f = tocallee;
+  out[0] = e[0] + first_of(f) + read_one(f);
+}
+// CONSTVIEWS: CONSTVIEWS [('cstyle', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('offset', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('constcast', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('byref', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('assigned', True, 'cast to a pointer to non-const at line {{[0-9]+}}'), ('readonly', False, None), ('tocallee', False, None), ('out', True, 'store at line {{[0-9]+}}')]
 // CHECK: KERNEL params editable=1 static=0
 // CHECK-SAME: mangled=_Z6paramsPfPKfS_S_PiS_i
 // CHECK: PARAM params/param:out type=float *__restrict ptr=1 const=0 restrict=1 written=1
