@@ -15,6 +15,7 @@
 #include "kloop/Edit/ApplyFile.h"
 #include "kloop/Edit/Rules.h"
 #include "kloop/Inventory/Extract.h"
+#include "kloop/Inventory/ExtractCache.h"
 #include "kloop/Inventory/WorkloadScope.h"
 #include "kloop/Measure/Config.h"
 
@@ -26,6 +27,9 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
+#include <set>
 
 using namespace llvm;
 
@@ -111,6 +115,49 @@ Error withLostUnits(Error E, const kloop::inv::Inventory &Inv) {
   return createStringError(inconvertibleErrorCode(), Msg);
 }
 
+/// Where \p L begins, as `file:line:column`: what names one definition in any extract of its files.
+std::string placeOf(const kloop::inv::Location &L) {
+  return L.File + ":" + std::to_string(L.Begin.Line) + ":" + std::to_string(L.Begin.Column);
+}
+
+/// Adds to \p Inv the launch sites that other units of the compilation database have of its kernels
+/// defined in a header. A rule reads every launch of a kernel it edits (a block proved square, or
+/// (T, T, 1)), and a header's kernel may be launched from a unit the command line did not name, which its
+/// edit then changes too. Found by an extract of the whole database (through the extract cache); a kernel
+/// is matched by where it is defined, each site it lacks appended to its LaunchSites and to the
+/// inventory's. Nothing when \p Opts names no files, has no database or no kernel is in a header.
+Error addDatabaseLaunches(kloop::inv::Inventory &Inv, const kloop::FrontendOptions &Opts, const std::string &RootDir) {
+  std::set<std::string> Units;
+  for (const kloop::inv::TranslationUnit &TU : Inv.TranslationUnits)
+    Units.insert(TU.File);
+  bool InHeader = llvm::any_of(Inv.Kernels, [&](const kloop::inv::Kernel &K) { return !Units.count(K.Loc.File); });
+  if (Opts.BuildPath.empty() || Opts.Inputs.empty() || !InHeader)
+    return Error::success();
+  kloop::FrontendOptions All = Opts;
+  All.Inputs.clear();
+  std::unique_ptr<kloop::ExtractCache> Cache = kloop::openExtractCache("", /*Disabled=*/false);
+  Expected<kloop::Extraction> E = kloop::extractInventory(All, {RootDir, Cache.get()});
+  if (!E)
+    return E.takeError();
+  std::map<std::string, const kloop::inv::Kernel *> ByPlace;
+  for (const kloop::inv::Kernel &K : E->Inventory.Kernels)
+    ByPlace.emplace(placeOf(K.Loc), &K);
+  for (kloop::inv::Kernel &K : Inv.Kernels) {
+    auto It = ByPlace.find(placeOf(K.Loc));
+    for (const std::string &ID : It == ByPlace.end() ? std::vector<std::string>() : It->second->LaunchSites) {
+      const kloop::inv::LaunchSite *L = E->Inventory.launchSite(ID);
+      if (!L || llvm::is_contained(K.LaunchSites, ID))
+        continue;
+      K.LaunchSites.push_back(ID);
+      if (!Inv.launchSite(ID)) {
+        Inv.LaunchSites.push_back(*L);
+        Inv.LaunchSites.back().Kernel = K.ID;
+      }
+    }
+  }
+  return Error::success();
+}
+
 /// --rule NAME: the rule's proposal for the inventory of the inputs, applied with refused candidate edits
 /// dropped (they are reported as skipped).
 Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opts, kloop::ApplyOptions AO,
@@ -121,6 +168,8 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   if (!E)
     return E.takeError();
   kloop::inv::Inventory Inv = std::move(E->Inventory);
+  if (Error Err = addDatabaseLaunches(Inv, Opts, EO.Root))
+    return std::move(Err);
   std::optional<std::vector<kloop::OutputTolerance>> Outputs;
   if (!ConfigPath.empty()) { // the workload bounds what the rule may touch
     Expected<kloop::measure::WorkloadConfig> C = kloop::measure::loadConfig(ConfigPath);
