@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "RuleOutputs.h"
+#include "VerifyBuild.h"
 #include "kloop/Driver/Command.h"
 #include "kloop/Support/JSON.h"
 #include "kloop/Support/AtomicFile.h"
@@ -21,11 +22,9 @@
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <map>
@@ -74,35 +73,6 @@ std::string rootDir() {
     sys::fs::make_absolute(R);
   sys::path::remove_dots(R, true);
   return std::string(R);
-}
-
-/// Compiles \p File (contents \p Text) with nvcc -Xptxas -v; the report as JSON.
-Expected<nlohmann::json> ptxasReport(const kloop::CompileJob &Job, const std::string &Text,
-                                     const std::string &NvccPath, const std::string &Arch) {
-  SmallString<256> Tmp;
-  if (std::error_code EC = sys::fs::createTemporaryFile("kloop-apply", "cu", Tmp))
-    return createStringError(EC, "cannot create a temporary file");
-  FileRemover RmSrc(Tmp);
-  if (Error E = kloop::writeFileAtomically(Tmp, Text))
-    return E;
-  SmallString<256> Log;
-  sys::fs::createTemporaryFile("kloop-ptxas", "txt", Log);
-  FileRemover RmLog(Log);
-  std::vector<std::string> Args = {NvccPath, "-arch=" + Arch, "-c", "-Xptxas", "-v", "-o", "/dev/null",
-                                   "-I" + sys::path::parent_path(Job.File).str()};
-  std::vector<std::string> Flags = kloop::nvccCompatibleArgs(Job.Args);
-  Args.insert(Args.end(), Flags.begin(), Flags.end());
-  Args.push_back(std::string(Tmp));
-  std::vector<StringRef> Refs(Args.begin(), Args.end());
-  std::optional<StringRef> Redir[] = {std::nullopt, StringRef(Log), StringRef(Log)};
-  std::string ErrMsg;
-  int RC = sys::ExecuteAndWait(NvccPath, Refs, std::nullopt, Redir, 300, 0, &ErrMsg);
-  auto Buf = MemoryBuffer::getFile(Log);
-  std::string Out = Buf ? (*Buf)->getBuffer().str() : "";
-  if (RC != 0)
-    return createStringError(inconvertibleErrorCode(),
-                             "nvcc failed (" + std::to_string(RC) + ") on " + Job.File + ": " + ErrMsg + "\n" + Out);
-  return kloop::toJSON(kloop::parsePtxasVerbose(Out));
 }
 
 /// \p E, followed by each translation unit of \p Inv that could not be parsed and its first error (a
@@ -192,8 +162,9 @@ Expected<kloop::ProposalApplication> applyRule(const kloop::FrontendOptions &Opt
   return A;
 }
 
-/// --verify-build: each changed file compiled before and after with nvcc -Xptxas -v, the report printed;
-/// false (after printing why) when the edited code does not build or nvcc cannot run.
+/// --verify-build: every unit that reads a changed file compiled before and after with nvcc -Xptxas -v
+/// (VerifyBuild.h), the report printed; false (after printing why) when the edited code does not build
+/// or nvcc cannot run. A changed file that no unit reads is named in a warning.
 bool verifyBuild(const kloop::ProposalApplication &A) {
   std::string NvccPath = Nvcc;
   if (NvccPath.empty()) {
@@ -204,29 +175,20 @@ bool verifyBuild(const kloop::ProposalApplication &A) {
     }
     NvccPath = CI->Path + "/bin/nvcc";
   }
-  nlohmann::json Report = nlohmann::json::object();
-  for (const kloop::CompileJob &Job : A.Jobs) {
-    const kloop::FileChange *C = nullptr;
-    for (const kloop::FileChange &F : A.Result.Changes)
-      if (F.File == Job.File)
-        C = &F;
-    if (!C)
-      continue;
-    std::string Arch = GpuArch.empty() ? (Job.GpuArchs.empty() ? kloop::DefaultGpuArch : Job.GpuArchs.front()) : GpuArch;
-    auto Before = ptxasReport(Job, C->Before, NvccPath, Arch);
-    if (!Before) {
-      errs() << "kloop apply: error: --verify-build (before): " << toString(Before.takeError()) << "\n";
-      return false;
-    }
-    auto After = ptxasReport(Job, C->After, NvccPath, Arch);
-    if (!After) {
-      errs() << "kloop apply: refused: --verify-build: the edited file does not build: "
-             << kloop::terminalSafe(toString(After.takeError())) << "\n";
-      return false;
-    }
-    Report[C->RelPath] = {{"before", *Before}, {"after", *After}};
+  Expected<kloop::BuildCheck> B = kloop::verifyBuild(A, NvccPath, GpuArch, rootDir());
+  if (!B) {
+    errs() << "kloop apply: error: --verify-build: " << kloop::terminalSafe(toString(B.takeError())) << "\n";
+    return false;
   }
-  errs() << "kloop apply: ptxas report " << kloop::dumpJSON(Report, 2) << "\n";
+  if (B->EditedFails) {
+    errs() << "kloop apply: refused: --verify-build: the edited code does not build: "
+           << kloop::terminalSafe(*B->EditedFails) << "\n";
+    return false;
+  }
+  for (const std::string &F : B->NotCompiled)
+    errs() << "kloop apply: warning: --verify-build: no unit compiled reads " << kloop::terminalSafe(F)
+           << "; its edits are not verified\n";
+  errs() << "kloop apply: ptxas report " << kloop::dumpJSON(B->Report, 2) << "\n";
   return true;
 }
 
