@@ -344,6 +344,8 @@ static std::string commandProblem(const json::Object &E) {
     return "";
   }
   std::optional<StringRef> Command = E.getString("command");
+  if (!Command && E.get("arguments") && !E.get("command"))
+    return "\"arguments\" is not an array of strings";
   if (!Command)
     return E.get("command") ? "\"command\" is not a string" : "neither \"command\" nor \"arguments\"";
   if (Command->trim().empty())
