@@ -25,6 +25,7 @@
 #include "clang/Frontend/FrontendAction.h"
 #include "clang/Tooling/Core/Replacement.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -772,6 +773,32 @@ static Expected<ApplyResult> applyWithoutUnparsed(const Proposal &P, const std::
   return Result;
 }
 
+/// One note per function whose callers the alias check could not see (LaunchFacts::CallersUnseen) and on
+/// which an add_restrict edit of \p St's proposal that \p Result does not refuse rests: its kernel is
+/// launched with that function's pointer parameters.
+static std::vector<std::string> restrictAssumptions(const PlanState &St, const ApplyResult &Result) {
+  std::map<std::string, std::set<std::string>> KernelsOf; // function -> kernels
+  for (size_t I = 0; I < St.P.Edits.size(); ++I) {
+    const Edit &E = St.P.Edits[I];
+    bool Refused = llvm::any_of(Result.Refusals, [&](const Refusal &R) { return R.EditIndex == int(I); });
+    size_t Slash = E.ID.find("/param:");
+    if (E.Kind != EditKind::AddRestrict || Refused || Slash == std::string::npos)
+      continue;
+    std::string Kernel = E.ID.substr(0, Slash);
+    for (const PlanState::UnitPlan &U : St.Units)
+      for (const LaunchFacts &F : U.Launches)
+        if (F.Kernel == Kernel)
+          for (const std::string &Fn : F.CallersUnseen)
+            KernelsOf[Fn].insert(Kernel);
+  }
+  std::vector<std::string> Out;
+  for (const auto &[Fn, Kernels] : KernelsOf)
+    Out.push_back("add_restrict on the parameters of " + llvm::join(Kernels, ", ") + " assumes that the callers of " +
+                  Fn + " pass pointers that do not overlap: it launches the kernel with its pointer parameters, "
+                  "and its translation unit calls it nowhere, so the alias check does not see its callers");
+  return Out;
+}
+
 Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<CompileJob> &Jobs,
                                     const FrontendOptions &FOpts, const ApplyOptions &Opts) {
   ApplyOptions O = withRoot(Opts);
@@ -792,6 +819,8 @@ Expected<ApplyResult> applyProposal(const Proposal &P, const std::vector<Compile
   if (refuseSameEntityEdits(St, Result))
     return Result;
   std::vector<TextEdit> All = resolvedReplacements(St, Result);
+  for (std::string &Note : restrictAssumptions(St, Result))
+    Result.Unchecked.push_back(std::move(Note));
   if (!Result.Refusals.empty() && !O.DropRefused)
     return Result;
   // 3. Replacements.

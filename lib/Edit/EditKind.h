@@ -106,6 +106,10 @@ struct LaunchFacts {
   /// Set for a use of the kernel whose arguments cannot be read at all (a function pointer, a launch
   /// clang does not resolve): why; SiteID is then `file:line` and Aliases is empty.
   std::string Unchecked;
+  /// Functions that pass their pointer parameters to this launch's pointer arguments and whose callers
+  /// the alias check cannot see, since they are externally visible and their translation unit calls
+  /// them nowhere (`'run' (a.cu:3)`): what the arguments receive is assumed not to overlap.
+  std::vector<std::string> CallersUnseen;
 };
 
 struct PlanState;

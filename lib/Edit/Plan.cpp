@@ -596,6 +596,8 @@ struct LaunchScope {
   /// The initializers of the argument arrays of the launches in Body (argumentArray).
   std::set<const Stmt *> Skip;
   const CallIndex *Calls = nullptr;
+  /// Where overlapInCallers notes the functions whose callers it cannot see (LaunchFacts::CallersUnseen).
+  std::set<std::string> *Unseen = nullptr;
 };
 
 /// `file:line` of \p S (where a macro holding it is expanded), relative to the root.
@@ -612,11 +614,12 @@ constexpr unsigned CallerBudget = 256;
 /// Why pointers derived from \p BI and \p BJ in function \p Fn may overlap once the parameters of \p Fn
 /// among them are what its visible callers pass (each call on its own, then that caller's callers, up to
 /// \p Depth levels, \p Budget calls in all); nothing when no call passes overlapping pointers or \p Fn has
-/// no visible caller (a caller in another translation unit is not seen). A constructor's or a virtual
-/// function's callers are not followed: the worst is assumed.
+/// no visible caller (a caller in another translation unit is not seen: an externally visible \p Fn
+/// without one is noted in \p Unseen, `'run' (a.cu:3)`). A constructor's or a virtual function's callers
+/// are not followed: the worst is assumed.
 std::optional<std::string> overlapInCallers(const std::set<const ValueDecl *> &BI, const std::set<const ValueDecl *> &BJ,
                                             const FunctionDecl *Fn, const CallIndex &Calls, const PlanContext &C,
-                                            unsigned Depth, unsigned &Budget) {
+                                            unsigned Depth, unsigned &Budget, std::set<std::string> *Unseen) {
   auto IsParam = [&](const ValueDecl *D) { return isa<ParmVarDecl>(D) && D->getDeclContext() == Fn; };
   if (!Fn || !Depth || (llvm::none_of(BI, IsParam) && llvm::none_of(BJ, IsParam)))
     return std::nullopt;
@@ -625,6 +628,8 @@ std::optional<std::string> overlapInCallers(const std::set<const ValueDecl *> &B
     return "'" + Fn->getQualifiedNameAsString() + "' passes its parameters, and its callers (" +
            (M && M->isVirtual() ? "through a virtual call" : "constructions") + ") are not followed";
   auto It = Calls.find(Fn->getCanonicalDecl());
+  if (It == Calls.end() && Unseen && Fn->isExternallyVisible() && !Fn->isMain() && Fn->getBody())
+    Unseen->insert("'" + Fn->getQualifiedNameAsString() + "' (" + lineOf(*Fn->getBody(), C) + ")");
   if (It == Calls.end())
     return std::nullopt;
   for (const CallExpr *Call : It->second) {
@@ -657,7 +662,8 @@ std::optional<std::string> overlapInCallers(const std::set<const ValueDecl *> &B
     for (const ValueDecl *D : *CI)
       if (CJ->count(D))
         return Where + " passes both from '" + D->getNameAsString() + "'";
-    if (auto Why = overlapInCallers(*CI, *CJ, innermostFunction(*Call, C.astContext()), Calls, C, Depth - 1, Budget))
+    if (auto Why = overlapInCallers(*CI, *CJ, innermostFunction(*Call, C.astContext()), Calls, C, Depth - 1, Budget,
+                                    Unseen))
       return Why;
   }
   return std::nullopt;
@@ -677,7 +683,7 @@ std::optional<std::string> overlapOf(const Expr *AI, const Expr *AJ, const Launc
     if (BJ->count(D))
       return "both derived from '" + D->getNameAsString() + "'";
   unsigned Budget = CallerBudget;
-  return overlapInCallers(*BI, *BJ, S.Fn, *S.Calls, C, 3, Budget);
+  return overlapInCallers(*BI, *BJ, S.Fn, *S.Calls, C, 3, Budget, S.Unseen);
 }
 
 /// The kernel \p E names (through casts and `&`), or null.
@@ -846,6 +852,8 @@ void collectFacts(const std::string &SiteID, const Entity &E, const PlanContext 
     Scope.Fn = Instance;
   Scope.Body = Outer ? Outer->getBody() : nullptr;
   Scope.Calls = &Calls;
+  std::set<std::string> Unseen;
+  Scope.Unseen = &Unseen;
   LaunchArgs L = launchArgsOf(E, Scope.Body, C);
   Scope.Skip = argumentArrayInits(Scope.Body, C.sourceManager());
   const FunctionDecl *K = L.Kernel;
@@ -866,6 +874,7 @@ void collectFacts(const std::string &SiteID, const Entity &E, const PlanContext 
         F.Aliases.push_back({I, J, C.textOf(L.Args[I]->getSourceRange()), C.textOf(L.Args[J]->getSourceRange()), *Why});
       }
     }
+  F.CallersUnseen.assign(Unseen.begin(), Unseen.end());
   Out.push_back(std::move(F));
 }
 
