@@ -3,6 +3,7 @@
 
 #include "kloop/Frontend/Frontend.h"
 #include "kloop/Support/AtomicFile.h"
+#include "kloop/Support/Path.h"
 #include "kloop/Support/Ptxas.h"
 
 #include "llvm/ADT/ScopeExit.h"
@@ -21,19 +22,6 @@ using namespace llvm;
 
 namespace kloop {
 namespace {
-
-/// \p P made absolute against \p Dir, dots removed.
-std::string absoluteIn(StringRef P, StringRef Dir) {
-  SmallString<256> Out(P);
-  if (!sys::path::is_absolute(Out)) {
-    if (Dir == ".")
-      sys::fs::make_absolute(Out);
-    else
-      sys::path::make_absolute(Dir, Out);
-  }
-  sys::path::remove_dots(Out, /*remove_dot_dot=*/true);
-  return std::string(Out);
-}
 
 /// \p P through its symbolic links; \p P itself when it does not exist.
 std::string realFile(StringRef P) {
@@ -56,7 +44,7 @@ std::vector<std::string> absoluteFlags(const CompileJob &Job, std::vector<std::s
       Out.push_back(A.str());
       continue;
     }
-    std::string Path = absoluteIn(A == Flag ? StringRef(In[++I]) : A.drop_front(Flag.size()), Job.Directory);
+    std::string Path = absolutePath(A == Flag ? StringRef(In[++I]) : A.drop_front(Flag.size()), Job.Directory);
     if (Flag != "-include")
       Dirs.push_back(Path);
     Out.insert(Out.end(), {Flag.str(), Path});
@@ -64,19 +52,11 @@ std::vector<std::string> absoluteFlags(const CompileJob &Job, std::vector<std::s
   return Out;
 }
 
-/// \p File's path below \p Root, else \p File.
-std::string belowRoot(StringRef File, StringRef Root) {
-  StringRef Rel = File;
-  if (!Root.empty() && Rel.consume_front(Root) && !Rel.empty() && sys::path::is_separator(Rel.front()))
-    return Rel.drop_front().str();
-  return File.str();
-}
-
 /// Where \p File lies in the temporary tree \p Tree: below `root/` by its path under \p Root, else below
 /// `abs/` by its absolute path, so that relative includes between files keep working.
 std::string shadowOf(StringRef Tree, StringRef Root, StringRef File) {
   SmallString<256> Out(Tree);
-  std::string Rel = belowRoot(File, Root);
+  std::string Rel = relativePath(File, Root);
   if (Rel != File)
     sys::path::append(Out, "root", Rel);
   else
@@ -98,7 +78,7 @@ std::set<std::string> readDeps(StringRef Path) {
       Target = !T.ends_with(":");
       continue;
     }
-    Out.insert(realFile(absoluteIn(T, ".")));
+    Out.insert(realFile(absolutePath(T, "")));
   }
   return Out;
 }
@@ -152,7 +132,7 @@ Expected<NvccRun> compileEdited(const CompileJob &Job, const std::vector<const F
   std::string Main = shadowOf(Tree, Root, Job.File);
   if (Error E = writeShadow(Main, MainText))
     return E;
-  std::vector<std::string> Dirs, Flags, Tail;
+  std::vector<std::string> Dirs, Flags;
   std::vector<std::string> Own = absoluteFlags(Job, Dirs);
   for (const std::string &D : Dirs)
     Flags.insert(Flags.end(), {"-I", shadowOf(Tree, Root, D)});
@@ -211,7 +191,7 @@ Expected<BuildCheck> verifyBuild(const ProposalApplication &A, const std::string
       Out.EditedFails = "nvcc failed (" + std::to_string(After->Status) + ") on " + Job.File + ": " + After->Output;
       return Out;
     }
-    Out.Report[belowRoot(Job.File, Root)] = {
+    Out.Report[relativePath(Job.File, Root)] = {
         {"before", toJSON(parsePtxasVerbose(Before->Output))},
         {"after", toJSON(parsePtxasVerbose(After->Output))},
         {"edited_files", Files}};
